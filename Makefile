@@ -1,0 +1,134 @@
+# schedkit — one entry point: deps, build, test, asan, bench, demo, clean.
+#
+# Layout convention (new files are picked up without editing this file):
+#   kube/*.c                      -> lib/libkube.a
+#   scheduler/*.c, plugins/*/*.c  -> lib/libsched.a   (plugins/sdk/examples excluded)
+#   scheduler/cmd/*.c             -> bin/schedkit-scheduler
+#   operator/*.c                  -> lib/libop.a,  operator/cmd/*.c -> bin/schedkit-operator
+#   e2e/apiserver/*.c (not main.c)-> lib/libapiserver.a, e2e/apiserver/main.c -> bin/schedkit-apiserver
+#   <dir>/tests/test_*.c          -> $(OUT)/tests/<dir>_test_* (cmocka, linked with every lib)
+#   <dir>/bench/bench_*.c         -> $(OUT)/bench/<dir>_bench_*
+#   e2e/tests/*.sh                -> end-to-end suites (TAP-style "ok"/"not ok" lines)
+
+CC      ?= gcc
+OUT     ?= .
+OBJ     := $(if $(filter .,$(OUT)),build/obj,$(OUT)/obj)
+BIN     := $(OUT)/bin
+LIB     := $(OUT)/lib
+PKGS    := libcurl libcjson yaml-0.1 openssl libwebsockets
+DEPS_PKGS := libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libwebsockets-dev \
+             libcmocka-dev pkg-config gcc make jq curl ca-certificates
+
+ifdef SAN
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+OPT     ?= -O2 -g
+CFLAGS  += $(OPT) -std=c11 -Wall -Wextra -Werror -Wno-format-zero-length -D_GNU_SOURCE -pthread -I. \
+           $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(SAN_FLAGS)
+LDFLAGS += -pthread $(SAN_FLAGS)
+LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lm
+TEST_LDLIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+
+KUBE_SRC  := $(wildcard kube/*.c)
+SCHED_SRC := $(wildcard scheduler/*.c) $(wildcard plugins/*/*.c)
+SCHED_SRC := $(filter-out plugins/sdk/%,$(SCHED_SRC))
+OP_SRC    := $(wildcard operator/*.c)
+APIS_SRC  := $(filter-out e2e/apiserver/main.c,$(wildcard e2e/apiserver/*.c))
+
+objs = $(patsubst %.c,$(OBJ)/%.o,$(1))
+
+LIBKUBE  := $(LIB)/libkube.a
+LIBSCHED := $(LIB)/libsched.a
+LIBOP    := $(LIB)/libop.a
+LIBAPIS  := $(LIB)/libapiserver.a
+ALL_LIBS := $(LIBOP) $(LIBSCHED) $(LIBAPIS) $(LIBKUBE)
+
+SCHED_CMD := $(wildcard scheduler/cmd/*.c)
+OP_CMD    := $(wildcard operator/cmd/*.c)
+APIS_CMD  := $(wildcard e2e/apiserver/main.c)
+
+BINS := $(if $(SCHED_CMD),$(BIN)/schedkit-scheduler) $(if $(OP_CMD),$(BIN)/schedkit-operator) \
+        $(if $(APIS_CMD),$(BIN)/schedkit-apiserver)
+
+TEST_SRC  := $(wildcard */tests/test_*.c) $(wildcard */*/tests/test_*.c)
+TEST_BINS := $(foreach t,$(TEST_SRC),$(OUT)/tests/$(subst /,_,$(patsubst %/tests/,%,$(dir $(t))))_$(notdir $(t:.c=)))
+BENCH_SRC := $(wildcard */bench/bench_*.c) $(wildcard */*/bench/bench_*.c)
+BENCH_BINS := $(foreach t,$(BENCH_SRC),$(OUT)/bench/$(subst /,_,$(patsubst %/bench/,%,$(dir $(t))))_$(notdir $(t:.c=)))
+
+.PHONY: all deps build test asan bench demo clean tests benches
+.DEFAULT_GOAL := all
+
+all: $(ALL_LIBS) $(BINS) tests
+build: all
+tests: $(TEST_BINS)
+benches: $(BENCH_BINS)
+
+# Installs what the build and the tests need; quick and silent when all is present.
+deps:
+	@missing=""; for p in $(DEPS_PKGS); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root to install:$$missing" >&2; exit 1; fi; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -q $$missing >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q $$missing >/dev/null; }; \
+	fi; \
+	command -v kubectl >/dev/null || echo "make deps: warning: kubectl not found; kubectl e2e suites will fail" >&2
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+define archive
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	$(if $^,ar rcs $@ $^,ar rcs $@)
+endef
+
+$(LIBKUBE): $(call objs,$(KUBE_SRC)) ; $(archive)
+$(LIBSCHED): $(call objs,$(SCHED_SRC)) ; $(archive)
+$(LIBOP): $(call objs,$(OP_SRC)) ; $(archive)
+$(LIBAPIS): $(call objs,$(APIS_SRC)) ; $(archive)
+
+# Plugins register themselves through a table; whole-archive keeps every descriptor linked.
+$(BIN)/schedkit-scheduler: $(call objs,$(SCHED_CMD)) $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -rdynamic -o $@ $(call objs,$(SCHED_CMD)) $(LIBOP) $(LIBSCHED) $(LIBKUBE) $(LDLIBS)
+$(BIN)/schedkit-operator: $(call objs,$(OP_CMD)) $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(call objs,$(OP_CMD)) $(LIBOP) $(LIBSCHED) $(LIBKUBE) $(LDLIBS)
+$(BIN)/schedkit-apiserver: $(call objs,$(APIS_CMD)) $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(call objs,$(APIS_CMD)) $(LIBAPIS) $(LIBKUBE) $(LDLIBS)
+
+define test_rule
+$(1): $(2) $(ALL_LIBS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) -o $$@ $(2) $(ALL_LIBS) $$(LDFLAGS) $$(TEST_LDLIBS) $$(LDLIBS)
+endef
+$(foreach t,$(TEST_SRC),$(eval $(call test_rule,$(OUT)/tests/$(subst /,_,$(patsubst %/tests/,%,$(dir $(t))))_$(notdir $(t:.c=)),$(t))))
+$(foreach t,$(BENCH_SRC),$(eval $(call test_rule,$(OUT)/bench/$(subst /,_,$(patsubst %/bench/,%,$(dir $(t))))_$(notdir $(t:.c=)),$(t))))
+
+# The README's test command: unit tests (cmocka) then end-to-end suites; ends with "N passed, N failed".
+test: deps
+	@$(MAKE) --no-print-directory all
+	@OUT=$(OUT) e2e/run-tests.sh
+
+asan: deps
+	@$(MAKE) --no-print-directory OUT=build/asan SAN=1 OPT="-O1 -g" all
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  OUT=build/asan e2e/run-tests.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all benches
+	@OUT=$(OUT) e2e/run-bench.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@OUT=$(OUT) e2e/demo.sh
+
+clean:
+	rm -rf bin lib build
+
+-include $(shell find build -name '*.d' 2>/dev/null)
