@@ -6,13 +6,15 @@
 #   scheduler/cmd/*.c             -> bin/schedkit-scheduler
 #   operator/*.c                  -> lib/libop.a,  operator/cmd/*.c -> bin/schedkit-operator
 #   e2e/apiserver/*.c (not main.c)-> lib/libapiserver.a, e2e/apiserver/main.c -> bin/schedkit-apiserver
-#   <dir>/tests/test_*.c          -> $(OUT)/tests/<dir>_test_* (cmocka, linked with every lib)
-#   <dir>/bench/bench_*.c         -> $(OUT)/bench/<dir>_bench_*
+#   <dir>/tests/test_*.c          -> build/tests/<dir>_test_* (cmocka, linked with every lib)
+#   <dir>/tests/*.c (other names) -> lib/libtestsupport.a (fakes shared by tests: scripted HTTP peer, ...)
+#   <dir>/bench/bench_*.c         -> build/bench/<dir>_bench_*
 #   e2e/tests/*.sh                -> end-to-end suites (TAP-style "ok"/"not ok" lines)
 
 CC      ?= gcc
 OUT     ?= .
-OBJ     := $(if $(filter .,$(OUT)),build/obj,$(OUT)/obj)
+BLD     := $(if $(filter .,$(OUT)),build,$(OUT))
+OBJ     := $(BLD)/obj
 BIN     := $(OUT)/bin
 LIB     := $(OUT)/lib
 PKGS    := libcurl libcjson yaml-0.1 openssl libwebsockets
@@ -34,6 +36,7 @@ SCHED_SRC := $(wildcard scheduler/*.c) $(wildcard plugins/*/*.c)
 SCHED_SRC := $(filter-out plugins/sdk/%,$(SCHED_SRC))
 OP_SRC    := $(wildcard operator/*.c)
 APIS_SRC  := $(filter-out e2e/apiserver/main.c,$(wildcard e2e/apiserver/*.c))
+TSUP_SRC  := $(filter-out %/test_%,$(wildcard */tests/*.c) $(wildcard */*/tests/*.c))
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(1))
 
@@ -41,6 +44,7 @@ LIBKUBE  := $(LIB)/libkube.a
 LIBSCHED := $(LIB)/libsched.a
 LIBOP    := $(LIB)/libop.a
 LIBAPIS  := $(LIB)/libapiserver.a
+LIBTSUP  := $(LIB)/libtestsupport.a
 ALL_LIBS := $(LIBOP) $(LIBSCHED) $(LIBAPIS) $(LIBKUBE)
 
 SCHED_CMD := $(wildcard scheduler/cmd/*.c)
@@ -51,9 +55,9 @@ BINS := $(if $(SCHED_CMD),$(BIN)/schedkit-scheduler) $(if $(OP_CMD),$(BIN)/sched
         $(if $(APIS_CMD),$(BIN)/schedkit-apiserver)
 
 TEST_SRC  := $(wildcard */tests/test_*.c) $(wildcard */*/tests/test_*.c)
-TEST_BINS := $(foreach t,$(TEST_SRC),$(OUT)/tests/$(subst /,_,$(patsubst %/tests/,%,$(dir $(t))))_$(notdir $(t:.c=)))
+TEST_BINS := $(foreach t,$(TEST_SRC),$(BLD)/tests/$(subst /,_,$(patsubst %/tests/,%,$(dir $(t))))_$(notdir $(t:.c=)))
 BENCH_SRC := $(wildcard */bench/bench_*.c) $(wildcard */*/bench/bench_*.c)
-BENCH_BINS := $(foreach t,$(BENCH_SRC),$(OUT)/bench/$(subst /,_,$(patsubst %/bench/,%,$(dir $(t))))_$(notdir $(t:.c=)))
+BENCH_BINS := $(foreach t,$(BENCH_SRC),$(BLD)/bench/$(subst /,_,$(patsubst %/bench/,%,$(dir $(t))))_$(notdir $(t:.c=)))
 
 .PHONY: all deps build test asan bench demo clean tests benches
 .DEFAULT_GOAL := all
@@ -90,6 +94,7 @@ $(LIBKUBE): $(call objs,$(KUBE_SRC)) ; $(archive)
 $(LIBSCHED): $(call objs,$(SCHED_SRC)) ; $(archive)
 $(LIBOP): $(call objs,$(OP_SRC)) ; $(archive)
 $(LIBAPIS): $(call objs,$(APIS_SRC)) ; $(archive)
+$(LIBTSUP): $(call objs,$(TSUP_SRC)) ; $(archive)
 
 # Plugins register themselves through a table; whole-archive keeps every descriptor linked.
 $(BIN)/schedkit-scheduler: $(call objs,$(SCHED_CMD)) $(ALL_LIBS)
@@ -103,12 +108,12 @@ $(BIN)/schedkit-apiserver: $(call objs,$(APIS_CMD)) $(ALL_LIBS)
 	$(CC) $(LDFLAGS) -o $@ $(call objs,$(APIS_CMD)) $(LIBAPIS) $(LIBKUBE) $(LDLIBS)
 
 define test_rule
-$(1): $(2) $(ALL_LIBS)
+$(1): $(2) $(LIBTSUP) $(ALL_LIBS)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS) -o $$@ $(2) $(ALL_LIBS) $$(LDFLAGS) $$(TEST_LDLIBS) $$(LDLIBS)
+	$$(CC) $$(CFLAGS) -o $$@ $(2) $(LIBTSUP) $(ALL_LIBS) $(LIBTSUP) $(LIBKUBE) $$(LDFLAGS) $$(TEST_LDLIBS) $$(LDLIBS)
 endef
-$(foreach t,$(TEST_SRC),$(eval $(call test_rule,$(OUT)/tests/$(subst /,_,$(patsubst %/tests/,%,$(dir $(t))))_$(notdir $(t:.c=)),$(t))))
-$(foreach t,$(BENCH_SRC),$(eval $(call test_rule,$(OUT)/bench/$(subst /,_,$(patsubst %/bench/,%,$(dir $(t))))_$(notdir $(t:.c=)),$(t))))
+$(foreach t,$(TEST_SRC),$(eval $(call test_rule,$(BLD)/tests/$(subst /,_,$(patsubst %/tests/,%,$(dir $(t))))_$(notdir $(t:.c=)),$(t))))
+$(foreach t,$(BENCH_SRC),$(eval $(call test_rule,$(BLD)/bench/$(subst /,_,$(patsubst %/bench/,%,$(dir $(t))))_$(notdir $(t:.c=)),$(t))))
 
 # The README's test command: unit tests (cmocka) then end-to-end suites; ends with "N passed, N failed".
 test: deps

@@ -5,7 +5,8 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-.}
 export SK_BIN=$(cd "$OUT" && pwd)/bin SK_ROOT=$(pwd)
 rc=0
-for b in "$OUT"/bench/*; do
+BLD=$([ "$OUT" = . ] && echo build || echo "$OUT")
+for b in "$BLD"/bench/*; do
   [ -x "$b" ] || continue
   [ -n "${ONLY:-}" ] && [[ "$(basename "$b")" != *"$ONLY"* ]] && continue
   echo "=== $(basename "$b")"; "$b" || rc=1

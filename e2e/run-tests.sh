@@ -24,7 +24,8 @@ count() { # $1 = name, $2 = log, $3 = exit code, $4 = kind
   [ "$f" != 0 ] && failures+=("$1")
 }
 
-for t in "$OUT"/tests/*; do
+BLD=$([ "$OUT" = . ] && echo build || echo "$OUT")
+for t in "$BLD"/tests/*; do
   [ -x "$t" ] || continue
   name=$(basename "$t")
   [ -n "${ONLY:-}" ] && [[ "$name" != *"$ONLY"* ]] && continue
