@@ -1,0 +1,58 @@
+/* v1.NodeSelector / NodeSelectorTerm / PreferredSchedulingTerm compiled for matching, as
+ * k8s.io/component-helpers/scheduling/corev1/nodeaffinity does: terms are ORed, requirements
+ * inside a term ANDed; matchExpressions over node labels (In, NotIn, Exists, DoesNotExist,
+ * Gt, Lt), matchFields over metadata.name only (In, NotIn).
+ *
+ * Compiled selectors are immutable: share them across threads without a lock. */
+#ifndef KUBE_NODESELECTOR_H
+#define KUBE_NODESELECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "kube/selector.h"
+
+struct kube_node_selector;  /* opaque */
+struct kube_preferred_terms; /* opaque */
+
+/* Compile flags. */
+enum {
+	/* Upstream NewLazyErrorNodeSelector (what the scheduler uses for pods): a term that fails
+	 * to compile never matches, the others still work; compile returns 0 and, if err is not
+	 * NULL, *err describes the first problem (NULL when none). Without this flag any error
+	 * fails the compile (upstream NewNodeSelector). */
+	KUBE_NODE_SELECTOR_LAZY = 1u << 0,
+};
+
+/* Compiles a nodeSelectorTerms JSON array. path names the array in error messages (NULL ->
+ * "nodeSelectorTerms"), e.g. `nodeSelectorTerms[0].matchExpressions[1].operator: Unsupported
+ * value: "Foo"`. An empty or NULL array, and a term without requirements, match nothing.
+ * Returns 0 or -1 with *err (caller frees). Caller frees *out. */
+int kube_node_selector_compile(const cJSON *terms, const char *path, unsigned flags,
+			       struct kube_node_selector **out, char **err);
+/* Same from a v1.NodeSelector object {"nodeSelectorTerms": [...]}; path names the object
+ * (NULL -> "" so messages start with "nodeSelectorTerms"). */
+int kube_node_selector_compile_object(const cJSON *node_selector, const char *path, unsigned flags,
+				      struct kube_node_selector **out, char **err);
+
+/* node_name feeds matchFields metadata.name; get looks node labels up (NULL = absent). */
+bool kube_node_selector_matches(const struct kube_node_selector *s, const char *node_name,
+				kube_label_lookup_fn get, const void *ctx);
+/* Convenience over a Node object (metadata.name, metadata.labels). */
+bool kube_node_selector_matches_node(const struct kube_node_selector *s, const cJSON *node);
+void kube_node_selector_free(struct kube_node_selector *s);
+
+/* Compiles preferredDuringSchedulingIgnoredDuringExecution: [{weight, preference: term}].
+ * Terms with weight 0 are skipped (upstream). path as above (NULL ->
+ * "preferredDuringSchedulingIgnoredDuringExecution"). Flags as above. */
+int kube_preferred_terms_compile(const cJSON *terms, const char *path, unsigned flags,
+				 struct kube_preferred_terms **out, char **err);
+/* Sum of the weights of the terms matching the node (scheduler NodeAffinity Score). */
+int64_t kube_preferred_terms_score(const struct kube_preferred_terms *p, const char *node_name,
+				   kube_label_lookup_fn get, const void *ctx);
+int64_t kube_preferred_terms_score_node(const struct kube_preferred_terms *p, const cJSON *node);
+void kube_preferred_terms_free(struct kube_preferred_terms *p);
+
+#endif

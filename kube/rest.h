@@ -1,0 +1,130 @@
+/* REST client for the Kubernetes API over libcurl: path building, one-shot requests with retries,
+ * Status -> kube_error mapping, bearer tokens (rotating token files), TLS (CA, client certs),
+ * a token-bucket rate limiter, per-verb/code request counters, and a streaming primitive that
+ * kube/watch.c builds on. Everything here is thread-safe unless stated. */
+#ifndef KUBE_REST_H
+#define KUBE_REST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "kube/config.h"
+
+struct kube_client;  /* thread-safe; holds a pool of curl easy handles (connection reuse, keep-alive),
+                        token cache, token-bucket rate limiter (qps/burst) */
+
+struct kube_error { int http_code; char reason[64]; char message[512]; bool retriable; };
+	/* from the API's Status object (reason e.g. "NotFound", "Conflict", "AlreadyExists", "Expired",
+	   "Gone"); on transport errors http_code 0 and the curl error text. When the body is not a
+	   Status, reason is derived from the HTTP code as client-go does (404 -> "NotFound", ...).
+	   retriable: the request could be retried as is (transport error, 429, 5xx). */
+
+/* Creates a client. Copies what it needs from cfg. Returns 0 and *out, or -1 and *err
+ * (caller frees; err may be NULL). Free with kube_client_free (NULL is a no-op). */
+int kube_client_new(const struct kube_config *cfg, struct kube_client **out, char **err);
+void kube_client_free(struct kube_client *);
+
+/* Retries after the first attempt (default 5). */
+void kube_client_set_max_retries(struct kube_client *, int max_retries);
+
+/* Injectable clock for the rate limiter and retry backoff (tests). now returns monotonic seconds;
+ * sleep sleeps (or advances a fake clock by) the given seconds. NULL functions restore the real
+ * ones. Set before the client is shared between threads. */
+struct kube_clock {
+	double (*now)(void *ctx);
+	void (*sleep)(void *ctx, double seconds);
+	void *ctx;
+};
+void kube_client_set_clock(struct kube_client *, const struct kube_clock *clock);
+
+/* Per-request timeout for kube_request (seconds, default 60; 0 = none). Not applied to streams. */
+void kube_client_set_timeout(struct kube_client *, int seconds);
+
+/* The default namespace from the config the client was built from (borrowed). */
+const char *kube_client_namespace(const struct kube_client *);
+
+/* Path builder: group "" or NULL -> /api/v1, else /apis/<group>/<version>; ns NULL -> cluster-scoped
+ * or all namespaces; name/subresource optional. Caller frees; NULL on OOM. */
+char *kube_path(const char *group, const char *version, const char *resource, const char *ns,
+                const char *name, const char *subresource);
+
+/* Percent-encodes everything but unreserved characters (A-Z a-z 0-9 - _ . ~). Caller frees. */
+char *kube_urlencode(const char *s);
+
+/* One request. method GET/POST/PUT/PATCH/DELETE; query "a=b&c=d" or NULL (values you pass must
+ * already be URL-encoded; use kube_urlencode()); body may be NULL; content_type NULL = json.
+ * On 2xx returns 0 and *resp (parsed JSON, NULL for an empty body; caller frees; resp may be NULL
+ * to discard). On error returns -1 and fills *e (e may be NULL).
+ * Retries with exponential backoff + jitter on connection errors, 429 (honouring Retry-After
+ * seconds) and 5xx — only for idempotent verbs (GET/PUT/DELETE; never POST/PATCH unless the
+ * connection failed before sending) up to max_retries. */
+int kube_request(struct kube_client *, const char *method, const char *path, const char *query,
+                 const char *body, const char *content_type, cJSON **resp, struct kube_error *e);
+
+/* Convenience wrappers taking cJSON bodies (same return convention, *out caller-owned): */
+int kube_get(struct kube_client *, const char *path, cJSON **out, struct kube_error *e);
+/* Follows limit/continue pages (limit 500) and merges items into the first page's object,
+ * whose metadata.resourceVersion is the last page's. Selectors are raw (encoded here); NULL = none. */
+int kube_list(struct kube_client *, const char *path, const char *label_selector, const char *field_selector,
+              cJSON **out, struct kube_error *e);
+int kube_create(struct kube_client *, const char *path, const cJSON *obj, cJSON **out, struct kube_error *e);
+int kube_update(struct kube_client *, const char *path, const cJSON *obj, cJSON **out, struct kube_error *e);
+enum kube_patch_type { KUBE_PATCH_MERGE, KUBE_PATCH_JSON, KUBE_PATCH_STRATEGIC };
+int kube_patch(struct kube_client *, const char *path, enum kube_patch_type, const cJSON *patch, cJSON **out, struct kube_error *e);
+int kube_delete(struct kube_client *, const char *path, struct kube_error *e);
+
+/* Content-Type for a patch type ("application/merge-patch+json", ...). Static string. */
+const char *kube_patch_content_type(enum kube_patch_type);
+
+/* Convenience predicates on a filled kube_error. */
+bool kube_error_is(const struct kube_error *e, const char *reason);   /* reason equality */
+bool kube_error_is_not_found(const struct kube_error *e);
+bool kube_error_is_conflict(const struct kube_error *e);               /* reason Conflict */
+bool kube_error_is_gone(const struct kube_error *e);                   /* 410 Expired or Gone */
+
+/* Fills e from an HTTP code and a response body (a Status when it parses as one). Exposed for
+ * tests and for kube/watch.c (ERROR events carry a Status). body may be NULL. */
+void kube_error_from_status(struct kube_error *e, int http_code, const cJSON *status);
+void kube_error_from_response(struct kube_error *e, int http_code, const char *body, size_t len);
+
+/* ---- request counters (metrics hooks) ---- */
+struct kube_request_count { char verb[8]; int code; uint64_t count; };  /* code 0 = transport error */
+/* Copies up to max counters into out; returns the number of distinct (verb, code) pairs seen
+ * (may exceed max). Counts every HTTP attempt, retries included. */
+size_t kube_client_request_counts(struct kube_client *, struct kube_request_count *out, size_t max);
+/* Count of attempts for one verb (NULL = any) and code (-1 = any). */
+uint64_t kube_client_request_count(struct kube_client *, const char *verb, int code);
+
+/* ---- rate limiter (token bucket, client-go flowcontrol semantics) ----
+ * Exposed so its math can be tested with a fake clock. qps <= 0 disables limiting. */
+struct kube_rate_limiter { double qps; double burst; double tokens; double last; };
+void kube_rate_limiter_init(struct kube_rate_limiter *rl, double qps, int burst, double now);
+/* Takes one token; returns how many seconds the caller must wait before proceeding (0 = now).
+ * Tokens may go negative: reservations queue up as client-go's Wait does. Not thread-safe. */
+double kube_rate_limiter_reserve(struct kube_rate_limiter *rl, double now);
+
+/* ---- streaming (used by kube/watch.c) ---- */
+
+/* Cancellation token for a running stream: kube_cancel_fire() from any thread makes the stream
+ * return promptly (it wakes the transfer; no polling delay). Reusable after kube_cancel_reset. */
+struct kube_cancel;
+struct kube_cancel *kube_cancel_new(void);       /* NULL on OOM */
+void kube_cancel_fire(struct kube_cancel *);
+void kube_cancel_reset(struct kube_cancel *);
+bool kube_cancel_fired(const struct kube_cancel *);
+void kube_cancel_free(struct kube_cancel *);
+
+/* GET path?query and hand body bytes to on_data as they arrive (2xx only). on_data returns 0 to
+ * continue, non-zero to abort the transfer. No retries; counts against the rate limiter.
+ * Returns: the HTTP status (2xx) when the body ended (server closed / complete);
+ *          -1 on error with *e filled (non-2xx: Status mapped; transport: http_code 0);
+ *          -2 when cancelled via cancel or aborted by on_data.
+ * cancel may be NULL. */
+int kube_request_stream(struct kube_client *, const char *path, const char *query,
+                        int (*on_data)(const char *buf, size_t len, void *ctx), void *ctx,
+                        struct kube_cancel *cancel, struct kube_error *e);
+
+#endif
