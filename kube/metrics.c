@@ -22,7 +22,7 @@
 #include "kube/log.h"
 
 #define KUBE_STRIPES 4
-#define CELLS_PER_LINE 8 /* 64-byte cache line / 8-byte cell */
+#define CELLS_PER_LINE 16 /* 128 bytes: a cache line pair, as adjacent-line prefetchers share them */
 #define SERIES_BUCKETS 64
 
 typedef _Atomic uint64_t cell_t;
@@ -43,6 +43,7 @@ struct kube_metric {
 	char **label_names;
 	int *label_order; /* label indices sorted by name: rendering order */
 	double *bounds;   /* histograms: nb finite upper bounds */
+	char (*le)[32];   /* histograms: bounds formatted once for the le label */
 	int nb;
 	int stripes;
 	int stride;              /* cells per stripe, a multiple of CELLS_PER_LINE */
@@ -141,7 +142,12 @@ char *kube_metrics_format_float(double v, char *buf, size_t len)
 		return buf;
 	}
 	if (v == 0) {
-		snprintf(buf, len, signbit(v) ? "-0" : "0");
+		snprintf(buf, len, "0"); /* -0 too, as expfmt's writeFloat */
+		return buf;
+	}
+	/* Whole numbers below 1e6 print as integers in Go's shortest form; most samples are these. */
+	if (v > -1e6 && v < 1e6 && v == (double)(long long)v) {
+		snprintf(buf, len, "%lld", (long long)v);
 		return buf;
 	}
 	/* Shortest digit count that reads back exactly. */
@@ -275,6 +281,7 @@ static void metric_free(struct kube_metric *m)
 	free(m->label_names);
 	free(m->label_order);
 	free(m->bounds);
+	free(m->le);
 	free(m->name);
 	free(m->help);
 	pthread_mutex_destroy(&m->mu);
@@ -420,6 +427,11 @@ static struct kube_metric *metric_register(struct kube_metrics_registry *reg, en
 		if (!m->bounds)
 			goto oom;
 		memcpy(m->bounds, bounds, (size_t)nb * sizeof(double));
+		m->le = calloc((size_t)nb + 1, sizeof(*m->le));
+		if (!m->le)
+			goto oom;
+		for (int i = 0; i < nb; i++)
+			kube_metrics_format_float(bounds[i], m->le[i], sizeof(m->le[i]));
 		cells = nb + 2; /* bucket counts incl. +Inf, then the sum */
 		m->stripes = KUBE_STRIPES;
 	} else if (type == KUBE_METRIC_COUNTER) {
@@ -547,7 +559,7 @@ static struct kube_metric_series *series_new(struct kube_metric *m, const char *
 	s->hash = hash;
 	s->values = calloc((size_t)m->nlabels + 1, sizeof(char *));
 	size_t bytes = (size_t)m->stripes * (size_t)m->stride * sizeof(cell_t);
-	s->cells = aligned_alloc(64, bytes);
+	s->cells = aligned_alloc(128, bytes);
 	if (!s->values || !s->cells) {
 		series_free(s, 0);
 		return NULL;
@@ -866,11 +878,9 @@ static void render_metric(struct sbuf *b, struct kube_metric *m)
 			double sum = 0;
 			uint64_t total = series_hist_counts(s, counts, &sum);
 			uint64_t cum = 0;
-			char le[40];
 			for (int k = 0; k < m->nb; k++) {
 				cum += counts[k];
-				render_sample(b, s, "_bucket", kube_metrics_format_float(m->bounds[k], le, sizeof(le)),
-					      (double)cum);
+				render_sample(b, s, "_bucket", m->le[k], (double)cum);
 			}
 			render_sample(b, s, "_bucket", "+Inf", (double)total);
 			render_sample(b, s, "_sum", NULL, sum);
@@ -887,6 +897,8 @@ char *kube_metrics_render(struct kube_metrics_registry *reg)
 		return NULL;
 	struct sbuf b = {0};
 	sb_reserve(&b, 0);
+	if (b.p)
+		b.p[0] = 0; /* an empty registry renders as "" */
 	pthread_mutex_lock(&reg->mu);
 	for (int i = 0; i < reg->n; i++)
 		render_metric(&b, reg->metrics[i]);

@@ -1,0 +1,853 @@
+/* Health/metrics/configz HTTP server on libwebsockets: one lws context with one vhost, serviced
+ * by a thread of its own. Requests are dispatched to an exact-path route table that is built
+ * before start and read-only afterwards, so the service thread needs no lock to read it.
+ * Only srv->stop is shared between threads (atomic; lws_cancel_service wakes the loop). */
+#include "kube/httpserver.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libwebsockets.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kube/log.h"
+#include "kube/metrics.h"
+
+#define TEXT_PLAIN "text/plain; charset=utf-8"
+#define WRITE_CHUNK 16384
+#define MAX_QUERY 4096
+
+struct route {
+	char *method;
+	char *path;
+	kube_http_handler_fn fn;
+	void *ctx;
+};
+
+struct health_check {
+	char *name;
+	kube_health_check_fn fn;
+	void *ctx;
+};
+
+struct health_endpoint {
+	const char *name; /* "healthz", "livez", "readyz" */
+	struct health_check **checks; /* borrowed from srv->checks */
+	int n;
+};
+
+struct kube_http_server {
+	char *name;
+	struct lws_context *ctx;
+	struct lws_protocols protocols[2];
+	int port;
+	pthread_t thread;
+	bool started, joined;
+	atomic_bool stop;
+
+	/* Written before start only; read-only while the thread runs. */
+	struct route *routes;
+	int nroutes, cap_routes;
+	struct health_check **checks;
+	int nchecks;
+	struct health_endpoint health[3];
+	bool health_used;
+};
+
+/* Per-connection state while a response body is being written. */
+struct pss {
+	char *body; /* owned copy or static */
+	size_t len, off;
+	bool owned;
+};
+
+static const char *health_names[3] = {"healthz", "livez", "readyz"};
+
+static char *errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *errorf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = NULL;
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+static void lws_log_to_klog(int level, const char *line)
+{
+	size_t n = strlen(line);
+	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		n--;
+	if (level & LLL_ERR)
+		klog_error("libwebsockets", " msg=\"%.*s\"", (int)n, line);
+	else
+		klog_warning("libwebsockets", " msg=\"%.*s\"", (int)n, line);
+}
+
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+static void set_lws_logging(void)
+{
+	lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_to_klog);
+}
+
+/* ---- responses ---- */
+
+void kube_http_respond(struct kube_http_response *resp, int status, const char *content_type, const char *body)
+{
+	if (!resp)
+		return;
+	if (resp->body_owned)
+		free((char *)resp->body);
+	resp->status = status;
+	resp->content_type = content_type;
+	resp->body = body;
+	resp->body_len = body ? strlen(body) : 0;
+	resp->body_owned = false;
+}
+
+void kube_http_respondf(struct kube_http_response *resp, int status, const char *content_type, const char *fmt,
+			...)
+{
+	if (!resp)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = NULL;
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		kube_http_respond(resp, 500, TEXT_PLAIN, "out of memory\n");
+		return;
+	}
+	kube_http_respond(resp, status, content_type, NULL);
+	resp->body = s;
+	resp->body_len = (size_t)n;
+	resp->body_owned = true;
+}
+
+/* ---- route table ---- */
+
+static int add_route(struct kube_http_server *srv, const char *method, const char *path, kube_http_handler_fn fn,
+		     void *ctx)
+{
+	if (srv->nroutes == srv->cap_routes) {
+		int cap = srv->cap_routes ? srv->cap_routes * 2 : 16;
+		struct route *r = realloc(srv->routes, (size_t)cap * sizeof(*r));
+		if (!r)
+			return -1;
+		srv->routes = r;
+		srv->cap_routes = cap;
+	}
+	struct route *r = &srv->routes[srv->nroutes];
+	r->method = strdup(method);
+	r->path = strdup(path);
+	r->fn = fn;
+	r->ctx = ctx;
+	if (!r->method || !r->path) {
+		free(r->method);
+		free(r->path);
+		return -1;
+	}
+	srv->nroutes++;
+	return 0;
+}
+
+int kube_http_route(struct kube_http_server *srv, const char *method, const char *path, kube_http_handler_fn fn,
+		    void *ctx)
+{
+	if (!srv || !method || !path || !fn)
+		return -1;
+	if (srv->started) {
+		klog_error("HTTP route registered after start", " server=\"%s\" path=\"%s\"", srv->name, path);
+		return -1;
+	}
+	if (add_route(srv, method, path, fn, ctx) != 0) {
+		klog_error("Out of memory registering HTTP route", " server=\"%s\" path=\"%s\"", srv->name, path);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- health endpoints ---- */
+
+/* True when the query has argument `name` (with or without a value), as Go's
+ * r.URL.Query()[name] presence test. */
+static bool query_has(const char *query, const char *name, const char **value, size_t *value_len, const char **next)
+{
+	size_t nl = strlen(name);
+	const char *p = *next ? *next : query;
+	while (p && *p) {
+		const char *end = strchr(p, '&');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len >= nl && strncmp(p, name, nl) == 0 && (len == nl || p[nl] == '=')) {
+			if (value) {
+				*value = len == nl ? p + len : p + nl + 1;
+				*value_len = len == nl ? 0 : len - nl - 1;
+			}
+			*next = end ? end + 1 : p + len;
+			return true;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	*next = p ? p : "";
+	return false;
+}
+
+#define MAX_EXCLUDES 32
+
+struct arg_value {
+	const char *v;
+	size_t len;
+};
+
+static bool arg_equals(const struct arg_value *a, const char *s)
+{
+	return a->len == strlen(s) && strncmp(a->v, s, a->len) == 0;
+}
+
+static int arg_cmp(const void *x, const void *y)
+{
+	const struct arg_value *a = x, *b = y;
+	size_t n = a->len < b->len ? a->len : b->len;
+	int c = strncmp(a->v, b->v, n);
+	return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+/* Collects the ?exclude= values (at most MAX_EXCLUDES). */
+static int collect_excludes(const char *query, struct arg_value *out)
+{
+	const char *next = NULL;
+	int n = 0;
+	while (n < MAX_EXCLUDES && query_has(query, "exclude", &out[n].v, &out[n].len, &next)) {
+		n++;
+		if (!*next)
+			break;
+	}
+	return n;
+}
+
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	if (b->oom)
+		return;
+	for (;;) {
+		va_list ap;
+		va_start(ap, fmt);
+		int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = true;
+			return;
+		}
+		if (b->p && b->len + (size_t)n < b->cap) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap <= b->len + (size_t)n)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+}
+
+static void health_root(const struct kube_http_request *req, struct kube_http_response *resp, void *ctx)
+{
+	const struct health_endpoint *ep = ctx;
+	const char *q = req->query;
+	struct sbuf out = {0}, logbuf = {0};
+	bool failed = false;
+	struct arg_value ex[MAX_EXCLUDES];
+	int nex = collect_excludes(q, ex);
+	for (int i = 0; i < ep->n; i++) {
+		const struct health_check *c = ep->checks[i];
+		bool skip = false;
+		for (int k = 0; k < nex && !skip; k++)
+			skip = arg_equals(&ex[k], c->name);
+		if (skip) {
+			sb_printf(&out, "[+]%s excluded: ok\n", c->name);
+			continue;
+		}
+		char reason[512] = "";
+		if (c->fn && c->fn(c->ctx, reason, sizeof(reason)) != 0) {
+			reason[sizeof(reason) - 1] = 0;
+			sb_printf(&out, "[-]%s failed: reason withheld\n", c->name);
+			/* One log line: checks separated by "; ", not newlines. */
+			sb_printf(&logbuf, "%s[-]%s failed: %s", logbuf.len ? "; " : "", c->name,
+				  reason[0] ? reason : "unknown");
+			failed = true;
+		} else {
+			sb_printf(&out, "[+]%s ok\n", c->name);
+		}
+	}
+	/* Excludes that match no check: a warning line, names sorted and unique (upstream's set). */
+	qsort(ex, (size_t)nex, sizeof(ex[0]), arg_cmp);
+	struct sbuf unknown = {0};
+	for (int k = 0; k < nex; k++) {
+		if (k > 0 && arg_cmp(&ex[k], &ex[k - 1]) == 0)
+			continue;
+		bool known = false;
+		for (int i = 0; i < ep->n && !known; i++)
+			known = arg_equals(&ex[k], ep->checks[i]->name);
+		if (!known)
+			sb_printf(&unknown, "%s\"%.*s\"", unknown.len ? "," : "", (int)ex[k].len, ex[k].v);
+	}
+	if (unknown.len) {
+		sb_printf(&out, "warn: some health checks cannot be excluded: no matches for %s\n", unknown.p);
+		klog_warning("Cannot exclude some health checks, no health checks are installed matching",
+			     " checks=%s", unknown.p);
+	}
+	free(unknown.p);
+	if (out.oom || logbuf.oom) {
+		free(out.p);
+		free(logbuf.p);
+		kube_http_respond(resp, 500, TEXT_PLAIN, "out of memory\n");
+		return;
+	}
+	if (failed) {
+		klog_info(2, "Health check failed", " endpoint=%s checks=\"%s\"", ep->name, logbuf.p ? logbuf.p : "");
+		sb_printf(&out, "%s check failed\n", ep->name);
+		free(logbuf.p);
+		kube_http_respondf(resp, 500, TEXT_PLAIN, "%s", out.p ? out.p : "");
+		free(out.p);
+		return;
+	}
+	free(logbuf.p);
+	const char *nx = NULL;
+	if (!query_has(q, "verbose", NULL, NULL, &nx)) {
+		free(out.p);
+		kube_http_respond(resp, 200, TEXT_PLAIN, "ok");
+		return;
+	}
+	sb_printf(&out, "%s check passed\n", ep->name);
+	kube_http_respondf(resp, 200, TEXT_PLAIN, "%s", out.p ? out.p : "");
+	free(out.p);
+}
+
+static void health_single(const struct kube_http_request *req, struct kube_http_response *resp, void *ctx)
+{
+	(void)req;
+	const struct health_check *c = ctx;
+	char reason[512] = "";
+	if (c->fn && c->fn(c->ctx, reason, sizeof(reason)) != 0) {
+		reason[sizeof(reason) - 1] = 0;
+		kube_http_respondf(resp, 500, TEXT_PLAIN, "internal server error: %s\n", reason[0] ? reason : "unknown");
+		return;
+	}
+	kube_http_respond(resp, 200, TEXT_PLAIN, "ok");
+}
+
+int kube_http_add_check(struct kube_http_server *srv, int endpoints, const char *name, kube_health_check_fn fn,
+			void *ctx)
+{
+	if (!srv || !name || !*name || strchr(name, '/'))
+		return -1;
+	if (srv->started) {
+		klog_error("Health check registered after start", " server=\"%s\" check=\"%s\"", srv->name, name);
+		return -1;
+	}
+	/* srv->checks owns every check from the moment it exists, so no error path leaks it. */
+	struct health_check **all = realloc(srv->checks, ((size_t)srv->nchecks + 1) * sizeof(*all));
+	if (!all)
+		goto oom;
+	srv->checks = all;
+	struct health_check *c = calloc(1, sizeof(*c));
+	if (!c)
+		goto oom;
+	srv->checks[srv->nchecks++] = c;
+	if (!(c->name = strdup(name)))
+		goto oom;
+	c->fn = fn;
+	c->ctx = ctx;
+	for (int e = 0; e < 3; e++) {
+		if (!(endpoints & (1 << e)))
+			continue;
+		struct health_endpoint *ep = &srv->health[e];
+		struct health_check **l = realloc(ep->checks, ((size_t)ep->n + 1) * sizeof(*l));
+		if (!l)
+			goto oom;
+		ep->checks = l;
+		ep->checks[ep->n++] = c;
+	}
+	srv->health_used = true;
+	return 0;
+oom:
+	klog_error("Out of memory registering health check", " server=\"%s\" check=\"%s\"", srv->name, name);
+	return -1;
+}
+
+int kube_http_add_health(struct kube_http_server *srv, const char *name, kube_health_check_fn fn, void *ctx)
+{
+	return kube_http_add_check(srv, KUBE_HEALTH_ALL, name, fn, ctx);
+}
+
+/* Installs /healthz, /livez, /readyz and their per-check paths; endpoints without checks get
+ * "ping" as upstream's InstallPathHandler does. */
+static int install_health_routes(struct kube_http_server *srv)
+{
+	for (int e = 0; e < 3; e++) {
+		struct health_endpoint *ep = &srv->health[e];
+		if (ep->n == 0 && kube_http_add_check(srv, 1 << e, "ping", NULL, NULL) != 0)
+			return -1;
+		char path[300];
+		snprintf(path, sizeof(path), "/%s", ep->name);
+		if (add_route(srv, "GET", path, health_root, ep) != 0)
+			return -1;
+		for (int i = 0; i < ep->n; i++) {
+			snprintf(path, sizeof(path), "/%s/%s", ep->name, ep->checks[i]->name);
+			if (add_route(srv, "GET", path, health_single, ep->checks[i]) != 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static void metrics_handler(const struct kube_http_request *req, struct kube_http_response *resp, void *ctx)
+{
+	(void)req;
+	char *text = kube_metrics_render(ctx);
+	if (!text) {
+		kube_http_respond(resp, 500, TEXT_PLAIN, "out of memory\n");
+		return;
+	}
+	kube_http_respond(resp, 200, KUBE_METRICS_CONTENT_TYPE, NULL);
+	resp->body = text;
+	resp->body_len = strlen(text);
+	resp->body_owned = true;
+}
+
+int kube_http_add_metrics(struct kube_http_server *srv, struct kube_metrics_registry *registry)
+{
+	if (!srv || !registry)
+		return -1;
+	return kube_http_route(srv, "GET", "/metrics", metrics_handler, registry);
+}
+
+/* ---- dispatch ---- */
+
+static void dispatch(struct kube_http_server *srv, const struct kube_http_request *req,
+		     struct kube_http_response *resp, char *allow, size_t allow_len)
+{
+	bool head = strcmp(req->method, "HEAD") == 0;
+	bool path_known = false;
+	allow[0] = 0;
+	for (int i = 0; i < srv->nroutes; i++) {
+		const struct route *r = &srv->routes[i];
+		if (strcmp(r->path, req->path) != 0)
+			continue;
+		path_known = true;
+		if (strcmp(r->method, req->method) == 0 || (head && strcmp(r->method, "GET") == 0)) {
+			r->fn(req, resp, r->ctx);
+			return;
+		}
+		size_t l = strlen(allow);
+		snprintf(allow + l, allow_len - l, "%s%s", l ? ", " : "", r->method);
+		if (strcmp(r->method, "GET") == 0 && !strstr(allow, "HEAD")) {
+			l = strlen(allow);
+			snprintf(allow + l, allow_len - l, ", HEAD");
+		}
+	}
+	if (path_known)
+		kube_http_respond(resp, 405, TEXT_PLAIN, "Method Not Allowed\n");
+	else
+		kube_http_respond(resp, 404, TEXT_PLAIN, "404 page not found\n");
+}
+
+static const char *method_name(struct lws *wsi, int mi, char *buf, int buflen)
+{
+	switch (mi) {
+	case LWSHUMETH_GET:
+		return "GET";
+	case LWSHUMETH_POST:
+		return "POST";
+	case LWSHUMETH_OPTIONS:
+		return "OPTIONS";
+	case LWSHUMETH_PUT:
+		return "PUT";
+	case LWSHUMETH_PATCH:
+		return "PATCH";
+	case LWSHUMETH_DELETE:
+		return "DELETE";
+	case LWSHUMETH_CONNECT:
+		return "CONNECT";
+	case LWSHUMETH_HEAD:
+		return "HEAD";
+	case LWSHUMETH_COLON_PATH: /* HTTP/2: the method is a pseudo-header */
+		if (lws_hdr_copy(wsi, buf, buflen, WSI_TOKEN_HTTP_COLON_METHOD) > 0)
+			return buf;
+		return "GET";
+	}
+	return "UNKNOWN";
+}
+
+static void pss_release(struct pss *pss)
+{
+	if (!pss)
+		return;
+	if (pss->owned)
+		free(pss->body);
+	pss->body = NULL;
+	pss->owned = false;
+	pss->len = pss->off = 0;
+}
+
+/* Returns -1 to close the connection. */
+static int serve_request(struct kube_http_server *srv, struct lws *wsi, struct pss *pss, const char *in, size_t len)
+{
+	char *uri_ptr = NULL;
+	int uri_len = 0;
+	char method_buf[32];
+	int mi = lws_http_get_uri_and_method(wsi, &uri_ptr, &uri_len);
+	const char *method = method_name(wsi, mi, method_buf, sizeof(method_buf));
+
+	char *path = strndup(in ? in : "/", in ? len : 1);
+	char query[MAX_QUERY];
+	query[0] = 0;
+	size_t ql = 0;
+	for (int frag = 0;; frag++) {
+		char arg[1024];
+		int n = lws_hdr_copy_fragment(wsi, arg, sizeof(arg), WSI_TOKEN_HTTP_URI_ARGS, frag);
+		if (n < 0)
+			break;
+		if (ql + (size_t)n + 2 >= sizeof(query))
+			break;
+		if (ql)
+			query[ql++] = '&';
+		memcpy(query + ql, arg, (size_t)n);
+		ql += (size_t)n;
+		query[ql] = 0;
+	}
+	if (!path)
+		return -1;
+	/* An HTTP/2 :path still carries the query; keep the path part only. */
+	char *qm = strchr(path, '?');
+	if (qm)
+		*qm = 0;
+
+	struct kube_http_request req = {method, path, query};
+	struct kube_http_response resp = {.status = 200, .content_type = TEXT_PLAIN};
+	char allow[128];
+	dispatch(srv, &req, &resp, allow, sizeof(allow));
+	free(path);
+	if (resp.status < 100 || resp.status > 999)
+		resp.status = 500;
+	if (!resp.content_type)
+		resp.content_type = TEXT_PLAIN;
+	if (!resp.body)
+		resp.body_len = 0;
+
+	unsigned char hbuf[LWS_PRE + 2048];
+	unsigned char *start = &hbuf[LWS_PRE], *p = start, *end = &hbuf[sizeof(hbuf) - 1];
+	bool head = strcmp(method, "HEAD") == 0;
+	if (lws_add_http_common_headers(wsi, (unsigned int)resp.status, resp.content_type,
+					(lws_filepos_t)resp.body_len, &p, end) ||
+	    lws_add_http_header_by_name(wsi, (const unsigned char *)"x-content-type-options:",
+					(const unsigned char *)"nosniff", 7, &p, end) ||
+	    (allow[0] && lws_add_http_header_by_name(wsi, (const unsigned char *)"allow:",
+						     (const unsigned char *)allow, (int)strlen(allow), &p, end)) ||
+	    lws_finalize_write_http_header(wsi, start, &p, end)) {
+		if (resp.body_owned)
+			free((char *)resp.body);
+		return -1;
+	}
+	if (head || resp.body_len == 0) {
+		if (resp.body_owned)
+			free((char *)resp.body);
+		return lws_http_transaction_completed(wsi) ? -1 : 0;
+	}
+	pss->body = (char *)resp.body;
+	pss->owned = resp.body_owned;
+	pss->len = resp.body_len;
+	pss->off = 0;
+	lws_callback_on_writable(wsi);
+	return 0;
+}
+
+static int write_body(struct lws *wsi, struct pss *pss)
+{
+	if (!pss->body)
+		return 0;
+	unsigned char buf[LWS_PRE + WRITE_CHUNK];
+	size_t n = pss->len - pss->off;
+	if (n > WRITE_CHUNK)
+		n = WRITE_CHUNK;
+	bool last = pss->off + n == pss->len;
+	memcpy(buf + LWS_PRE, pss->body + pss->off, n);
+	if (lws_write(wsi, buf + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < (int)n) {
+		pss_release(pss);
+		return -1;
+	}
+	pss->off += n;
+	if (last) {
+		pss_release(pss);
+		return lws_http_transaction_completed(wsi) ? -1 : 0;
+	}
+	lws_callback_on_writable(wsi);
+	return 0;
+}
+
+static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
+{
+	struct kube_http_server *srv = lws_context_user(lws_get_context(wsi));
+	struct pss *pss = user;
+	switch (reason) {
+	case LWS_CALLBACK_HTTP:
+		if (!pss || !srv)
+			return -1;
+		pss_release(pss);
+		return serve_request(srv, wsi, pss, in, len);
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		if (!pss)
+			return -1;
+		return write_body(wsi, pss);
+	case LWS_CALLBACK_HTTP_BODY:
+		return 0; /* bodies are not used; the response was sent from LWS_CALLBACK_HTTP */
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		return 0;
+	case LWS_CALLBACK_CLOSED_HTTP:
+	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+		pss_release(pss);
+		break;
+	default:
+		break;
+	}
+	return lws_callback_http_dummy(wsi, reason, user, in, len);
+}
+
+/* ---- lifecycle ---- */
+
+/* The bind address must be an IP literal present on this host. lws would take an interface
+ * name too, and for an address it cannot use it falls back to listening everywhere, which is
+ * exactly what a --bind-address must not do; so check it ourselves first. */
+static char *check_bind_address(const char *addr)
+{
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof(ss));
+	socklen_t len;
+	int family;
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
+		family = v4->sin_family = AF_INET;
+		len = sizeof(*v4);
+	} else if (inet_pton(AF_INET6, addr, &v6->sin6_addr) == 1) {
+		family = v6->sin6_family = AF_INET6;
+		len = sizeof(*v6);
+	} else {
+		return errorf("http server: bind address \"%s\": not an IP address", addr);
+	}
+	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return errorf("http server: bind address \"%s\": %s", addr, strerror(errno));
+	int rc = bind(fd, (struct sockaddr *)&ss, len);
+	int saved = errno;
+	close(fd);
+	if (rc != 0)
+		return errorf("http server: bind address \"%s\": %s", addr, strerror(saved));
+	return NULL;
+}
+
+int kube_http_server_new(const struct kube_http_server_opts *opts, struct kube_http_server **out, char **err)
+{
+	if (err)
+		*err = NULL;
+	if (!out) {
+		if (err)
+			*err = errorf("http server: out is NULL");
+		return -1;
+	}
+	*out = NULL;
+	struct kube_http_server_opts o = opts ? *opts : (struct kube_http_server_opts){0};
+	if (o.port < 0 || o.port > 65535) {
+		if (err)
+			*err = errorf("http server: port %d: must be between 0 and 65535", o.port);
+		return -1;
+	}
+	if (!o.tls_cert_file != !o.tls_key_file) {
+		if (err)
+			*err = errorf("http server: tls: both a certificate and a key file are needed");
+		return -1;
+	}
+	const char *files[2] = {o.tls_cert_file, o.tls_key_file};
+	for (int i = 0; i < 2; i++)
+		if (files[i] && access(files[i], R_OK) != 0) {
+			if (err)
+				*err = errorf("http server: tls %s file \"%s\": cannot read it", i ? "key" : "certificate",
+					      files[i]);
+			return -1;
+		}
+	const char *ba = o.bind_address;
+	if (ba && *ba && strcmp(ba, "0.0.0.0") != 0 && strcmp(ba, "::") != 0) {
+		char *e = check_bind_address(ba);
+		if (e) {
+			if (err)
+				*err = e;
+			else
+				free(e);
+			return -1;
+		}
+	}
+	pthread_once(&log_once, set_lws_logging);
+
+	struct kube_http_server *srv = calloc(1, sizeof(*srv));
+	if (!srv || !(srv->name = strdup(o.name ? o.name : "http"))) {
+		free(srv);
+		if (err)
+			*err = errorf("http server: out of memory");
+		return -1;
+	}
+	for (int e = 0; e < 3; e++)
+		srv->health[e].name = health_names[e];
+	srv->protocols[0] = (struct lws_protocols){
+		.name = "http",
+		.callback = http_callback,
+		.per_session_data_size = sizeof(struct pss),
+		.rx_buffer_size = 0,
+	};
+
+	/* The context is created without listeners and the vhost added afterwards: when binding
+	 * fails, lws_create_context itself would leak (seen with 4.1.6 under ASan), while a failed
+	 * lws_create_vhost leaves a context we can destroy cleanly. */
+	struct lws_context_creation_info info;
+	memset(&info, 0, sizeof(info));
+	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
+	if (o.tls_cert_file)
+		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+	info.user = srv;
+	info.timeout_secs = 30;
+	/* lws sizes its fd table from the fd limit; a probe/metrics endpoint needs few sockets. */
+	info.fd_limit_per_thread = 1024;
+	srv->ctx = lws_create_context(&info);
+	if (!srv->ctx) {
+		if (err)
+			*err = errorf("http server \"%s\": cannot create the libwebsockets context", srv->name);
+		kube_http_server_free(srv);
+		return -1;
+	}
+
+	memset(&info, 0, sizeof(info));
+	info.port = o.port;
+	const char *addr = o.bind_address;
+	if (addr && (!*addr || strcmp(addr, "::") == 0))
+		addr = NULL;
+	if (addr && strcmp(addr, "0.0.0.0") == 0) {
+		addr = NULL;
+		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+	}
+	info.iface = addr;
+	info.protocols = srv->protocols;
+	info.vhost_name = srv->name;
+	info.options |= LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+	if (o.tls_cert_file) {
+		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT; /* lws reads it per vhost too */
+		info.ssl_cert_filepath = o.tls_cert_file;
+		info.ssl_private_key_filepath = o.tls_key_file;
+	}
+	info.timeout_secs = 30;
+	struct lws_vhost *vh = lws_create_vhost(srv->ctx, &info);
+	if (!vh) {
+		if (err)
+			*err = errorf("http server \"%s\": cannot listen on %s:%d%s", srv->name,
+				      o.bind_address && *o.bind_address ? o.bind_address : "*", o.port,
+				      o.tls_cert_file ? " (or the TLS certificate/key could not be loaded)" : "");
+		kube_http_server_free(srv);
+		return -1;
+	}
+	srv->port = lws_get_vhost_listen_port(vh);
+	*out = srv;
+	return 0;
+}
+
+int kube_http_server_port(const struct kube_http_server *srv)
+{
+	return srv ? srv->port : 0;
+}
+
+static void *service_thread(void *arg)
+{
+	struct kube_http_server *srv = arg;
+	while (!atomic_load(&srv->stop))
+		if (lws_service(srv->ctx, 0) < 0)
+			break;
+	return NULL;
+}
+
+int kube_http_server_start(struct kube_http_server *srv, char **err)
+{
+	if (err)
+		*err = NULL;
+	if (!srv || srv->started) {
+		if (err)
+			*err = errorf("http server: already started");
+		return -1;
+	}
+	if (srv->health_used && install_health_routes(srv) != 0) {
+		if (err)
+			*err = errorf("http server \"%s\": out of memory installing health routes", srv->name);
+		return -1;
+	}
+	srv->started = true;
+	if (pthread_create(&srv->thread, NULL, service_thread, srv) != 0) {
+		srv->started = false;
+		srv->joined = true;
+		if (err)
+			*err = errorf("http server \"%s\": cannot start the service thread", srv->name);
+		return -1;
+	}
+	klog_info(1, "Serving HTTP", " server=\"%s\" port=%d", srv->name, srv->port);
+	return 0;
+}
+
+void kube_http_server_stop(struct kube_http_server *srv)
+{
+	if (!srv || !srv->started || srv->joined)
+		return;
+	atomic_store(&srv->stop, true);
+	lws_cancel_service(srv->ctx);
+	pthread_join(srv->thread, NULL);
+	srv->joined = true;
+}
+
+void kube_http_server_free(struct kube_http_server *srv)
+{
+	if (!srv)
+		return;
+	kube_http_server_stop(srv);
+	if (srv->ctx)
+		lws_context_destroy(srv->ctx);
+	for (int i = 0; i < srv->nroutes; i++) {
+		free(srv->routes[i].method);
+		free(srv->routes[i].path);
+	}
+	free(srv->routes);
+	for (int i = 0; i < srv->nchecks; i++) {
+		free(srv->checks[i]->name);
+		free(srv->checks[i]);
+	}
+	free(srv->checks);
+	for (int e = 0; e < 3; e++)
+		free(srv->health[e].checks);
+	free(srv->name);
+	free(srv);
+}
