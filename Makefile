@@ -36,7 +36,8 @@ SCHED_SRC := $(wildcard scheduler/*.c) $(wildcard plugins/*/*.c)
 SCHED_SRC := $(filter-out plugins/sdk/%,$(SCHED_SRC))
 OP_SRC    := $(wildcard operator/*.c)
 APIS_SRC  := $(filter-out e2e/apiserver/main.c,$(wildcard e2e/apiserver/*.c))
-TSUP_SRC  := $(filter-out %/test_%,$(wildcard */tests/*.c) $(wildcard */*/tests/*.c))
+TEST_SRC  := $(wildcard */tests/test_*.c) $(wildcard */*/tests/test_*.c)
+TSUP_SRC  := $(filter-out $(TEST_SRC),$(wildcard */tests/*.c) $(wildcard */*/tests/*.c))
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(1))
 
@@ -54,7 +55,6 @@ APIS_CMD  := $(wildcard e2e/apiserver/main.c)
 BINS := $(if $(SCHED_CMD),$(BIN)/schedkit-scheduler) $(if $(OP_CMD),$(BIN)/schedkit-operator) \
         $(if $(APIS_CMD),$(BIN)/schedkit-apiserver)
 
-TEST_SRC  := $(wildcard */tests/test_*.c) $(wildcard */*/tests/test_*.c)
 TEST_BINS := $(foreach t,$(TEST_SRC),$(BLD)/tests/$(subst /,_,$(patsubst %/tests/,%,$(dir $(t))))_$(notdir $(t:.c=)))
 BENCH_SRC := $(wildcard */bench/bench_*.c) $(wildcard */*/bench/bench_*.c)
 BENCH_BINS := $(foreach t,$(BENCH_SRC),$(BLD)/bench/$(subst /,_,$(patsubst %/bench/,%,$(dir $(t))))_$(notdir $(t:.c=)))

@@ -20,16 +20,26 @@
 /* ---- decoding / encoding ---- */
 
 /* Parses one or more YAML documents (JSON is YAML) into a cJSON array with one element per
- * non-empty document. Plain scalars are typed as sigs.k8s.io/yaml (go-yaml v2 rules) types
- * them for an untyped target: true/false/yes/no/on/off/y/n (any of their three casings) ->
- * bool; null/Null/NULL/~/empty -> null; decimal, 0x, 0o, 0b, leading-0 octal and '_'
- * separated integers -> number; floats, .inf/.nan -> number (inf/nan become null, JSON has no
- * such numbers). Quoted scalars, block scalars and explicitly !!str tagged ones are strings.
- * Anchors and aliases are expanded (merge keys "<<" are honoured). Duplicate mapping keys: the
- * last value wins, at the position of the first.
- * Returns NULL on error with *err = "line L column C: problem" (caller frees *err; err may
- * be NULL). The returned array is owned by the caller (cJSON_Delete). */
+ * non-empty document (a document that is empty or only "null" is skipped, as kubectl does).
+ * Plain scalars are typed the way sigs.k8s.io/yaml (go-yaml v2 rules, untyped target, i.e.
+ * what kubectl sends) types them: true/false/yes/no/on/off/y/n in their lower, Title and UPPER
+ * spellings -> bool (so `enabled: yes` is true and a plain key `y:` becomes "true", exactly the
+ * kubectl gotcha); null/Null/NULL/~/empty -> null; decimal, 0x, 0o, 0b, leading-0 octal and
+ * '_'-separated integers -> number (exact text kept, up to uint64); other YAML floats -> number;
+ * timestamps stay strings. .inf/.nan are an error (JSON cannot carry them; kubectl fails the
+ * same way). Quoted and block scalars and !!str are strings. Anchors/aliases are expanded
+ * (merge keys "<<" honoured; alias bombs refused). Non-string keys become their canonical text
+ * ("1", "true", "null"). Duplicate keys: the last value wins, at the first key's position.
+ * Returns NULL on error with *err = "line L column C: problem" (caller frees *err; err may be
+ * NULL). The returned array is owned by the caller (cJSON_Delete). */
 cJSON *kube_yaml_parse(const char *text, size_t len, char **err);
+
+/* Parses exactly one JSON value (RFC 8259; a leading BOM is skipped). Integer literals keep
+ * their exact text (see the top of this file), duplicate keys: last wins at the first key's
+ * position (as Go's encoding/json into a map), depth limit 10000. Faster than the YAML path
+ * and used by it for input that starts with '{' or '['. NULL on error with *err =
+ * "line L column C: problem" (caller frees). Caller frees the result. */
+cJSON *kube_json_parse(const char *text, size_t len, char **err);
 
 /* Convenience: the first document of kube_yaml_parse, or NULL (with *err) when there is
  * none ("no document"). Caller frees the result. */

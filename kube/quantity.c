@@ -11,6 +11,7 @@
 typedef unsigned __int128 u128;
 
 #define MANTISSA_LIMIT_DIGITS 38
+#define MAX_SIGNIFICANT_DIGITS 512
 
 static const char ERR_FORMAT[] =
 	"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
@@ -255,9 +256,20 @@ int kube_quantity_parse(const char *s, struct kube_quantity *q, char **err)
 		return -1;
 	}
 
-	/* digits = num ++ den, value = digits * 10^(-den_len) * (10^exp or 2^exp). */
-	size_t ndig = num_len + den_len;
-	size_t cap = ndig / 9 + (base == 2 ? 3 : 1) + 2;
+	/* digits = num ++ den, value = digits * 10^(-den_len) * (10^exp or 2^exp). Trailing zeros
+	 * go to the scale first; absurdly long mantissas are refused rather than crunched (upstream
+	 * has no limit, but nothing real comes close). */
+	size_t ndig = num_len + den_len, lead = 0, tz = 0;
+#define DIGIT(i) ((i) < num_len ? num[(i)] : den[(i) - num_len])
+	while (tz < ndig && DIGIT(ndig - 1 - tz) == '0')
+		tz++;
+	while (lead < ndig - tz && DIGIT(lead) == '0')
+		lead++;
+	if (ndig - tz - lead > MAX_SIGNIFICANT_DIGITS) {
+		set_err(err, ERR_NUMERIC);
+		return -1;
+	}
+	size_t cap = (ndig - tz - lead) / 9 + (base == 2 ? 3 : 1) + 2;
 	uint32_t stack_limbs[16];
 	struct big b = {stack_limbs, 0, 16};
 	if (cap > 16) {
@@ -269,12 +281,13 @@ int kube_quantity_parse(const char *s, struct kube_quantity *q, char **err)
 		b.cap = cap;
 	}
 	int rc = -1;
-	for (size_t i = 0; i < ndig; i++) {
-		char c = i < num_len ? num[i] : den[i - num_len];
-		if (big_mul_add(&b, 10, (uint32_t)(c - '0')) != 0)
+	for (size_t i = lead; i < ndig - tz; i++) {
+		if (big_mul_add(&b, 10, (uint32_t)(DIGIT(i) - '0')) != 0)
 			goto out;
 	}
-	long long scale = -(long long)den_len;
+#undef DIGIT
+	ndig -= tz + lead;
+	long long scale = -(long long)den_len + (long long)tz;
 	if (base == 10) {
 		scale += exponent;
 	} else {

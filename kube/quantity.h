@@ -29,9 +29,10 @@ struct kube_quantity {
  * be ".5" or "5."; suffix one of the binary SI, decimal SI or e/E exponent forms. No spaces.
  * Returns 0, or -1 with *err (caller frees; err may be NULL) — upstream's messages:
  * "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
- * or "unable to parse quantity's suffix". Like upstream, a negative value with a fraction
- * below the canonical precision is kept exact (no rounding at parse time except the
- * nano-precision rounding upstream applies). */
+ * or "unable to parse quantity's suffix"; "unable to parse numeric part of quantity" when the
+ * value needs more than 38 significant digits after rounding (or the input has more than 512).
+ * Like upstream, values are rounded away from zero to nano precision, BinarySI is capped at
+ * 2^63-1, and a bare suffix/sign/dot ("Gi", "-", ".") parses as zero. */
 int kube_quantity_parse(const char *s, struct kube_quantity *q, char **err);
 
 /* Upstream Value(): the value rounded up (towards +inf) to an integer, saturated to int64. */

@@ -49,6 +49,14 @@ int kube_label_selector_from_map(const cJSON *map, struct kube_label_selector **
 int kube_label_selector_add(const struct kube_label_selector *s, const char *key, enum kube_selector_op op,
 			    const char *const *values, size_t n, struct kube_label_selector **out, char **err);
 
+/* Same, with every error prefixed by path + "." (e.g. "nodeSelectorTerms[0].matchExpressions[1]"
+ * gives "nodeSelectorTerms[0].matchExpressions[1].values: Invalid value: ..."); values_nil makes
+ * an empty list print as []string(nil) the way Go does for an absent list. Several problems
+ * are reported together as "[a, b]". */
+int kube_label_selector_add_at(const struct kube_label_selector *s, const char *path, const char *key,
+			       enum kube_selector_op op, const char *const *values, size_t n, bool values_nil,
+			       struct kube_label_selector **out, char **err);
+
 typedef const char *(*kube_label_lookup_fn)(const void *ctx, const char *key); /* NULL if absent */
 bool kube_label_selector_matches(const struct kube_label_selector *s, kube_label_lookup_fn get, const void *ctx);
 /* labels: a JSON object of string values, or NULL (no labels). */
