@@ -33,7 +33,7 @@ TEST_LDLIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
 KUBE_SRC  := $(wildcard kube/*.c)
 SCHED_SRC := $(wildcard scheduler/*.c) $(wildcard plugins/*/*.c)
-SCHED_SRC := $(filter-out plugins/sdk/%,$(SCHED_SRC))
+SCHED_SRC := $(filter-out plugins/sdk/% plugins/tests/% plugins/bench/%,$(SCHED_SRC))
 OP_SRC    := $(wildcard operator/*.c)
 APIS_SRC  := $(filter-out e2e/apiserver/main.c,$(wildcard e2e/apiserver/*.c))
 TEST_SRC  := $(wildcard */tests/test_*.c) $(wildcard */*/tests/test_*.c)
