@@ -7,6 +7,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* A kubeconfig user's exec credential plugin (client.authentication.k8s.io). The client runs it
+ * for a token (or client certificate) when it has none cached, when the cached one expires, and
+ * after a 401. Non-interactive: interactiveMode Always is rejected at load time. */
+struct kube_exec_config {
+	char *command;              /* resolved against the kubeconfig's directory when it holds a '/' */
+	char **args; int nargs;
+	char **env; int nenv;       /* "NAME=value" */
+	char *api_version;          /* client.authentication.k8s.io/v1 or v1beta1 */
+	bool provide_cluster_info;
+};
+
 struct kube_config {            /* owned strings; kube_config_free() frees */
 	char *server;               /* https://host:port or http://... */
 	char *token;                /* bearer token (literal), or NULL */
@@ -17,13 +28,15 @@ struct kube_config {            /* owned strings; kube_config_free() frees */
 	char *namespace;            /* context namespace or in-cluster namespace file, default "default" */
 	double qps; int burst;      /* client-side rate limit, defaults 50 / 100 (schedkit choice) */
 	char *user_agent;           /* default "schedkit/<version>" when NULL */
+	struct kube_exec_config *exec;   /* owned; NULL unless the user has an exec plugin */
 };
 
 /* Order as client-go: explicit path (--kubeconfig) > $KUBECONFIG (colon-separated list, merged,
  * first wins) > in-cluster (KUBERNETES_SERVICE_HOST/PORT + /var/run/secrets/kubernetes.io/serviceaccount,
  * root overridable for tests via env SK_SA_DIR) > ~/.kube/config. context: NULL = current-context.
  * Relative file paths are resolved against the directory of the kubeconfig that named them;
- * *-data fields win over their file variants. exec/auth-provider users are rejected with an error.
+ * *-data fields win over their file variants. exec users are supported (see kube_exec_config);
+ * auth-provider users are rejected with an error.
  * On success returns 0 and *out (caller frees with kube_config_free).
  * On failure returns -1 and *err (caller frees), naming the file and field, e.g.
  * "kubeconfig /x: context \"foo\" not found". err may be NULL. */
@@ -42,6 +55,10 @@ struct kube_config *kube_config_new(const char *server);
 struct kube_config *kube_config_dup(const struct kube_config *c);
 
 void kube_config_free(struct kube_config *);
+
+/* Deep copy (caller frees; NULL on OOM or NULL input) and free (NULL is a no-op). */
+struct kube_exec_config *kube_exec_config_dup(const struct kube_exec_config *x);
+void kube_exec_config_free(struct kube_exec_config *x);
 
 /* base64 (standard alphabet, padding optional, whitespace ignored) -> malloc'd NUL-terminated
  * bytes, *out_len set when non-NULL. NULL on invalid input or OOM. Caller frees. */

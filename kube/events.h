@@ -1,12 +1,15 @@
 /* events.k8s.io/v1 recorder: asynchronous (bounded queue + one sender thread, callers never wait
- * on HTTP), de-duplicating repeats of (regarding, related, action, reason, reportingController,
- * note) into an Event series as client-go's events broadcaster does: the first occurrence is
- * created, the second PATCHes series {count: 2, lastObservedTime}, later ones bump the cached
- * series, which is PATCHed on the refresh interval and on flush. Cache entries unobserved for
- * 6 minutes are forgotten.
+ * on HTTP), de-duplicating repeats into an Event series as client-go's events broadcaster (v1.34)
+ * does. Repeats are keyed by (type, action, reason, reportingController, reportingInstance,
+ * regarding, related) — not by note: a repeat with another note joins the first one's series.
+ * The first occurrence is created (POST), the second PATCHes series {count: 2, lastObservedTime}
+ * (strategic merge), later ones bump the cached series, which is PATCHed on the refresh interval
+ * and on flush; a series whose Event expired on the server (404) is created again. Creates are
+ * retried (3 tries) on transport errors and 5xx; rejected events are dropped and counted as failed.
+ * Cache entries unobserved for 6 minutes are forgotten.
  *
- * Locking: rec->mu guards the queue, the series cache and the counters; the sender thread drops
- * it around every HTTP call. */
+ * Locking: rec->mu guards the queue, the options, the flush counters and the stats; the series
+ * cache belongs to the sender thread alone. No lock is held across an HTTP call. */
 #ifndef KUBE_EVENTS_H
 #define KUBE_EVENTS_H
 

@@ -17,7 +17,10 @@
 struct kube_informer;
 
 /* Objects passed to handlers are borrowed for the duration of the call. on_update is also called
- * with old == new content on every resync (resync_seconds > 0), as client-go does. */
+ * with old == new for every stored object on each resync (resync_seconds > 0), as client-go does.
+ * Resyncs run on the informer thread between events; the watch's timeoutSeconds is capped at
+ * resync_seconds so a quiet watch still returns in time. On relist, on_update is only called for
+ * objects whose resourceVersion changed (client-go calls it for all). */
 struct kube_informer_handlers {
 	void (*on_add)(void *ctx, const cJSON *obj);
 	void (*on_update)(void *ctx, const cJSON *old_obj, const cJSON *new_obj);

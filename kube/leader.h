@@ -41,11 +41,13 @@ struct kube_leader_config {
 /* Validates (leaseDuration > renewDeadline > 1.2 * retryPeriod, names set) and copies cfg.
  * Returns 0 and *out, or -1 and *err (caller frees; names the field). */
 int kube_leader_new(struct kube_client *, const struct kube_leader_config *, struct kube_leader **out, char **err);
-/* Starts the elector thread (acquire loop, then renew loop; after losing leadership the thread
- * ends — like kube-scheduler, the caller decides whether to exit or start again). 0 or -1. */
+/* Starts the elector thread (acquire loop, then renew loop). After losing leadership the thread
+ * ends (on_stopped_leading tells the caller; kube-scheduler exits). One start per elector: to run
+ * for leadership again, free it and create a new one. Returns 0, or -1 (already started / no thread). */
 int kube_leader_start(struct kube_leader *);
-/* Stops the thread (joins). If leading: on_stopped_leading is called and, with
- * release_on_cancel, the lease is released (holderIdentity "", leaseDurationSeconds 1). */
+/* Stops the thread (joins). If leading: with release_on_cancel the lease is released
+ * (holderIdentity "", leaseDurationSeconds 1), then on_stopped_leading is called. on_stopped_leading
+ * is only called for an elector that was leading (client-go calls it unconditionally). */
 void kube_leader_stop(struct kube_leader *);
 void kube_leader_free(struct kube_leader *);   /* stops first; NULL is a no-op */
 

@@ -18,11 +18,17 @@ struct kube_client;  /* thread-safe; holds a pool of curl easy handles (connecti
 
 struct kube_error { int http_code; char reason[64]; char message[512]; bool retriable; };
 	/* from the API's Status object (reason e.g. "NotFound", "Conflict", "AlreadyExists", "Expired",
-	   "Gone"); on transport errors http_code 0 and the curl error text. When the body is not a
+	   "Gone"); on transport errors http_code 0 and the curl error text (reason "Timeout" when the
+	   request timed out, else ""). When the body is not a
 	   Status, reason is derived from the HTTP code as client-go does (404 -> "NotFound", ...).
 	   retriable: the request could be retried as is (transport error, 429, 5xx). */
 
-/* Creates a client. Copies what it needs from cfg. Returns 0 and *out, or -1 and *err
+/* Credentials: the bearer token comes from cfg->token_file when readable (re-read whenever its
+ * mtime or size changes: service-account token rotation), else cfg->token. With cfg->exec the
+ * plugin is run for a token or client certificate, cached until its expirationTimestamp; a 401
+ * drops it, and kube_request then runs the plugin again and retries once. Tokens are never logged.
+ *
+ * Creates a client. Copies what it needs from cfg. Returns 0 and *out, or -1 and *err
  * (caller frees; err may be NULL). Free with kube_client_free (NULL is a no-op). */
 int kube_client_new(const struct kube_config *cfg, struct kube_client **out, char **err);
 void kube_client_free(struct kube_client *);

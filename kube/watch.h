@@ -18,10 +18,12 @@ const char *kube_watch_event_type_name(enum kube_watch_event_type);   /* "ADDED"
 
 /* Why kube_watch_run returned. */
 enum kube_watch_end {
-	KUBE_WATCH_END_CLOSED,     /* server ended the stream normally (timeoutSeconds or otherwise) */
+	KUBE_WATCH_END_CLOSED,     /* server ended the stream before timeoutSeconds: resume from the RV */
 	KUBE_WATCH_END_EXPIRED,    /* 410 (Expired/Gone) as HTTP status or ERROR event: relist */
 	KUBE_WATCH_END_ERROR,      /* other ERROR event, non-2xx status, decode or transport error (*e) */
 	KUBE_WATCH_END_STOPPED,    /* kube_watch_stop() or the callback asked to stop */
+	KUBE_WATCH_END_TIMEOUT,    /* the stream lasted timeoutSeconds (server ended it, or our own
+				      safety timeout of timeoutSeconds + 30 s fired): resume from the RV */
 };
 const char *kube_watch_end_name(enum kube_watch_end);
 

@@ -1,0 +1,559 @@
+/* events.k8s.io/v1 recorder: bounded queue, one sender thread, client-go style series
+ * de-duplication (create, then PATCH series on repeats), periodic refresh of pending counts. */
+#include "kube/events.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube/log.h"
+
+#define NOTE_MAX 1024
+#define SERIES_EXPIRY_S 360.0   /* client-go forgets series unobserved for 6 minutes */
+#define MAX_TRIES 3             /* client-go tries 12 times, 10 s apart, in a goroutine per event;
+				   one sender thread must not stall the queue that long */
+#define RETRY_SLEEP_S 0.5
+
+struct pending {
+	cJSON *regarding, *related;   /* ObjectReferences */
+	char type[16], reason[128], action[128];
+	char *note;
+	double when;                   /* wall clock seconds */
+};
+
+struct cached {
+	struct cached *next;
+	struct pending *first;         /* the first occurrence, to re-create an expired Event */
+	char *key;
+	char *name, *ns;               /* the Event on the server */
+	int count;
+	double last_observed;
+	bool dirty;                    /* count > 2 not yet PATCHed */
+};
+
+struct kube_event_recorder {
+	struct kube_client *client;
+	char *controller, *instance;
+
+	pthread_mutex_t mu;            /* guards the queue, flush counters, stats, stopping, options */
+	pthread_cond_t work;           /* queue non-empty / flush requested / stop */
+	pthread_cond_t flushed;
+	struct pending **q; size_t qcap, qhead, qlen;
+	size_t queue_size;
+	double refresh_interval;
+	unsigned long flush_req, flush_done;
+	struct kube_event_stats stats;
+	bool stopping;
+	pthread_t thread;
+
+	double last_refresh, last_finish;
+
+	/* sender thread only */
+	struct cached *cache;
+	long long last_name_ns;
+};
+
+/* ---------- helpers ---------- */
+
+static double wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void micro_time(char buf[40], double t)
+{
+	time_t secs = (time_t)floor(t);
+	long usec = (long)llround((t - (double)secs) * 1e6);
+	if (usec >= 1000000) {
+		secs++;
+		usec -= 1000000;
+	}
+	struct tm tm;
+	gmtime_r(&secs, &tm);
+	size_t n = strftime(buf, 40, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, 40 - n, ".%06dZ", (int)(usec % 1000000));
+}
+
+static void pending_free(struct pending *p)
+{
+	if (!p)
+		return;
+	cJSON_Delete(p->regarding);
+	cJSON_Delete(p->related);
+	free(p->note);
+	free(p);
+}
+
+static cJSON *object_reference(const cJSON *obj)
+{
+	if (!obj)
+		return NULL;
+	cJSON *ref = cJSON_CreateObject();
+	if (!ref)
+		return NULL;
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	static const struct { const char *from; bool meta; const char *to; } fields[] = {
+		{"kind", false, "kind"}, {"namespace", true, "namespace"}, {"name", true, "name"},
+		{"uid", true, "uid"}, {"apiVersion", false, "apiVersion"}, {"resourceVersion", true, "resourceVersion"},
+	};
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(fields[i].meta ? meta : obj, fields[i].from);
+		if (cJSON_IsString(v) && *v->valuestring && !cJSON_AddStringToObject(ref, fields[i].to, v->valuestring)) {
+			cJSON_Delete(ref);
+			return NULL;
+		}
+	}
+	return ref;
+}
+
+/* Truncates s in place to at most max bytes without splitting a UTF-8 sequence. */
+static void truncate_utf8(char *s, size_t max)
+{
+	size_t n = strlen(s);
+	if (n <= max)
+		return;
+	n = max;
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	s[n] = 0;
+}
+
+/* ---------- lifecycle ---------- */
+
+static void *sender_main(void *arg);
+
+int kube_event_recorder_new(struct kube_client *c, const char *controller, const char *instance,
+			    struct kube_event_recorder **out)
+{
+	*out = NULL;
+	if (!c || !controller || !*controller)
+		return -1;
+	struct kube_event_recorder *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -1;
+	r->client = c;
+	r->controller = strdup(controller);
+	r->instance = strdup(instance && *instance ? instance : controller);
+	r->queue_size = 1000;
+	r->refresh_interval = 1800;
+	r->last_refresh = r->last_finish = wall_now();
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->work, NULL);
+	pthread_cond_init(&r->flushed, NULL);
+	if (!r->controller || !r->instance || pthread_create(&r->thread, NULL, sender_main, r) != 0) {
+		free(r->controller);
+		free(r->instance);
+		pthread_mutex_destroy(&r->mu);
+		pthread_cond_destroy(&r->work);
+		pthread_cond_destroy(&r->flushed);
+		free(r);
+		return -1;
+	}
+	*out = r;
+	return 0;
+}
+
+void kube_event_recorder_set_queue_size(struct kube_event_recorder *r, size_t n)
+{
+	pthread_mutex_lock(&r->mu);
+	r->queue_size = n > 0 ? n : 1;
+	pthread_mutex_unlock(&r->mu);
+}
+
+void kube_event_recorder_set_refresh_interval(struct kube_event_recorder *r, double seconds)
+{
+	pthread_mutex_lock(&r->mu);
+	r->refresh_interval = seconds > 0 ? seconds : 1800;
+	pthread_cond_signal(&r->work);
+	pthread_mutex_unlock(&r->mu);
+}
+
+void kube_event_recorder_stats(struct kube_event_recorder *r, struct kube_event_stats *out)
+{
+	pthread_mutex_lock(&r->mu);
+	*out = r->stats;
+	pthread_mutex_unlock(&r->mu);
+}
+
+void kube_event_recorder_flush(struct kube_event_recorder *r)
+{
+	pthread_mutex_lock(&r->mu);
+	unsigned long want = ++r->flush_req;
+	pthread_cond_signal(&r->work);
+	while (r->flush_done < want)
+		pthread_cond_wait(&r->flushed, &r->mu);
+	pthread_mutex_unlock(&r->mu);
+}
+
+void kube_event_recorder_free(struct kube_event_recorder *r)
+{
+	if (!r)
+		return;
+	kube_event_recorder_flush(r);
+	pthread_mutex_lock(&r->mu);
+	r->stopping = true;
+	pthread_cond_signal(&r->work);
+	pthread_mutex_unlock(&r->mu);
+	pthread_join(r->thread, NULL);
+	for (size_t i = 0; i < r->qlen; i++)
+		pending_free(r->q[(r->qhead + i) % r->qcap]);
+	free(r->q);
+	for (struct cached *c = r->cache, *next; c; c = next) {
+		next = c->next;
+		pending_free(c->first);
+		free(c->key); free(c->name); free(c->ns);
+		free(c);
+	}
+	free(r->controller);
+	free(r->instance);
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->work);
+	pthread_cond_destroy(&r->flushed);
+	free(r);
+}
+
+/* ---------- recording (caller side) ---------- */
+
+static void enqueue(struct kube_event_recorder *r, struct pending *p)
+{
+	pthread_mutex_lock(&r->mu);
+	r->stats.recorded++;
+	if (r->qlen >= r->queue_size) {
+		r->stats.dropped++;
+		pthread_mutex_unlock(&r->mu);
+		klog_info(2, "Event dropped: queue full", " reason=%s", p->reason);
+		pending_free(p);
+		return;
+	}
+	if (r->qlen == r->qcap) {
+		size_t ncap = r->qcap ? r->qcap * 2 : 64;
+		struct pending **nq = malloc(ncap * sizeof(*nq));
+		if (!nq) {
+			r->stats.dropped++;
+			pthread_mutex_unlock(&r->mu);
+			pending_free(p);
+			return;
+		}
+		for (size_t i = 0; i < r->qlen; i++)
+			nq[i] = r->q[(r->qhead + i) % r->qcap];
+		free(r->q);
+		r->q = nq;
+		r->qcap = ncap;
+		r->qhead = 0;
+	}
+	r->q[(r->qhead + r->qlen) % r->qcap] = p;
+	r->qlen++;
+	pthread_cond_signal(&r->work);
+	pthread_mutex_unlock(&r->mu);
+}
+
+static void record_v(struct kube_event_recorder *r, const cJSON *regarding, const cJSON *related, const char *type,
+		     const char *reason, const char *action, const char *fmt, va_list ap)
+{
+	if (!r)
+		return;
+	struct pending *p = calloc(1, sizeof(*p));
+	if (!p)
+		goto drop;
+	p->regarding = object_reference(regarding);
+	p->related = related ? object_reference(related) : NULL;
+	if (vasprintf(&p->note, fmt ? fmt : "", ap) < 0)
+		p->note = NULL;
+	if (!p->regarding || !p->note || (related && !p->related))
+		goto drop;
+	truncate_utf8(p->note, NOTE_MAX);
+	snprintf(p->type, sizeof(p->type), "%s", type ? type : "Normal");
+	snprintf(p->reason, sizeof(p->reason), "%s", reason ? reason : "");
+	snprintf(p->action, sizeof(p->action), "%s", action ? action : "");
+	p->when = wall_now();
+	enqueue(r, p);
+	return;
+drop:
+	pending_free(p);
+	pthread_mutex_lock(&r->mu);
+	r->stats.recorded++;
+	r->stats.dropped++;
+	pthread_mutex_unlock(&r->mu);
+}
+
+void kube_event_record(struct kube_event_recorder *r, const cJSON *regarding, const char *type, const char *reason,
+		       const char *action, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	record_v(r, regarding, NULL, type, reason, action, fmt, ap);
+	va_end(ap);
+}
+
+void kube_event_record_related(struct kube_event_recorder *r, const cJSON *regarding, const cJSON *related,
+			       const char *type, const char *reason, const char *action, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	record_v(r, regarding, related, type, reason, action, fmt, ap);
+	va_end(ap);
+}
+
+/* ---------- sender thread ---------- */
+
+static void count_stat(struct kube_event_recorder *r, uint64_t *field)
+{
+	pthread_mutex_lock(&r->mu);
+	(*field)++;
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* Isomorphism key as client-go's getKey (v1.34): type, action, reason, reportingController,
+ * reportingInstance, regarding, related. The note is not part of it: a repeat with a new note
+ * joins the series of the first (whose note stays). */
+static char *event_key(struct kube_event_recorder *r, const struct pending *p)
+{
+	char *reg = cJSON_PrintUnformatted(p->regarding);
+	char *rel = p->related ? cJSON_PrintUnformatted(p->related) : NULL;
+	char *key = NULL;
+	if (reg && asprintf(&key, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", p->type, p->action, p->reason, r->controller,
+			    r->instance, reg, rel ? rel : "") < 0)
+		key = NULL;
+	free(reg);
+	free(rel);
+	return key;
+}
+
+static char *events_path(const char *ns, const char *name)
+{
+	return kube_path("events.k8s.io", "v1", "events", ns, name, NULL);
+}
+
+static bool sender_sleep(struct kube_event_recorder *r, double seconds)
+{
+	(void)r;
+	struct timespec ts = {(time_t)seconds, (long)((seconds - floor(seconds)) * 1e9)};
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+	return false;
+}
+
+/* POSTs a new Event for p (with c's series when c has one). */
+static int create_event(struct kube_event_recorder *r, const struct pending *p, const struct cached *c,
+			char **name_out, char **ns_out)
+{
+	const cJSON *rn = cJSON_GetObjectItemCaseSensitive(p->regarding, "name");
+	const cJSON *rns = cJSON_GetObjectItemCaseSensitive(p->regarding, "namespace");
+	const char *ns = cJSON_IsString(rns) ? rns->valuestring : "default";
+	long long nanos = (long long)(p->when * 1e9);
+	if (nanos <= r->last_name_ns)
+		nanos = r->last_name_ns + 1;
+	r->last_name_ns = nanos;
+	char *name = NULL;
+	if (asprintf(&name, "%s.%llx", cJSON_IsString(rn) ? rn->valuestring : "unknown", nanos) < 0)
+		return -1;
+	char when[40];
+	micro_time(when, p->when);
+	cJSON *ev = cJSON_CreateObject();
+	cJSON *meta = cJSON_AddObjectToObject(ev, "metadata");
+	bool ok = ev && meta && cJSON_AddStringToObject(ev, "apiVersion", "events.k8s.io/v1") &&
+		  cJSON_AddStringToObject(ev, "kind", "Event") && cJSON_AddStringToObject(meta, "name", name) &&
+		  cJSON_AddStringToObject(meta, "namespace", ns) && cJSON_AddStringToObject(ev, "eventTime", when) &&
+		  cJSON_AddStringToObject(ev, "reportingController", r->controller) &&
+		  cJSON_AddStringToObject(ev, "reportingInstance", r->instance) &&
+		  cJSON_AddStringToObject(ev, "action", p->action) && cJSON_AddStringToObject(ev, "reason", p->reason) &&
+		  cJSON_AddStringToObject(ev, "note", p->note) && cJSON_AddStringToObject(ev, "type", p->type);
+	cJSON *reg = ok ? cJSON_Duplicate(p->regarding, 1) : NULL;
+	ok = ok && reg && cJSON_AddItemToObject(ev, "regarding", reg);
+	if (!ok)
+		cJSON_Delete(reg);
+	if (ok && p->related) {
+		cJSON *rel = cJSON_Duplicate(p->related, 1);
+		ok = rel && cJSON_AddItemToObject(ev, "related", rel);
+		if (!ok)
+			cJSON_Delete(rel);
+	}
+	if (ok && c && c->count >= 2) {
+		char last[40];
+		micro_time(last, c->last_observed);
+		cJSON *series = cJSON_AddObjectToObject(ev, "series");
+		ok = series && cJSON_AddNumberToObject(series, "count", c->count) &&
+		     cJSON_AddStringToObject(series, "lastObservedTime", last);
+	}
+	char *path = ok ? events_path(ns, NULL) : NULL;
+	struct kube_error e = {0};
+	int rc = -1;
+	for (int attempt = 0; path && attempt < MAX_TRIES; attempt++) {
+		rc = kube_create(r->client, path, ev, NULL, &e);
+		if (rc == 0 || (attempt > 0 && kube_error_is(&e, "AlreadyExists"))) {
+			rc = 0;   /* an earlier attempt reached the server after all */
+			break;
+		}
+		/* Transport errors and 5xx are worth another try; a rejected event is not. */
+		if (!e.retriable || sender_sleep(r, RETRY_SLEEP_S * (attempt + 1)))
+			break;
+	}
+	free(path);
+	cJSON_Delete(ev);
+	if (rc) {
+		klog_warning("Unable to write event", " name=%s reason=%s code=%d err=\"%s\"", name, p->reason, e.http_code,
+			     e.message);
+		free(name);
+		return -1;
+	}
+	*name_out = name;
+	*ns_out = strdup(ns);
+	return *ns_out ? 0 : -1;
+}
+
+static int patch_series(struct kube_event_recorder *r, struct cached *c)
+{
+	char when[40];
+	micro_time(when, c->last_observed);
+	cJSON *patch = cJSON_CreateObject();
+	cJSON *series = cJSON_AddObjectToObject(patch, "series");
+	char *path = events_path(c->ns, c->name);
+	int rc = -1;
+	struct kube_error e = {0};
+	if (patch && series && path && cJSON_AddNumberToObject(series, "count", c->count) &&
+	    cJSON_AddStringToObject(series, "lastObservedTime", when))
+		rc = kube_patch(r->client, path, KUBE_PATCH_STRATEGIC, patch, NULL, &e);
+	free(path);
+	cJSON_Delete(patch);
+	if (rc && kube_error_is_not_found(&e) && c->first) {
+		/* The Event expired on the server (TTL): create it again carrying the series. */
+		char *name = NULL, *ns = NULL;
+		if (create_event(r, c->first, c, &name, &ns) == 0) {
+			free(c->name);
+			free(c->ns);
+			c->name = name;
+			c->ns = ns;
+			count_stat(r, &r->stats.created);
+			c->dirty = false;
+			return 0;
+		}
+		free(name);
+	}
+	if (rc) {
+		klog_warning("Unable to update event series", " name=%s code=%d err=\"%s\"", c->name, e.http_code, e.message);
+		count_stat(r, &r->stats.failed);
+		return -1;
+	}
+	count_stat(r, &r->stats.patched);
+	c->dirty = false;
+	return 0;
+}
+
+/* Handles one occurrence; takes ownership of p. */
+static void process(struct kube_event_recorder *r, struct pending *p)
+{
+	char *key = event_key(r, p);
+	if (!key) {
+		count_stat(r, &r->stats.failed);
+		pending_free(p);
+		return;
+	}
+	struct cached *c;
+	for (c = r->cache; c; c = c->next)
+		if (strcmp(c->key, key) == 0)
+			break;
+	if (c) {
+		free(key);
+		c->count++;
+		c->last_observed = p->when;
+		pending_free(p);
+		if (c->count == 2)
+			patch_series(r, c);   /* the first repeat starts the series at once */
+		else
+			c->dirty = true;      /* later ones ride on the refresh (or a flush) */
+		return;
+	}
+	char *name = NULL, *ns = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c || create_event(r, p, NULL, &name, &ns)) {
+		free(c);
+		free(key);
+		free(name);
+		pending_free(p);
+		count_stat(r, &r->stats.failed);
+		return;
+	}
+	count_stat(r, &r->stats.created);
+	c->first = p;
+	c->key = key;
+	c->name = name;
+	c->ns = ns;
+	c->count = 1;
+	c->last_observed = p->when;
+	c->next = r->cache;
+	r->cache = c;
+}
+
+/* all: PATCH every dirty series (refresh, flush). Otherwise only finish series unobserved for
+ * SERIES_EXPIRY_S (PATCH their final count). With expire, forget entries unobserved that long. */
+static void sweep(struct kube_event_recorder *r, bool all, bool expire)
+{
+	double now = wall_now();
+	for (struct cached **pp = &r->cache; *pp;) {
+		struct cached *c = *pp;
+		bool old = now - c->last_observed > SERIES_EXPIRY_S;
+		if (c->dirty && (all || old))
+			patch_series(r, c);
+		if (expire && old && !c->dirty) {
+			*pp = c->next;
+			pending_free(c->first);
+			free(c->key); free(c->name); free(c->ns);
+			free(c);
+			continue;
+		}
+		pp = &c->next;
+	}
+}
+
+static void *sender_main(void *arg)
+{
+	struct kube_event_recorder *r = arg;
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		if (r->qlen > 0) {
+			struct pending *p = r->q[r->qhead];
+			r->qhead = (r->qhead + 1) % r->qcap;
+			r->qlen--;
+			pthread_mutex_unlock(&r->mu);
+			process(r, p);
+			pthread_mutex_lock(&r->mu);
+			continue;
+		}
+		if (r->flush_done < r->flush_req) {
+			unsigned long target = r->flush_req;
+			pthread_mutex_unlock(&r->mu);
+			sweep(r, true, false);
+			pthread_mutex_lock(&r->mu);
+			r->flush_done = target;
+			pthread_cond_broadcast(&r->flushed);
+			continue;
+		}
+		if (r->stopping)
+			break;
+		double now = wall_now();
+		double refresh_due = r->last_refresh + r->refresh_interval, finish_due = r->last_finish + SERIES_EXPIRY_S;
+		if (now >= refresh_due || now >= finish_due) {
+			bool all = now >= refresh_due;
+			if (all)
+				r->last_refresh = now;
+			r->last_finish = now;
+			pthread_mutex_unlock(&r->mu);
+			sweep(r, all, true);
+			pthread_mutex_lock(&r->mu);
+			continue;
+		}
+		double due = fmin(refresh_due, finish_due);
+		struct timespec ts = {(time_t)due, (long)((due - floor(due)) * 1e9)};
+		pthread_cond_timedwait(&r->work, &r->mu, &ts);   /* CLOCK_REALTIME, as due is wall time */
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}

@@ -1,0 +1,356 @@
+/* Tests for kube/informer.c: list+watch, handlers in order, resume from the last RV after a
+ * dropped connection, relist on 410 with synthesized deletes, indexes, has-synced, stop. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kube/informer.h"
+#include "kube/tests/fake_apiserver.h"
+
+/* ---------- handler log ---------- */
+
+struct log {
+	pthread_mutex_t mu;
+	char lines[128][96];
+	int n;
+};
+
+static const char *rv_of(const cJSON *o)
+{
+	const cJSON *rv = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"), "resourceVersion");
+	return cJSON_IsString(rv) ? rv->valuestring : "?";
+}
+
+static void log_line(struct log *l, const char *fmt, const char *a, const char *b, const char *c)
+{
+	pthread_mutex_lock(&l->mu);
+	if (l->n < 128)
+		snprintf(l->lines[l->n], sizeof(l->lines[0]), fmt, a, b, c);
+	l->n++;
+	pthread_mutex_unlock(&l->mu);
+}
+
+static void on_add(void *ctx, const cJSON *o)
+{
+	char key[128];
+	log_line(ctx, "add %s %s%s", kube_object_key(o, key, sizeof(key)), rv_of(o), "");
+}
+static void on_update(void *ctx, const cJSON *old, const cJSON *o)
+{
+	char key[128];
+	log_line(ctx, "update %s %s->%s", kube_object_key(o, key, sizeof(key)), rv_of(old), rv_of(o));
+}
+static void on_delete(void *ctx, const cJSON *o)
+{
+	char key[128];
+	log_line(ctx, "delete %s %s%s", kube_object_key(o, key, sizeof(key)), rv_of(o), "");
+}
+
+static int log_count(struct log *l)
+{
+	pthread_mutex_lock(&l->mu);
+	int n = l->n;
+	pthread_mutex_unlock(&l->mu);
+	return n;
+}
+
+/* Polls until the log holds n lines (generous deadline; not a timing assertion). */
+static void wait_lines(struct log *l, int n)
+{
+	for (int i = 0; i < 5000 && log_count(l) < n; i++)
+		usleep(2000);
+	assert_int_equal(log_count(l), n);
+}
+
+static void assert_log(struct log *l, const char *const *want, int n)
+{
+	wait_lines(l, n);
+	pthread_mutex_lock(&l->mu);
+	for (int i = 0; i < n; i++) {
+		if (strcmp(l->lines[i], want[i]) != 0)
+			print_error("line %d: got \"%s\" want \"%s\"\n", i, l->lines[i], want[i]);
+		assert_string_equal(l->lines[i], want[i]);
+	}
+	pthread_mutex_unlock(&l->mu);
+}
+
+/* ---------- fixture ---------- */
+
+struct env {
+	struct fake_apiserver *fs;
+	struct kube_client *c;
+	struct kube_informer *inf;
+	struct log log;
+};
+
+static int node_index(const cJSON *obj, const char **out, int max, void *u)
+{
+	(void)u;
+	const cJSON *n = cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "spec"), "nodeName");
+	if (max < 1 || !cJSON_IsString(n))
+		return 0;
+	out[0] = n->valuestring;
+	return 1;
+}
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	pthread_mutex_init(&e->log.mu, NULL);
+	e->fs = fake_apiserver_start(false);
+	struct kube_config cfg = {0};
+	cfg.server = (char *)fake_apiserver_url(e->fs);
+	assert_int_equal(kube_client_new(&cfg, &e->c, NULL), 0);
+	kube_client_set_max_retries(e->c, 0);
+	struct kube_informer_opts o = {.group = "", .version = "v1", .resource = "pods"};
+	assert_int_equal(kube_informer_new(e->c, &o, &e->inf), 0);
+	struct kube_informer_handlers h = {on_add, on_update, on_delete, &e->log};
+	kube_informer_add_handlers(e->inf, &h);
+	assert_int_equal(kube_informer_add_index(e->inf, "node", node_index, NULL), 0);
+	assert_int_equal(kube_informer_add_index(e->inf, "node", node_index, NULL), -1);
+	kube_informer_set_backoff(e->inf, 0.01, 0.05);
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+	kube_informer_free(e->inf);
+	kube_client_free(e->c);
+	fake_apiserver_stop(e->fs);
+	pthread_mutex_destroy(&e->log.mu);
+	free(e);
+	return 0;
+}
+
+#define POD(name, rv, node) \
+	"{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ns\",\"resourceVersion\":\"" rv \
+	"\"},\"spec\":{\"nodeName\":\"" node "\"}}"
+#define EV(type, obj) "{\"type\":\"" type "\",\"object\":" obj "}\n"
+#define LIST(rv, items) "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"" rv "\"},\"items\":[" items "]}"
+
+static const char *const HANG[] = {""};
+
+static void idle_watch(struct env *e)
+{
+	/* fallback: any later watch just hangs until stopped */
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1", 0, HANG, 0, 0, FAKE_END_HANG);
+}
+
+static void test_list_watch_handlers_and_store(void **state)
+{
+	struct env *e = *state;
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 1, 200, NULL,
+			     LIST("10", POD("a", "1", "n1") "," POD("b", "2", "n1")));
+	const char *chunks[] = {
+		EV("MODIFIED", POD("a", "11", "n2")) EV("ADDED", POD("c", "12", "n2")),
+		EV("BOOKMARK", "{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"12\"}}"),
+		EV("DELETED", POD("b", "13", "n1")),
+	};
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=10&allowWatchBookmarks=true", 1,
+			      chunks, 3, 1, FAKE_END_HANG);
+	idle_watch(e);
+	assert_false(kube_informer_has_synced(e->inf));
+	assert_int_equal(kube_informer_start(e->inf), 0);
+	assert_int_equal(kube_informer_start(e->inf), -1);
+	assert_true(kube_informer_wait_for_sync(e->inf, 5000));
+	assert_true(kube_informer_has_synced(e->inf));
+	const char *want[] = {"add ns/a 1", "add ns/b 2", "update ns/a 1->11", "add ns/c 12", "delete ns/b 13"};
+	assert_log(&e->log, want, 5);
+
+	assert_int_equal(kube_store_len(e->inf), 2);
+	cJSON *a = kube_store_get(e->inf, "ns/a");
+	assert_string_equal(rv_of(a), "11");
+	cJSON_Delete(a);
+	assert_null(kube_store_get(e->inf, "ns/b"));
+	cJSON *list = kube_store_list(e->inf);
+	assert_int_equal(cJSON_GetArraySize(list), 2);
+	cJSON_Delete(list);
+	cJSON *on_n2 = NULL, *on_n1 = NULL;
+	assert_int_equal(kube_store_by_index(e->inf, "node", "n2", &on_n2), 0);
+	assert_int_equal(cJSON_GetArraySize(on_n2), 2);   /* a moved to n2, c added there */
+	assert_int_equal(kube_store_by_index(e->inf, "node", "n1", &on_n1), 0);
+	assert_int_equal(cJSON_GetArraySize(on_n1), 0);   /* b deleted, a moved away */
+	cJSON_Delete(on_n2);
+	cJSON_Delete(on_n1);
+	assert_int_equal(kube_store_by_index(e->inf, "nope", "n1", &on_n1), -1);
+	assert_int_equal(kube_informer_list_count(e->inf), 1);
+}
+
+static void test_resume_after_drop(void **state)
+{
+	struct env *e = *state;
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 1, 200, NULL, LIST("10", POD("a", "1", "n1")));
+	/* first watch: one event, then the connection dies in the middle of the next one */
+	const char *w1[] = {EV("MODIFIED", POD("a", "11", "n1")) "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"meta"};
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=10&", 1, w1, 1, 0, FAKE_END_ABORT);
+	/* the resumed watch must start after 11 and gets the event again in full */
+	const char *w2[] = {EV("ADDED", POD("b", "12", "n1")) EV("MODIFIED", POD("a", "13", "n1"))};
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=11&", 1, w2, 1, 0, FAKE_END_CLEAN);
+	/* a normal close: resume from 13 */
+	const char *w3[] = {EV("DELETED", POD("a", "14", "n1"))};
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=13&", 1, w3, 1, 0, FAKE_END_HANG);
+	idle_watch(e);
+	assert_int_equal(kube_informer_start(e->inf), 0);
+	const char *want[] = {"add ns/a 1", "update ns/a 1->11", "add ns/b 12", "update ns/a 11->13", "delete ns/a 14"};
+	assert_log(&e->log, want, 5);
+	assert_int_equal(kube_informer_list_count(e->inf), 1);
+	assert_int_equal(fake_apiserver_count(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=11&"), 1);
+	assert_int_equal(fake_apiserver_count(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=13&"), 1);
+	assert_int_equal(kube_store_len(e->inf), 1);
+}
+
+static void test_relist_on_410(void **state)
+{
+	struct env *e = *state;
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 1, 200, NULL,
+			     LIST("10", POD("a", "1", "n1") "," POD("b", "2", "n1") "," POD("keep", "3", "n1")));
+	const char *w1[] = {EV("ERROR", "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+				      "\"message\":\"too old resource version: 10 (50)\",\"reason\":\"Expired\",\"code\":410}")};
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=10&", 1, w1, 1, 0, FAKE_END_CLEAN);
+	/* relist: a changed, b gone while we were not watching, c new, keep unchanged */
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 1, 200, NULL,
+			     LIST("60", POD("a", "55", "n1") "," POD("keep", "3", "n1") "," POD("c", "56", "n1")));
+	/* the watch after the relist is rejected with HTTP 410 -> relist again */
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=60&", 1, 410, NULL,
+			     "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"Gone\",\"code\":410}");
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 1, 200, NULL, LIST("70", POD("keep", "3", "n1")));
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=70&", 1, HANG, 0, 0, FAKE_END_HANG);
+	idle_watch(e);
+	assert_int_equal(kube_informer_start(e->inf), 0);
+	const char *want[] = {
+		"add ns/a 1", "add ns/b 2", "add ns/keep 3",
+		"update ns/a 1->55", "add ns/c 56", "delete ns/b 2",
+		"delete ns/a 55", "delete ns/c 56",
+	};
+	assert_log(&e->log, want, 8);
+	for (int i = 0; i < 5000 && fake_apiserver_count(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=70&") == 0; i++)
+		usleep(2000);
+	assert_int_equal(kube_informer_list_count(e->inf), 3);
+	assert_int_equal(kube_store_len(e->inf), 1);
+	cJSON *k = kube_store_get(e->inf, "ns/keep");
+	assert_non_null(k);
+	cJSON_Delete(k);
+	/* lists are consistent reads (no resourceVersion=0) */
+	struct fake_request *r = fake_apiserver_last(e->fs, "GET", "/api/v1/pods?limit=500");
+	assert_null(strstr(r->path, "resourceVersion"));
+	fake_request_free(r);
+}
+
+static void test_list_failure_backoff_and_stop(void **state)
+{
+	struct env *e = *state;
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 2, 500, NULL,
+			     "{\"kind\":\"Status\",\"reason\":\"InternalError\",\"code\":500}");
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 1, 200, NULL, LIST("5", ""));
+	idle_watch(e);
+	assert_int_equal(kube_informer_start(e->inf), 0);
+	assert_true(kube_informer_wait_for_sync(e->inf, 5000));
+	assert_int_equal(kube_informer_list_count(e->inf), 3);
+	assert_int_equal(kube_store_len(e->inf), 0);
+	for (int i = 0; i < 5000 && kube_informer_watch_count(e->inf) == 0; i++)
+		usleep(2000);
+	/* stop while the watch hangs: returns (joins) without waiting for the server */
+	kube_informer_stop(e->inf);
+	kube_informer_stop(e->inf);
+	assert_int_equal(log_count(&e->log), 0);
+}
+
+static void test_wait_for_sync_times_out(void **state)
+{
+	struct env *e = *state;
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 0, 403, NULL,
+			     "{\"kind\":\"Status\",\"reason\":\"Forbidden\",\"code\":403}");
+	assert_int_equal(kube_informer_start(e->inf), 0);
+	assert_false(kube_informer_wait_for_sync(e->inf, 50));
+	assert_false(kube_informer_has_synced(e->inf));
+}
+
+static void count_obj(const cJSON *o, void *u)
+{
+	(void)o;
+	(*(int *)u)++;
+}
+static void get_rv(const cJSON *o, void *u) { snprintf(u, 16, "%s", o ? rv_of(o) : "none"); }
+
+static void test_resync_and_with_readers(void **state)
+{
+	struct env *e = *state;
+	kube_informer_free(e->inf);
+	struct kube_informer_opts o = {.group = "", .version = "v1", .resource = "pods", .ns = "ns", .resync_seconds = 1,
+				       .label_selector = "app=web"};
+	assert_int_equal(kube_informer_new(e->c, &o, &e->inf), 0);
+	struct kube_informer_handlers h = {on_add, on_update, on_delete, &e->log};
+	kube_informer_add_handlers(e->inf, &h);
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/namespaces/ns/pods?limit=500&labelSelector=app%3Dweb", 1, 200, NULL,
+			     LIST("10", POD("a", "1", "n1")));
+	/* a bookmark after the resync period gives the informer thread a chance to resync */
+	const char *w[] = {EV("BOOKMARK", "{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"20\"}}")};
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/namespaces/ns/pods?watch=1&resourceVersion=10&", 1, w, 1, 1100, FAKE_END_HANG);
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/namespaces/ns/pods?watch=1", 0, HANG, 0, 0, FAKE_END_HANG);
+	assert_int_equal(kube_informer_start(e->inf), 0);
+	const char *want[] = {"add ns/a 1", "update ns/a 1->1"};
+	assert_log(&e->log, want, 2);
+	int n = 0;
+	kube_store_list_with(e->inf, count_obj, &n);
+	assert_int_equal(n, 1);
+	char rv[16];
+	kube_store_get_with(e->inf, "ns/a", get_rv, rv);
+	assert_string_equal(rv, "1");
+	kube_store_get_with(e->inf, "ns/zz", get_rv, rv);
+	assert_string_equal(rv, "none");
+	struct fake_request *r = fake_apiserver_last(e->fs, "GET", "/api/v1/namespaces/ns/pods?watch=1");
+	assert_non_null(strstr(r->path, "timeoutSeconds=1"));
+	assert_non_null(strstr(r->path, "labelSelector=app%3Dweb"));
+	fake_request_free(r);
+}
+
+static void test_object_key(void **state)
+{
+	(void)state;
+	static const struct { const char *obj; const char *want; } cases[] = {
+		{"{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\"}}", "ns/a"},
+		{"{\"metadata\":{\"name\":\"node-1\"}}", "node-1"},
+		{"{\"metadata\":{\"name\":\"a\",\"namespace\":\"\"}}", "a"},
+		{"{\"metadata\":{\"namespace\":\"ns\"}}", NULL},
+		{"{}", NULL},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *o = cJSON_Parse(cases[i].obj);
+		char buf[64];
+		char *k = kube_object_key(o, buf, sizeof(buf));
+		if (cases[i].want)
+			assert_string_equal(k, cases[i].want);
+		else
+			assert_null(k);
+		cJSON_Delete(o);
+	}
+	cJSON *o = cJSON_Parse("{\"metadata\":{\"name\":\"long-name\",\"namespace\":\"ns\"}}");
+	char small[4];
+	assert_null(kube_object_key(o, small, sizeof(small)));
+	cJSON_Delete(o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_object_key),
+		cmocka_unit_test_setup_teardown(test_list_watch_handlers_and_store, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resume_after_drop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_relist_on_410, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_failure_backoff_and_stop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wait_for_sync_times_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resync_and_with_readers, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
