@@ -1,0 +1,25 @@
+/* DefaultBinder (Bind): POSTs the pod's binding through the framework handle (plugins.md §18).
+ * An API error becomes an Error status carrying its message. */
+#include <stdlib.h>
+
+#include "scheduler/framework.h"
+
+static struct sk_status default_binder_bind(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+					    const char *node_name)
+{
+	(void)cs;
+	char *err = NULL;
+	if (sk_handle_bind_pod(self->handle, pod, node_name, &err) == 0) {
+		free(err);
+		return sk_ok();
+	}
+	struct sk_status s = sk_statusf(SK_ERROR, "%s", err ? err : "binding failed");
+	free(err);
+	return s;
+}
+
+const struct sk_plugin_desc sk_plugin_default_binder = {
+	.abi_version = SK_PLUGIN_ABI_VERSION,
+	.name = "DefaultBinder",
+	.bind = default_binder_bind,
+};

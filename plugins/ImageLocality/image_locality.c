@@ -1,0 +1,37 @@
+/* ImageLocality (Score): prefers nodes that already have the pod's container images, weighted by
+ * how widely each image is spread over the cluster (plugins.md §16). */
+#include "scheduler/framework.h"
+
+#define MIB 1048576LL
+#define MIN_THRESHOLD (23 * MIB)
+#define MAX_CONTAINER_THRESHOLD (1000 * MIB)
+
+static struct sk_status image_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				    const struct sk_node_info *ni, int64_t *score)
+{
+	(void)cs;
+	const struct sk_snapshot *snap = sk_handle_snapshot(self->handle);
+	if (!snap)
+		return sk_status(SK_ERROR, "no snapshot");
+	int total_nodes = snap->nnodes;
+	int64_t sum = 0;
+	for (int i = 0; i < pod->nimages && total_nodes > 0; i++) {
+		const struct sk_image_state *st = sk_snapshot_image_state(snap, ni, pod->images[i]);
+		if (st)
+			sum += (int64_t)((double)st->size_bytes * ((double)st->num_nodes / (double)total_nodes));
+	}
+	int64_t max_threshold = MAX_CONTAINER_THRESHOLD * pod->ncontainers;
+	if (sum < MIN_THRESHOLD)
+		sum = MIN_THRESHOLD;
+	else if (sum > max_threshold)
+		sum = max_threshold;
+	*score = max_threshold == MIN_THRESHOLD ? 0
+					       : SK_MAX_NODE_SCORE * (sum - MIN_THRESHOLD) / (max_threshold - MIN_THRESHOLD);
+	return sk_ok();
+}
+
+const struct sk_plugin_desc sk_plugin_image_locality = {
+	.abi_version = SK_PLUGIN_ABI_VERSION,
+	.name = "ImageLocality",
+	.score = image_score,
+};

@@ -1,0 +1,166 @@
+/* See harness.h. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "plugins/tests/harness.h"
+#include "scheduler/cache.h"
+
+static const struct sk_snapshot *ph_snapshot(void *ctx)
+{
+	return ((struct ph *)ctx)->snap;
+}
+
+static int ph_bind(void *ctx, const struct sk_pod *pod, const char *node, char **err)
+{
+	struct ph *h = ctx;
+	h->bind_calls++;
+	snprintf(h->bound, sizeof(h->bound), "%s/%s -> %s", pod->ns, pod->name, node);
+	if (h->bind_error) {
+		*err = strdup(h->bind_error);
+		return -1;
+	}
+	return 0;
+}
+
+struct ph *ph_new(const char *profile_yaml)
+{
+	struct ph *h = calloc(1, sizeof(*h));
+	assert_non_null(h);
+	char *text = NULL;
+	assert_true(asprintf(&text, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n%s%s",
+			     profile_yaml ? "profiles:\n" : "", profile_yaml ? profile_yaml : "") >= 0);
+	struct sk_errors e = { 0 };
+	h->cfg = sk_config_load(text, strlen(text), &e);
+	if (!h->cfg) {
+		char *all = sk_errors_join(&e, "\n");
+		print_error("config errors:\n%s\n", all);
+		free(all);
+		sk_errors_free(&e);
+		free(text);
+		fail();
+	}
+	free(text);
+	sk_errors_free(&e);
+	struct sk_framework_env env = { .ctx = h, .snapshot = ph_snapshot, .bind = ph_bind };
+	char *err = NULL;
+	h->fw = sk_framework_new(h->cfg, &h->cfg->profiles[0], &env, &err);
+	if (!h->fw) {
+		print_error("framework: %s\n", err ? err : "?");
+		free(err);
+		fail();
+	}
+	h->cs = sk_cycle_state_new(h->fw, false);
+	assert_non_null(h->cs);
+	return h;
+}
+
+void ph_free(struct ph *h)
+{
+	if (!h)
+		return;
+	sk_cycle_state_free(h->cs);
+	sk_framework_unref(h->fw);
+	sk_config_free(h->cfg);
+	sk_snapshot_free(h->snap);
+	free(h);
+}
+
+struct sk_plugin *ph_plugin(struct ph *h, const char *name)
+{
+	for (int i = 0; i < sk_framework_nplugins(h->fw); i++) {
+		struct sk_plugin *pl = sk_framework_instance(h->fw, i);
+		if (!strcmp(pl->desc->name, name))
+			return pl;
+	}
+	print_error("plugin %s is not in the profile\n", name);
+	fail();
+	return NULL;
+}
+
+void ph_set_snapshot(struct ph *h, struct sk_snapshot *snap)
+{
+	sk_snapshot_free(h->snap);
+	h->snap = snap;
+}
+
+void ph_reset_state(struct ph *h)
+{
+	sk_cycle_state_free(h->cs);
+	h->cs = sk_cycle_state_new(h->fw, false);
+	assert_non_null(h->cs);
+}
+
+static void fail_status(const char *what, struct sk_status *s)
+{
+	char *m = sk_status_message(s);
+	print_error("%s: %s: %s\n", what, sk_code_string(s->code), m ? m : "");
+	free(m);
+	sk_status_reset(s);
+	fail();
+}
+
+enum sk_code ph_scores(struct ph *h, struct sk_plugin *pl, const struct sk_pod *pod, int64_t *out)
+{
+	assert_non_null(h->snap);
+	int n = h->snap->nnodes;
+	ph_reset_state(h);
+	if (pl->desc->pre_score) {
+		struct sk_status s = pl->desc->pre_score(pl, h->cs, pod, (const struct sk_node_info *const *)h->snap->nodes, n);
+		if (s.code == SK_SKIP) {
+			for (int i = 0; i < n; i++)
+				out[i] = 0;
+			sk_status_reset(&s);
+			return SK_SKIP;
+		}
+		if (!sk_is_success(&s))
+			fail_status("PreScore", &s);
+	}
+	struct sk_node_score *scores = calloc((size_t)n + 1, sizeof(*scores));
+	assert_non_null(scores);
+	for (int i = 0; i < n; i++) {
+		struct sk_status s = pl->desc->score(pl, h->cs, pod, h->snap->nodes[i], &scores[i].score);
+		if (!sk_is_success(&s)) {
+			free(scores);
+			fail_status("Score", &s);
+		}
+		scores[i].name = h->snap->nodes[i]->node->name;
+	}
+	if (pl->desc->normalize_score) {
+		struct sk_status s = pl->desc->normalize_score(pl, h->cs, pod, scores, n);
+		if (!sk_is_success(&s)) {
+			free(scores);
+			fail_status("NormalizeScore", &s);
+		}
+	}
+	for (int i = 0; i < n; i++)
+		out[i] = scores[i].score;
+	free(scores);
+	return SK_SUCCESS;
+}
+
+struct sk_status ph_filter(struct ph *h, struct sk_plugin *pl, const struct sk_pod *pod, const struct sk_node_info *ni)
+{
+	ph_reset_state(h);
+	if (pl->desc->pre_filter) {
+		struct sk_prefilter_result r = { .all = true };
+		struct sk_status s = pl->desc->pre_filter(pl, h->cs, pod, &r);
+		free(r.names);
+		if (!sk_is_success(&s))
+			return s;
+	}
+	return pl->desc->filter(pl, h->cs, pod, ni);
+}
+
+char *ph_message(struct sk_status *s)
+{
+	char *m = sk_status_message(s);
+	sk_status_reset(s);
+	return m;
+}

@@ -1,0 +1,44 @@
+/* Test harness for the in-tree plugin tests (plugins/tests/test_*.c): builds a real framework
+ * (scheduler/framework.c) from a config, so plugin instances get their args, CycleState slots and
+ * a handle whose snapshot and binder the test controls, then calls the plugin callbacks directly.
+ * Linked into every test through lib/libtestsupport.a. */
+#ifndef SK_PLUGINS_TEST_HARNESS_H
+#define SK_PLUGINS_TEST_HARNESS_H
+
+#include "scheduler/config.h"
+#include "scheduler/framework.h"
+#include "scheduler/runtime.h"
+#include "scheduler/types.h"
+
+struct ph {
+	struct sk_config *cfg;
+	struct sk_framework *fw;
+	struct sk_snapshot *snap;      /* owned; what sk_handle_snapshot returns */
+	struct sk_cycle_state *cs;     /* a fresh state per ph_reset_state */
+	int bind_calls;
+	const char *bind_error;        /* when set, the binder fails with this message */
+	char bound[256];               /* "ns/name -> node" of the last bind */
+};
+
+/* profile_yaml: the YAML text after "profiles:\n" of a KubeSchedulerConfiguration (NULL = the default
+ * profile). Fails the test if the config does not load or the framework does not build. */
+struct ph *ph_new(const char *profile_yaml);
+void ph_free(struct ph *h);
+/* The instance of plugin `name` in profile 0 (fails the test when absent). */
+struct sk_plugin *ph_plugin(struct ph *h, const char *name);
+/* Replaces the snapshot (takes ownership; NULL clears). */
+void ph_set_snapshot(struct ph *h, struct sk_snapshot *snap);
+/* Drops the current CycleState and starts a new one. */
+void ph_reset_state(struct ph *h);
+
+/* Runs PreScore (when implemented; a Skip leaves every score 0), Score for every node of the
+ * snapshot, then NormalizeScore when implemented. out[i] is the score of snapshot node i.
+ * Returns the PreScore code (SK_SUCCESS or SK_SKIP); fails the test on any Error. */
+enum sk_code ph_scores(struct ph *h, struct sk_plugin *pl, const struct sk_pod *pod, int64_t *out);
+/* PreFilter (when implemented) then Filter on one node; returns the Filter status (or the PreFilter
+ * one when it rejected or skipped). Caller sk_status_reset. */
+struct sk_status ph_filter(struct ph *h, struct sk_plugin *pl, const struct sk_pod *pod, const struct sk_node_info *ni);
+/* Filter message (reasons joined), "" for success; caller frees. Resets the status. */
+char *ph_message(struct sk_status *s);
+
+#endif

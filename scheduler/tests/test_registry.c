@@ -1,0 +1,144 @@
+/* Tests for scheduler/registry.c: the in-tree table and its order, lookups, out-of-tree
+ * registration rules, "did you mean" suggestions, and the unavailable defaults. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "scheduler/config.h"
+#include "scheduler/framework.h"
+
+static void test_in_tree_order(void **state)
+{
+	(void)state;
+	const char *const want[] = { "SchedulingGates",  "PrioritySort", "NodeUnschedulable", "NodeName",
+				     "TaintToleration",  "NodeAffinity", "NodePorts",         "NodeResourcesFit",
+				     "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder", NULL };
+	int i = 0;
+	for (; sk_in_tree_plugins[i]; i++) {
+		assert_non_null(want[i]);
+		assert_string_equal(sk_in_tree_plugins[i]->name, want[i]);
+		assert_int_equal(sk_in_tree_plugins[i]->abi_version, SK_PLUGIN_ABI_VERSION);
+		assert_ptr_equal(sk_registry_lookup(want[i]), sk_in_tree_plugins[i]);
+	}
+	assert_null(want[i]);
+}
+
+static void test_extension_points(void **state)
+{
+	(void)state;
+	/* plugins.md §20 */
+	const struct {
+		const char *name;
+		enum sk_ext_point eps[6];
+		int n;
+	} t[] = {
+		{ "SchedulingGates", { SK_EP_PRE_ENQUEUE }, 1 },
+		{ "PrioritySort", { SK_EP_QUEUE_SORT }, 1 },
+		{ "NodeUnschedulable", { SK_EP_FILTER }, 1 },
+		{ "NodeName", { SK_EP_FILTER }, 1 },
+		{ "TaintToleration", { SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 3 },
+		{ "NodeAffinity", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 4 },
+		{ "NodePorts", { SK_EP_PRE_FILTER, SK_EP_FILTER }, 2 },
+		{ "NodeResourcesFit", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 4 },
+		{ "NodeResourcesBalancedAllocation", { SK_EP_PRE_SCORE, SK_EP_SCORE }, 2 },
+		{ "ImageLocality", { SK_EP_SCORE }, 1 },
+		{ "DefaultBinder", { SK_EP_BIND }, 1 },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		const struct sk_plugin_desc *d = sk_registry_lookup(t[i].name);
+		assert_non_null(d);
+		for (int ep = 0; ep < SK_EP_COUNT; ep++) {
+			bool want = false;
+			for (int k = 0; k < t[i].n; k++)
+				want |= t[i].eps[k] == (enum sk_ext_point)ep;
+			if (sk_desc_implements(d, (enum sk_ext_point)ep) != want) {
+				print_error("%s at %s: want %d\n", t[i].name, sk_ext_point_field((enum sk_ext_point)ep), want);
+				fail();
+			}
+		}
+	}
+	/* NormalizeScore exactly where upstream has it */
+	assert_non_null(sk_registry_lookup("TaintToleration")->normalize_score);
+	assert_non_null(sk_registry_lookup("NodeAffinity")->normalize_score);
+	assert_null(sk_registry_lookup("NodeResourcesFit")->normalize_score);
+	assert_null(sk_registry_lookup("ImageLocality")->normalize_score);
+	/* args kinds */
+	assert_string_equal(sk_registry_lookup("NodeResourcesFit")->args_kind, "NodeResourcesFitArgs");
+	assert_string_equal(sk_registry_lookup("NodeAffinity")->args_kind, "NodeAffinityArgs");
+	assert_string_equal(sk_registry_lookup("NodeResourcesBalancedAllocation")->args_kind,
+			    "NodeResourcesBalancedAllocationArgs");
+	assert_null(sk_registry_lookup("PrioritySort")->args_kind);
+}
+
+static const struct sk_plugin_desc my_plugin = { .abi_version = SK_PLUGIN_ABI_VERSION, .name = "MyPlugin" };
+static const struct sk_plugin_desc old_abi = { .abi_version = 0, .name = "OldPlugin" };
+static const struct sk_plugin_desc taken = { .abi_version = SK_PLUGIN_ABI_VERSION, .name = "NodeName" };
+static const struct sk_plugin_desc upstream = { .abi_version = SK_PLUGIN_ABI_VERSION, .name = "VolumeZone" };
+
+static void test_register(void **state)
+{
+	(void)state;
+	char *err = NULL;
+	assert_null(sk_registry_lookup("MyPlugin"));
+	assert_int_equal(sk_registry_register(&my_plugin, &err), 0);
+	assert_null(err);
+	assert_ptr_equal(sk_registry_lookup("MyPlugin"), &my_plugin);
+	assert_int_equal(sk_registry_register(&my_plugin, &err), -1);
+	assert_string_equal(err, "a plugin named MyPlugin already exists");
+	free(err);
+	assert_int_equal(sk_registry_register(&taken, &err), -1);
+	free(err);
+	assert_int_equal(sk_registry_register(&upstream, &err), -1);
+	free(err);
+	assert_int_equal(sk_registry_register(&old_abi, &err), -1);
+	assert_string_equal(err, "plugin OldPlugin: ABI version 0, this scheduler supports 1");
+	free(err);
+	assert_int_equal(sk_registry_register(NULL, NULL), -1);
+	/* registered plugins take part in suggestions */
+	assert_string_equal(sk_registry_suggest("MyPlugn"), "MyPlugin");
+}
+
+static void test_suggest(void **state)
+{
+	(void)state;
+	assert_string_equal(sk_registry_suggest("NodeResourceFit"), "NodeResourcesFit");
+	assert_string_equal(sk_registry_suggest("nodeaffinity"), "NodeAffinity");
+	assert_string_equal(sk_registry_suggest("TaintTolerations"), "TaintToleration");
+	assert_string_equal(sk_registry_suggest("PodTopologySpred"), "PodTopologySpread");
+	assert_string_equal(sk_registry_suggest("DefaultBinding"), "DefaultBinder");
+	assert_null(sk_registry_suggest("Completely"));
+	assert_null(sk_registry_suggest(""));
+	assert_null(sk_registry_suggest(NULL));
+}
+
+static void test_unavailable(void **state)
+{
+	(void)state;
+	const char *const want[] = { "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",     "VolumeZone",
+				     "PodTopologySpread",  "InterPodAffinity", "DynamicResources", "DefaultPreemption",
+				     NULL };
+	for (int i = 0; want[i]; i++) {
+		assert_string_equal(sk_unavailable_default_plugins[i], want[i]);
+		assert_null(sk_registry_lookup(want[i]));
+		const struct sk_plugin_desc *stub = sk_unavailable_plugin_desc(want[i]);
+		assert_non_null(stub);
+		assert_string_equal(stub->name, want[i]);
+		assert_null(stub->filter);
+	}
+	assert_null(sk_unavailable_default_plugins[8]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_in_tree_order), cmocka_unit_test(test_extension_points),
+		cmocka_unit_test(test_register),      cmocka_unit_test(test_suggest),
+		cmocka_unit_test(test_unavailable),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
