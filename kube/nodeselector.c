@@ -27,6 +27,7 @@ struct term {
 struct kube_node_selector {
 	size_t n;
 	struct term *terms;
+	bool had_empty_terms; /* dropped at compile: they still stop PreFilter narrowing upstream */
 };
 
 struct kube_preferred_terms {
@@ -307,8 +308,10 @@ int kube_node_selector_compile(const cJSON *terms, const char *path, unsigned fl
 	struct errs e = {0};
 	int i = 0;
 	for (const cJSON *t = n ? terms->child : NULL; t; t = t->next, i++) {
-		if (term_is_empty(t))
+		if (term_is_empty(t)) {
+			s->had_empty_terms = true;
 			continue; /* an empty term selects nothing */
+		}
 		char p[256];
 		snprintf(p, sizeof(p), "%s[%d]", path, i);
 		compile_term(&s->terms[s->n], t, p, &e);
@@ -334,6 +337,53 @@ int kube_node_selector_compile_object(const cJSON *node_selector, const char *pa
 	snprintf(p, sizeof(p), "%s%snodeSelectorTerms", path ? path : "", path && *path ? "." : "");
 	return kube_node_selector_compile(cJSON_GetObjectItemCaseSensitive(node_selector, "nodeSelectorTerms"), p,
 					  flags, out, err);
+}
+
+/* Upstream NodeAffinity PreFilter: within a term, "metadata.name In" requirements intersect; across
+ * terms the sets are unioned; one term without such a requirement means no narrowing. */
+int kube_node_selector_node_names(const struct kube_node_selector *s, const char ***names, size_t *n)
+{
+	*names = NULL;
+	*n = 0;
+	if (!s || s->had_empty_terms || s->n == 0)
+		return 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct term *t = &s->terms[i];
+		bool has_name_in = false;
+		for (size_t j = 0; !t->broken && j < t->nfields; j++)
+			if (!t->fields[j].not_in && strcmp(t->fields[j].key, "metadata.name") == 0)
+				has_name_in = true;
+		if (!has_name_in)
+			return 0;
+	}
+	const char **out = calloc(s->n, sizeof(*out));
+	if (!out)
+		return -1;
+	size_t count = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct term *t = &s->terms[i];
+		const char *name = NULL;
+		bool conflict = false;
+		for (size_t j = 0; j < t->nfields; j++) {
+			const struct field_req *f = &t->fields[j];
+			if (f->not_in || strcmp(f->key, "metadata.name") != 0)
+				continue;
+			if (!name)
+				name = f->value;
+			else if (strcmp(name, f->value) != 0)
+				conflict = true; /* single-valued sets: the intersection is empty */
+		}
+		if (conflict)
+			continue;
+		bool seen = false;
+		for (size_t k = 0; k < count && !seen; k++)
+			seen = strcmp(out[k], name) == 0;
+		if (!seen)
+			out[count++] = name;
+	}
+	*names = out;
+	*n = count;
+	return 1;
 }
 
 bool kube_node_selector_matches(const struct kube_node_selector *s, const char *node_name, kube_label_lookup_fn get,

@@ -43,6 +43,11 @@ bool kube_node_selector_matches(const struct kube_node_selector *s, const char *
 /* Convenience over a Node object (metadata.name, metadata.labels). */
 bool kube_node_selector_matches_node(const struct kube_node_selector *s, const cJSON *node);
 void kube_node_selector_free(struct kube_node_selector *s);
+/* The node names a selector can match through matchFields "metadata.name In" (upstream NodeAffinity
+ * PreFilter): returns 0 when it may match any node (some term has no such requirement), 1 when it
+ * is narrowed to *names (a malloc'd array the caller frees; the strings are borrowed from s; *n == 0
+ * means the terms conflict and no node can match), -1 on ENOMEM. */
+int kube_node_selector_node_names(const struct kube_node_selector *s, const char ***names, size_t *n);
 
 /* Compiles preferredDuringSchedulingIgnoredDuringExecution: [{weight, preference: term}].
  * Terms with weight 0 are skipped (upstream). path as above (NULL ->

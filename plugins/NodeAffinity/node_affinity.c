@@ -11,6 +11,7 @@
 
 #define ERR_REASON_POD "node(s) didn't match Pod's node affinity/selector"
 #define ERR_REASON_ENFORCED "node(s) didn't match scheduler-enforced node affinity"
+#define ERR_REASON_CONFLICT "pod affinity terms conflict"
 
 struct node_affinity_args {
 	cJSON *added_affinity;                       /* as given (for /configz), or NULL */
@@ -205,10 +206,22 @@ static struct sk_status na_pre_filter(struct sk_plugin *self, struct sk_cycle_st
 	const struct node_affinity_args *a = na_args(self);
 	if (!pod->required_affinity && (!a || !a->added_required) && pod->node_selector.n == 0)
 		return sk_status(SK_SKIP, NULL);
-	/* Narrowing to matchFields metadata.name In [...] needs the terms' field requirements, which
-	 * the compiled selector does not expose yet: no narrowing (Filter still rejects the other
-	 * nodes with the same outcome). */
-	return sk_ok();
+	/* Narrow to the nodes named by matchFields "metadata.name In" (upstream PreFilterResult). */
+	const char **names;
+	size_t n;
+	int r = kube_node_selector_node_names(pod->required_affinity, &names, &n);
+	if (r < 0)
+		return sk_status(SK_ERROR, "out of memory");
+	if (r == 0)
+		return sk_ok();
+	struct sk_status st = sk_ok();
+	if (n == 0)
+		st = sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_CONFLICT);
+	for (size_t i = 0; i < n && st.code == SK_SUCCESS; i++)
+		if (sk_prefilter_result_add(result, sk_intern(names[i])) != 0)
+			st = sk_status(SK_ERROR, "out of memory");
+	free(names);
+	return st;
 }
 
 static struct sk_status na_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,

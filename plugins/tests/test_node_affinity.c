@@ -108,6 +108,66 @@ static void test_prefilter_skip(void **state)
 	ph_free(h);
 }
 
+/* PreFilterResult narrowing by matchFields metadata.name In (upstream TestNodeAffinityPreFilter). */
+struct prefilter_case {
+	const char *name, *spec;
+	enum sk_code code;
+	const char *want; /* expected narrowed names joined by ",", NULL = no narrowing, "" = conflict */
+};
+
+static void test_prefilter_narrowing(void **state)
+{
+	(void)state;
+	static const struct prefilter_case cases[] = {
+		{ "no matchFields", REQUIRED("{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"Exists\"}]}"),
+		  SK_SUCCESS, NULL },
+		{ "one term one name", REQUIRED("{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"n1\"]}]}"),
+		  SK_SUCCESS, "n1" },
+		{ "two terms union", REQUIRED("{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"n1\"]}]},"
+					      "{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"n2\"]}]}"),
+		  SK_SUCCESS, "n1,n2" },
+		{ "a term without names disables narrowing",
+		  REQUIRED("{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"n1\"]}]},"
+			   "{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"Exists\"}]}"),
+		  SK_SUCCESS, NULL },
+		{ "NotIn does not narrow", REQUIRED("{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"NotIn\",\"values\":[\"n1\"]}]}"),
+		  SK_SUCCESS, NULL },
+		{ "intersection within a term conflicts",
+		  REQUIRED("{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"n1\"]},"
+			   "{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"n2\"]}]}"),
+		  SK_UNSCHEDULABLE_AND_UNRESOLVABLE, "" },
+	};
+	struct ph *h = ph_new(NULL);
+	struct sk_plugin *pl = ph_plugin(h, "NodeAffinity");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct prefilter_case *c = &cases[i];
+		struct sk_prefilter_result r = { .all = true };
+		struct sk_pod *p = pod_spec(c->spec);
+		assert_non_null(p);
+		struct sk_status s = pl->desc->pre_filter(pl, h->cs, p, &r);
+		if (s.code != c->code)
+			fail_msg("%s: code %d, want %d", c->name, s.code, c->code);
+		if (c->code == SK_UNSCHEDULABLE_AND_UNRESOLVABLE) {
+			char *m = ph_message(&s);
+			assert_string_equal(m, "pod affinity terms conflict");
+			free(m);
+		} else if (!c->want) {
+			if (!r.all || r.n != 0)
+				fail_msg("%s: narrowed unexpectedly", c->name);
+		} else {
+			char got[256] = "";
+			for (int k = 0; k < r.n; k++)
+				snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", k ? "," : "", r.names[k]);
+			if (r.all || strcmp(got, c->want) != 0)
+				fail_msg("%s: narrowed to \"%s\" (all=%d), want \"%s\"", c->name, got, r.all, c->want);
+		}
+		sk_status_reset(&s);
+		free(r.names);
+		sk_pod_unref(p);
+	}
+	ph_free(h);
+}
+
 static void test_added_affinity(void **state)
 {
 	(void)state;
@@ -211,7 +271,7 @@ static void test_hint(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_filter),       cmocka_unit_test(test_prefilter_skip),
+		cmocka_unit_test(test_filter),       cmocka_unit_test(test_prefilter_skip), cmocka_unit_test(test_prefilter_narrowing),
 		cmocka_unit_test(test_added_affinity), cmocka_unit_test(test_score),
 		cmocka_unit_test(test_hint),
 	};
