@@ -14,4 +14,16 @@ char *apis_openapi_v3_index(const cJSON *resources);        /* JSON text of /ope
 /* gv_path: "api/v1", "apis/apps/v1"; returns JSON text (caller frees) or NULL if unknown. */
 char *apis_openapi_v3_doc(const cJSON *resources, const char *gv_path);
 
+/* GET /openapi/v2 (kubectl asks for it with Accept
+ * application/com.github.proto-openapi.spec.v2@v1.0+protobuf, only for kinds the v3 documents
+ * do not cover: kinds not served yet, e.g. a custom resource in the same file as its CRD).
+ * kubectl then validates client-side and skips kinds its v2 models do not know. Serving 200 with
+ * an EMPTY body (a valid, empty protobuf openapi_v2.Document) and Content-Type
+ * APIS_OPENAPI_V2_CONTENT_TYPE makes kubectl behave as with a real server ("resource mapping not
+ * found ... ensure CRDs are installed first" for that object, the others applied); a 404 makes
+ * it abort the rest of the apply with "failed to download openapi". The response Content-Type
+ * must not be the '@' form kubectl sends: client-go rejects it ("mime: unexpected content after
+ * media subtype"). Verified with kubectl v1.32.4 against a patched server build. */
+#define APIS_OPENAPI_V2_CONTENT_TYPE "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+
 #endif

@@ -7,17 +7,22 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 
-/* Applies defaults, prunes unknown fields (honours x-kubernetes-preserve-unknown-fields,
- * x-kubernetes-embedded-resource, x-kubernetes-int-or-string; metadata/apiVersion/kind kept at
- * the root), then validates (type, required, enum, minimum/maximum/exclusive*, minLength/
- * maxLength, pattern (POSIX ERE), minItems/maxItems, nested objects/arrays,
- * additionalProperties, nullable, format int32/int64). obj is modified in place.
- * Returns NULL when valid, else a cJSON array (caller frees) of causes
- * [{"reason":"FieldValueInvalid|FieldValueRequired|FieldValueNotSupported|FieldValueTypeInvalid",
- *   "message":"...", "field":"spec.replicas"}], messages worded as upstream's field errors
- * (e.g. `spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"`).
- * If unknown_fields is non-NULL (a cJSON array), pruned field paths ("spec.foo") are appended
- * to it as strings (for fieldValidation=Strict/Warn). */
+/* Applies defaults (non-nullable nulls are dropped, or replaced by the default), prunes unknown
+ * fields (honours x-kubernetes-preserve-unknown-fields, x-kubernetes-embedded-resource,
+ * x-kubernetes-int-or-string, additionalProperties; apiVersion/kind/metadata kept at the root and
+ * in embedded resources, metadata reduced to ObjectMeta fields), then validates (type, required,
+ * enum, minimum/maximum/exclusive*, multipleOf, minLength/maxLength, pattern, minItems/maxItems,
+ * uniqueItems, min/maxProperties, nested objects/arrays, additionalProperties, nullable, format
+ * int32). obj is modified in place. Returns NULL when valid, else a cJSON array (caller frees)
+ * of causes in upstream's details.causes form: {"reason", "message", "field"} where reason is
+ * FieldValueInvalid|FieldValueRequired|FieldValueNotSupported|FieldValueTypeInvalid|
+ * FieldValueTooLong|FieldValueTooMany, field is "spec.replicas" / "spec.ports[0].port" and
+ * message is the error body without the field, e.g.
+ *   `Invalid value: "string": spec.replicas in body must be of type integer: "string"`,
+ *   `Required value`, `Unsupported value: "x": supported values: "a", "b"`;
+ * the Status message is `<Kind>.<group> "<name>" is invalid: <field>: <message>` (several
+ * causes: `[f1: m1, f2: m2]`). If unknown_fields is a cJSON array, pruned field paths
+ * ("spec.foo", "metadata.bogus") are appended to it as strings (fieldValidation=Strict/Warn). */
 cJSON *apis_schema_apply(const cJSON *schema, cJSON *obj, cJSON *unknown_fields);
 
 /* Checks a schema itself is usable (structural enough for this server): returns NULL or a

@@ -24,8 +24,9 @@ cJSON *apis_table_build(const char *group, const char *resource, const cJSON *it
 enum apis_include_object apis_include_object_parse(const char *s);
 
 /* duration.HumanDuration: "5s", "3m20s", "5h", "2d3h", "3y" ... into buf (>= 16 bytes).
- * Negative seconds below -1 print "<invalid>". Returns buf. */
+ * Durations below -1s print "<invalid>". Returns buf. The _ms form takes milliseconds. */
 char *apis_human_duration(long long seconds, char *buf, size_t len);
+char *apis_human_duration_ms(long long millis, char *buf, size_t len);
 
 /* Age cell: "<unknown>" when ts (RFC 3339) is missing or unparsable, else human duration. */
 char *apis_age(const char *rfc3339, time_t now, char *buf, size_t len);
