@@ -176,7 +176,7 @@ struct sk_node {
 	struct sk_resource allocatable;
 	int nimages;
 	struct sk_image *images;
-	const char *zone_key;  /* region + ":\x00:" + zone (framework.md §5), interned */
+	const char *zone_key;  /* region + ":\x01:" + zone (upstream uses ":\x00:", which a C string cannot hold), interned */
 	int refcount;
 };
 struct sk_node *sk_node_decode(const cJSON *obj, char **err);

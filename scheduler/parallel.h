@@ -1,0 +1,44 @@
+/* A fixed worker pool and a low-overhead parallel_for (upstream's parallelize.Parallelizer).
+ *
+ * Thread count: `parallelism` (config, default 16) is the upper bound of concurrent work; the pool
+ * starts min(parallelism, online CPUs) threads in total, counting the caller, which always takes
+ * part in its own parallel_for. On a 2-core box that is one worker thread plus the caller:
+ * Filter and Score are CPU-bound and never block, so more threads than cores only add context
+ * switches and cache misses; sk_pool_parallelism() still reports the configured value so chunk
+ * sizes follow upstream (chunkSizeFor). SK_POOL_THREADS in the environment overrides the thread
+ * count (benchmarks, tests).
+ *
+ * Work is handed out in chunks of consecutive indexes claimed in increasing order with one atomic
+ * add; nothing is allocated per item or per call. One parallel_for runs at a time per pool:
+ * a second caller (another thread, or a nested call from inside fn) runs its loop inline on its
+ * own thread, so nesting never deadlocks. */
+#ifndef SK_PARALLEL_H
+#define SK_PARALLEL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+struct sk_pool;
+
+/* parallelism < 1 means 16. Returns NULL and *err (caller frees) if no thread could be started. */
+struct sk_pool *sk_pool_new(int parallelism, char **err);
+/* Joins the workers. NULL ok. No parallel_for may be running. */
+void sk_pool_free(struct sk_pool *p);
+int sk_pool_parallelism(const struct sk_pool *p); /* the configured value */
+int sk_pool_threads(const struct sk_pool *p);     /* threads that run work, caller included */
+
+/* upstream chunkSizeFor: sqrt(n), at most n/parallelism + 1, at least 1. */
+int sk_pool_chunk_size(int n, int parallelism);
+
+/* Runs fn(i, ctx) for every i in [0, n). Returns when all are done. p may be NULL (serial). */
+void sk_parallel_for(struct sk_pool *p, int n, void (*fn)(int i, void *ctx), void *ctx);
+
+/* Range form with early stop: fn(begin, end, ctx) is called for consecutive chunks of `chunk`
+ * indexes (chunk < 1: sk_pool_chunk_size); chunks are claimed in increasing order and a claimed
+ * chunk is always finished. Before claiming the next chunk each thread reads *cancel (may be NULL);
+ * once it is non-zero no further chunk starts. Hence the chunks that ran are exactly a prefix
+ * [0, k*chunk) of the range, whatever the thread timing: callers can rebuild serial-order results. */
+void sk_parallel_for_range(struct sk_pool *p, int n, int chunk, void (*fn)(int begin, int end, void *ctx), void *ctx,
+			   atomic_int *cancel);
+
+#endif

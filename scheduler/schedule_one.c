@@ -1,0 +1,1153 @@
+/* One scheduling attempt (scheduling cycle + asynchronous binding cycle + failure handling) and the
+ * FitError message; see schedule_one.h. Filtering is parallel but serial-order equivalent: chunks
+ * are claimed in scan order and the feasible list is rebuilt from the processed prefix, so the
+ * result (feasible nodes, statuses, next start index) is what a single thread would produce. */
+#include "scheduler/schedule_one.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube/log.h"
+
+#define MAX_PLUGIN_NAMES 32
+#define EVENT_NOTE_LIMIT 1024
+
+const char *sk_result_string(enum sk_result r)
+{
+	switch (r) {
+	case SK_RESULT_SCHEDULED: return "Scheduled";
+	case SK_RESULT_UNSCHEDULABLE: return "Unschedulable";
+	case SK_RESULT_ERROR: return "Error";
+	}
+	return "Error";
+}
+
+struct bind_job;
+
+struct sk_scheduler {
+	struct sk_sched_env env;
+	struct sk_queue *q;
+	pthread_mutex_t profiles_mu; /* guards fws, nfws */
+	struct sk_framework **fws;
+	int nfws;
+	const struct sk_snapshot *snapshot; /* scheduling thread only */
+	int next_start;                     /* scheduling thread only */
+	uint64_t rng;                       /* scheduling thread only: tie-break */
+	uint64_t sample_rng;                /* scheduling thread only: plugin-metrics sampling */
+	/* filter scratch (scheduling thread only) */
+	int cap;
+	uint8_t *res;
+	struct sk_status *st;
+	/* binder */
+	pthread_mutex_t bind_mu; /* guards the job list, pending, stop */
+	pthread_cond_t bind_cv, idle_cv;
+	struct bind_job *head, *tail;
+	int pending;
+	bool stop;
+	int nbinders;
+	pthread_t *binders;
+};
+
+/* Per-attempt details kept until the attempt ends (binding included). */
+struct attempt {
+	struct sk_filter_diagnosis diag;   /* nodes[] owned (statuses owned) */
+	int cap_nodes;
+	const char *pending_plugins[8];
+	int npending;
+	struct sk_status nominated_status; /* the nominated node's rejection, if any */
+	const struct sk_node_info *nominated_ni;
+	struct sk_status absent;           /* status of nodes left out (PreFilter) */
+	bool has_absent;
+	struct sk_prefilter_result pre;    /* narrowed set (sorted names) */
+	const char *absent_plugin;
+	struct sk_score_table scores;
+	bool scored;
+	const char **score_nodes;
+	char *message;
+	const char *nominated_node;
+	bool nominate;
+	bool fit; /* message is a FitError: its plugins drive requeueing */
+	/* outcome details captured on the scheduling thread (names are interned: safe anywhere) */
+	int nfilters;
+	struct sk_outcome_filter *filters;
+};
+
+struct bind_job {
+	struct bind_job *next;
+	struct sk_framework *fw;
+	struct sk_cycle_state *cs;
+	struct sk_queued_pod *qp;
+	struct sk_pod *assumed;
+	const char *node;
+	int64_t start_ns;
+	struct attempt *att;
+};
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static uint64_t next_rand(struct sk_scheduler *s)
+{
+	if (s->env.rand)
+		return s->env.rand(s->env.ctx);
+	/* xorshift64* */
+	uint64_t x = s->rng;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	s->rng = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* ---------- FitError ---------- */
+
+struct reason_count {
+	const char *reason;
+	int count;
+};
+
+static int cmp_cstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void count_reason(struct reason_count **rc, int *n, int *cap, const char *reason, int k)
+{
+	for (int i = 0; i < *n; i++)
+		if (strcmp((*rc)[i].reason, reason) == 0) {
+			(*rc)[i].count += k;
+			return;
+		}
+	if (*n == *cap) {
+		int c = *cap ? *cap * 2 : 16;
+		struct reason_count *x = realloc(*rc, (size_t)c * sizeof(*x));
+		if (!x)
+			return;
+		*rc = x;
+		*cap = c;
+	}
+	(*rc)[*n].reason = reason;
+	(*rc)[*n].count = k;
+	(*n)++;
+}
+
+char *sk_fit_error_message(int num_all, const struct sk_node_status *statuses, int n, const struct sk_status *absent,
+			   const char *prefilter_msg, const char *postfilter_msg)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	if (!f)
+		return NULL;
+	fprintf(f, "0/%d nodes are available:", num_all);
+	if (prefilter_msg && *prefilter_msg) {
+		fprintf(f, " %s.", prefilter_msg);
+	} else {
+		struct reason_count *rc = NULL;
+		int nrc = 0, cap = 0;
+		for (int i = 0; i < n; i++)
+			for (int r = 0; r < statuses[i].status.nreasons; r++)
+				count_reason(&rc, &nrc, &cap, statuses[i].status.reasons[r], 1);
+		if (absent && n < num_all)
+			for (int r = 0; r < absent->nreasons; r++)
+				count_reason(&rc, &nrc, &cap, absent->reasons[r], num_all - n);
+		char **items = calloc((size_t)(nrc ? nrc : 1), sizeof(char *));
+		int nitems = 0;
+		for (int i = 0; items && i < nrc; i++)
+			if (asprintf(&items[nitems], "%d %s", rc[i].count, rc[i].reason) >= 0)
+				nitems++;
+		if (items)
+			qsort(items, (size_t)nitems, sizeof(char *), cmp_cstr);
+		fputc(' ', f);
+		for (int i = 0; i < nitems; i++) {
+			fprintf(f, "%s%s", i ? ", " : "", items[i]);
+			free(items[i]);
+		}
+		fputc('.', f);
+		free(items);
+		free(rc);
+	}
+	if (postfilter_msg && *postfilter_msg)
+		fprintf(f, " %s", postfilter_msg);
+	if (fclose(f) != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+char *sk_truncate_event_message(const char *msg)
+{
+	size_t l = strlen(msg);
+	if (l <= EVENT_NOTE_LIMIT)
+		return strdup(msg);
+	char *out = malloc(EVENT_NOTE_LIMIT + 1);
+	if (!out)
+		return NULL;
+	memcpy(out, msg, EVENT_NOTE_LIMIT - 4);
+	memcpy(out + EVENT_NOTE_LIMIT - 4, " ...", 5);
+	return out;
+}
+
+/* ---------- attempt bookkeeping ---------- */
+
+static void attempt_free(struct attempt *a)
+{
+	if (!a)
+		return;
+	for (int i = 0; i < a->diag.n; i++)
+		sk_status_reset(&a->diag.nodes[i].status);
+	free(a->diag.nodes);
+	free(a->diag.prefilter_msg);
+	sk_status_reset(&a->nominated_status);
+	sk_status_reset(&a->absent);
+	free(a->pre.names);
+	sk_score_table_free(&a->scores);
+	free(a->score_nodes);
+	free(a->message);
+	free(a->filters);
+	free(a);
+}
+
+static bool list_has(const char *const *l, int n, const char *x)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(l[i], x) == 0)
+			return true;
+	return false;
+}
+
+/* Diagnosis.AddPluginStatus */
+static void add_plugin_status(struct attempt *a, const struct sk_status *st)
+{
+	if (!st->plugin || !*st->plugin || !sk_is_rejected(st))
+		return;
+	if (st->code == SK_PENDING) {
+		if (!list_has(a->pending_plugins, a->npending, st->plugin) && a->npending < 8)
+			a->pending_plugins[a->npending++] = st->plugin;
+	} else if (!list_has(a->diag.unschedulable_plugins, a->diag.nunschedulable_plugins, st->plugin) &&
+		   a->diag.nunschedulable_plugins < MAX_PLUGIN_NAMES) {
+		a->diag.unschedulable_plugins[a->diag.nunschedulable_plugins++] = st->plugin;
+	}
+}
+
+/* Takes ownership of st. */
+static int add_node_status(struct attempt *a, const struct sk_node_info *ni, struct sk_status st)
+{
+	if (a->diag.n == a->cap_nodes) {
+		int c = a->cap_nodes ? a->cap_nodes * 2 : 16;
+		struct sk_node_status *x = realloc(a->diag.nodes, (size_t)c * sizeof(*x));
+		if (!x) {
+			sk_status_reset(&st);
+			return -1;
+		}
+		a->diag.nodes = x;
+		a->cap_nodes = c;
+	}
+	add_plugin_status(a, &st);
+	a->diag.nodes[a->diag.n].node = ni;
+	a->diag.nodes[a->diag.n].status = st;
+	a->diag.n++;
+	return 0;
+}
+
+static bool in_sorted(const struct sk_prefilter_result *r, const char *name)
+{
+	int lo = 0, hi = r->n - 1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2, c = strcmp(r->names[mid], name);
+		if (c == 0)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return false;
+}
+
+static const char *node_name(const struct sk_node_info *ni) { return ni->node ? ni->node->name : ""; }
+
+/* ---------- filtering ---------- */
+
+struct filter_job {
+	struct sk_framework *fw;
+	struct sk_cycle_state *cs;
+	const struct sk_pod *pod;
+	const struct sk_node_info *const *nodes;
+	int n, start, want;
+	uint8_t *res;          /* 1 feasible, 2 rejected, 3 error */
+	struct sk_status *st;
+	atomic_int feasible;
+	atomic_int cancel;
+};
+
+static void filter_range(int begin, int end, void *arg)
+{
+	struct filter_job *j = arg;
+	int found = 0; /* counted per chunk: one shared atomic add per node would bounce its cache line */
+	for (int i = begin; i < end; i++) {
+		const struct sk_node_info *ni = j->nodes[(j->start + i) % j->n];
+		struct sk_status st = sk_fw_run_filter_with_nominated(j->fw, j->cs, j->pod, ni);
+		if (st.code == SK_SUCCESS) {
+			j->res[i] = 1;
+			found++;
+		} else {
+			j->res[i] = st.code == SK_ERROR ? 3 : 2;
+			j->st[i] = st;
+			if (st.code == SK_ERROR)
+				atomic_store(&j->cancel, 1);
+		}
+	}
+	if (found && atomic_fetch_add(&j->feasible, found) + found > j->want)
+		atomic_store(&j->cancel, 1);
+}
+
+static int ensure_scratch(struct sk_scheduler *s, int n)
+{
+	if (n <= s->cap)
+		return 0;
+	uint8_t *res = realloc(s->res, (size_t)n);
+	if (!res)
+		return -1;
+	s->res = res;
+	struct sk_status *st = realloc(s->st, (size_t)n * sizeof(*st));
+	if (!st)
+		return -1;
+	s->st = st;
+	s->cap = n;
+	return 0;
+}
+
+/* findNodesThatPassFilters. feasible receives up to `want` nodes (caller-allocated, size >= want).
+ * Returns the feasible count, sets *processed, or -1 with *err set (Error status). */
+static int pass_filters(struct sk_scheduler *s, struct sk_framework *fw, struct sk_cycle_state *cs,
+			const struct sk_pod *pod, struct attempt *a, const struct sk_node_info *const *nodes, int n,
+			int want, const struct sk_node_info **feasible, int *processed, struct sk_status *err)
+{
+	*processed = 0;
+	if (n == 0)
+		return 0;
+	int start = s->next_start % n;
+	if (!sk_framework_has(fw, SK_EP_FILTER)) {
+		int k = want < n ? want : n;
+		for (int i = 0; i < k; i++)
+			feasible[i] = nodes[(start + i) % n];
+		*processed = k;
+		return k;
+	}
+	if (ensure_scratch(s, n) != 0) {
+		*err = sk_status(SK_ERROR, "filtering nodes: out of memory");
+		return -1;
+	}
+	memset(s->res, 0, (size_t)n);
+	struct filter_job j = { .fw = fw, .cs = cs, .pod = pod, .nodes = nodes, .n = n, .start = start,
+				.want = want, .res = s->res, .st = s->st };
+	atomic_init(&j.feasible, 0);
+	atomic_init(&j.cancel, 0);
+	const struct sk_framework_env *fenv = sk_framework_env(fw);
+	sk_parallel_for_range(fenv->pool, n, 0, filter_range, &j, &j.cancel);
+
+	int nf = 0, i = 0, rc = 0, added = 0;
+	for (; i < n && s->res[i]; i++) {
+		if (s->res[i] == 1) {
+			if (nf == want)
+				break; /* the (want+1)-th: upstream cancels here and drops it */
+			feasible[nf++] = nodes[(start + i) % n];
+		} else if (s->res[i] == 3) {
+			if (rc == 0) {
+				*err = s->st[i];
+				rc = -1;
+			} else {
+				sk_status_reset(&s->st[i]);
+			}
+			s->res[i] = 0;
+		} else if (rc == 0) {
+			add_node_status(a, nodes[(start + i) % n], s->st[i]);
+			added++;
+			s->res[i] = 0;
+		} else {
+			sk_status_reset(&s->st[i]);
+		}
+	}
+	/* Statuses computed past the serial cut-off (other threads' chunks) are dropped. */
+	for (int k = i; k < n; k++)
+		if (s->res[k] >= 2)
+			sk_status_reset(&s->st[k]);
+	if (rc)
+		return -1;
+	*processed = nf + added;
+	return nf;
+}
+
+/* ---------- scheduling algorithm (SchedulePod) ---------- */
+
+enum algo_result { ALGO_HOST, ALGO_FIT_ERROR, ALGO_ERROR, ALGO_NO_NODES };
+
+static enum algo_result schedule_pod(struct sk_scheduler *s, struct sk_framework *fw, struct sk_cycle_state *cs,
+				     const struct sk_pod *pod, struct attempt *a, const char **host,
+				     struct sk_status *err, int *num_all)
+{
+	char *e = NULL;
+	const struct sk_snapshot *snap = s->env.update_snapshot ? s->env.update_snapshot(s->env.ctx, &e) : NULL;
+	if (!snap) {
+		*err = sk_statusf(SK_ERROR, "%s", e ? e : "no snapshot");
+		free(e);
+		return ALGO_ERROR;
+	}
+	s->snapshot = snap;
+	*num_all = snap->nnodes;
+	a->diag.num_all_nodes = snap->nnodes;
+	if (snap->nnodes == 0) {
+		*err = sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, "no nodes available to schedule pods");
+		return ALGO_NO_NODES;
+	}
+
+	/* PreFilter */
+	const char *narrowing[MAX_PLUGIN_NAMES];
+	int nnarrowing = 0;
+	struct sk_status st = sk_fw_run_pre_filter(fw, cs, pod, &a->pre, narrowing, MAX_PLUGIN_NAMES, &nnarrowing);
+	if (st.code != SK_SUCCESS) {
+		if (!sk_is_rejected(&st)) {
+			*err = st;
+			return ALGO_ERROR;
+		}
+		a->diag.prefilter_msg = sk_status_message(&st);
+		add_plugin_status(a, &st);
+		a->absent = st;
+		a->has_absent = true;
+		a->absent_plugin = st.plugin;
+		return ALGO_FIT_ERROR;
+	}
+
+	const struct sk_node_info **feasible = NULL;
+	const struct sk_node_info **list = NULL;
+	enum algo_result ret = ALGO_FIT_ERROR;
+
+	/* A nominated node (earlier preemption) is tried alone first. */
+	if (pod->nominated_node_name && *pod->nominated_node_name) {
+		const struct sk_node_info *ni = sk_snapshot_get(snap, pod->nominated_node_name);
+		if (ni) {
+			struct sk_status fs = sk_fw_run_filter_with_nominated(fw, cs, pod, ni);
+			if (fs.code == SK_SUCCESS) {
+				*host = node_name(ni);
+				return ALGO_HOST;
+			}
+			if (fs.code == SK_ERROR) {
+				klog_info(2, "Evaluation failed on nominated node", " pod=%s/%s node=%s", pod->ns,
+					  pod->name, node_name(ni));
+				sk_status_reset(&fs);
+			} else {
+				a->nominated_status = fs;
+				a->nominated_ni = ni;
+			}
+		}
+	}
+
+	const struct sk_node_info *const *nodes = (const struct sk_node_info *const *)snap->nodes;
+	int n = snap->nnodes;
+	if (!a->pre.all) {
+		list = malloc((size_t)(a->pre.n ? a->pre.n : 1) * sizeof(*list));
+		if (!list) {
+			*err = sk_status(SK_ERROR, "filtering nodes: out of memory");
+			return ALGO_ERROR;
+		}
+		n = 0;
+		for (int i = 0; i < snap->nnodes && n < a->pre.n; i++)
+			if (in_sorted(&a->pre, node_name(snap->nodes[i])))
+				list[n++] = snap->nodes[i];
+		nodes = list;
+		/* v1.32+: the nodes left out count as UU in the histogram. */
+		const char *sorted[MAX_PLUGIN_NAMES];
+		memcpy(sorted, narrowing, (size_t)nnarrowing * sizeof(*sorted));
+		qsort(sorted, (size_t)nnarrowing, sizeof(*sorted), cmp_cstr);
+		char buf[1024];
+		size_t off = 0;
+		buf[off++] = '[';
+		for (int i = 0; i < nnarrowing && off < sizeof(buf) - 2; i++)
+			off += (size_t)snprintf(buf + off, sizeof(buf) - 2 - off, "%s%s", i ? " " : "", sorted[i]);
+		if (off > sizeof(buf) - 2)
+			off = sizeof(buf) - 2;
+		buf[off++] = ']';
+		buf[off] = '\0';
+		a->absent = sk_statusf(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin(s) %s", buf);
+		a->has_absent = true;
+		a->absent_plugin = nnarrowing ? narrowing[0] : "";
+	}
+
+	const struct sk_config *cfg = sk_framework_config(fw);
+	int want = cfg ? sk_num_feasible_nodes_to_find(cfg, sk_framework_profile(fw), n) : n;
+	if (!sk_framework_has(fw, SK_EP_SCORE))
+		want = 1;
+	if (want < 1)
+		want = 1;
+	feasible = malloc((size_t)want * sizeof(*feasible));
+	if (!feasible) {
+		*err = sk_status(SK_ERROR, "filtering nodes: out of memory");
+		free(list);
+		return ALGO_ERROR;
+	}
+	int processed = 0;
+	int nf = pass_filters(s, fw, cs, pod, a, nodes, n, want, feasible, &processed, err);
+	/* The nominated node's status stays unless the full pass produced one for it. */
+	if (a->nominated_ni) {
+		bool seen = false;
+		for (int i = 0; i < a->diag.n && !seen; i++)
+			seen = a->diag.nodes[i].node == a->nominated_ni;
+		for (int i = 0; i < nf && !seen; i++)
+			seen = feasible[i] == a->nominated_ni;
+		if (!seen) {
+			add_node_status(a, a->nominated_ni, a->nominated_status);
+			a->nominated_status = sk_ok();
+			processed++; /* upstream counts every entry of its NodeToStatus map */
+		}
+	}
+	s->next_start = (s->next_start + processed) % snap->nnodes;
+	if (nf < 0) {
+		ret = ALGO_ERROR;
+		goto out;
+	}
+	if (nf == 0) {
+		ret = ALGO_FIT_ERROR;
+		goto out;
+	}
+	if (nf == 1) {
+		*host = node_name(feasible[0]);
+		ret = ALGO_HOST;
+		goto out;
+	}
+
+	/* prioritizeNodes + selectHost */
+	const int64_t *totals = NULL;
+	int64_t *ones = NULL;
+	if (!sk_framework_has(fw, SK_EP_SCORE)) {
+		ones = malloc((size_t)nf * sizeof(*ones));
+		if (!ones) {
+			*err = sk_status(SK_ERROR, "scoring nodes: out of memory");
+			ret = ALGO_ERROR;
+			goto out;
+		}
+		for (int i = 0; i < nf; i++)
+			ones[i] = 1;
+		totals = ones;
+	} else {
+		st = sk_fw_run_pre_score(fw, cs, pod, feasible, nf);
+		if (st.code != SK_SUCCESS) {
+			*err = st;
+			ret = ALGO_ERROR;
+			goto out;
+		}
+		st = sk_fw_run_score(fw, cs, pod, feasible, nf, &a->scores);
+		if (st.code != SK_SUCCESS) {
+			*err = st;
+			ret = ALGO_ERROR;
+			goto out;
+		}
+		a->scored = true;
+		totals = a->scores.total;
+		if (s->env.want_details) {
+			a->score_nodes = malloc((size_t)nf * sizeof(char *));
+			for (int i = 0; a->score_nodes && i < nf; i++)
+				a->score_nodes[i] = node_name(feasible[i]);
+		}
+	}
+	int best = 0, cnt = 1;
+	for (int i = 1; i < nf; i++) {
+		if (totals[i] > totals[best]) {
+			best = i;
+			cnt = 1;
+		} else if (totals[i] == totals[best]) {
+			cnt++;
+			if (next_rand(s) % (uint64_t)cnt == 0)
+				best = i;
+		}
+	}
+	free(ones);
+	*host = node_name(feasible[best]);
+	ret = ALGO_HOST;
+out:
+	free(feasible);
+	free(list);
+	return ret;
+}
+
+/* ---------- outcome ---------- */
+
+/* Copies the per-node filter details out of the snapshot while the scheduling thread still owns
+ * it (binding cycles run later, on other threads, while the snapshot moves on). */
+static void capture_details(struct sk_scheduler *s, struct attempt *a)
+{
+	if (!s->env.want_details || a->filters)
+		return;
+	const struct sk_snapshot *snap = s->snapshot;
+	int nabs = a->has_absent && snap ? snap->nnodes : 0;
+	a->filters = calloc((size_t)(a->diag.n + nabs + 1), sizeof(*a->filters));
+	if (!a->filters)
+		return;
+	for (int i = 0; i < a->diag.n; i++) {
+		struct sk_outcome_filter *f = &a->filters[a->nfilters++];
+		f->node = node_name(a->diag.nodes[i].node);
+		f->plugin = a->diag.nodes[i].status.plugin ? a->diag.nodes[i].status.plugin : "";
+		f->status = &a->diag.nodes[i].status;
+	}
+	for (int i = 0; i < nabs; i++) {
+		const char *nn = node_name(snap->nodes[i]);
+		if (!a->pre.all && a->diag.prefilter_msg == NULL && in_sorted(&a->pre, nn))
+			continue;
+		struct sk_outcome_filter *f = &a->filters[a->nfilters++];
+		f->node = nn;
+		f->plugin = a->absent_plugin ? a->absent_plugin : "";
+		f->status = &a->absent;
+	}
+}
+
+static void deliver(struct sk_scheduler *s, struct sk_framework *fw, const struct sk_pod *pod, int attempts,
+		    enum sk_result r, const char *node, const char *msg, struct attempt *a, int64_t start)
+{
+	if (!s->env.observe)
+		return;
+	struct sk_outcome o = { .pod = pod, .profile = sk_framework_profile_name(fw), .result = r, .node = node,
+				.message = msg, .attempts = attempts,
+				.duration_s = (double)(mono_ns() - start) / 1e9 };
+	if (a) {
+		o.nominated_node = a->nominate && a->nominated_node && *a->nominated_node ? a->nominated_node : NULL;
+		if (s->env.want_details) {
+			o.nfilter = a->nfilters;
+			o.filter = a->filters;
+			if (a->scored && a->score_nodes) {
+				o.scores = &a->scores;
+				o.score_nodes = a->score_nodes;
+			}
+		}
+	}
+	s->env.observe(s->env.ctx, &o);
+}
+
+/* ---------- failure handling ---------- */
+
+/* handleSchedulingFailure. Consumes qp (requeued or done). */
+static void handle_failure(struct sk_scheduler *s, struct sk_framework *fw, struct sk_queued_pod *qp, bool rejected,
+			   const char *message, struct attempt *a, int64_t start)
+{
+	struct sk_pod *pod = sk_pod_ref(qp->pod);
+	int attempts = qp->attempts;
+	const char *reason = rejected ? "Unschedulable" : "SchedulerError";
+	qp->nunschedulable_plugins = 0;
+	qp->npending_plugins = 0;
+	if (a && a->fit) {
+		for (int i = 0; i < a->diag.nunschedulable_plugins && i < 16; i++)
+			qp->unschedulable_plugins[qp->nunschedulable_plugins++] = a->diag.unschedulable_plugins[i];
+		for (int i = 0; i < a->npending && i < 8; i++)
+			qp->pending_plugins[qp->npending_plugins++] = a->pending_plugins[i];
+	}
+	if (rejected)
+		klog_info(2, "Unable to schedule pod; no fit; waiting", " pod=%s/%s err=\"%s\"", pod->ns, pod->name,
+			  message);
+	else
+		klog_error("Error scheduling pod; retrying", " pod=%s/%s err=\"%s\"", pod->ns, pod->name, message);
+
+	struct sk_pod *fresh = s->env.get_pod ? s->env.get_pod(s->env.ctx, pod) : sk_pod_ref(pod);
+	if (!fresh || fresh->node_name) {
+		if (!fresh)
+			klog_info(0, "Pod doesn't exist in informer cache", " pod=%s/%s", pod->ns, pod->name);
+		else
+			klog_info(0, "Pod has been assigned to node. Abort adding it back to queue.", " pod=%s/%s node=%s",
+				  pod->ns, pod->name, fresh->node_name);
+		sk_queue_done(s->q, qp);
+	} else {
+		sk_queue_add_unschedulable(s->q, qp, fresh);
+		if (s->env.nominator)
+			sk_nominator_add(s->env.nominator, fresh,
+					 a && a->nominate ? (a->nominated_node ? a->nominated_node : "") : NULL);
+	}
+	sk_pod_unref(fresh);
+
+	const struct sk_framework_env *fenv = sk_framework_env(fw);
+	if (fenv->event) {
+		char *note = sk_truncate_event_message(message);
+		fenv->event(fenv->ctx, pod, "Warning", "FailedScheduling", "Scheduling", note ? note : message);
+		free(note);
+	}
+	if (s->env.patch_failure)
+		s->env.patch_failure(s->env.ctx, pod, reason, message, a && a->nominate,
+				     a && a->nominated_node ? a->nominated_node : "");
+	deliver(s, fw, pod, attempts, rejected ? SK_RESULT_UNSCHEDULABLE : SK_RESULT_ERROR, NULL, message, a, start);
+	sk_pod_unref(pod);
+}
+
+/* A rejection at Reserve/Permit/WaitOnPermit/PreBind: FitError over one node. */
+static char *single_node_fit_error(struct attempt *a, const struct sk_status *st)
+{
+	struct sk_node_status ns = { .node = NULL, .status = *st };
+	a->fit = true;
+	a->diag.nunschedulable_plugins = 0;
+	a->npending = 0;
+	add_plugin_status(a, st);
+	return sk_fit_error_message(1, &ns, 1, NULL, NULL, NULL);
+}
+
+static char *status_text(const struct sk_status *st)
+{
+	char *m = sk_status_message(st);
+	return m ? m : strdup("");
+}
+
+/* ---------- binding cycle ---------- */
+
+static void activate_pods(struct sk_scheduler *s, struct sk_cycle_state *cs)
+{
+	char **keys = NULL;
+	int n = sk_cycle_state_take_pods_to_activate(cs, &keys);
+	if (n > 0)
+		sk_queue_activate(s->q, keys, n);
+	for (int i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+}
+
+static void binding_cycle(struct sk_scheduler *s, struct bind_job *j)
+{
+	struct sk_framework *fw = j->fw;
+	struct attempt *a = j->att;
+	struct sk_status st = sk_fw_wait_on_permit(fw, j->assumed);
+	bool fit = false;
+	if (st.code == SK_SUCCESS) {
+		st = sk_fw_run_pre_bind(fw, j->cs, j->assumed, j->node);
+		if (st.code == SK_SUCCESS) {
+			st = sk_fw_run_bind(fw, j->cs, j->assumed, j->node);
+			char *e = NULL;
+			if (s->env.finish_binding && s->env.finish_binding(s->env.ctx, j->assumed, &e) != 0) {
+				klog_error("Scheduler cache FinishBinding failed", " pod=%s/%s err=\"%s\"", j->assumed->ns,
+					   j->assumed->name, e ? e : "");
+				free(e);
+			}
+			if (st.code == SK_SUCCESS) {
+				const struct sk_framework_env *fenv = sk_framework_env(fw);
+				if (fenv->event) {
+					char note[1024];
+					snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s", j->assumed->ns,
+						 j->assumed->name, j->node);
+					fenv->event(fenv->ctx, j->assumed, "Normal", "Scheduled", "Binding", note);
+				}
+			}
+		} else {
+			fit = sk_is_rejected(&st);
+		}
+	} else {
+		fit = sk_is_rejected(&st);
+	}
+	if (st.code == SK_SUCCESS) {
+		klog_info(2, "Successfully bound pod to node", " pod=%s/%s node=%s", j->assumed->ns, j->assumed->name,
+			  j->node);
+		sk_fw_run_post_bind(fw, j->cs, j->assumed, j->node);
+		activate_pods(s, j->cs);
+		deliver(s, fw, j->qp->pod, j->qp->attempts, SK_RESULT_SCHEDULED, j->node, NULL, a, j->start_ns);
+		sk_queue_done(s->q, j->qp);
+		return;
+	}
+	/* handleBindingCycleError */
+	sk_fw_run_unreserve(fw, j->cs, j->assumed, j->node);
+	char *e = NULL;
+	bool forgot = !s->env.forget || s->env.forget(s->env.ctx, j->assumed, &e) == 0;
+	if (!forgot) {
+		klog_error("scheduler cache ForgetPod failed", " pod=%s/%s err=\"%s\"", j->assumed->ns, j->assumed->name,
+			   e ? e : "");
+		free(e);
+	}
+	free(a->message);
+	a->message = fit ? single_node_fit_error(a, &st) : status_text(&st);
+	a->nominate = true;
+	a->nominated_node = "";
+	bool rejected = sk_is_rejected(&st);
+	sk_status_reset(&st);
+	handle_failure(s, fw, j->qp, rejected, a->message ? a->message : "", a, j->start_ns);
+	if (forgot)
+		sk_queue_move_all(s->q, &SK_EVENT_ASSIGNED_POD_DELETE, j->assumed, NULL);
+}
+
+static void bind_job_free(struct bind_job *j)
+{
+	sk_cycle_state_free(j->cs);
+	sk_pod_unref(j->assumed);
+	attempt_free(j->att);
+	sk_framework_unref(j->fw);
+	free(j);
+}
+
+static void *binder_main(void *arg)
+{
+	struct sk_scheduler *s = arg;
+	pthread_mutex_lock(&s->bind_mu);
+	for (;;) {
+		while (!s->head && !s->stop)
+			pthread_cond_wait(&s->bind_cv, &s->bind_mu);
+		if (!s->head)
+			break;
+		struct bind_job *j = s->head;
+		s->head = j->next;
+		if (!s->head)
+			s->tail = NULL;
+		pthread_mutex_unlock(&s->bind_mu);
+		binding_cycle(s, j);
+		bind_job_free(j);
+		pthread_mutex_lock(&s->bind_mu);
+		if (--s->pending == 0)
+			pthread_cond_broadcast(&s->idle_cv);
+	}
+	pthread_mutex_unlock(&s->bind_mu);
+	return NULL;
+}
+
+static void submit_binding(struct sk_scheduler *s, struct bind_job *j)
+{
+	if (s->nbinders == 0) {
+		binding_cycle(s, j);
+		bind_job_free(j);
+		return;
+	}
+	pthread_mutex_lock(&s->bind_mu);
+	j->next = NULL;
+	if (s->tail)
+		s->tail->next = j;
+	else
+		s->head = j;
+	s->tail = j;
+	s->pending++;
+	pthread_cond_signal(&s->bind_cv);
+	pthread_mutex_unlock(&s->bind_mu);
+}
+
+void sk_scheduler_wait_bindings(struct sk_scheduler *s)
+{
+	pthread_mutex_lock(&s->bind_mu);
+	while (s->pending > 0)
+		pthread_cond_wait(&s->idle_cv, &s->bind_mu);
+	pthread_mutex_unlock(&s->bind_mu);
+}
+
+/* ---------- ScheduleOne ---------- */
+
+int sk_schedule_one(struct sk_scheduler *s, bool block)
+{
+	int64_t cycle = 0;
+	struct sk_queued_pod *qp = block ? sk_queue_pop(s->q, &cycle) : sk_queue_try_pop(s->q, &cycle);
+	if (!qp)
+		return block ? -1 : 0;
+	int64_t start = mono_ns();
+	struct sk_pod *pod = qp->pod;
+	struct sk_framework *fw = sk_scheduler_framework(s, pod->scheduler_name ? pod->scheduler_name : "");
+	if (!fw) {
+		klog_error("Error occurred", " err=\"profile not found for scheduler name %s\"",
+			   pod->scheduler_name ? pod->scheduler_name : "");
+		sk_queue_done(s->q, qp);
+		return 1;
+	}
+	if (pod->terminating) {
+		const struct sk_framework_env *fenv = sk_framework_env(fw);
+		if (fenv->event) {
+			char note[1100];
+			snprintf(note, sizeof(note), "skip schedule deleting pod: %s/%s", pod->ns, pod->name);
+			fenv->event(fenv->ctx, pod, "Warning", "FailedScheduling", "Scheduling", note);
+		}
+		sk_queue_done(s->q, qp);
+		sk_framework_unref(fw);
+		return 1;
+	}
+	if (s->env.is_assumed && s->env.is_assumed(s->env.ctx, pod->uid)) {
+		sk_queue_done(s->q, qp);
+		sk_framework_unref(fw);
+		return 1;
+	}
+
+	struct attempt *a = calloc(1, sizeof(*a));
+	/* Per-plugin metrics in 10% of the cycles; a generator of its own keeps the tie-break
+	 * sequence (seeded in simulate) independent of sampling. */
+	s->sample_rng ^= s->sample_rng << 13;
+	s->sample_rng ^= s->sample_rng >> 7;
+	s->sample_rng ^= s->sample_rng << 17;
+	struct sk_cycle_state *cs = sk_cycle_state_new(fw, s->sample_rng % 100 < 10);
+	if (!a || !cs) {
+		free(a);
+		sk_cycle_state_free(cs);
+		handle_failure(s, fw, qp, false, "scheduling cycle: out of memory", NULL, start);
+		sk_framework_unref(fw);
+		return 1;
+	}
+	a->pre.all = true;
+	const char *host = NULL;
+	struct sk_status err = sk_ok();
+	int num_all = 0;
+	enum algo_result r = schedule_pod(s, fw, cs, pod, a, &host, &err, &num_all);
+	capture_details(s, a);
+	if (r != ALGO_HOST) {
+		bool rejected = true;
+		if (r == ALGO_FIT_ERROR) {
+			a->fit = true;
+			if (sk_framework_has(fw, SK_EP_POST_FILTER)) {
+				struct sk_postfilter_result pr;
+				bool have = false;
+				struct sk_status ps = sk_fw_run_post_filter(fw, cs, pod, &a->diag, &pr, &have);
+				char *pmsg = sk_status_message(&ps);
+				if (ps.code == SK_ERROR)
+					klog_error("Status after running PostFilter plugins for pod", " pod=%s/%s status=\"%s\"",
+						   pod->ns, pod->name, pmsg ? pmsg : "");
+				if (have) {
+					a->nominate = true;
+					a->nominated_node = pr.clear_nominated || !pr.nominated_node ? "" : pr.nominated_node;
+				}
+				a->message = sk_fit_error_message(num_all, a->diag.nodes, a->diag.n,
+								  a->has_absent ? &a->absent : NULL, a->diag.prefilter_msg,
+								  pmsg);
+				free(pmsg);
+				sk_status_reset(&ps);
+			} else {
+				a->message = sk_fit_error_message(num_all, a->diag.nodes, a->diag.n,
+								  a->has_absent ? &a->absent : NULL, a->diag.prefilter_msg,
+								  NULL);
+			}
+		} else {
+			rejected = sk_is_rejected(&err);
+			a->message = status_text(&err);
+			a->nominate = true; /* clearNominatedNode */
+			a->nominated_node = "";
+		}
+		sk_status_reset(&err);
+		handle_failure(s, fw, qp, rejected, a->message ? a->message : "", a, start);
+		attempt_free(a);
+		sk_cycle_state_free(cs);
+		sk_framework_unref(fw);
+		return 1;
+	}
+
+	/* assume */
+	host = sk_intern(host);
+	struct sk_pod *assumed = sk_pod_with_node(pod, host);
+	char *e = NULL;
+	if (!assumed || (s->env.assume && s->env.assume(s->env.ctx, assumed, &e) != 0)) {
+		a->message = e ? e : strdup("assuming pod: out of memory");
+		a->nominate = true;
+		a->nominated_node = "";
+		sk_pod_unref(assumed);
+		handle_failure(s, fw, qp, false, a->message ? a->message : "", a, start);
+		attempt_free(a);
+		sk_cycle_state_free(cs);
+		sk_framework_unref(fw);
+		return 1;
+	}
+	if (s->env.nominator)
+		sk_nominator_delete(s->env.nominator, pod->uid);
+
+	/* Reserve, Permit */
+	struct sk_status st = sk_fw_run_reserve(fw, cs, assumed, host);
+	bool reserved_ok = st.code == SK_SUCCESS;
+	if (reserved_ok) {
+		st = sk_fw_run_permit(fw, cs, assumed, host);
+	}
+	if (st.code != SK_SUCCESS && st.code != SK_WAIT) {
+		sk_fw_run_unreserve(fw, cs, assumed, host);
+		if (s->env.forget && s->env.forget(s->env.ctx, assumed, &e) != 0) {
+			klog_error("Scheduler cache ForgetPod failed", " pod=%s/%s err=\"%s\"", pod->ns, pod->name,
+				   e ? e : "");
+			free(e);
+		}
+		bool rejected = sk_is_rejected(&st);
+		a->message = rejected ? single_node_fit_error(a, &st) : status_text(&st);
+		a->nominate = true;
+		a->nominated_node = "";
+		sk_status_reset(&st);
+		sk_pod_unref(assumed);
+		handle_failure(s, fw, qp, rejected, a->message ? a->message : "", a, start);
+		attempt_free(a);
+		sk_cycle_state_free(cs);
+		sk_framework_unref(fw);
+		return 1;
+	}
+	sk_status_reset(&st);
+	activate_pods(s, cs);
+
+	struct bind_job *j = calloc(1, sizeof(*j));
+	if (!j) {
+		/* Cannot bind: undo like a binding failure. */
+		sk_fw_run_unreserve(fw, cs, assumed, host);
+		if (s->env.forget)
+			s->env.forget(s->env.ctx, assumed, NULL);
+		a->message = strdup("binding cycle: out of memory");
+		handle_failure(s, fw, qp, false, a->message ? a->message : "", a, start);
+		sk_pod_unref(assumed);
+		attempt_free(a);
+		sk_cycle_state_free(cs);
+		sk_framework_unref(fw);
+		return 1;
+	}
+	j->fw = fw;
+	j->cs = cs;
+	j->qp = qp;
+	j->assumed = assumed;
+	j->node = host;
+	j->start_ns = start;
+	j->att = a;
+	submit_binding(s, j);
+	return 1;
+}
+
+/* ---------- the scheduler object ---------- */
+
+static bool q_less(void *ctx, const struct sk_queued_pod *a, const struct sk_queued_pod *b)
+{
+	struct sk_scheduler *s = ctx;
+	bool r;
+	pthread_mutex_lock(&s->profiles_mu);
+	if (s->nfws > 0) {
+		r = sk_fw_less(s->fws[0], a, b);
+	} else {
+		r = a->pod->priority > b->pod->priority ||
+		    (a->pod->priority == b->pod->priority && a->timestamp_ns < b->timestamp_ns);
+	}
+	pthread_mutex_unlock(&s->profiles_mu);
+	return r;
+}
+
+static struct sk_framework *find_locked(struct sk_scheduler *s, const char *name)
+{
+	for (int i = 0; i < s->nfws; i++)
+		if (strcmp(sk_framework_profile_name(s->fws[i]), name) == 0)
+			return s->fws[i];
+	return NULL;
+}
+
+static struct sk_status q_pre_enqueue(void *ctx, const struct sk_pod *pod)
+{
+	struct sk_scheduler *s = ctx;
+	pthread_mutex_lock(&s->profiles_mu);
+	struct sk_framework *fw = find_locked(s, pod->scheduler_name ? pod->scheduler_name : "");
+	struct sk_status st = fw ? sk_fw_run_pre_enqueue(fw, pod) : sk_ok();
+	pthread_mutex_unlock(&s->profiles_mu);
+	return st;
+}
+
+static int q_hint(void *ctx, const struct sk_pod *pod, const char *plugin, const struct sk_cluster_event *ev,
+		  const void *old_obj, const void *new_obj)
+{
+	struct sk_scheduler *s = ctx;
+	pthread_mutex_lock(&s->profiles_mu);
+	struct sk_framework *fw = find_locked(s, pod->scheduler_name ? pod->scheduler_name : "");
+	int h = fw ? sk_fw_queueing_hint(fw, plugin, ev, pod, old_obj, new_obj) : SK_QUEUE;
+	pthread_mutex_unlock(&s->profiles_mu);
+	return h;
+}
+
+static int64_t q_now(void *ctx)
+{
+	struct sk_scheduler *s = ctx;
+	pthread_mutex_lock(&s->profiles_mu);
+	int64_t now = s->nfws > 0 ? sk_framework_now_ns(s->fws[0]) : mono_ns();
+	pthread_mutex_unlock(&s->profiles_mu);
+	return now;
+}
+
+struct sk_scheduler *sk_scheduler_new(const struct sk_sched_env *env, char **err)
+{
+	struct sk_scheduler *s = calloc(1, sizeof(*s));
+	if (!s) {
+		if (err)
+			*err = strdup("scheduler: out of memory");
+		return NULL;
+	}
+	s->env = *env;
+	s->rng = env->seed ? env->seed : 0x9E3779B97F4A7C15ULL;
+	s->sample_rng = 0x2545F4914F6CDD1DULL ^ s->rng;
+	pthread_mutex_init(&s->profiles_mu, NULL);
+	pthread_mutex_init(&s->bind_mu, NULL);
+	pthread_cond_init(&s->bind_cv, NULL);
+	pthread_cond_init(&s->idle_cv, NULL);
+	struct sk_queue_ops ops = { .ctx = s, .less = q_less, .pre_enqueue = q_pre_enqueue, .hint = q_hint,
+				    .now_ns = q_now };
+	struct sk_queue_options qo = env->queue;
+	if (qo.initial_backoff_ns == 0 && qo.max_backoff_ns == 0) {
+		qo.initial_backoff_ns = 1000000000LL;
+		qo.max_backoff_ns = 10000000000LL;
+	}
+	s->q = sk_queue_new(&ops, &qo);
+	if (!s->q) {
+		sk_scheduler_free(s);
+		if (err)
+			*err = strdup("scheduler: out of memory");
+		return NULL;
+	}
+	if (env->binder_threads > 0) {
+		s->binders = calloc((size_t)env->binder_threads, sizeof(pthread_t));
+		for (int i = 0; s->binders && i < env->binder_threads; i++) {
+			if (pthread_create(&s->binders[i], NULL, binder_main, s) != 0)
+				break;
+			s->nbinders++;
+		}
+		if (s->nbinders == 0) {
+			sk_scheduler_free(s);
+			if (err)
+				*err = strdup("scheduler: cannot start binder threads");
+			return NULL;
+		}
+	}
+	return s;
+}
+
+void sk_scheduler_free(struct sk_scheduler *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->bind_mu);
+	s->stop = true;
+	pthread_cond_broadcast(&s->bind_cv);
+	pthread_mutex_unlock(&s->bind_mu);
+	for (int i = 0; i < s->nbinders; i++)
+		pthread_join(s->binders[i], NULL);
+	free(s->binders);
+	sk_queue_free(s->q);
+	for (int i = 0; i < s->nfws; i++)
+		sk_framework_unref(s->fws[i]);
+	free(s->fws);
+	free(s->res);
+	free(s->st);
+	pthread_cond_destroy(&s->bind_cv);
+	pthread_cond_destroy(&s->idle_cv);
+	pthread_mutex_destroy(&s->bind_mu);
+	pthread_mutex_destroy(&s->profiles_mu);
+	free(s);
+}
+
+struct sk_queue *sk_scheduler_queue(struct sk_scheduler *s) { return s->q; }
+
+int sk_scheduler_set_frameworks(struct sk_scheduler *s, struct sk_framework *const *fws, int n)
+{
+	struct sk_framework **nf = calloc((size_t)(n ? n : 1), sizeof(*nf));
+	if (!nf)
+		return -1;
+	for (int i = 0; i < n; i++)
+		nf[i] = sk_framework_ref(fws[i]);
+	pthread_mutex_lock(&s->profiles_mu);
+	struct sk_framework **old = s->fws;
+	int nold = s->nfws;
+	s->fws = nf;
+	s->nfws = n;
+	pthread_mutex_unlock(&s->profiles_mu);
+	for (int i = 0; i < nold; i++)
+		sk_framework_unref(old[i]);
+	free(old);
+	return 0;
+}
+
+struct sk_framework *sk_scheduler_framework(struct sk_scheduler *s, const char *scheduler_name)
+{
+	pthread_mutex_lock(&s->profiles_mu);
+	struct sk_framework *fw = sk_framework_ref(find_locked(s, scheduler_name));
+	pthread_mutex_unlock(&s->profiles_mu);
+	return fw;
+}
+
+const struct sk_snapshot *sk_scheduler_snapshot(struct sk_scheduler *s) { return s->snapshot; }
+int sk_scheduler_next_start_index(struct sk_scheduler *s) { return s->next_start; }

@@ -1,0 +1,1008 @@
+/* Tests for scheduler/framework.c (+ waiting.c, nominator.c): profile build, every extension point
+ * with every status code and upstream's effects, cycle state, handle, queueing hints. The test
+ * plugins TestA..TestD come from scheduler/tests/testkit.c. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "scheduler/cache.h"
+#include "scheduler/runtime.h"
+#include "scheduler/tests/fixtures.h"
+#include "scheduler/tests/testkit.h"
+
+static struct sk_config cfg = { .parallelism = 16, .percentage_of_nodes_to_score = 0 };
+static struct sk_pool *pool;
+static const struct sk_snapshot *cur_snap;
+static int observed_points, observed_plugins;
+static char last_point[64];
+
+static const struct sk_snapshot *env_snapshot(void *ctx)
+{
+	(void)ctx;
+	return cur_snap;
+}
+
+static void env_observe(void *ctx, const char *profile, const char *point, const char *plugin, enum sk_code code,
+			double seconds)
+{
+	(void)ctx;
+	(void)profile;
+	(void)code;
+	assert_true(seconds >= 0);
+	if (plugin) {
+		__atomic_add_fetch(&observed_plugins, 1, __ATOMIC_RELAXED);
+	} else {
+		observed_points++;
+		snprintf(last_point, sizeof(last_point), "%s", point);
+	}
+}
+
+static struct sk_framework *mkfw(struct tk_profile *tp, struct sk_nominator *nom)
+{
+	struct sk_framework_env env = { .pool = pool, .nominator = nom, .snapshot = env_snapshot,
+					.observe = env_observe };
+	char *err = NULL;
+	struct sk_framework *fw = sk_framework_new(&cfg, &tp->p, &env, &err);
+	if (!fw)
+		fail_msg("sk_framework_new: %s", err ? err : "?");
+	return fw;
+}
+
+static char *build_error(struct tk_profile *tp)
+{
+	struct sk_framework_env env = { 0 };
+	char *err = NULL;
+	struct sk_framework *fw = sk_framework_new(&cfg, &tp->p, &env, &err);
+	assert_null(fw);
+	assert_non_null(err);
+	return err;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	tk_reset();
+	observed_points = observed_plugins = 0;
+	last_point[0] = '\0';
+	return 0;
+}
+
+static struct sk_pod *pod_prio(const char *name, int prio)
+{
+	char text[256];
+	snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"priority\":%d,\"containers\":[{\"name\":\"c\"}]}}",
+		 name, prio);
+	return fx_pod(text);
+}
+
+static struct sk_node_info *ni_named(const char *name)
+{
+	char text[128];
+	snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\"}}", name);
+	return fx_node_info(fx_node(text), NULL);
+}
+
+static char *msg(const struct sk_status *s)
+{
+	static char buf[1024];
+	char *m = sk_status_message(s);
+	snprintf(buf, sizeof(buf), "%s", m ? m : "");
+	free(m);
+	return buf;
+}
+
+/* ---------- build ---------- */
+
+static void test_build_instances_and_weights(void **state)
+{
+	(void)state;
+	struct tk_profile tp;
+	tk_profile_minimal(&tp, "p1");
+	tk_profile_add(&tp, SK_EP_FILTER, TK_A, 0);
+	tk_profile_add(&tp, SK_EP_SCORE, TK_A, 3);
+	tk_profile_add(&tp, SK_EP_SCORE, TK_B, 0);
+	tk_profile_add(&tp, SK_EP_RESERVE, TK_B, 0);
+	struct sk_framework *fw = mkfw(&tp, NULL);
+	assert_int_equal(sk_framework_nplugins(fw), 3); /* D, A, B: one instance each */
+	assert_int_equal(tk_beh[TK_A].init_calls, 1);
+	assert_int_equal(tk_beh[TK_D].init_calls, 1);
+	assert_string_equal(sk_framework_profile_name(fw), "p1");
+	assert_int_equal(sk_framework_point_len(fw, SK_EP_SCORE), 2);
+	assert_int_equal(sk_framework_score_weight(fw, 0), 3);
+	assert_int_equal(sk_framework_score_weight(fw, 1), 1); /* unset weight becomes 1 */
+	assert_ptr_equal(sk_framework_point_plugin(fw, SK_EP_FILTER, 0), sk_framework_point_plugin(fw, SK_EP_SCORE, 0));
+	for (int i = 0; i < sk_framework_nplugins(fw); i++)
+		assert_int_equal(sk_framework_instance(fw, i)->slot, i);
+	assert_true(sk_framework_has(fw, SK_EP_RESERVE));
+	assert_false(sk_framework_has(fw, SK_EP_PERMIT));
+	assert_ptr_equal(tk_beh[TK_A].instance->handle, sk_framework_handle(fw));
+	assert_string_equal(sk_handle_profile_name(sk_framework_handle(fw)), "p1");
+	assert_int_equal(sk_handle_parallelism(sk_framework_handle(fw)), 16);
+	/* refcount: the second unref frees and finalizes every plugin */
+	sk_framework_ref(fw);
+	assert_false(sk_framework_unref(fw));
+	assert_int_equal(tk_beh[TK_A].fini_calls, 0);
+	assert_true(sk_framework_unref(fw));
+	assert_int_equal(tk_beh[TK_A].fini_calls, 1);
+	assert_int_equal(tk_beh[TK_B].fini_calls, 1);
+	assert_false(sk_framework_unref(NULL));
+}
+
+static void test_build_errors(void **state)
+{
+	(void)state;
+	struct tk_profile tp;
+	char *err;
+
+	tk_profile_init(&tp, "p");
+	tk_profile_add(&tp, SK_EP_BIND, TK_D, 0);
+	err = build_error(&tp);
+	assert_string_equal(err, "only one queue sort plugin required for profile with scheduler name \"p\", but got 0");
+	free(err);
+
+	tk_profile_init(&tp, "p");
+	tk_profile_add(&tp, SK_EP_QUEUE_SORT, TK_D, 0);
+	err = build_error(&tp);
+	assert_string_equal(err, "at least one bind plugin is needed for profile with scheduler name \"p\"");
+	free(err);
+
+	tk_profile_minimal(&tp, "p");
+	tk_profile_add(&tp, SK_EP_FILTER, TK_A, 0);
+	tk_profile_add(&tp, SK_EP_FILTER, TK_A, 0);
+	err = build_error(&tp);
+	assert_string_equal(err, "profile p: plugin \"TestA\" already registered as \"FilterPlugin\"");
+	free(err);
+	assert_int_equal(tk_beh[TK_A].init_calls, 0); /* no plugin initialized for a bad profile */
+
+	/* a descriptor without the point's callback */
+	static struct sk_plugin_desc nofilter = { .abi_version = SK_PLUGIN_ABI_VERSION, .name = "NoFilter" };
+	tk_profile_minimal(&tp, "p");
+	tp.p.points[SK_EP_FILTER].items[0].desc = &nofilter;
+	tp.p.points[SK_EP_FILTER].n = 1;
+	err = build_error(&tp);
+	assert_string_equal(err, "profile p: plugin \"NoFilter\" does not extend FilterPlugin plugin");
+	free(err);
+}
+
+/* ---------- PreEnqueue, QueueSort ---------- */
+
+static void test_pre_enqueue_and_less(void **state)
+{
+	(void)state;
+	struct tk_profile tp;
+	tk_profile_minimal(&tp, "p");
+	tk_profile_add(&tp, SK_EP_PRE_ENQUEUE, TK_A, 0);
+	tk_profile_add(&tp, SK_EP_PRE_ENQUEUE, TK_B, 0);
+	struct sk_framework *fw = mkfw(&tp, NULL);
+	struct sk_pod *p = pod_prio("p", 1), *q = pod_prio("q", 5);
+	struct sk_status s = sk_fw_run_pre_enqueue(fw, p);
+	assert_int_equal(s.code, SK_SUCCESS);
+	tk_beh[TK_B].pre_enqueue = SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
+	s = sk_fw_run_pre_enqueue(fw, p);
+	assert_int_equal(s.code, SK_UNSCHEDULABLE_AND_UNRESOLVABLE);
+	assert_string_equal(s.plugin, "TestB");
+	sk_status_reset(&s);
+	tk_beh[TK_A].pre_enqueue = SK_ERROR;
+	s = sk_fw_run_pre_enqueue(fw, p);
+	assert_int_equal(s.code, SK_ERROR);
+	assert_string_equal(msg(&s), "running PreEnqueue plugin \"TestA\": gated");
+	sk_status_reset(&s);
+	struct sk_queued_pod a = { .pod = p, .timestamp_ns = 1 }, b = { .pod = q, .timestamp_ns = 2 };
+	assert_true(sk_fw_less(fw, &b, &a));
+	assert_false(sk_fw_less(fw, &a, &b));
+	sk_pod_unref(p);
+	sk_pod_unref(q);
+	sk_framework_unref(fw);
+}
+
+/* ---------- PreFilter ---------- */
+
+static struct sk_framework *prefilter_fw(struct tk_profile *tp)
+{
+	tk_profile_minimal(tp, "p");
+	tk_profile_add(tp, SK_EP_PRE_FILTER, TK_A, 0);
+	tk_profile_add(tp, SK_EP_PRE_FILTER, TK_B, 0);
+	tk_profile_add(tp, SK_EP_PRE_FILTER, TK_C, 0);
+	tk_profile_add(tp, SK_EP_FILTER, TK_A, 0);
+	tk_profile_add(tp, SK_EP_FILTER, TK_B, 0);
+	return mkfw(tp, NULL);
+}
+
+static void test_prefilter_statuses(void **state)
+{
+	(void)state;
+	struct tk_profile tp;
+	struct sk_framework *fw = prefilter_fw(&tp);
+	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_prefilter_result r;
+	const char *narrowing[4];
+	int nn;
+
+	/* Skip: recorded, that plugin's Filter is not run */
+	tk_beh[TK_A].pre_filter = SK_SKIP;
+	tk_beh[TK_A].filter_all = true;
+	tk_beh[TK_A].filter = SK_UNSCHEDULABLE;
+	struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
+	struct sk_status s = sk_fw_run_pre_filter(fw, cs, pod, &r, narrowing, 4, &nn);
+	assert_int_equal(s.code, SK_SUCCESS);
+	assert_true(r.all);
+	assert_int_equal(nn, 0);
+	assert_string_equal(tk_log, "A.prefilter B.prefilter C.prefilter ");
+	int slot_a = tk_beh[TK_A].instance->slot, slot_b = tk_beh[TK_B].instance->slot;
+	assert_true(sk_cycle_state_skip_filter(cs, slot_a));
+	assert_false(sk_cycle_state_skip_filter(cs, slot_b));
+	struct sk_node_info *ni = ni_named("n1");
+	s = sk_fw_run_filter(fw, cs, pod, ni);
+	assert_int_equal(s.code, SK_SUCCESS); /* A's rejecting Filter was skipped */
+	assert_int_equal(atomic_load(&tk_beh[TK_A].filter_calls), 0);
+	assert_int_equal(atomic_load(&tk_beh[TK_B].filter_calls), 1);
+	sk_cycle_state_free(cs);
+	free(r.names);
+
+	/* UU returns at once */
+	tk_reset();
+	tk_beh[TK_B].pre_filter = SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
+	tk_beh[TK_B].pre_filter_reason = "never";
+	cs = sk_cycle_state_new(fw, false);
+	s = sk_fw_run_pre_filter(fw, cs, pod, &r, narrowing, 4, &nn);
+	assert_int_equal(s.code, SK_UNSCHEDULABLE_AND_UNRESOLVABLE);
+	assert_string_equal(s.plugin, "TestB");
+	assert_string_equal(msg(&s), "never");
+	assert_string_equal(tk_log, "A.prefilter B.prefilter ");
+	sk_status_reset(&s);
+	sk_cycle_state_free(cs);
+	free(r.names);
+
+	/* Unschedulable is remembered, the others still run */
+	tk_reset();
+	tk_beh[TK_A].pre_filter = SK_UNSCHEDULABLE;
+	tk_beh[TK_A].pre_filter_reason = "not now";
+	cs = sk_cycle_state_new(fw, false);
+	s = sk_fw_run_pre_filter(fw, cs, pod, &r, narrowing, 4, &nn);
+	assert_int_equal(s.code, SK_UNSCHEDULABLE);
+	assert_string_equal(s.plugin, "TestA");
+	assert_string_equal(msg(&s), "not now");
+	assert_string_equal(tk_log, "A.prefilter B.prefilter C.prefilter ");
+	sk_status_reset(&s);
+	sk_cycle_state_free(cs);
+	free(r.names);
+
+	/* Error is wrapped and stops */
+	tk_reset();
+	tk_beh[TK_B].pre_filter = SK_ERROR;
+	tk_beh[TK_B].pre_filter_reason = "boom";
+	cs = sk_cycle_state_new(fw, false);
+	s = sk_fw_run_pre_filter(fw, cs, pod, &r, narrowing, 4, &nn);
+	assert_int_equal(s.code, SK_ERROR);
+	assert_string_equal(msg(&s), "running PreFilter plugin \"TestB\": boom");
+	assert_string_equal(s.plugin, "TestB");
+	assert_string_equal(tk_log, "A.prefilter B.prefilter ");
+	sk_status_reset(&s);
+	sk_cycle_state_free(cs);
+	free(r.names);
+
+	sk_node_info_free(ni);
+	sk_pod_unref(pod);
+	sk_framework_unref(fw);
+	assert_true(observed_points > 0);
+}
+
+static void test_prefilter_result_intersection(void **state)
+{
+	(void)state;
+	struct tk_profile tp;
+	struct sk_framework *fw = prefilter_fw(&tp);
+	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_prefilter_result r;
+	const char *narrowing[4];
+	int nn;
+
+	tk_beh[TK_A].narrow = true;
+	tk_beh[TK_A].narrow_nodes[0] = "n1";
+	tk_beh[TK_A].narrow_nodes[1] = "n2";
+	tk_beh[TK_A].narrow_nodes[2] = "n2";
+	tk_beh[TK_C].narrow = true;
+	tk_beh[TK_C].narrow_nodes[0] = "n3";
+	tk_beh[TK_C].narrow_nodes[1] = "n2";
+	struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
+	struct sk_status s = sk_fw_run_pre_filter(fw, cs, pod, &r, narrowing, 4, &nn);
+	assert_int_equal(s.code, SK_SUCCESS);
+	assert_false(r.all);
+	assert_int_equal(r.n, 1);
+	assert_string_equal(r.names[0], "n2");
+	assert_int_equal(nn, 2);
+	assert_string_equal(narrowing[0], "TestA");
+	assert_string_equal(narrowing[1], "TestC");
+	free(r.names);
+	sk_cycle_state_free(cs);
+
+	/* disjoint: UU naming both plugins */
+	tk_beh[TK_C].narrow_nodes[1] = NULL;
+	cs = sk_cycle_state_new(fw, false);
+	s = sk_fw_run_pre_filter(fw, cs, pod, &r, narrowing, 4, &nn);
+	assert_int_equal(s.code, SK_UNSCHEDULABLE_AND_UNRESOLVABLE);
+	assert_string_equal(msg(&s), "node(s) didn't satisfy plugin(s) [TestA TestC] simultaneously");
+	assert_null(s.plugin);
+	sk_status_reset(&s);
+	free(r.names);
+	sk_cycle_state_free(cs);
+
+	/* one plugin returning an empty set */
+	tk_reset();
+	tk_beh[TK_B].narrow = true;
+	cs = sk_cycle_state_new(fw, false);
+	s = sk_fw_run_pre_filter(fw, cs, pod, &r, narrowing, 4, &nn);
+	assert_int_equal(s.code, SK_UNSCHEDULABLE_AND_UNRESOLVABLE);
+	assert_string_equal(msg(&s), "node(s) didn't satisfy plugin TestB");
+	assert_string_equal(tk_log, "A.prefilter B.prefilter "); /* C never ran */
+	sk_status_reset(&s);
+	free(r.names);
+	sk_cycle_state_free(cs);
+
+	sk_framework_unref(fw);
+
+	/* the names are listed sorted (upstream prints sets.List), whatever the plugin order */
+	tk_reset();
+	tk_profile_minimal(&tp, "p");
+	tk_profile_add(&tp, SK_EP_PRE_FILTER, TK_C, 0);
+	tk_profile_add(&tp, SK_EP_PRE_FILTER, TK_A, 0);
+	fw = mkfw(&tp, NULL);
+	tk_beh[TK_C].narrow = true;
+	tk_beh[TK_C].narrow_nodes[0] = "n1";
+	tk_beh[TK_A].narrow = true;
+	tk_beh[TK_A].narrow_nodes[0] = "n2";
+	cs = sk_cycle_state_new(fw, false);
+	s = sk_fw_run_pre_filter(fw, cs, pod, &r, narrowing, 4, &nn);
+	assert_string_equal(msg(&s), "node(s) didn't satisfy plugin(s) [TestA TestC] simultaneously");
+	assert_string_equal(narrowing[0], "TestC"); /* in plugin order */
+	sk_status_reset(&s);
+	free(r.names);
+	sk_cycle_state_free(cs);
+	sk_pod_unref(pod);
+	sk_framework_unref(fw);
+}
+
+/* ---------- Filter ---------- */
+
+static void test_filter_first_failure_and_errors(void **state)
+{
+	(void)state;
+	struct tk_profile tp;
+	struct sk_framework *fw = prefilter_fw(&tp);
+	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_node_info *ni = ni_named("n1");
+	struct sk_cycle_state *cs = sk_cycle_state_new(fw, true);
+
+	tk_beh[TK_A].filter_nodes[0] = "n1";
+	tk_beh[TK_A].filter = SK_UNSCHEDULABLE;
+	tk_beh[TK_A].filter_reason = "A rejects";
+	tk_beh[TK_B].filter_all = true;
+	tk_beh[TK_B].filter = SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
+	struct sk_status s = sk_fw_run_filter(fw, cs, pod, ni);
+	assert_int_equal(s.code, SK_UNSCHEDULABLE);
+	assert_string_equal(s.plugin, "TestA");
+	assert_string_equal(msg(&s), "A rejects");
+	assert_int_equal(atomic_load(&tk_beh[TK_B].filter_calls), 0); /* stopped at the first failure */
+	sk_status_reset(&s);
+
+	tk_beh[TK_A].filter = SK_PENDING;
+	s = sk_fw_run_filter(fw, cs, pod, ni);
+	assert_int_equal(s.code, SK_PENDING); /* Pending is a rejection, kept as is */
+	sk_status_reset(&s);
+
+	tk_beh[TK_A].filter = SK_WAIT; /* illegal at Filter: becomes an Error */
+	s = sk_fw_run_filter(fw, cs, pod, ni);
+	assert_int_equal(s.code, SK_ERROR);
+	assert_string_equal(msg(&s), "running \"TestA\" filter plugin: A rejects");
+	assert_string_equal(s.plugin, "TestA");
+	sk_status_reset(&s);
+	assert_true(observed_plugins > 0); /* per-plugin samples recorded in a sampled cycle */
+
+	sk_cycle_state_free(cs);
+	sk_node_info_free(ni);
+	sk_pod_unref(pod);
+	sk_framework_unref(fw);
+}
+
+static void test_filter_with_nominated_pods(void **state)
+{
+	(void)state;
+	struct sk_nominator *nom = sk_nominator_new();
+	struct tk_profile tp;
+	tk_profile_minimal(&tp, "p");
+	tk_profile_add(&tp, SK_EP_FILTER, TK_A, 0);
+	struct sk_framework *fw = mkfw(&tp, nom);
+	tk_beh[TK_A].max_pods = 1; /* any pod on the node makes it unfit */
+	struct sk_pod *pod = pod_prio("p", 10);
+	struct sk_node_info *ni = ni_named("n1");
+	struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
+
+	struct sk_status s = sk_fw_run_filter_with_nominated(fw, cs, pod, ni);
+	assert_int_equal(s.code, SK_SUCCESS);
+	assert_int_equal(atomic_load(&tk_beh[TK_A].filter_calls), 1);
+
+	/* a lower-priority nominated pod is ignored */
+	struct sk_pod *low = pod_prio("low", 5);
+	sk_nominator_add(nom, low, "n1");
+	s = sk_fw_run_filter_with_nominated(fw, cs, pod, ni);
+	assert_int_equal(s.code, SK_SUCCESS);
+	assert_int_equal(atomic_load(&tk_beh[TK_A].filter_calls), 2);
+
+	/* the pod itself is ignored */
+	sk_nominator_add(nom, pod, "n1");
+	s = sk_fw_run_filter_with_nominated(fw, cs, pod, ni);
+	assert_int_equal(s.code, SK_SUCCESS);
+
+	/* an equal-priority nominated pod occupies the node in pass 1 */
+	struct sk_pod *eq = pod_prio("eq", 10);
+	sk_nominator_add(nom, eq, "n1");
+	s = sk_fw_run_filter_with_nominated(fw, cs, pod, ni);
+	assert_int_equal(s.code, SK_UNSCHEDULABLE);
+	assert_string_equal(msg(&s), "too many pods");
+	sk_status_reset(&s);
+	assert_int_equal(ni->npods, 0); /* the snapshot's node info was not touched */
+
+	/* two passes when pass 1 succeeds: a filter that only fails without the pods still fails */
+	tk_beh[TK_A].max_pods = 3;
+	int before = atomic_load(&tk_beh[TK_A].filter_calls);
+	s = sk_fw_run_filter_with_nominated(fw, cs, pod, ni);
+	assert_int_equal(s.code, SK_SUCCESS);
+	assert_int_equal(atomic_load(&tk_beh[TK_A].filter_calls) - before, 2);
+
+	/* another node has no nominated pods */
+	assert_int_equal(sk_nominator_count(nom), 3);
+	struct sk_pod **pods;
+	assert_int_equal(sk_handle_nominated_pods(sk_framework_handle(fw), "n2", &pods), 0);
+	int n = sk_handle_nominated_pods(sk_framework_handle(fw), "n1", &pods);
+	assert_int_equal(n, 3);
+	for (int i = 0; i < n; i++)
+		sk_pod_unref(pods[i]);
+	free(pods);
+	assert_string_equal(sk_nominator_node_of(nom, eq->uid), "n1");
+	sk_nominator_delete(nom, eq->uid);
+	assert_null(sk_nominator_node_of(nom, eq->uid));
+
+	/* UpdateNominatedPod keeps an in-memory nomination when neither copy carries one */
+	sk_nominator_update(nom, low, low);
+	assert_string_equal(sk_nominator_node_of(nom, low->uid), "n1");
+
+	sk_cycle_state_free(cs);
+	sk_node_info_free(ni);
+	sk_pod_unref(low);
+	sk_pod_unref(eq);
+	sk_pod_unref(pod);
+	sk_framework_unref(fw);
+	sk_nominator_free(nom);
+}
+
+/* ---------- PostFilter ---------- */
+
+static void test_post_filter(void **state)
+{
+	(void)state;
+	struct tk_profile tp;
+	tk_profile_minimal(&tp, "p");
+	tk_profile_add(&tp, SK_EP_POST_FILTER, TK_A, 0);
+	tk_profile_add(&tp, SK_EP_POST_FILTER, TK_B, 0);
+	struct sk_framework *fw = mkfw(&tp, NULL);
+	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
+	struct sk_filter_diagnosis diag = { 0 };
+	struct sk_postfilter_result r;
+	bool have;
+
+	tk_beh[TK_A].post_filter = SK_UNSCHEDULABLE;
+	tk_beh[TK_A].post_filter_reason = "no new claims to deallocate";
+	tk_beh[TK_B].post_filter = SK_UNSCHEDULABLE;
+	tk_beh[TK_B].post_filter_reason = "preemption: nothing";
+	struct sk_status s = sk_fw_run_post_filter(fw, cs, pod, &diag, &r, &have);
+	assert_int_equal(s.code, SK_UNSCHEDULABLE);
+	assert_string_equal(msg(&s), "no new claims to deallocate, preemption: nothing");
+	assert_string_equal(s.plugin, "TestA");
+	assert_false(have);
+	sk_status_reset(&s);
+
+	tk_reset();
+	tk_beh[TK_A].post_filter = SK_SUCCESS;
+	tk_beh[TK_A].nominate = "n7";
+	s = sk_fw_run_post_filter(fw, cs, pod, &diag, &r, &have);
+	assert_int_equal(s.code, SK_SUCCESS);
+	assert_true(have);
+	assert_string_equal(r.nominated_node, "n7");
+	assert_string_equal(tk_log, "A.postfilter ");
+
+	tk_reset();
+	tk_beh[TK_A].post_filter = SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
+	s = sk_fw_run_post_filter(fw, cs, pod, &diag, &r, &have);
+	assert_int_equal(s.code, SK_UNSCHEDULABLE_AND_UNRESOLVABLE);
+	assert_string_equal(s.plugin, "TestA");
+	assert_string_equal(tk_log, "A.postfilter ");
+	sk_status_reset(&s);
+
+	tk_reset();
+	tk_beh[TK_A].post_filter = SK_UNSCHEDULABLE;
+	tk_beh[TK_A].nominate = "n3";
+	tk_beh[TK_B].post_filter = SK_ERROR;
+	tk_beh[TK_B].post_filter_reason = "broken";
+	s = sk_fw_run_post_filter(fw, cs, pod, &diag, &r, &have);
+	assert_int_equal(s.code, SK_ERROR);
+	assert_string_equal(msg(&s), "broken");
+	assert_string_equal(s.plugin, "TestB");
+	sk_status_reset(&s);
+
+	sk_cycle_state_free(cs);
+	sk_pod_unref(pod);
+	sk_framework_unref(fw);
+}
+
+/* ---------- PreScore / Score ---------- */
+
+static struct sk_framework *score_fw(struct tk_profile *tp)
+{
+	tk_profile_minimal(tp, "p");
+	tk_profile_add(tp, SK_EP_PRE_SCORE, TK_A, 0);
+	tk_profile_add(tp, SK_EP_PRE_SCORE, TK_B, 0);
+	tk_profile_add(tp, SK_EP_SCORE, TK_A, 2);
+	tk_profile_add(tp, SK_EP_SCORE, TK_B, 3);
+	return mkfw(tp, NULL);
+}
+
+static void test_score_weights_and_normalize(void **state)
+{
+	(void)state;
+	struct tk_profile tp;
+	struct sk_framework *fw = score_fw(&tp);
+	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_node_info *nis[3] = { ni_named("n1"), ni_named("n2"), ni_named("n3") };
+	struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
+
+	tk_beh[TK_A].score_nodes[0] = "n1";
+	tk_beh[TK_A].score_of[0] = 10;
+	tk_beh[TK_A].score_nodes[1] = "n2";
+	tk_beh[TK_A].score_of[1] = 20;
+	tk_beh[TK_A].score_default = 5;
+	tk_beh[TK_A].normalize = true; /* 10,20,5 -> 50,100,25 */
+	tk_beh[TK_B].score_default = 7;
+	struct sk_status s = sk_fw_run_pre_score(fw, cs, pod, (const struct sk_node_info *const *)nis, 3);
+	assert_int_equal(s.code, SK_SUCCESS);
+	struct sk_score_table t;
+	s = sk_fw_run_score(fw, cs, pod, (const struct sk_node_info *const *)nis, 3, &t);
+	assert_int_equal(s.code, SK_SUCCESS);
+	assert_int_equal(t.nplugins, 2);
+	assert_string_equal(t.plugin[0], "TestA");
+	assert_int_equal(t.weight[1], 3);
+	assert_int_equal(t.scores[0], 50);
+	assert_int_equal(t.scores[1], 100);
+	assert_int_equal(t.scores[2], 25);
+	assert_int_equal(t.scores[3 + 0], 7);
+	assert_int_equal(t.total[0], 50 * 2 + 7 * 3);
+	assert_int_equal(t.total[1], 100 * 2 + 7 * 3);
+	assert_int_equal(t.total[2], 25 * 2 + 7 * 3);
+	sk_score_table_free(&t);
+	sk_cycle_state_free(cs);
+
+	/* PreScore Skip: that plugin adds nothing */
+	tk_beh[TK_B].pre_score = SK_SKIP;
+	cs = sk_cycle_state_new(fw, false);
+	s = sk_fw_run_pre_score(fw, cs, pod, (const struct sk_node_info *const *)nis, 3);
+	assert_int_equal(s.code, SK_SUCCESS);
+	atomic_store(&tk_beh[TK_B].score_calls, 0);
+	s = sk_fw_run_score(fw, cs, pod, (const struct sk_node_info *const *)nis, 3, &t);
+	assert_int_equal(s.code, SK_SUCCESS);
+	assert_int_equal(t.nplugins, 1);
+	assert_int_equal(t.total[1], 200);
+	assert_int_equal(atomic_load(&tk_beh[TK_B].score_calls), 0);
+	sk_score_table_free(&t);
+	sk_cycle_state_free(cs);
+
+	/* PreScore Error */
+	tk_beh[TK_A].pre_score = SK_ERROR;
+	cs = sk_cycle_state_new(fw, false);
+	s = sk_fw_run_pre_score(fw, cs, pod, (const struct sk_node_info *const *)nis, 3);
+	assert_int_equal(s.code, SK_ERROR);
+	assert_string_equal(msg(&s), "running PreScore plugin \"TestA\": prescore failed");
+	sk_status_reset(&s);
+	sk_cycle_state_free(cs);
+
+	for (int i = 0; i < 3; i++)
+		sk_node_info_free(nis[i]);
+	sk_pod_unref(pod);
+	sk_framework_unref(fw);
+}
+
+static void test_score_errors(void **state)
+{
+	(void)state;
+	struct tk_profile tp;
+	struct sk_framework *fw = score_fw(&tp);
+	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_node_info *nis[2] = { ni_named("n1"), ni_named("n2") };
+	struct sk_score_table t;
+
+	/* out of range after normalize */
+	tk_beh[TK_B].score_default = 100;
+	tk_beh[TK_B].normalize_add = 1;
+	struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
+	struct sk_status s = sk_fw_run_score(fw, cs, pod, (const struct sk_node_info *const *)nis, 2, &t);
+	assert_int_equal(s.code, SK_ERROR);
+	assert_string_equal(msg(&s), "applying score defaultWeights on Score plugins: plugin \"TestB\" returns an "
+				     "invalid score 101, it should in the range of [0, 100] after normalizing");
+	assert_null(t.total);
+	sk_status_reset(&s);
+	tk_beh[TK_B].score_default = -1;
+	tk_beh[TK_B].normalize_add = 0;
+	s = sk_fw_run_score(fw, cs, pod, (const struct sk_node_info *const *)nis, 2, &t);
+	assert_int_equal(s.code, SK_ERROR);
+	assert_string_equal(msg(&s), "applying score defaultWeights on Score plugins: plugin \"TestB\" returns an "
+				     "invalid score -1, it should in the range of [0, 100] after normalizing");
+	sk_status_reset(&s);
+
+	/* a Score error */
+	tk_beh[TK_A].score = SK_ERROR;
+	s = sk_fw_run_score(fw, cs, pod, (const struct sk_node_info *const *)nis, 2, &t);
+	assert_int_equal(s.code, SK_ERROR);
+	assert_string_equal(msg(&s), "running Score plugins: plugin \"TestA\" failed with: score failed");
+	sk_status_reset(&s);
+	sk_cycle_state_free(cs);
+
+	for (int i = 0; i < 2; i++)
+		sk_node_info_free(nis[i]);
+	sk_pod_unref(pod);
+	sk_framework_unref(fw);
+}
+
+/* ---------- Reserve / Permit / Bind ---------- */
+
+static struct sk_framework *late_fw(struct tk_profile *tp)
+{
+	tk_profile_init(tp, "p");
+	tk_profile_add(tp, SK_EP_QUEUE_SORT, TK_D, 0);
+	for (int p = TK_A; p <= TK_C; p++) {
+		tk_profile_add(tp, SK_EP_RESERVE, p, 0);
+		tk_profile_add(tp, SK_EP_PERMIT, p, 0);
+		tk_profile_add(tp, SK_EP_PRE_BIND, p, 0);
+		tk_profile_add(tp, SK_EP_BIND, p, 0);
+		tk_profile_add(tp, SK_EP_POST_BIND, p, 0);
+	}
+	return mkfw(tp, NULL);
+}
+
+static void test_reserve_unreserve_order(void **state)
+{
+	(void)state;
+	struct tk_profile tp;
+	struct sk_framework *fw = late_fw(&tp);
+	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
+
+	struct sk_status s = sk_fw_run_reserve(fw, cs, pod, "n1");
+	assert_int_equal(s.code, SK_SUCCESS);
+	sk_fw_run_unreserve(fw, cs, pod, "n1");
+	assert_string_equal(tk_log, "A.reserve(n1) B.reserve(n1) C.reserve(n1) C.unreserve B.unreserve A.unreserve ");
+
+	tk_reset();
+	tk_beh[TK_B].reserve = SK_UNSCHEDULABLE;
+	s = sk_fw_run_reserve(fw, cs, pod, "n1");
+	assert_int_equal(s.code, SK_UNSCHEDULABLE);
+	assert_string_equal(s.plugin, "TestB");
+	assert_string_equal(tk_log, "A.reserve(n1) B.reserve(n1) ");
+	sk_status_reset(&s);
+
+	tk_beh[TK_B].reserve = SK_ERROR;
+	s = sk_fw_run_reserve(fw, cs, pod, "n1");
+	assert_int_equal(s.code, SK_ERROR);
+	assert_string_equal(msg(&s), "running Reserve plugin \"TestB\": reserve refused");
+	sk_status_reset(&s);
+
+	sk_cycle_state_free(cs);
+	sk_pod_unref(pod);
+	sk_framework_unref(fw);
+}
+
+struct allow_ctx {
+	struct sk_framework *fw;
+	const char *uid;
+	bool reject;
+};
+
+static void *allow_later(void *arg)
+{
+	struct allow_ctx *c = arg;
+	struct timespec ts = { 0, 5 * 1000000 };
+	nanosleep(&ts, NULL);
+	struct sk_handle *h = sk_framework_handle(c->fw);
+	if (c->reject) {
+		sk_handle_reject_waiting_pod(h, c->uid, "TestC", "go away");
+	} else {
+		sk_handle_allow_waiting_pod(h, c->uid, "TestA");
+		sk_handle_allow_waiting_pod(h, c->uid, "TestC");
+	}
+	return NULL;
+}
+
+static void test_permit(void **state)
+{
+	(void)state;
+	struct tk_profile tp;
+	struct sk_framework *fw = late_fw(&tp);
+	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
+	struct sk_waiting_pods *w = sk_framework_waiting_pods(fw);
+
+	/* Wait from A and C: allowed by both from another thread */
+	tk_beh[TK_A].permit = SK_WAIT;
+	tk_beh[TK_A].permit_timeout_ms = 60000;
+	tk_beh[TK_C].permit = SK_WAIT;
+	tk_beh[TK_C].permit_timeout_ms = 100LL * 60 * 1000; /* capped at 15 min */
+	struct sk_status s = sk_fw_run_permit(fw, cs, pod, "n1");
+	assert_int_equal(s.code, SK_WAIT);
+	assert_string_equal(msg(&s), "one or more plugins asked to wait and no plugin rejected pod \"p\"");
+	sk_status_reset(&s);
+	assert_true(sk_waiting_has(w, pod->uid));
+	pthread_t t;
+	struct allow_ctx c = { fw, pod->uid, false };
+	pthread_create(&t, NULL, allow_later, &c);
+	s = sk_fw_wait_on_permit(fw, pod);
+	pthread_join(t, NULL);
+	assert_int_equal(s.code, SK_SUCCESS);
+	assert_false(sk_waiting_has(w, pod->uid));
+
+	/* Rejected by C */
+	s = sk_fw_run_permit(fw, cs, pod, "n1");
+	sk_status_reset(&s);
+	c.reject = true;
+	pthread_create(&t, NULL, allow_later, &c);
+	s = sk_fw_wait_on_permit(fw, pod);
+	pthread_join(t, NULL);
+	assert_int_equal(s.code, SK_UNSCHEDULABLE);
+	assert_string_equal(s.plugin, "TestC");
+	assert_string_equal(msg(&s), "go away");
+	sk_status_reset(&s);
+
+	/* Timeout */
+	tk_beh[TK_C].permit_timeout_ms = 10;
+	s = sk_fw_run_permit(fw, cs, pod, "n1");
+	sk_status_reset(&s);
+	assert_int_equal(sk_handle_allow_waiting_pod(sk_framework_handle(fw), pod->uid, "TestA"), 0);
+	s = sk_fw_wait_on_permit(fw, pod);
+	assert_int_equal(s.code, SK_UNSCHEDULABLE);
+	assert_string_equal(msg(&s), "rejected due to timeout after waiting 10ms at plugin TestC");
+	assert_string_equal(s.plugin, "TestC");
+	sk_status_reset(&s);
+	assert_int_equal(sk_handle_allow_waiting_pod(sk_framework_handle(fw), pod->uid, "TestA"), -1);
+
+	/* Not waiting: Success at once */
+	s = sk_fw_wait_on_permit(fw, pod);
+	assert_int_equal(s.code, SK_SUCCESS);
+
+	/* Rejection and Error */
+	tk_reset();
+	tk_beh[TK_B].permit = SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
+	s = sk_fw_run_permit(fw, cs, pod, "n1");
+	assert_int_equal(s.code, SK_UNSCHEDULABLE_AND_UNRESOLVABLE);
+	assert_string_equal(s.plugin, "TestB");
+	assert_string_equal(tk_log, "A.permit B.permit ");
+	sk_status_reset(&s);
+	tk_beh[TK_B].permit = SK_ERROR;
+	s = sk_fw_run_permit(fw, cs, pod, "n1");
+	assert_int_equal(s.code, SK_ERROR);
+	assert_string_equal(msg(&s), "running Permit plugin \"TestB\": permit refused");
+	sk_status_reset(&s);
+	assert_int_equal(sk_waiting_count(w), 0);
+
+	sk_cycle_state_free(cs);
+	sk_pod_unref(pod);
+	sk_framework_unref(fw);
+}
+
+static void test_prebind_bind_postbind(void **state)
+{
+	(void)state;
+	struct tk_profile tp;
+	struct sk_framework *fw = late_fw(&tp);
+	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
+
+	tk_beh[TK_A].bind = SK_SKIP;
+	struct sk_status s = sk_fw_run_bind(fw, cs, pod, "n1");
+	assert_int_equal(s.code, SK_SUCCESS);
+	assert_string_equal(tk_log, "A.bind(n1) B.bind(n1) "); /* C not asked once B bound */
+
+	tk_reset();
+	for (int p = TK_A; p <= TK_C; p++)
+		tk_beh[p].bind = SK_SKIP;
+	s = sk_fw_run_bind(fw, cs, pod, "n1");
+	assert_int_equal(s.code, SK_SKIP);
+
+	tk_beh[TK_B].bind = SK_ERROR;
+	s = sk_fw_run_bind(fw, cs, pod, "n1");
+	assert_int_equal(s.code, SK_ERROR);
+	assert_string_equal(msg(&s), "running Bind plugin \"TestB\": bind failed");
+	sk_status_reset(&s);
+
+	tk_reset();
+	tk_beh[TK_B].pre_bind = SK_UNSCHEDULABLE;
+	s = sk_fw_run_pre_bind(fw, cs, pod, "n1");
+	assert_int_equal(s.code, SK_UNSCHEDULABLE);
+	assert_string_equal(s.plugin, "TestB");
+	assert_string_equal(tk_log, "A.prebind B.prebind ");
+	sk_status_reset(&s);
+	tk_beh[TK_B].pre_bind = SK_ERROR;
+	s = sk_fw_run_pre_bind(fw, cs, pod, "n1");
+	assert_string_equal(msg(&s), "running PreBind plugin \"TestB\": prebind refused");
+	sk_status_reset(&s);
+
+	tk_reset();
+	sk_fw_run_post_bind(fw, cs, pod, "n1");
+	assert_string_equal(tk_log, "A.postbind B.postbind C.postbind ");
+	assert_string_equal(last_point, "PostBind");
+
+	sk_cycle_state_free(cs);
+	sk_pod_unref(pod);
+	sk_framework_unref(fw);
+}
+
+/* ---------- cycle state ---------- */
+
+struct counter {
+	int v;
+};
+static int frees;
+static void counter_free(void *p)
+{
+	frees++;
+	free(p);
+}
+static void *counter_clone(const void *p)
+{
+	struct counter *c = malloc(sizeof(*c));
+	*c = *(const struct counter *)p;
+	return c;
+}
+static const struct sk_state_ops clone_ops = { counter_free, counter_clone };
+static const struct sk_state_ops shared_ops = { counter_free, NULL };
+
+static void test_cycle_state(void **state)
+{
+	(void)state;
+	struct tk_profile tp;
+	tk_profile_minimal(&tp, "p");
+	tk_profile_add(&tp, SK_EP_FILTER, TK_A, 0);
+	tk_profile_add(&tp, SK_EP_FILTER, TK_B, 0);
+	struct sk_framework *fw = mkfw(&tp, NULL);
+	frees = 0;
+	struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
+	struct counter *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	a->v = 1;
+	b->v = 2;
+	sk_cycle_state_put(cs, 0, a, &clone_ops);
+	sk_cycle_state_put(cs, 1, b, &shared_ops);
+	sk_cycle_state_put(cs, 99, malloc(sizeof(struct counter)), &clone_ops); /* bad slot: freed */
+	assert_int_equal(frees, 1);
+	assert_null(sk_cycle_state_get(cs, 99));
+	struct sk_cycle_state *c = sk_cycle_state_clone(cs);
+	struct counter *ca = sk_cycle_state_get(c, 0);
+	assert_ptr_not_equal(ca, a);
+	assert_int_equal(ca->v, 1);
+	ca->v = 10;
+	assert_int_equal(a->v, 1);
+	assert_ptr_equal(sk_cycle_state_get(c, 1), b); /* immutable data is shared */
+	sk_cycle_state_free(c);
+	assert_int_equal(frees, 2); /* only the clone of a */
+	sk_cycle_state_activate_pod(cs, "default/x");
+	sk_cycle_state_activate_pod(cs, "default/x");
+	sk_cycle_state_activate_pod(cs, "default/y");
+	char **keys;
+	int n = sk_cycle_state_take_pods_to_activate(cs, &keys);
+	assert_int_equal(n, 2);
+	assert_string_equal(keys[1], "default/y");
+	for (int i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+	sk_cycle_state_free(cs);
+	assert_int_equal(frees, 4);
+	sk_cycle_state_free(NULL);
+	sk_framework_unref(fw);
+}
+
+/* ---------- hints, durations ---------- */
+
+static void test_event_matching_and_hints(void **state)
+{
+	(void)state;
+	struct sk_cluster_event node_add = { SK_EV_NODE, SK_ACT_ADD, "NodeAdd" };
+	struct sk_cluster_event node_taint = { SK_EV_NODE, SK_ACT_UPDATE_NODE_TAINT, "NodeTaintChange" };
+	struct sk_cluster_event pod_any = { SK_EV_POD, SK_ACT_ALL, "Pod" };
+	struct sk_cluster_event assigned_del = { SK_EV_ASSIGNED_POD, SK_ACT_DELETE, "AssignedPodDelete" };
+	struct sk_cluster_event wild = { SK_EV_WILDCARD, SK_ACT_ALL, "*" };
+	assert_true(sk_event_matches(&node_add, &node_add));
+	assert_false(sk_event_matches(&node_add, &node_taint));
+	assert_true(sk_event_matches(&pod_any, &assigned_del));
+	assert_false(sk_event_matches(&assigned_del, &node_add));
+	assert_true(sk_event_matches(&wild, &node_taint));
+
+	struct tk_profile tp;
+	tk_profile_minimal(&tp, "p");
+	tk_profile_add(&tp, SK_EP_FILTER, TK_A, 0);
+	tk_profile_add(&tp, SK_EP_FILTER, TK_B, 0);
+	tk_beh[TK_A].nevents = 1;
+	tk_beh[TK_A].events[0] = node_add;
+	tk_beh[TK_A].hint_result = SK_QUEUE_SKIP;
+	struct sk_framework *fw = mkfw(&tp, NULL);
+	struct sk_pod *pod = pod_prio("p", 0);
+	assert_int_equal(sk_fw_queueing_hint(fw, "TestA", &node_taint, pod, NULL, NULL), -1);
+	assert_int_equal(sk_fw_queueing_hint(fw, "TestA", &node_add, pod, NULL, NULL), SK_QUEUE_SKIP);
+	tk_beh[TK_A].hint_result = SK_QUEUE;
+	assert_int_equal(sk_fw_queueing_hint(fw, "TestA", &node_add, pod, NULL, NULL), SK_QUEUE);
+	assert_int_equal(tk_beh[TK_A].hint_calls, 2);
+	/* B registered nothing (nevents 0 still means an EnqueueExtensions with no events) */
+	assert_int_equal(sk_fw_queueing_hint(fw, "TestB", &node_add, pod, NULL, NULL), -1);
+	assert_int_equal(sk_fw_queueing_hint(fw, "Unknown", &node_add, pod, NULL, NULL), -1);
+	sk_pod_unref(pod);
+	sk_framework_unref(fw);
+}
+
+static void test_duration_format(void **state)
+{
+	(void)state;
+	static const struct {
+		int64_t ms;
+		const char *want;
+	} cases[] = {
+		{ 0, "0s" },          { 10, "10ms" },       { 999, "999ms" },      { 1000, "1s" },
+		{ 1500, "1.5s" },     { 61250, "1m1.25s" }, { 900000, "15m0s" },   { 3600000, "1h0m0s" },
+		{ 3723004, "1h2m3.004s" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[32];
+		sk_format_duration_ms(cases[i].ms, buf, sizeof(buf));
+		assert_string_equal(buf, cases[i].want);
+	}
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	setenv("SK_POOL_THREADS", "4", 1);
+	pool = sk_pool_new(16, NULL);
+	unsetenv("SK_POOL_THREADS");
+	return pool ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	sk_pool_free(pool);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_build_instances_and_weights, setup),
+		cmocka_unit_test_setup(test_build_errors, setup),
+		cmocka_unit_test_setup(test_pre_enqueue_and_less, setup),
+		cmocka_unit_test_setup(test_prefilter_statuses, setup),
+		cmocka_unit_test_setup(test_prefilter_result_intersection, setup),
+		cmocka_unit_test_setup(test_filter_first_failure_and_errors, setup),
+		cmocka_unit_test_setup(test_filter_with_nominated_pods, setup),
+		cmocka_unit_test_setup(test_post_filter, setup),
+		cmocka_unit_test_setup(test_score_weights_and_normalize, setup),
+		cmocka_unit_test_setup(test_score_errors, setup),
+		cmocka_unit_test_setup(test_reserve_unreserve_order, setup),
+		cmocka_unit_test_setup(test_permit, setup),
+		cmocka_unit_test_setup(test_prebind_bind_postbind, setup),
+		cmocka_unit_test_setup(test_cycle_state, setup),
+		cmocka_unit_test_setup(test_event_matching_and_hints, setup),
+		cmocka_unit_test_setup(test_duration_format, setup),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

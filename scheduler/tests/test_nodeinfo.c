@@ -1,0 +1,210 @@
+/* Tests for scheduler/nodeinfo.c: add/remove pod aggregates (requested, non-zero requested, used
+ * ports, affinity counters, generation) and clone independence. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "scheduler/cache.h"
+#include "scheduler/tests/fixtures.h"
+
+#define MI (1024LL * 1024)
+
+static struct sk_pod *pod(const char *name, const char *containers_json)
+{
+	char text[2048];
+	snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\",\"uid\":\"uid-%s\"},\"spec\":{\"containers\":%s}}",
+		 name, name, containers_json);
+	return fx_pod(text);
+}
+
+static void test_add_remove(void **state)
+{
+	(void)state;
+	struct sk_node_info *ni = fx_node_info(
+		fx_node("{\"metadata\":{\"name\":\"n1\"},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"10\"}}}"),
+		NULL);
+	assert_string_equal(ni->node->name, "n1");
+	assert_int_equal(ni->npods, 0);
+	int64_t g0 = ni->generation;
+
+	struct sk_pod *a = pod("a", "[{\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\",\"example.com/gpu\":\"2\"}},"
+				    "\"ports\":[{\"hostPort\":80},{\"hostPort\":53,\"protocol\":\"UDP\",\"hostIP\":\"10.0.0.1\"}]}]");
+	struct sk_pod *b = pod("b", "[{}]"); /* best effort: only the non-zero defaults */
+	struct sk_pod *c = pod("c", "[{\"resources\":{\"requests\":{\"cpu\":\"500m\"}},\"ports\":[{\"hostPort\":80}]}]");
+
+	assert_int_equal(sk_node_info_add_pod(ni, a), 0);
+	assert_true(ni->generation > g0);
+	int64_t g1 = ni->generation;
+	assert_int_equal(sk_node_info_add_pod(ni, b), 0);
+	assert_int_equal(sk_node_info_add_pod(ni, c), 0);
+	assert_true(ni->generation > g1);
+	assert_int_equal(ni->npods, 3);
+	assert_int_equal(ni->requested.milli_cpu, 1500);
+	assert_int_equal(ni->requested.memory, 1024 * MI);
+	assert_int_equal(sk_resource_scalar(&ni->requested, "example.com/gpu"), 2);
+	assert_int_equal(ni->non_zero_milli_cpu, 1000 + 100 + 500);
+	assert_int_equal(ni->non_zero_memory, 1024 * MI + 200 * MI + 200 * MI);
+	assert_int_equal(ni->nused_ports, 3);
+	assert_int_equal(a->refcount, 2); /* the node info holds a reference */
+
+	/* remove by uid: a different object with the same uid works */
+	struct sk_pod *a2 = sk_pod_with_node(a, "n1");
+	assert_int_equal(sk_node_info_remove_pod(ni, a2), 0);
+	sk_pod_unref(a2);
+	assert_int_equal(ni->npods, 2);
+	assert_int_equal(ni->requested.milli_cpu, 500);
+	assert_int_equal(ni->requested.memory, 0);
+	assert_int_equal(sk_resource_scalar(&ni->requested, "example.com/gpu"), 0);
+	assert_int_equal(ni->non_zero_milli_cpu, 600);
+	assert_int_equal(ni->non_zero_memory, 400 * MI);
+	/* c's port 80 is still in use; a's two are gone */
+	assert_int_equal(ni->nused_ports, 1);
+	assert_int_equal(ni->used_ports[0].port, 80);
+	assert_string_equal(ni->used_ports[0].host_ip, "0.0.0.0");
+	assert_int_equal(a->refcount, 1);
+
+	int64_t g2 = ni->generation;
+	assert_int_equal(sk_node_info_remove_pod(ni, a), -1); /* absent */
+	assert_int_equal(ni->generation, g2);
+	assert_int_equal(sk_node_info_remove_pod(ni, b), 0);
+	assert_int_equal(sk_node_info_remove_pod(ni, c), 0);
+	assert_int_equal(ni->npods, 0);
+	assert_int_equal(ni->nused_ports, 0);
+	assert_int_equal(ni->non_zero_milli_cpu, 0);
+	assert_int_equal(ni->requested.milli_cpu, 0);
+	sk_pod_unref(a);
+	sk_pod_unref(b);
+	sk_pod_unref(c);
+	sk_node_info_free(ni);
+	sk_node_info_free(NULL);
+}
+
+static void test_many_pods(void **state)
+{
+	(void)state;
+	struct sk_node_info *ni = sk_node_info_new(NULL);
+	struct sk_pod *pods[100];
+	for (int i = 0; i < 100; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "p%d", i);
+		pods[i] = pod(name, "[{\"resources\":{\"requests\":{\"cpu\":\"10m\"}},\"ports\":[{\"hostPort\":1000}]}]");
+		assert_int_equal(sk_node_info_add_pod(ni, pods[i]), 0);
+	}
+	assert_int_equal(ni->requested.milli_cpu, 1000);
+	assert_int_equal(ni->nused_ports, 100);
+	/* remove every other, then add back: exercises the growth invariant */
+	for (int i = 0; i < 100; i += 2)
+		assert_int_equal(sk_node_info_remove_pod(ni, pods[i]), 0);
+	assert_int_equal(ni->npods, 50);
+	for (int i = 0; i < 100; i += 2)
+		assert_int_equal(sk_node_info_add_pod(ni, pods[i]), 0);
+	assert_int_equal(ni->npods, 100);
+	assert_int_equal(ni->requested.milli_cpu, 1000);
+	for (int i = 0; i < 100; i++) {
+		bool found = false;
+		for (int j = 0; j < ni->npods; j++)
+			found |= ni->pods[j].pod == pods[i];
+		assert_true(found);
+		sk_pod_unref(pods[i]);
+	}
+	sk_node_info_free(ni);
+}
+
+static void test_affinity_counters(void **state)
+{
+	(void)state;
+	struct sk_node_info *ni = sk_node_info_new(NULL);
+	struct sk_pod *aff = fx_pod("{\"metadata\":{\"name\":\"aff\"},\"spec\":{\"affinity\":{\"podAffinity\":{"
+				    "\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":1,\"podAffinityTerm\":"
+				    "{\"topologyKey\":\"z\",\"labelSelector\":{}}}]}}}}");
+	struct sk_pod *anti = fx_pod("{\"metadata\":{\"name\":\"anti\"},\"spec\":{\"affinity\":{\"podAntiAffinity\":{"
+				     "\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"topologyKey\":\"z\",\"labelSelector\":{}}]}}}}");
+	struct sk_pod *plain = fx_pod("{\"metadata\":{\"name\":\"plain\"}}");
+	assert_int_equal(sk_node_info_add_pod(ni, aff), 0);
+	assert_int_equal(sk_node_info_add_pod(ni, anti), 0);
+	assert_int_equal(sk_node_info_add_pod(ni, plain), 0);
+	assert_int_equal(ni->npods_with_affinity, 2);
+	assert_int_equal(ni->npods_with_required_anti_affinity, 1);
+	assert_int_equal(sk_node_info_remove_pod(ni, anti), 0);
+	assert_int_equal(ni->npods_with_affinity, 1);
+	assert_int_equal(ni->npods_with_required_anti_affinity, 0);
+	assert_int_equal(sk_node_info_remove_pod(ni, aff), 0);
+	assert_int_equal(ni->npods_with_affinity, 0);
+	sk_pod_unref(aff);
+	sk_pod_unref(anti);
+	sk_pod_unref(plain);
+	sk_node_info_free(ni);
+}
+
+static void test_clone(void **state)
+{
+	(void)state;
+	struct sk_node_info *ni = fx_node_info(
+		fx_node("{\"metadata\":{\"name\":\"n1\"}}"),
+		pod("a", "[{\"resources\":{\"requests\":{\"cpu\":\"1\",\"example.com/gpu\":\"1\"}},\"ports\":[{\"hostPort\":80}]}]"),
+		pod("b", "[{\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]"), NULL);
+	struct sk_node_info *cl = sk_node_info_clone(ni);
+	assert_non_null(cl);
+	assert_int_equal(cl->generation, ni->generation);
+	assert_ptr_equal(cl->node, ni->node);
+	assert_int_equal(cl->npods, 2);
+	assert_int_equal(cl->requested.milli_cpu, 3000);
+	assert_ptr_not_equal(cl->requested.scalar, ni->requested.scalar);
+	assert_ptr_not_equal(cl->pods, ni->pods);
+	assert_int_equal(cl->nused_ports, 1);
+
+	/* changing the clone leaves the original alone */
+	struct sk_pod *c = pod("c", "[{\"resources\":{\"requests\":{\"cpu\":\"1\",\"example.com/gpu\":\"4\"}}}]");
+	assert_int_equal(sk_node_info_add_pod(cl, c), 0);
+	assert_int_equal(sk_node_info_remove_pod(cl, ni->pods[0].pod), 0);
+	assert_int_equal(ni->npods, 2);
+	assert_int_equal(ni->requested.milli_cpu, 3000);
+	assert_int_equal(sk_resource_scalar(&ni->requested, "example.com/gpu"), 1);
+	assert_int_equal(ni->nused_ports, 1);
+	assert_int_equal(cl->requested.milli_cpu, 3000);
+	assert_int_equal(sk_resource_scalar(&cl->requested, "example.com/gpu"), 4);
+	assert_true(cl->generation > ni->generation);
+	sk_pod_unref(c);
+	sk_node_info_free(ni); /* clone keeps its own references */
+	assert_string_equal(cl->node->name, "n1");
+	/* removal swaps the last pod into the hole, as upstream does: [a b c] - a = [c b] */
+	assert_string_equal(cl->pods[0].pod->uid, "uid-c");
+	assert_string_equal(cl->pods[1].pod->uid, "uid-b");
+	sk_node_info_free(cl);
+}
+
+static void test_set_node(void **state)
+{
+	(void)state;
+	struct sk_node_info *ni = sk_node_info_new(NULL);
+	assert_null(ni->node);
+	int64_t g = ni->generation;
+	struct sk_node *n = fx_node("{\"metadata\":{\"name\":\"n\"}}");
+	sk_node_info_set_node(ni, n);
+	assert_ptr_equal(ni->node, n);
+	assert_int_equal(n->refcount, 2);
+	assert_true(ni->generation > g);
+	sk_node_info_set_node(ni, NULL);
+	assert_int_equal(n->refcount, 1);
+	sk_node_unref(n);
+	sk_node_info_free(ni);
+	assert_true(sk_next_generation() < sk_next_generation());
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_add_remove),
+		cmocka_unit_test(test_many_pods),
+		cmocka_unit_test(test_affinity_counters),
+		cmocka_unit_test(test_clone),
+		cmocka_unit_test(test_set_node),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,500 @@
+/* Tests for scheduler/queue.c: activeQ order, backoff durations and windows, unschedulable pods and
+ * their flush, PreEnqueue gating, requeueing through queueing hints (including events seen while a
+ * pod is in flight), pending-pod updates and deletes, Pop blocking and close. Time is the injectable
+ * clock `clk`; nothing sleeps. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "scheduler/queue.h"
+#include "scheduler/tests/fixtures.h"
+
+#define S 1000000000LL
+
+static int64_t clk;
+
+struct hint_rule {
+	const char *plugin;
+	uint32_t resource, action;
+	int result;
+};
+static struct hint_rule rules[8];
+static int nrules, hint_calls;
+
+static bool less(void *ctx, const struct sk_queued_pod *a, const struct sk_queued_pod *b)
+{
+	(void)ctx;
+	if (a->pod->priority != b->pod->priority)
+		return a->pod->priority > b->pod->priority;
+	return a->timestamp_ns < b->timestamp_ns;
+}
+
+static struct sk_status pre_enqueue(void *ctx, const struct sk_pod *pod)
+{
+	(void)ctx;
+	if (pod->nscheduling_gates > 0) {
+		struct sk_status s = sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for scheduling gates");
+		s.plugin = "SchedulingGates";
+		return s;
+	}
+	return sk_ok();
+}
+
+static int hint(void *ctx, const struct sk_pod *pod, const char *plugin, const struct sk_cluster_event *ev,
+		const void *old_obj, const void *new_obj)
+{
+	(void)ctx;
+	(void)pod;
+	(void)old_obj;
+	(void)new_obj;
+	hint_calls++;
+	int r = -1;
+	for (int i = 0; i < nrules; i++)
+		if (strcmp(rules[i].plugin, plugin) == 0 && (rules[i].resource & ev->resource) &&
+		    (rules[i].action & ev->action)) {
+			if (rules[i].result == SK_QUEUE)
+				return SK_QUEUE;
+			r = SK_QUEUE_SKIP;
+		}
+	return r;
+}
+
+static int64_t now(void *ctx)
+{
+	(void)ctx;
+	return clk;
+}
+
+static struct sk_queue *mkq(bool hints)
+{
+	struct sk_queue_ops ops = { .less = less, .pre_enqueue = pre_enqueue, .hint = hint, .now_ns = now };
+	struct sk_queue_options o = { .initial_backoff_ns = 1 * S, .max_backoff_ns = 10 * S,
+				      .disable_queueing_hints = !hints };
+	return sk_queue_new(&ops, &o);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	clk = 100 * S + 300000000LL; /* 100.3 s */
+	nrules = hint_calls = 0;
+	return 0;
+}
+
+static struct sk_pod *mkpod(const char *name, int prio, bool gated)
+{
+	char text[512];
+	snprintf(text, sizeof(text),
+		 "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"app\":\"x\"}},\"spec\":{\"priority\":%d,%s\"containers\":[{\"name\":\"c\"}]}}",
+		 name, prio, gated ? "\"schedulingGates\":[{\"name\":\"g\"}]," : "");
+	return fx_pod(text);
+}
+
+/* Adds pod (dropping the caller's reference); returns a copy of its uid. */
+static const char *add(struct sk_queue *q, struct sk_pod *p)
+{
+	static char uids[16][128];
+	static int next;
+	char *uid = uids[next++ % 16];
+	snprintf(uid, 128, "%s", p->uid);
+	assert_int_equal(sk_queue_add(q, p), 0);
+	sk_pod_unref(p);
+	return uid;
+}
+
+/* Pops and fails the pod with the given rejecting plugin (NULL = an error). */
+static enum sk_queue_where fail_with(struct sk_queue *q, const char *plugin, bool pending)
+{
+	struct sk_queued_pod *qp = sk_queue_try_pop(q, NULL);
+	assert_non_null(qp);
+	if (plugin && pending)
+		qp->pending_plugins[qp->npending_plugins++] = plugin;
+	else if (plugin)
+		qp->unschedulable_plugins[qp->nunschedulable_plugins++] = plugin;
+	return sk_queue_add_unschedulable(q, qp, NULL);
+}
+
+static void test_active_order(void **state)
+{
+	(void)state;
+	struct sk_queue *q = mkq(true);
+	add(q, mkpod("low", 1, false));
+	clk += 1;
+	add(q, mkpod("high1", 5, false));
+	clk += 1;
+	add(q, mkpod("high2", 5, false));
+	struct sk_queue_counts c;
+	sk_queue_counts(q, &c);
+	assert_int_equal(c.active, 3);
+	int64_t cycle;
+	const char *order[] = { "high1", "high2", "low" };
+	for (int i = 0; i < 3; i++) {
+		struct sk_queued_pod *qp = sk_queue_pop(q, &cycle);
+		assert_string_equal(qp->pod->name, order[i]);
+		assert_int_equal(cycle, i + 1);
+		assert_int_equal(qp->attempts, 1);
+		assert_int_equal(sk_queue_where_is(q, qp->pod->uid), SK_Q_IN_FLIGHT);
+		sk_queue_done(q, qp);
+	}
+	assert_null(sk_queue_try_pop(q, NULL));
+	assert_int_equal(sk_queue_scheduling_cycle(q), 3);
+	sk_queue_free(q);
+}
+
+static void test_backoff_durations(void **state)
+{
+	(void)state;
+	struct sk_queue *q = mkq(true);
+	struct sk_queued_pod qp = { 0 };
+	static const int64_t want[] = { 0, 1, 2, 4, 8, 10, 10, 10 };
+	for (int c = 0; c < 8; c++) {
+		qp.unschedulable_count = c;
+		assert_int_equal(sk_queue_backoff_duration(q, &qp), want[c] * S);
+	}
+	qp.unschedulable_count = 7;
+	qp.consecutive_errors = 2; /* v1.34: the error count wins when > 0 */
+	assert_int_equal(sk_queue_backoff_duration(q, &qp), 2 * S);
+	qp.unschedulable_count = 1000;
+	qp.consecutive_errors = 0;
+	assert_int_equal(sk_queue_backoff_duration(q, &qp), 10 * S); /* no overflow */
+	sk_queue_free(q);
+
+	struct sk_queue_ops ops = { .less = less, .now_ns = now };
+	struct sk_queue_options o = { .initial_backoff_ns = 1 * S, .max_backoff_ns = 0 };
+	q = sk_queue_new(&ops, &o);
+	qp.unschedulable_count = 3;
+	assert_int_equal(sk_queue_backoff_duration(q, &qp), 0); /* max 0 with PopFromBackoffQ: no backoff */
+	sk_queue_free(q);
+}
+
+static void test_unschedulable_event_backoff_window(void **state)
+{
+	(void)state;
+	struct sk_queue *q = mkq(true);
+	const char *uid = add(q, mkpod("p", 0, false));
+	rules[nrules++] = (struct hint_rule){ "NodeResourcesFit", SK_EV_NODE, SK_ACT_ADD, SK_QUEUE };
+	assert_int_equal(fail_with(q, "NodeResourcesFit", false), SK_Q_UNSCHEDULABLE);
+	struct sk_queue_counts c;
+	sk_queue_counts(q, &c);
+	assert_int_equal(c.unschedulable, 1);
+	assert_int_equal(c.active + c.backoff + c.gated, 0);
+
+	/* an event nobody registered for: stays */
+	struct sk_cluster_event taint = { SK_EV_NODE, SK_ACT_UPDATE_NODE_TAINT, "NodeTaintChange" };
+	sk_queue_move_all(q, &taint, NULL, NULL);
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_UNSCHEDULABLE);
+
+	/* NodeAdd: Queue, still backing off (failed at 100.3 s, 1 s backoff) -> backoffQ */
+	clk += 200000000LL; /* 100.5 */
+	sk_queue_move_all(q, &SK_EVENT_NODE_ADD, NULL, NULL);
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_BACKOFF);
+	/* expiry 101.3 s truncated to the 1 s window: 101 s */
+	assert_int_equal(sk_queue_backoff_expiry(q, uid), 101 * S);
+	sk_queue_flush_backoff(q, 101 * S - 1);
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_BACKOFF);
+	sk_queue_flush_backoff(q, 101 * S);
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_ACTIVE);
+
+	/* second failure: 2 s backoff; an event after it expired goes straight to activeQ */
+	assert_int_equal(fail_with(q, "NodeResourcesFit", false), SK_Q_UNSCHEDULABLE);
+	clk += 3 * S;
+	sk_queue_move_all(q, &SK_EVENT_NODE_ADD, NULL, NULL);
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_ACTIVE);
+	sk_queue_free(q);
+}
+
+static void test_hint_skip_and_pending(void **state)
+{
+	(void)state;
+	struct sk_queue *q = mkq(true);
+	const char *p1 = add(q, mkpod("p1", 0, false));
+	const char *p2 = add(q, mkpod("p2", 0, false));
+	rules[nrules++] = (struct hint_rule){ "A", SK_EV_NODE, SK_ACT_ADD, SK_QUEUE_SKIP };
+	rules[nrules++] = (struct hint_rule){ "B", SK_EV_NODE, SK_ACT_ADD, SK_QUEUE };
+	assert_int_equal(fail_with(q, "A", false), SK_Q_UNSCHEDULABLE);
+	assert_int_equal(fail_with(q, "B", true), SK_Q_UNSCHEDULABLE); /* Pending plugin */
+	sk_queue_move_all(q, &SK_EVENT_NODE_ADD, NULL, NULL);
+	assert_int_equal(sk_queue_where_is(q, p1), SK_Q_UNSCHEDULABLE); /* QueueSkip */
+	assert_int_equal(sk_queue_where_is(q, p2), SK_Q_ACTIVE);        /* Pending + Queue: no backoff */
+	sk_queue_free(q);
+}
+
+static void test_error_backoff_queue(void **state)
+{
+	(void)state;
+	struct sk_queue *q = mkq(true);
+	const char *uid = add(q, mkpod("p", 0, false));
+	assert_int_equal(fail_with(q, NULL, false), SK_Q_ERROR_BACKOFF);
+	assert_null(sk_queue_try_pop(q, NULL)); /* the error queue is never popped early */
+	struct sk_queue_counts c;
+	sk_queue_counts(q, &c);
+	assert_int_equal(c.backoff, 1);
+	sk_queue_flush_backoff(q, clk + 1 * S);
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_ACTIVE);
+	/* second error: 2 s; then a rejection resets the error count */
+	struct sk_queued_pod *qp = sk_queue_try_pop(q, NULL);
+	assert_int_equal(sk_queue_add_unschedulable(q, qp, NULL), SK_Q_ERROR_BACKOFF);
+	assert_int_equal(qp->consecutive_errors, 2);
+	assert_int_equal(sk_queue_backoff_duration(q, qp), 2 * S);
+	sk_queue_flush_backoff(q, clk + 2 * S);
+	qp = sk_queue_try_pop(q, NULL);
+	qp->unschedulable_plugins[qp->nunschedulable_plugins++] = "X";
+	assert_int_equal(sk_queue_add_unschedulable(q, qp, NULL), SK_Q_UNSCHEDULABLE);
+	assert_int_equal(qp->consecutive_errors, 0);
+	assert_int_equal(qp->unschedulable_count, 1);
+	assert_int_equal(qp->attempts, 3);
+	sk_queue_free(q);
+}
+
+static void test_pop_from_backoff_when_idle(void **state)
+{
+	(void)state;
+	struct sk_queue *q = mkq(true);
+	const char *uid = add(q, mkpod("p", 0, false));
+	rules[nrules++] = (struct hint_rule){ "A", SK_EV_NODE, SK_ACT_ADD, SK_QUEUE };
+	assert_int_equal(fail_with(q, "A", false), SK_Q_UNSCHEDULABLE);
+	sk_queue_move_all(q, &SK_EVENT_NODE_ADD, NULL, NULL);
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_BACKOFF);
+	struct sk_queued_pod *qp = sk_queue_try_pop(q, NULL); /* activeQ empty: head of backoffQ */
+	assert_non_null(qp);
+	assert_string_equal(qp->pod->uid, uid);
+	assert_int_equal(qp->nunschedulable_plugins, 0); /* cleared at Pop */
+	sk_queue_done(q, qp);
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_NONE);
+	sk_queue_free(q);
+}
+
+static void test_gated_pods(void **state)
+{
+	(void)state;
+	struct sk_queue *q = mkq(true);
+	struct sk_pod *gated = mkpod("g", 0, true);
+	const char *uid = gated->uid;
+	assert_int_equal(sk_queue_add(q, gated), 0);
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_GATED);
+	struct sk_queue_counts c;
+	sk_queue_counts(q, &c);
+	assert_int_equal(c.gated, 1);
+	assert_int_equal(c.unschedulable, 0);
+	assert_null(sk_queue_try_pop(q, NULL));
+
+	/* events the gating plugin did not register for leave it gated */
+	rules[nrules++] = (struct hint_rule){ "SchedulingGates", SK_EV_UNSCHEDULED_POD,
+					      SK_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED, SK_QUEUE };
+	sk_queue_move_all(q, &SK_EVENT_NODE_ADD, NULL, NULL);
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_GATED);
+	/* a wildcard event re-runs PreEnqueue, which still gates */
+	sk_queue_flush_unschedulable(q, clk + 301 * S);
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_GATED);
+
+	/* an update that keeps the gates: still gated; one that removes them: activeQ */
+	struct sk_pod *same = mkpod("g", 1, true);
+	sk_queue_update(q, gated, same);
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_GATED);
+	struct sk_pod *ungated = mkpod("g", 1, false);
+	sk_queue_update(q, same, ungated);
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_ACTIVE);
+	sk_queue_counts(q, &c);
+	assert_int_equal(c.gated, 0);
+	assert_int_equal(c.active, 1);
+	struct sk_queued_pod *qp = sk_queue_try_pop(q, NULL);
+	assert_ptr_equal(qp->pod, ungated);
+	assert_int_equal(qp->attempts, 1);
+	sk_queue_done(q, qp);
+	sk_pod_unref(gated);
+	sk_pod_unref(same);
+	sk_pod_unref(ungated);
+	sk_queue_free(q);
+}
+
+static void test_flush_unschedulable(void **state)
+{
+	(void)state;
+	struct sk_queue *q = mkq(true);
+	const char *uid = add(q, mkpod("p", 0, false));
+	int64_t failed_at = clk;
+	assert_int_equal(fail_with(q, "A", false), SK_Q_UNSCHEDULABLE);
+	sk_queue_flush_unschedulable(q, failed_at + 300 * S); /* not longer than 5 min yet */
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_UNSCHEDULABLE);
+	sk_queue_flush_unschedulable(q, failed_at + 300 * S + 1);
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_ACTIVE);
+	sk_queue_free(q);
+}
+
+static void test_inflight_events(void **state)
+{
+	(void)state;
+	struct sk_queue *q = mkq(true);
+	add(q, mkpod("p", 0, false));
+	const char *other = add(q, mkpod("o", 0, false));
+	rules[nrules++] = (struct hint_rule){ "A", SK_EV_NODE, SK_ACT_ADD, SK_QUEUE };
+	struct sk_node *n = fx_node("{\"metadata\":{\"name\":\"n9\"}}");
+
+	/* o fails first, with no event during its cycle: unschedulable */
+	struct sk_queued_pod *p = sk_queue_try_pop(q, NULL);
+	struct sk_queued_pod *o = sk_queue_try_pop(q, NULL);
+	assert_string_equal(o->pod->uid, other);
+	o->unschedulable_plugins[o->nunschedulable_plugins++] = "A";
+	assert_int_equal(sk_queue_add_unschedulable(q, o, NULL), SK_Q_UNSCHEDULABLE);
+
+	/* a NodeAdd while p is in flight: p's hint replay sends it to backoff, not unschedulable */
+	sk_queue_move_all(q, &SK_EVENT_NODE_ADD, NULL, n);
+	assert_int_equal(sk_queue_where_is(q, other), SK_Q_BACKOFF); /* o was moved by the event itself */
+	p->unschedulable_plugins[p->nunschedulable_plugins++] = "A";
+	assert_int_equal(sk_queue_add_unschedulable(q, p, NULL), SK_Q_BACKOFF);
+
+	/* an event before the pop does not count */
+	sk_queue_flush_backoff(q, clk + 10 * S);
+	p = sk_queue_try_pop(q, NULL);
+	p->unschedulable_plugins[p->nunschedulable_plugins++] = "A";
+	assert_int_equal(sk_queue_add_unschedulable(q, p, NULL), SK_Q_UNSCHEDULABLE);
+	sk_node_unref(n);
+	sk_queue_free(q);
+}
+
+static void test_hints_disabled(void **state)
+{
+	(void)state;
+	struct sk_queue *q = mkq(false);
+	add(q, mkpod("p", 0, false));
+	struct sk_queued_pod *p = sk_queue_try_pop(q, NULL);
+	p->unschedulable_plugins[p->nunschedulable_plugins++] = "A";
+	/* a move request during the cycle (moveRequestCycle >= podCycle): backoffQ */
+	sk_queue_move_all(q, &SK_EVENT_NODE_ADD, NULL, NULL);
+	assert_int_equal(sk_queue_add_unschedulable(q, p, NULL), SK_Q_BACKOFF);
+	assert_int_equal(hint_calls, 0);
+	sk_queue_flush_backoff(q, clk + 5 * S);
+	p = sk_queue_try_pop(q, NULL);
+	p->unschedulable_plugins[p->nunschedulable_plugins++] = "A";
+	assert_int_equal(sk_queue_add_unschedulable(q, p, NULL), SK_Q_UNSCHEDULABLE);
+	sk_queue_free(q);
+}
+
+static void test_update_delete_activate(void **state)
+{
+	(void)state;
+	struct sk_queue *q = mkq(true);
+	struct sk_pod *a = mkpod("a", 1, false), *b = mkpod("b", 2, false);
+	sk_queue_add(q, a);
+	clk++;
+	sk_queue_add(q, b);
+	/* raising a's priority in activeQ reorders the heap */
+	struct sk_pod *a2 = mkpod("a", 9, false);
+	sk_queue_update(q, a, a2);
+	struct sk_queued_pod *qp = sk_queue_try_pop(q, NULL);
+	assert_string_equal(qp->pod->name, "a");
+	assert_int_equal(qp->pod->priority, 9);
+	/* deleted while in flight: dropped when handed back */
+	sk_queue_delete(q, a2);
+	qp->unschedulable_plugins[qp->nunschedulable_plugins++] = "A";
+	assert_int_equal(sk_queue_add_unschedulable(q, qp, NULL), SK_Q_NONE);
+	assert_int_equal(sk_queue_where_is(q, a->uid), SK_Q_NONE);
+	/* unschedulable b, then Activate by key */
+	assert_int_equal(fail_with(q, "A", false), SK_Q_UNSCHEDULABLE);
+	char *keys[] = { "default/zzz", "default/b" };
+	sk_queue_activate(q, keys, 2);
+	assert_int_equal(sk_queue_where_is(q, b->uid), SK_Q_ACTIVE);
+	sk_queue_delete(q, b);
+	assert_int_equal(sk_queue_where_is(q, b->uid), SK_Q_NONE);
+	/* update of an unknown pod adds it */
+	sk_queue_update(q, NULL, b);
+	assert_int_equal(sk_queue_where_is(q, b->uid), SK_Q_ACTIVE);
+	sk_pod_unref(a);
+	sk_pod_unref(a2);
+	sk_pod_unref(b);
+	sk_queue_free(q);
+}
+
+static void *blocked_pop(void *arg)
+{
+	return sk_queue_pop(arg, NULL);
+}
+
+static void test_pop_blocks_until_add_or_close(void **state)
+{
+	(void)state;
+	struct sk_queue *q = mkq(true);
+	pthread_t t;
+	pthread_create(&t, NULL, blocked_pop, q);
+	add(q, mkpod("p", 0, false));
+	void *got;
+	pthread_join(t, &got);
+	assert_non_null(got);
+	sk_queue_done(q, got);
+	pthread_create(&t, NULL, blocked_pop, q);
+	sk_queue_close(q);
+	pthread_join(t, &got);
+	assert_null(got);
+	sk_queue_free(q);
+}
+
+static void test_pod_update_events(void **state)
+{
+	(void)state;
+	struct sk_pod *a = fx_pod("{\"metadata\":{\"name\":\"p\",\"labels\":{\"x\":\"1\"}},\"spec\":{\"schedulingGates\":[{\"name\":\"g\"}],"
+				  "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}}");
+	struct sk_pod *b = fx_pod("{\"metadata\":{\"name\":\"p\",\"labels\":{\"x\":\"2\"}},\"spec\":{"
+				  "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}],"
+				  "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}");
+	struct sk_cluster_event ev[8];
+	int n = sk_pod_update_events(a, b, ev, 8);
+	assert_int_equal(n, 4);
+	assert_string_equal(ev[0].label, "UpdatePodLabel");
+	assert_string_equal(ev[1].label, "UpdatePodScaleDown");
+	assert_string_equal(ev[2].label, "UpdatePodSchedulingGatesEliminated");
+	assert_string_equal(ev[3].label, "UpdatePodToleration");
+	assert_int_equal(ev[0].resource, SK_EV_UNSCHEDULED_POD);
+	n = sk_pod_update_events(a, a, ev, 8);
+	assert_int_equal(n, 1);
+	assert_string_equal(ev[0].label, "UpdatePodOther");
+	assert_int_equal(ev[0].action & SK_ACT_UPDATE_POD_LABEL, 0);
+	sk_pod_unref(a);
+	sk_pod_unref(b);
+}
+
+
+static void test_flusher_thread_starts_and_stops(void **state)
+{
+	(void)state;
+	struct sk_queue_ops ops = { .less = less }; /* real clock */
+	struct sk_queue *q = sk_queue_new(&ops, NULL);
+	assert_int_equal(sk_queue_start_flushers(q), 0);
+	assert_int_equal(sk_queue_start_flushers(q), 0); /* idempotent */
+	struct sk_pod *p = mkpod("p", 0, false);
+	sk_queue_add(q, p);
+	struct sk_queued_pod *qp = sk_queue_pop(q, NULL);
+	assert_ptr_equal(qp->pod, p);
+	sk_queue_done(q, qp);
+	sk_queue_close(q);
+	assert_null(sk_queue_pop(q, NULL));
+	sk_queue_free(q);
+	sk_pod_unref(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_active_order, setup),
+		cmocka_unit_test_setup(test_backoff_durations, setup),
+		cmocka_unit_test_setup(test_unschedulable_event_backoff_window, setup),
+		cmocka_unit_test_setup(test_hint_skip_and_pending, setup),
+		cmocka_unit_test_setup(test_error_backoff_queue, setup),
+		cmocka_unit_test_setup(test_pop_from_backoff_when_idle, setup),
+		cmocka_unit_test_setup(test_gated_pods, setup),
+		cmocka_unit_test_setup(test_flush_unschedulable, setup),
+		cmocka_unit_test_setup(test_inflight_events, setup),
+		cmocka_unit_test_setup(test_hints_disabled, setup),
+		cmocka_unit_test_setup(test_update_delete_activate, setup),
+		cmocka_unit_test_setup(test_pop_blocks_until_add_or_close, setup),
+		cmocka_unit_test_setup(test_pod_update_events, setup),
+		cmocka_unit_test_setup(test_flusher_thread_starts_and_stops, setup),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,832 @@
+/* Tests for scheduler/schedule_one.c: FitError wording, one attempt end to end with the test
+ * plugins (filter rejections, PreFilter rejection and narrowing, start-index rotation, serial-order
+ * equivalent early stop, scoring and tie-break, Reserve/Permit/PreBind failures, PostFilter
+ * suffix and nomination, nominated node first, no nodes, terminating pods, async binders). */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "scheduler/cache.h"
+#include "scheduler/schedule_one.h"
+#include "scheduler/tests/fixtures.h"
+#include "scheduler/tests/testkit.h"
+
+static struct sk_config cfg = { .parallelism = 16, .percentage_of_nodes_to_score = 0 };
+static struct sk_pool *pool;
+static struct sk_snapshot *snap;
+static struct sk_scheduler *sched;
+static struct sk_nominator *nom;
+static struct tk_profile prof;
+static int assumed, forgotten, finished, patches, outcomes;
+static char last_event[2048], last_patch[2048], last_node[64], last_msg[2048];
+static bool last_nominate;
+static char last_nominated[64];
+static enum sk_result last_result;
+static int last_nfilter;
+static char last_filter_plugin[64];
+static uint64_t rand_value;
+static bool use_fixed_rand;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static const struct sk_snapshot *fw_snapshot(void *ctx)
+{
+	(void)ctx;
+	return sk_scheduler_snapshot(sched);
+}
+
+static void fw_event(void *ctx, const struct sk_pod *pod, const char *type, const char *reason, const char *action,
+		     const char *note)
+{
+	(void)ctx;
+	(void)pod;
+	pthread_mutex_lock(&mu);
+	snprintf(last_event, sizeof(last_event), "%s %s %s: %s", type, reason, action, note);
+	pthread_mutex_unlock(&mu);
+}
+
+static const struct sk_snapshot *update_snapshot(void *ctx, char **err)
+{
+	(void)ctx;
+	(void)err;
+	return snap;
+}
+static int assume(void *ctx, struct sk_pod *p, char **err)
+{
+	(void)ctx;
+	(void)err;
+	assert_non_null(p->node_name);
+	__atomic_add_fetch(&assumed, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+static int forget(void *ctx, const struct sk_pod *p, char **err)
+{
+	(void)ctx;
+	(void)p;
+	(void)err;
+	__atomic_add_fetch(&forgotten, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+static int finish(void *ctx, const struct sk_pod *p, char **err)
+{
+	(void)ctx;
+	(void)p;
+	(void)err;
+	__atomic_add_fetch(&finished, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+static void patch(void *ctx, const struct sk_pod *pod, const char *reason, const char *message, bool nominate,
+		  const char *nominated)
+{
+	(void)ctx;
+	(void)pod;
+	pthread_mutex_lock(&mu);
+	patches++;
+	snprintf(last_patch, sizeof(last_patch), "%s: %s", reason, message);
+	last_nominate = nominate;
+	snprintf(last_nominated, sizeof(last_nominated), "%s", nominated ? nominated : "");
+	pthread_mutex_unlock(&mu);
+}
+static void observe(void *ctx, const struct sk_outcome *o)
+{
+	(void)ctx;
+	pthread_mutex_lock(&mu);
+	outcomes++;
+	last_result = o->result;
+	snprintf(last_node, sizeof(last_node), "%s", o->node ? o->node : "");
+	snprintf(last_msg, sizeof(last_msg), "%s", o->message ? o->message : "");
+	last_nfilter = o->nfilter;
+	snprintf(last_filter_plugin, sizeof(last_filter_plugin), "%s", o->nfilter ? o->filter[0].plugin : "");
+	assert_string_equal(o->profile, "default-scheduler");
+	pthread_mutex_unlock(&mu);
+}
+static uint64_t fixed_rand(void *ctx)
+{
+	(void)ctx;
+	return rand_value;
+}
+
+static struct sk_node_info *ni_named(const char *name)
+{
+	char text[128];
+	snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\"}}", name);
+	return fx_node_info(fx_node(text), NULL);
+}
+
+static void make_nodes(int n)
+{
+	sk_snapshot_free(snap);
+	struct sk_node_info **nis = calloc((size_t)(n ? n : 1), sizeof(*nis));
+	for (int i = 0; i < n; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "n%d", i + 1);
+		nis[i] = ni_named(name);
+	}
+	snap = fx_snapshot_of(nis, n);
+	free(nis);
+}
+
+/* Starts a scheduler over `prof` (set up by the test) with binder_threads binders. */
+static void start(int binder_threads)
+{
+	struct sk_sched_env env = { .update_snapshot = update_snapshot, .assume = assume, .forget = forget,
+				    .finish_binding = finish, .patch_failure = patch, .observe = observe,
+				    .want_details = true, .rand = use_fixed_rand ? fixed_rand : NULL, .seed = 7,
+				    .binder_threads = binder_threads, .nominator = nom };
+	char *err = NULL;
+	sched = sk_scheduler_new(&env, &err);
+	assert_non_null(sched);
+	struct sk_framework_env fenv = { .pool = pool, .nominator = nom, .snapshot = fw_snapshot, .event = fw_event };
+	struct sk_framework *fw = sk_framework_new(&cfg, &prof.p, &fenv, &err);
+	if (!fw)
+		fail_msg("framework: %s", err);
+	sk_scheduler_set_frameworks(sched, &fw, 1);
+	sk_framework_unref(fw);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	tk_reset();
+	tk_profile_minimal(&prof, "default-scheduler");
+	assumed = forgotten = finished = patches = outcomes = 0;
+	last_event[0] = last_patch[0] = last_node[0] = last_msg[0] = '\0';
+	use_fixed_rand = false;
+	nom = sk_nominator_new();
+	make_nodes(3);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sk_scheduler_free(sched);
+	sched = NULL;
+	sk_snapshot_free(snap);
+	snap = NULL;
+	sk_nominator_free(nom);
+	return 0;
+}
+
+static struct sk_pod *add_pod(const char *name, const char *extra_status)
+{
+	char text[512];
+	snprintf(text, sizeof(text),
+		 "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"containers\":[{\"name\":\"c\"}]}%s}", name,
+		 extra_status ? extra_status : "");
+	struct sk_pod *p = fx_pod(text);
+	assert_int_equal(sk_queue_add(sk_scheduler_queue(sched), p), 0);
+	return p;
+}
+
+static void run_one(void) { assert_int_equal(sk_schedule_one(sched, false), 1); }
+
+/* ---------- FitError ---------- */
+
+static struct sk_node_status ns_of(const char *reason)
+{
+	struct sk_node_status n = { 0 };
+	n.status = sk_status(SK_UNSCHEDULABLE, reason);
+	return n;
+}
+
+static void test_fit_error_message(void **state)
+{
+	(void)state;
+	struct sk_node_status st[12];
+	for (int i = 0; i < 10; i++)
+		st[i] = ns_of("x");
+	st[10] = ns_of("y");
+	st[11] = ns_of("y");
+	char *m = sk_fit_error_message(12, st, 12, NULL, NULL, NULL);
+	assert_string_equal(m, "0/12 nodes are available: 10 x, 2 y."); /* byte-wise: "10 x" < "2 y" */
+	free(m);
+
+	struct sk_node_status t[3] = { ns_of("Insufficient cpu"), ns_of("Insufficient cpu"),
+				       ns_of("node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }") };
+	m = sk_fit_error_message(3, t, 3, NULL, NULL,
+				 "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No "
+				 "preemption victims found for incoming pod.");
+	assert_string_equal(m, "0/3 nodes are available: 1 node(s) had untolerated taint "
+			       "{node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu. preemption: 0/3 nodes are "
+			       "available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for "
+			       "incoming pod.");
+	free(m);
+
+	/* several reasons on one node each count */
+	struct sk_node_status two = { 0 };
+	two.status = sk_status(SK_UNSCHEDULABLE, "Insufficient cpu");
+	sk_status_add(&two.status, "Insufficient memory");
+	m = sk_fit_error_message(1, &two, 1, NULL, "", "");
+	assert_string_equal(m, "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory.");
+	free(m);
+
+	/* PreFilter message replaces the histogram */
+	m = sk_fit_error_message(3, t, 3, NULL, "node(s) didn't match pod topology spread constraints", NULL);
+	assert_string_equal(m, "0/3 nodes are available: node(s) didn't match pod topology spread constraints.");
+	free(m);
+
+	/* absent nodes (PreFilterResult) count num_all - n times */
+	struct sk_status absent = sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin(s) [NodeAffinity]");
+	m = sk_fit_error_message(5, t, 1, &absent, NULL, NULL);
+	assert_string_equal(m, "0/5 nodes are available: 1 Insufficient cpu, 4 node(s) didn't satisfy plugin(s) [NodeAffinity].");
+	free(m);
+
+	/* statuses without reasons */
+	struct sk_node_status empty = { 0 };
+	empty.status.code = SK_UNSCHEDULABLE;
+	m = sk_fit_error_message(1, &empty, 1, NULL, NULL, NULL);
+	assert_string_equal(m, "0/1 nodes are available: .");
+	free(m);
+	sk_status_reset(&two.status);
+}
+
+static void test_truncate_event_message(void **state)
+{
+	(void)state;
+	char big[2000];
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	char *t = sk_truncate_event_message(big);
+	assert_int_equal(strlen(t), 1024);
+	assert_string_equal(t + 1020, " ...");
+	free(t);
+	big[1024] = '\0';
+	t = sk_truncate_event_message(big);
+	assert_int_equal(strlen(t), 1024);
+	assert_int_equal(t[1023], 'a');
+	free(t);
+}
+
+/* ---------- attempts ---------- */
+
+static void test_filter_then_bind(void **state)
+{
+	(void)state;
+	tk_profile_add(&prof, SK_EP_FILTER, TK_A, 0);
+	tk_beh[TK_A].filter_nodes[0] = "n1";
+	tk_beh[TK_A].filter_nodes[1] = "n2";
+	tk_beh[TK_A].filter = SK_UNSCHEDULABLE;
+	tk_beh[TK_A].filter_reason = "nope";
+	start(0);
+	struct sk_pod *p = add_pod("p", NULL);
+	run_one();
+	assert_int_equal(last_result, SK_RESULT_SCHEDULED);
+	assert_string_equal(last_node, "n3");
+	assert_int_equal(last_nfilter, 2);
+	assert_string_equal(last_filter_plugin, "TestA");
+	assert_int_equal(assumed, 1);
+	assert_int_equal(finished, 1);
+	assert_int_equal(forgotten, 0);
+	assert_string_equal(last_event, "Normal Scheduled Binding: Successfully assigned default/p to n3");
+	assert_string_equal(tk_log, "D.bind(n3) ");
+	assert_int_equal(sk_queue_where_is(sk_scheduler_queue(sched), p->uid), SK_Q_NONE);
+	sk_pod_unref(p);
+}
+
+static void test_all_rejected(void **state)
+{
+	(void)state;
+	tk_profile_add(&prof, SK_EP_FILTER, TK_A, 0);
+	tk_profile_add(&prof, SK_EP_FILTER, TK_B, 0);
+	tk_beh[TK_A].filter_nodes[0] = "n2";
+	tk_beh[TK_A].filter = SK_UNSCHEDULABLE;
+	tk_beh[TK_A].filter_reason = "Insufficient cpu";
+	tk_beh[TK_B].filter_all = true;
+	tk_beh[TK_B].filter = SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
+	tk_beh[TK_B].filter_reason = "node(s) didn't match Pod's node affinity/selector";
+	start(0);
+	struct sk_pod *p = add_pod("p", NULL);
+	run_one();
+	const char *want = "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector.";
+	assert_int_equal(last_result, SK_RESULT_UNSCHEDULABLE);
+	assert_string_equal(last_msg, want);
+	char buf[2048];
+	snprintf(buf, sizeof(buf), "Unschedulable: %s", want);
+	assert_string_equal(last_patch, buf);
+	assert_false(last_nominate);
+	snprintf(buf, sizeof(buf), "Warning FailedScheduling Scheduling: %s", want);
+	assert_string_equal(last_event, buf);
+	assert_int_equal(last_nfilter, 3);
+	assert_int_equal(assumed, 0);
+	/* requeued unschedulable, rejected by both plugins */
+	assert_int_equal(sk_queue_where_is(sk_scheduler_queue(sched), p->uid), SK_Q_UNSCHEDULABLE);
+	sk_pod_unref(p);
+}
+
+static void test_prefilter_rejection_and_narrowing(void **state)
+{
+	(void)state;
+	tk_profile_add(&prof, SK_EP_PRE_FILTER, TK_A, 0);
+	tk_profile_add(&prof, SK_EP_FILTER, TK_B, 0);
+	tk_beh[TK_A].pre_filter = SK_UNSCHEDULABLE;
+	tk_beh[TK_A].pre_filter_reason = "node(s) didn't match pod topology spread constraints (missing required label)";
+	start(0);
+	struct sk_pod *p = add_pod("p", NULL);
+	run_one();
+	assert_string_equal(last_msg, "0/3 nodes are available: node(s) didn't match pod topology spread constraints "
+				      "(missing required label).");
+	assert_int_equal(last_nfilter, 3); /* every node carries the PreFilter status */
+	assert_int_equal(atomic_load(&tk_beh[TK_B].filter_calls), 0);
+	sk_pod_unref(p);
+
+	/* narrowing to n2, which B rejects: the other two count as absent */
+	tk_beh[TK_A].pre_filter = SK_SUCCESS;
+	tk_beh[TK_A].narrow = true;
+	tk_beh[TK_A].narrow_nodes[0] = "n2";
+	tk_beh[TK_A].narrow_nodes[1] = "ghost"; /* unknown names are ignored */
+	tk_beh[TK_B].filter_nodes[0] = "n2";
+	tk_beh[TK_B].filter = SK_UNSCHEDULABLE;
+	tk_beh[TK_B].filter_reason = "nope";
+	p = add_pod("q", NULL);
+	run_one();
+	assert_string_equal(last_msg, "0/3 nodes are available: 1 nope, 2 node(s) didn't satisfy plugin(s) [TestA].");
+	assert_int_equal(atomic_load(&tk_beh[TK_B].filter_calls), 1);
+	sk_pod_unref(p);
+
+	/* narrowing to n3 alone: scheduled there */
+	tk_beh[TK_A].narrow_nodes[0] = "n3";
+	p = add_pod("r", NULL);
+	run_one();
+	assert_int_equal(last_result, SK_RESULT_SCHEDULED);
+	assert_string_equal(last_node, "n3");
+	sk_pod_unref(p);
+}
+
+static void test_start_index_rotation(void **state)
+{
+	(void)state;
+	tk_profile_add(&prof, SK_EP_FILTER, TK_A, 0); /* no score plugins: one feasible node is enough */
+	start(0);
+	const char *want[] = { "n1", "n2", "n3", "n1" };
+	for (int i = 0; i < 4; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "p%d", i);
+		struct sk_pod *p = add_pod(name, NULL);
+		run_one();
+		assert_string_equal(last_node, want[i]);
+		assert_int_equal(sk_scheduler_next_start_index(sched), (i + 1) % 3);
+		sk_pod_unref(p);
+	}
+	/* start at n2 (index 1), n2 rejected: n3 found after 2 processed nodes -> next = (1+2)%3 = 0 */
+	tk_beh[TK_A].filter_nodes[0] = "n2";
+	tk_beh[TK_A].filter = SK_UNSCHEDULABLE;
+	struct sk_pod *p = add_pod("px", NULL);
+	run_one();
+	assert_string_equal(last_node, "n3");
+	assert_int_equal(sk_scheduler_next_start_index(sched), 0);
+	sk_pod_unref(p);
+}
+
+static void test_early_stop_is_serial_equivalent(void **state)
+{
+	(void)state;
+	make_nodes(250);
+	tk_profile_add(&prof, SK_EP_FILTER, TK_A, 0);
+	tk_profile_add(&prof, SK_EP_SCORE, TK_B, 1);
+	tk_beh[TK_A].filter = SK_UNSCHEDULABLE;
+	/* reject every node whose number is divisible by 3 */
+	static char names[16][16];
+	int k = 0;
+	for (int i = 3; i <= 250 && k < 16; i += 3) {
+		snprintf(names[k], sizeof(names[k]), "n%d", i);
+		tk_beh[TK_A].filter_nodes[k] = names[k];
+		k++;
+	}
+	/* nodes n3..n48 rejected (16 of them); numFeasibleNodesToFind(250) = 250*48/100 = 120 */
+	assert_int_equal(sk_num_feasible_nodes_to_find(&cfg, &prof.p, 250), 120);
+	start(0);
+	for (int rep = 0; rep < 5; rep++) {
+		int before = sk_scheduler_next_start_index(sched);
+		char name[32];
+		snprintf(name, sizeof(name), "p%d", rep);
+		struct sk_pod *p = add_pod(name, NULL);
+		run_one();
+		assert_int_equal(last_result, SK_RESULT_SCHEDULED);
+		/* serial: scan from `before` until the 121st feasible node; processed = 120 + rejected seen */
+		int feasible = 0, processed = 0;
+		for (int i = 0; i < 250; i++) {
+			int num = (before + i) % 250 + 1;
+			bool rejected = num % 3 == 0 && num <= 48;
+			if (!rejected) {
+				if (feasible == 120)
+					break;
+				feasible++;
+			}
+			processed++;
+		}
+		assert_int_equal(sk_scheduler_next_start_index(sched), (before + processed) % 250);
+		sk_pod_unref(p);
+	}
+}
+
+static void test_scoring_and_ties(void **state)
+{
+	(void)state;
+	tk_profile_add(&prof, SK_EP_SCORE, TK_A, 2);
+	tk_beh[TK_A].score_default = 50;
+	use_fixed_rand = true;
+	rand_value = 0; /* every tie replaces the choice: the last tied node wins */
+	start(0);
+	struct sk_pod *p = add_pod("p", NULL);
+	run_one();
+	assert_string_equal(last_node, "n3");
+	sk_pod_unref(p);
+	rand_value = 1; /* 1 % 2 and 1 % 3 are non-zero: the first tied node stays */
+	p = add_pod("q", NULL);
+	run_one();
+	assert_string_equal(last_node, "n1");
+	sk_pod_unref(p);
+	tk_beh[TK_A].score_nodes[0] = "n2";
+	tk_beh[TK_A].score_of[0] = 60;
+	p = add_pod("r", NULL);
+	run_one();
+	assert_string_equal(last_node, "n2");
+	sk_pod_unref(p);
+}
+
+static void test_reserve_and_permit_rejection(void **state)
+{
+	(void)state;
+	tk_profile_add(&prof, SK_EP_RESERVE, TK_A, 0);
+	tk_profile_add(&prof, SK_EP_RESERVE, TK_B, 0);
+	tk_profile_add(&prof, SK_EP_PERMIT, TK_C, 0);
+	tk_beh[TK_B].reserve = SK_UNSCHEDULABLE;
+	start(0);
+	struct sk_pod *p = add_pod("p", NULL);
+	run_one();
+	assert_int_equal(last_result, SK_RESULT_UNSCHEDULABLE);
+	assert_string_equal(last_msg, "0/1 nodes are available: 1 reserve refused.");
+	assert_string_equal(tk_log, "A.reserve(n1) B.reserve(n1) B.unreserve A.unreserve ");
+	assert_int_equal(assumed, 1);
+	assert_int_equal(forgotten, 1);
+	assert_true(last_nominate);
+	assert_string_equal(last_nominated, "");
+	assert_int_equal(sk_queue_where_is(sk_scheduler_queue(sched), p->uid), SK_Q_UNSCHEDULABLE);
+	sk_pod_unref(p);
+
+	tk_reset();
+	tk_beh[TK_C].permit = SK_ERROR;
+	p = add_pod("q", NULL);
+	run_one();
+	assert_int_equal(last_result, SK_RESULT_ERROR);
+	assert_string_equal(last_msg, "running Permit plugin \"TestC\": permit refused");
+	assert_string_equal(last_patch, "SchedulerError: running Permit plugin \"TestC\": permit refused");
+	assert_int_equal(forgotten, 2);
+	assert_int_equal(sk_queue_where_is(sk_scheduler_queue(sched), p->uid), SK_Q_ERROR_BACKOFF);
+	sk_pod_unref(p);
+}
+
+static void test_binding_failures(void **state)
+{
+	(void)state;
+	tk_profile_add(&prof, SK_EP_RESERVE, TK_A, 0);
+	tk_profile_add(&prof, SK_EP_PRE_BIND, TK_A, 0);
+	tk_profile_add(&prof, SK_EP_PERMIT, TK_B, 0);
+	start(0);
+	tk_beh[TK_A].pre_bind = SK_ERROR;
+	struct sk_pod *p = add_pod("p", NULL);
+	run_one();
+	assert_int_equal(last_result, SK_RESULT_ERROR);
+	assert_string_equal(last_msg, "running PreBind plugin \"TestA\": prebind refused");
+	assert_int_equal(tk_beh[TK_A].unreserve_calls, 1);
+	assert_int_equal(forgotten, 1);
+	sk_pod_unref(p);
+
+	/* Permit waits 10 ms and times out in the binding cycle: a one-node FitError */
+	tk_reset();
+	tk_beh[TK_B].permit = SK_WAIT;
+	tk_beh[TK_B].permit_timeout_ms = 10;
+	p = add_pod("q", NULL);
+	run_one();
+	assert_int_equal(last_result, SK_RESULT_UNSCHEDULABLE);
+	assert_string_equal(last_msg, "0/1 nodes are available: 1 rejected due to timeout after waiting 10ms at plugin TestB.");
+	assert_int_equal(sk_queue_where_is(sk_scheduler_queue(sched), p->uid), SK_Q_UNSCHEDULABLE);
+	sk_pod_unref(p);
+
+	/* every Bind plugin skips: the binding fails */
+	tk_reset();
+	tk_beh[TK_D].bind = SK_SKIP;
+	p = add_pod("r", NULL);
+	run_one();
+	assert_int_equal(last_result, SK_RESULT_ERROR);
+	assert_int_equal(finished, 1); /* FinishBinding runs after the Bind attempt either way */
+	sk_pod_unref(p);
+}
+
+static void test_post_filter_and_nomination(void **state)
+{
+	(void)state;
+	tk_profile_add(&prof, SK_EP_FILTER, TK_A, 0);
+	tk_profile_add(&prof, SK_EP_POST_FILTER, TK_B, 0);
+	tk_beh[TK_A].filter_all = true;
+	tk_beh[TK_A].filter = SK_UNSCHEDULABLE;
+	tk_beh[TK_A].filter_reason = "Insufficient cpu";
+	tk_beh[TK_B].post_filter = SK_UNSCHEDULABLE;
+	tk_beh[TK_B].post_filter_reason = "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
+	start(0);
+	struct sk_pod *p = add_pod("p", NULL);
+	run_one();
+	assert_string_equal(last_msg, "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: "
+				      "3 No preemption victims found for incoming pod.");
+	assert_false(last_nominate);
+	sk_pod_unref(p);
+
+	/* preemption succeeded: Success (no suffix), node nominated */
+	tk_beh[TK_B].post_filter = SK_SUCCESS;
+	tk_beh[TK_B].nominate = "n2";
+	p = add_pod("q", NULL);
+	run_one();
+	assert_string_equal(last_msg, "0/3 nodes are available: 3 Insufficient cpu.");
+	assert_true(last_nominate);
+	assert_string_equal(last_nominated, "n2");
+	assert_string_equal(sk_nominator_node_of(nom, p->uid), "n2");
+	sk_pod_unref(p);
+}
+
+static void test_nominated_node_first(void **state)
+{
+	(void)state;
+	tk_profile_add(&prof, SK_EP_FILTER, TK_A, 0);
+	tk_profile_add(&prof, SK_EP_SCORE, TK_B, 1);
+	start(0);
+	struct sk_pod *p = add_pod("p", ",\"status\":{\"nominatedNodeName\":\"n3\"}");
+	run_one();
+	assert_string_equal(last_node, "n3");
+	assert_int_equal(atomic_load(&tk_beh[TK_A].filter_calls), 1);
+	assert_int_equal(atomic_load(&tk_beh[TK_B].score_calls), 0);
+	sk_pod_unref(p);
+
+	/* nominated node rejected: the normal pass runs; its status is reported once */
+	tk_beh[TK_A].filter_all = true;
+	tk_beh[TK_A].filter = SK_UNSCHEDULABLE;
+	p = add_pod("q", ",\"status\":{\"nominatedNodeName\":\"n3\"}");
+	run_one();
+	assert_string_equal(last_msg, "0/3 nodes are available: 3 filter says no.");
+	assert_int_equal(last_nfilter, 3);
+	sk_pod_unref(p);
+}
+
+static void test_no_nodes_and_terminating(void **state)
+{
+	(void)state;
+	make_nodes(0);
+	start(0);
+	struct sk_pod *p = add_pod("p", NULL);
+	run_one();
+	assert_int_equal(last_result, SK_RESULT_UNSCHEDULABLE);
+	assert_string_equal(last_msg, "no nodes available to schedule pods");
+	assert_true(last_nominate);
+	sk_pod_unref(p);
+
+	int before = outcomes;
+	struct sk_pod *t = fx_pod("{\"metadata\":{\"name\":\"t\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},"
+				  "\"spec\":{\"containers\":[{\"name\":\"c\"}]}}");
+	sk_queue_add(sk_scheduler_queue(sched), t);
+	run_one();
+	assert_string_equal(last_event, "Warning FailedScheduling Scheduling: skip schedule deleting pod: default/t");
+	assert_int_equal(outcomes, before);
+	assert_int_equal(sk_queue_where_is(sk_scheduler_queue(sched), t->uid), SK_Q_NONE);
+	sk_pod_unref(t);
+}
+
+static void test_async_binders(void **state)
+{
+	(void)state;
+	tk_profile_add(&prof, SK_EP_FILTER, TK_A, 0);
+	tk_profile_add(&prof, SK_EP_SCORE, TK_A, 1);
+	start(3);
+	for (int i = 0; i < 40; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "p%d", i);
+		sk_pod_unref(add_pod(name, NULL));
+	}
+	while (sk_schedule_one(sched, false) == 1)
+		;
+	sk_scheduler_wait_bindings(sched);
+	assert_int_equal(outcomes, 40);
+	assert_int_equal(finished, 40);
+	assert_int_equal(tk_beh[TK_D].post_bind_calls, 0); /* D is not a PostBind plugin here */
+	struct sk_queue_counts c;
+	sk_queue_counts(sk_scheduler_queue(sched), &c);
+	assert_int_equal(c.active + c.backoff + c.unschedulable + c.gated, 0);
+}
+
+
+/* ---------- with the real config loader, in-tree plugins and cache ---------- */
+
+static struct sk_cache *real_cache;
+static struct sk_snapshot *real_snap;
+static int binds;
+
+static const struct sk_snapshot *real_update(void *ctx, char **err)
+{
+	(void)ctx;
+	return sk_cache_update_snapshot(real_cache, real_snap, err) == 0 ? real_snap : NULL;
+}
+static int real_assume(void *ctx, struct sk_pod *p, char **err)
+{
+	(void)ctx;
+	return sk_cache_assume_pod(real_cache, p, err);
+}
+static int real_forget(void *ctx, const struct sk_pod *p, char **err)
+{
+	(void)ctx;
+	return sk_cache_forget_pod(real_cache, p, err);
+}
+static int real_finish(void *ctx, const struct sk_pod *p, char **err)
+{
+	(void)ctx;
+	return sk_cache_finish_binding(real_cache, p, err);
+}
+static int real_bind(void *ctx, const struct sk_pod *pod, const char *node, char **err)
+{
+	(void)ctx;
+	(void)pod;
+	(void)node;
+	(void)err;
+	binds++;
+	return 0;
+}
+
+static void test_default_profile_end_to_end(void **state)
+{
+	(void)state;
+	static const char yaml[] = "apiVersion: kubescheduler.config.k8s.io/v1\n"
+				   "kind: KubeSchedulerConfiguration\n"
+				   "profiles:\n"
+				   "- schedulerName: default-scheduler\n";
+	struct sk_errors errs = { 0 };
+	struct sk_config *c = sk_config_load(yaml, sizeof(yaml) - 1, &errs);
+	if (!c) {
+		char *m = sk_errors_join(&errs, "; ");
+		fail_msg("config: %s", m);
+	}
+	real_cache = sk_cache_new(0);
+	real_snap = sk_snapshot_new();
+	char *err = NULL;
+	const char *nodes[] = {
+		"{\"metadata\":{\"name\":\"small\"},\"status\":{\"allocatable\":{\"cpu\":\"1\",\"memory\":\"4Gi\",\"pods\":\"110\"}}}",
+		"{\"metadata\":{\"name\":\"big\"},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"4Gi\",\"pods\":\"110\"}}}",
+		"{\"metadata\":{\"name\":\"tainted\"},\"spec\":{\"taints\":[{\"key\":\"k\",\"value\":\"v\",\"effect\":\"NoSchedule\"}]},"
+		"\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"4Gi\",\"pods\":\"110\"}}}",
+	};
+	for (int i = 0; i < 3; i++) {
+		struct sk_node *n = fx_node(nodes[i]);
+		assert_int_equal(sk_cache_add_node(real_cache, n, &err), 0);
+		sk_node_unref(n);
+	}
+	struct sk_sched_env env = { .update_snapshot = real_update, .assume = real_assume, .forget = real_forget,
+				    .finish_binding = real_finish, .patch_failure = patch, .observe = observe,
+				    .want_details = true, .seed = 1, .nominator = nom };
+	sched = sk_scheduler_new(&env, &err);
+	struct sk_framework_env fenv = { .pool = pool, .nominator = nom, .snapshot = fw_snapshot, .event = fw_event,
+					 .bind = real_bind };
+	struct sk_framework *fw = sk_framework_new(c, &c->profiles[0], &fenv, &err);
+	if (!fw)
+		fail_msg("framework: %s", err);
+	assert_true(sk_framework_has(fw, SK_EP_PRE_ENQUEUE));
+	assert_int_equal(sk_framework_point_len(fw, SK_EP_QUEUE_SORT), 1);
+	sk_scheduler_set_frameworks(sched, &fw, 1);
+	sk_framework_unref(fw);
+
+	/* 2 cpu: only "big" fits and tolerates */
+	struct sk_pod *p = add_pod("p", NULL);
+	sk_pod_unref(p);
+	p = fx_pod("{\"metadata\":{\"name\":\"two\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}}");
+	sk_queue_add(sk_scheduler_queue(sched), p);
+	run_one(); /* "p" (no requests) first: FIFO at equal priority */
+	assert_int_equal(last_result, SK_RESULT_SCHEDULED);
+	run_one();
+	assert_int_equal(last_result, SK_RESULT_SCHEDULED);
+	assert_string_equal(last_node, "big");
+	sk_pod_unref(p);
+	/* 3 cpu more: nothing fits any more */
+	p = fx_pod("{\"metadata\":{\"name\":\"three\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"3\"}}}]}}");
+	sk_queue_add(sk_scheduler_queue(sched), p);
+	run_one();
+	assert_int_equal(last_result, SK_RESULT_UNSCHEDULABLE);
+	assert_string_equal(last_msg, "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.");
+	assert_int_equal(binds, 2);
+	assert_int_equal(sk_cache_assumed_count(real_cache), 2);
+	/* the rejecting plugins drive the requeue: a node add moves it */
+	assert_int_equal(sk_queue_where_is(sk_scheduler_queue(sched), p->uid), SK_Q_UNSCHEDULABLE);
+	struct sk_node *n = fx_node("{\"metadata\":{\"name\":\"new\"},\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"4Gi\",\"pods\":\"110\"}}}");
+	sk_cache_add_node(real_cache, n, &err);
+	sk_queue_move_all(sk_scheduler_queue(sched), &SK_EVENT_NODE_ADD, NULL, n);
+	enum sk_queue_where w = sk_queue_where_is(sk_scheduler_queue(sched), p->uid);
+	assert_true(w == SK_Q_BACKOFF || w == SK_Q_ACTIVE);
+	run_one(); /* popped from backoffQ when activeQ is empty */
+	assert_int_equal(last_result, SK_RESULT_SCHEDULED);
+	assert_string_equal(last_node, "new");
+	sk_node_unref(n);
+	sk_pod_unref(p);
+
+	sk_scheduler_free(sched);
+	sched = NULL;
+	sk_snapshot_free(real_snap);
+	sk_cache_free(real_cache);
+	sk_config_free(c);
+	sk_errors_free(&errs);
+}
+
+
+struct allow_args {
+	struct sk_framework *fw;
+	const char *uid;
+};
+
+static void *allow_when_waiting(void *arg)
+{
+	struct allow_args *a = arg;
+	struct sk_waiting_pods *w = sk_framework_waiting_pods(a->fw);
+	while (!sk_waiting_has(w, a->uid)) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	/* swap the profile's framework while the pod waits in its binding cycle */
+	static struct tk_profile p2; /* must outlive the framework */
+	tk_profile_minimal(&p2, "default-scheduler");
+	struct sk_framework_env fenv = { .pool = pool, .nominator = nom, .snapshot = fw_snapshot, .event = fw_event };
+	char *err = NULL;
+	struct sk_framework *fw2 = sk_framework_new(&cfg, &p2.p, &fenv, &err);
+	sk_scheduler_set_frameworks(sched, &fw2, 1);
+	sk_framework_unref(fw2);
+	assert_int_equal(tk_beh[TK_B].fini_calls, 0); /* the in-flight attempt still holds the old one */
+	sk_handle_allow_waiting_pod(sk_framework_handle(a->fw), a->uid, "TestB");
+	return NULL;
+}
+
+static void test_reload_while_binding(void **state)
+{
+	(void)state;
+	tk_profile_add(&prof, SK_EP_PERMIT, TK_B, 0);
+	tk_profile_add(&prof, SK_EP_POST_BIND, TK_B, 0);
+	tk_beh[TK_B].permit = SK_WAIT;
+	tk_beh[TK_B].permit_timeout_ms = 60000;
+	start(1);
+	struct sk_framework *old = sk_scheduler_framework(sched, "default-scheduler");
+	struct sk_pod *p = add_pod("p", NULL);
+	struct allow_args args = { old, p->uid };
+	pthread_t t;
+	pthread_create(&t, NULL, allow_when_waiting, &args);
+	run_one();
+	pthread_join(t, NULL);
+	sk_framework_unref(old);
+	sk_scheduler_wait_bindings(sched);
+	assert_int_equal(last_result, SK_RESULT_SCHEDULED);
+	assert_int_equal(tk_beh[TK_B].post_bind_calls, 1); /* finished on the framework it started with */
+	assert_int_equal(tk_beh[TK_B].fini_calls, 1);      /* ... which was released afterwards */
+	struct sk_framework *now = sk_scheduler_framework(sched, "default-scheduler");
+	assert_int_equal(sk_framework_point_len(now, SK_EP_PERMIT), 0);
+	sk_framework_unref(now);
+	sk_pod_unref(p);
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	setenv("SK_POOL_THREADS", "4", 1);
+	pool = sk_pool_new(16, NULL);
+	unsetenv("SK_POOL_THREADS");
+	return pool ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	sk_pool_free(pool);
+	return 0;
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fit_error_message),
+		cmocka_unit_test(test_truncate_event_message),
+		T(test_filter_then_bind),
+		T(test_all_rejected),
+		T(test_prefilter_rejection_and_narrowing),
+		T(test_start_index_rotation),
+		T(test_early_stop_is_serial_equivalent),
+		T(test_scoring_and_ties),
+		T(test_reserve_and_permit_rejection),
+		T(test_binding_failures),
+		T(test_post_filter_and_nomination),
+		T(test_nominated_node_first),
+		T(test_no_nodes_and_terminating),
+		T(test_async_binders),
+		T(test_reload_while_binding),
+		T(test_default_profile_end_to_end),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
