@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# `make demo`: schedkit end to end on a local API server, driven with the real kubectl.
+#   1. starts bin/schedkit-apiserver (simulated kubelet) and adds four Nodes of two sizes;
+#   2. installs the CRD, namespace and operator RBAC with `kubectl apply -k manifests/`;
+#   3. runs bin/schedkit-operator as the operator Deployment would (a local process);
+#   4. applies the sample SchedulerProfiles (manifests/samples: bin-packing and spread);
+#   5. starts two bin/schedkit-scheduler replicas from the rendered ConfigMap, as the
+#      schedkit-scheduler Deployment would (config.yaml extracted with kubectl, leader election on
+#      its Lease: one leads, one stands by);
+#   6. creates pods for both schedulerNames, waits until they run, shows where they landed.
+# Everything stops at the end; KEEP=1 leaves the cluster, operator and scheduler running and
+# prints the KUBECONFIG to export and how to stop them.
+# Env: SK_BIN (binaries; default <repo>/bin, or $OUT/bin), KEEP=1, DEMO_DIR (work directory).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-.}
+SK_BIN=${SK_BIN:-$(cd "$ROOT" && cd "$OUT" && pwd)/bin}
+KEEP=${KEEP:-0}
+DIR=${DEMO_DIR:-$(mktemp -d /tmp/schedkit-demo.XXXXXX)}
+mkdir -p "$DIR"
+export KUBECONFIG=$DIR/kubeconfig
+PIDS=()
+NS=schedkit-system
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+die() {
+	printf '\ndemo failed: %s\n' "$*" >&2
+	for f in apiserver operator scheduler-1 scheduler-2; do
+		[ -s "$DIR/$f.log" ] && { echo "--- last lines of $DIR/$f.log" >&2; tail -n 15 "$DIR/$f.log" >&2; }
+	done
+	exit 1
+}
+k() { timeout 60 kubectl --cache-dir "$DIR/cache" --request-timeout=30s "$@"; }
+
+cleanup() {
+	local rc=$?
+	if [ "$KEEP" = 1 ] && [ "$rc" = 0 ]; then
+		echo "${PIDS[0]}" >"$DIR/apiserver.pid"
+		echo "${PIDS[1]}" >"$DIR/operator.pid"
+		echo "${PIDS[2]}" >"$DIR/scheduler-1.pid"
+		echo "${PIDS[3]}" >"$DIR/scheduler-2.pid"
+		cat >"$DIR/stop.sh" <<EOF
+#!/bin/sh
+# Stops what \`KEEP=1 make demo\` left running (scheduler, operator, then the API server) and
+# removes its files.
+for f in scheduler-2 scheduler-1 operator apiserver; do
+	pid=\$(cat "$DIR/\$f.pid" 2>/dev/null) || continue
+	kill "\$pid" 2>/dev/null
+	while kill -0 "\$pid" 2>/dev/null; do sleep 0.1; done
+done
+rm -rf "$DIR"
+EOF
+		cat >"$DIR/restart-scheduler.sh" <<EOF
+#!/bin/sh
+# Restarts both schedkit-scheduler replicas from the current ConfigMap, as a rollout would.
+for r in 1 2; do
+	pid=\$(cat "$DIR/scheduler-\$r.pid" 2>/dev/null) && kill "\$pid" 2>/dev/null
+	while [ -n "\$pid" ] && kill -0 "\$pid" 2>/dev/null; do sleep 0.1; done
+	nohup "$DIR/scheduler.sh" >>"$DIR/scheduler-\$r.log" 2>&1 &
+	echo \$! >"$DIR/scheduler-\$r.pid"
+	echo "schedkit-scheduler replica \$r restarted (pid \$!)"
+done
+EOF
+		chmod +x "$DIR/stop.sh" "$DIR/restart-scheduler.sh"
+		say "The cluster is still up (KEEP=1)"
+		cat <<EOF
+  export KUBECONFIG=$KUBECONFIG
+  kubectl get schedulerprofiles          # or: kubectl get sp -o wide
+  kubectl get pods -o wide
+  kubectl apply -f my-profile.yaml       # the operator validates and renders it at once; then
+  $DIR/restart-scheduler.sh
+                                         # ^ loads it (the scheduler does not hot-reload yet)
+  logs:  $DIR/{apiserver,operator,scheduler-1,scheduler-2}.log
+  stop:  $DIR/stop.sh
+EOF
+		return
+	fi
+	local pid
+	for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
+		pid=${PIDS[i]}
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	[ -z "${DEMO_DIR:-}" ] && rm -rf "$DIR"
+	if [ "$rc" = 0 ]; then
+		echo
+		echo "Everything is stopped. To keep the cluster up and play with it: KEEP=1 make demo"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for b in schedkit-apiserver schedkit-operator schedkit-scheduler; do
+	[ -x "$SK_BIN/$b" ] || die "$SK_BIN/$b is missing (run make)"
+done
+command -v kubectl >/dev/null || die "kubectl is not installed"
+
+# ------------------------------------------------------------------ 1. API server and nodes
+say "Starting a local Kubernetes API server (bin/schedkit-apiserver --simulate-kubelet)"
+"$SK_BIN/schedkit-apiserver" --port 0 --write-kubeconfig "$KUBECONFIG" --simulate-kubelet >"$DIR/apiserver.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 100); do
+	[ -s "$KUBECONFIG" ] && break
+	kill -0 "${PIDS[0]}" 2>/dev/null || break
+	sleep 0.1
+done
+[ -s "$KUBECONFIG" ] || die "the API server did not start"
+echo "KUBECONFIG=$KUBECONFIG ($(grep -m1 'server:' "$KUBECONFIG" | awk '{print $2}'))"
+
+say "Adding four simulated nodes: two small (2 CPU, 4Gi), two large (8 CPU, 16Gi)"
+node() { # name cpu memory zone size
+	cat <<EOF
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: $1
+  labels:
+    kubernetes.io/hostname: $1
+    kubernetes.io/os: linux
+    topology.kubernetes.io/zone: $4
+    node.schedkit.io/size: $5
+status:
+  capacity: {cpu: "$2", memory: $3, pods: "110"}
+  allocatable: {cpu: "$2", memory: $3, pods: "110"}
+  conditions:
+  - {type: Ready, status: "True", reason: KubeletReady, message: kubelet is ready}
+EOF
+}
+{
+	node small-a 2 4Gi zone-a small
+	node small-b 2 4Gi zone-b small
+	node large-a 8 16Gi zone-a large
+	node large-b 8 16Gi zone-b large
+} >"$DIR/nodes.yaml"
+k apply -f "$DIR/nodes.yaml" || die "cannot create the nodes"
+
+# ------------------------------------------------------------------ 2. install
+say "Installing schedkit: kubectl apply -k manifests/"
+k apply -k "$ROOT/manifests" || die "kubectl apply -k manifests failed"
+k wait --for condition=established --timeout=30s crd/schedulerprofiles.schedkit.io >/dev/null ||
+	die "the CRD did not become established"
+echo "(this local cluster runs no containers: the operator Deployment stays at 0 pods, and the demo"
+echo " runs the operator and the scheduler as local processes, with the same flags)"
+
+# ------------------------------------------------------------------ 3. operator
+say "Running schedkit-operator"
+"$SK_BIN/schedkit-operator" --kubeconfig "$KUBECONFIG" --namespace "$NS" --leader-elect=true \
+	--health-probe-bind-address=127.0.0.1:0 >"$DIR/operator.log" 2>&1 &
+PIDS+=($!)
+echo "pid $!, log $DIR/operator.log"
+
+# ------------------------------------------------------------------ 4. profiles
+say "Applying the sample SchedulerProfiles: kubectl apply -k manifests/samples/"
+k apply -k "$ROOT/manifests/samples" || die "cannot apply the sample profiles"
+ok=
+for _ in $(seq 1 100); do
+	acc=$(k get sp -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Accepted")].status}{" "}{end}' 2>/dev/null)
+	[ "$acc" = "True True " ] && { ok=1; break; }
+	sleep 0.2
+done
+[ -n "$ok" ] || die "the profiles were not accepted"
+k get sp
+
+say "The operator rendered them into ConfigMap $NS/schedkit-scheduler-config and created the scheduler's objects"
+k -n "$NS" get configmap,serviceaccount,service,deployment,role,rolebinding -l app.kubernetes.io/managed-by=schedkit-operator
+k -n "$NS" get configmap schedkit-scheduler-config -o go-template='{{index .data "config.yaml"}}' >"$DIR/config.yaml" ||
+	die "cannot read the rendered configuration"
+echo
+sed 's/^/    /' "$DIR/config.yaml"
+
+# ------------------------------------------------------------------ 5. scheduler
+say "Starting schedkit-scheduler from that ConfigMap, as the schedkit-scheduler Deployment would"
+cat >"$DIR/scheduler.sh" <<EOF
+#!/bin/sh
+# Runs schedkit-scheduler as the Deployment does: config.yaml from the ConfigMap, leader election.
+kubectl --kubeconfig "$KUBECONFIG" -n $NS get configmap schedkit-scheduler-config \\
+	-o go-template='{{index .data "config.yaml"}}' >"$DIR/config.yaml" || exit 1
+exec "$SK_BIN/schedkit-scheduler" --config "$DIR/config.yaml" --kubeconfig "$KUBECONFIG" --leader-elect=true \\
+	--leader-elect-resource-namespace=$NS --leader-elect-resource-name=schedkit-scheduler --secure-port=0 --v=1
+EOF
+chmod +x "$DIR/scheduler.sh"
+"$DIR/scheduler.sh" >"$DIR/scheduler-1.log" 2>&1 &
+PIDS+=($!)
+echo "replica 1: pid $!, log $DIR/scheduler-1.log"
+k wait --for=condition=Applied --timeout=60s sp --all >/dev/null ||
+	die "the scheduler did not report the rendered configuration on its Lease"
+"$DIR/scheduler.sh" >"$DIR/scheduler-2.log" 2>&1 &
+PIDS+=($!)
+echo "replica 2: pid $!, log $DIR/scheduler-2.log (standby: the Deployment runs 2 replicas, one leads)"
+echo "Lease $NS/schedkit-scheduler: holder $(k -n $NS get lease schedkit-scheduler -o jsonpath='{.spec.holderIdentity}'),"
+echo "config hash $(k -n $NS get lease schedkit-scheduler \
+	-o go-template='{{index .metadata.annotations "schedkit.io/config-hash"}}' | cut -c1-12)...; both profiles are Applied:"
+k get sp -o wide
+
+# ------------------------------------------------------------------ 6. pods
+say "Creating 4 pods with schedulerName bin-packing and 4 with schedulerName spread (500m CPU, 512Mi each)"
+pod() { # name schedulerName
+	cat <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  namespace: default
+  labels: {app: schedkit-demo, profile: $2}
+spec:
+  schedulerName: $2
+  containers:
+  - name: app
+    image: pause:3.10
+    resources:
+      requests: {cpu: 500m, memory: 512Mi}
+EOF
+}
+{
+	for i in 1 2 3 4; do pod "pack-$i" bin-packing; done
+	for i in 1 2 3 4; do pod "spread-$i" spread; done
+} >"$DIR/pods.yaml"
+k apply -f "$DIR/pods.yaml" || die "cannot create the pods"
+k wait --for=condition=Ready --timeout=60s pod -l app=schedkit-demo >/dev/null || {
+	k get pods -o wide
+	die "the pods did not all get scheduled and run"
+}
+
+say "kubectl get schedulerprofiles"
+k get schedulerprofiles
+say "kubectl get pods -o wide"
+k get pods -o wide -L profile
+echo
+echo "bin-packing (MostAllocated) filled one small node; spread (LeastAllocated, balanced) put its"
+echo "pods on the emptiest nodes. Per node:"
+k get pods -o go-template='{{range .items}}{{.spec.nodeName}} {{.spec.schedulerName}}{{"\n"}}{{end}}' |
+	sort | uniq -c | awk '{printf "  %-8s %-12s %s pod(s)\n", $2, $3, $1}'
+exit 0

@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# End-to-end: schedkit-operator against bin/schedkit-apiserver, driven with the real kubectl.
+# CRD and profiles applied with kubectl -> ConfigMap whose config passes
+# `schedkit-scheduler --config F --validate` and holds exactly the accepted profiles; Deployment,
+# ServiceAccount, RBAC and Service present; `kubectl get sp` columns; an invalid profile shows the
+# loader's error and leaves the others (and the ConfigMap) untouched; a conflict is reported; a
+# broken update keeps the last accepted version; deleting a profile removes it from the config;
+# the scheduler's Lease hash turns Applied True; a restart (and --once) changes nothing; a
+# hand-deleted or hand-edited owned object is restored. Prints TAP-style "ok"/"not ok" lines.
+# Env: SK_BIN (binaries, default $SK_ROOT/bin), SK_ROOT (repo, default: this script's ../..).
+set -u
+SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+SK_BIN=${SK_BIN:-$SK_ROOT/bin}
+TMP=$(mktemp -d /tmp/sk-operator-e2e.XXXXXX)
+NS=schedkit-system
+export TMP NS
+SERVER_PID= OP_PID= SCHED_PID=
+
+stop_pid() { # pid
+	[ -n "$1" ] || return 0
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+cleanup() {
+	stop_pid "$SCHED_PID"
+	stop_pid "$OP_PID"
+	stop_pid "$SERVER_PID"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; }
+diag() { sed 's/^/#   /' "$TMP/out" | head -40; }
+check() { # DESC CMD...
+	local desc=$1; shift
+	if "$@" >"$TMP/out" 2>&1; then ok "$desc"; else notok "$desc"; diag; fi
+}
+expect() { # DESC PATTERN CMD...: CMD's output matches the extended regex
+	local desc=$1 pat=$2; shift 2
+	"$@" >"$TMP/out" 2>&1
+	if grep -Eq -- "$pat" "$TMP/out"; then ok "$desc"; else notok "$desc (want /$pat/)"; diag; fi
+}
+# eventually DESC CMD...: CMD succeeds within 20 s (polled; no timing is asserted)
+eventually() {
+	local desc=$1; shift
+	for _ in $(seq 1 100); do
+		if "$@" >"$TMP/out" 2>&1; then ok "$desc"; return 0; fi
+		sleep 0.2
+	done
+	notok "$desc"; diag; return 1
+}
+
+for b in schedkit-apiserver schedkit-operator schedkit-scheduler; do
+	[ -x "$SK_BIN/$b" ] || { echo "not ok - $SK_BIN/$b exists (make)"; exit 1; }
+done
+command -v kubectl >/dev/null || { echo "not ok - kubectl is installed"; exit 1; }
+
+export KUBECONFIG=$TMP/kubeconfig
+k() { timeout 30 kubectl --cache-dir "$TMP/cache" --request-timeout=20s "$@"; }
+
+"$SK_BIN/schedkit-apiserver" --port 0 --write-kubeconfig "$KUBECONFIG" >"$TMP/apiserver.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 1 100); do
+	[ -s "$KUBECONFIG" ] && break
+	sleep 0.1
+done
+[ -s "$KUBECONFIG" ] || { echo "not ok - schedkit-apiserver started"; sed 's/^/#   /' "$TMP/apiserver.log"; exit 1; }
+ok "schedkit-apiserver started"
+
+start_operator() { # extra flags...
+	"$SK_BIN/schedkit-operator" --kubeconfig "$KUBECONFIG" --namespace $NS --health-probe-bind-address=127.0.0.1:0 \
+		--v=4 "$@" >>"$TMP/operator.log" 2>&1 &
+	OP_PID=$!
+}
+cfg() { k -n $NS get configmap schedkit-scheduler-config -o go-template='{{index .data "config.yaml"}}'; }
+cond() { # profile type field
+	k get sp "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].$3}"
+}
+cond_is() { [ "$(cond "$1" "$2" "$3")" = "$4" ]; }
+profile() { # name spec-yaml (indented two spaces)
+	printf 'apiVersion: schedkit.io/v1alpha1\nkind: SchedulerProfile\nmetadata:\n  name: %s\nspec:\n%s\n' "$1" "$2"
+}
+rvs() { # resourceVersions of every owned object
+	k -n $NS get configmap/schedkit-scheduler-config serviceaccount/schedkit-scheduler service/schedkit-scheduler \
+		deployment/schedkit-scheduler role/schedkit-scheduler rolebinding/schedkit-scheduler \
+		-o jsonpath='{range .items[*]}{.kind}/{.metadata.resourceVersion} {end}' &&
+		k get clusterrole/schedkit-scheduler clusterrolebinding/schedkit-scheduler \
+			-o jsonpath='{range .items[*]}{.kind}/{.metadata.resourceVersion} {end}'
+}
+
+# ------------------------------------------------------------------ install and first profiles
+check "kubectl apply -k manifests/ (CRD, namespace, operator RBAC and Deployment)" k apply -k "$SK_ROOT/manifests"
+check "CRD becomes Established" k wait --for condition=established --timeout=20s crd/schedulerprofiles.schedkit.io
+start_operator
+check "kubectl apply -k manifests/samples/" k apply -k "$SK_ROOT/manifests/samples"
+eventually "both sample profiles are Accepted" bash -c \
+	"[ \"\$(kubectl --cache-dir $TMP/cache get sp -o jsonpath='{range .items[*]}{.status.conditions[?(@.type==\"Accepted\")].status}{end}')\" = TrueTrue ]"
+eventually "ConfigMap holds both profiles" bash -c "$(declare -f k cfg); cfg | grep -q 'schedulerName: bin-packing' && cfg | grep -q 'schedulerName: spread'"
+
+cfg >"$TMP/config.yaml"
+check "the rendered config passes schedkit-scheduler --validate" "$SK_BIN/schedkit-scheduler" --config "$TMP/config.yaml" --validate
+n=$(grep -c '^- schedulerName:' "$TMP/config.yaml")
+if [ "$n" = 2 ]; then ok "the config holds exactly the accepted profiles (2)"; else notok "config holds $n profiles, want 2"; cp "$TMP/config.yaml" "$TMP/out"; diag; fi
+expect "bin-packing renders NodeResourcesFit MostAllocated" 'type: MostAllocated' cat "$TMP/config.yaml"
+hash=$(sha256sum "$TMP/config.yaml" | cut -c1-64)
+expect "status.renderedConfigHash is the sha256 of config.yaml" "^$hash\$" k get sp bin-packing -o jsonpath='{.status.renderedConfigHash}'
+
+check "Deployment schedkit-scheduler exists" k -n $NS get deployment schedkit-scheduler
+expect "Deployment: 2 replicas, RollingUpdate maxUnavailable 0 / maxSurge 1, --config and --leader-elect" \
+	'^2 RollingUpdate 0 1 .*--config=/etc/schedkit/config.yaml.*--leader-elect=true' \
+	k -n $NS get deployment schedkit-scheduler -o jsonpath='{.spec.replicas} {.spec.strategy.type} {.spec.strategy.rollingUpdate.maxUnavailable} {.spec.strategy.rollingUpdate.maxSurge} {.spec.template.spec.containers[0].args}'
+expect "Deployment probes /healthz and /readyz, runs non-root with a read-only root" '^/healthz /readyz true true$' \
+	k -n $NS get deployment schedkit-scheduler -o jsonpath='{.spec.template.spec.containers[0].livenessProbe.httpGet.path} {.spec.template.spec.containers[0].readinessProbe.httpGet.path} {.spec.template.spec.securityContext.runAsNonRoot} {.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem}'
+check "ServiceAccount, Role, RoleBinding and Service exist" k -n $NS get serviceaccount/schedkit-scheduler role/schedkit-scheduler rolebinding/schedkit-scheduler service/schedkit-scheduler
+check "ClusterRole and ClusterRoleBinding exist" k get clusterrole/schedkit-scheduler clusterrolebinding/schedkit-scheduler
+expect "ClusterRole grants pods/binding create" 'pods/binding' k get clusterrole schedkit-scheduler -o jsonpath='{.rules[*].resources}'
+expect "kubectl get sp shows the columns" '^NAME +SCHEDULER NAME +ACCEPTED +APPLIED +AGE' k get sp
+expect "kubectl get sp -o wide adds provider and reason" 'bin-packing +bin-packing +True +False +ClusterAutoscaler +Accepted' k get sp -o wide
+
+# ------------------------------------------------------------------ invalid profile
+cm_rv=$(k -n $NS get configmap schedkit-scheduler-config -o jsonpath='{.metadata.resourceVersion}')
+spread_rv=$(k get sp spread -o jsonpath='{.metadata.resourceVersion}')
+profile broken '  plugins:
+    score:
+      enabled:
+      - name: NodeResourceFit' | k apply -f - >/dev/null
+eventually "an invalid profile gets Accepted=False reason Invalid" cond_is broken Accepted reason Invalid
+expect "its status carries the loader's exact message" \
+	'^profiles\[0\]\.plugins\.score\.enabled\[0\]: unknown plugin "NodeResourceFit"; did you mean "NodeResourcesFit"\?$' \
+	cond broken Accepted message
+sleep 0.5
+if [ "$(k -n $NS get configmap schedkit-scheduler-config -o jsonpath='{.metadata.resourceVersion}')" = "$cm_rv" ] &&
+	[ "$(k get sp spread -o jsonpath='{.metadata.resourceVersion}')" = "$spread_rv" ]; then
+	ok "the invalid profile leaves the ConfigMap and the other profiles untouched"
+else
+	notok "the invalid profile leaves the ConfigMap and the other profiles untouched"
+fi
+expect "kubectl get sp shows it as not accepted" '^broken +broken +False +False' k get sp
+expect "kubectl describe sp shows a Warning event with the message" 'Warning +Invalid .*unknown plugin "NodeResourceFit"' k describe sp broken
+
+# ------------------------------------------------------------------ conflict
+profile copycat '  schedulerName: spread' | k apply -f - >/dev/null
+eventually "a second profile claiming schedulerName spread gets reason Conflict" cond_is copycat Accepted reason Conflict
+expect "the conflict names the older owner" 'already used by SchedulerProfile "spread"' cond copycat Accepted message
+check "the older profile keeps the name" cond_is spread Accepted status True
+
+# ------------------------------------------------------------------ scheduler reports the hash
+cfg >"$TMP/config.yaml"
+"$SK_BIN/schedkit-scheduler" --config "$TMP/config.yaml" --kubeconfig "$KUBECONFIG" --leader-elect=true \
+	--leader-elect-resource-namespace=$NS --leader-elect-resource-name=schedkit-scheduler --secure-port=0 \
+	>"$TMP/scheduler.log" 2>&1 &
+SCHED_PID=$!
+eventually "with the scheduler leading on its Lease, the profiles become Applied=True" cond_is spread Applied status True
+expect "appliedConfigHash equals renderedConfigHash" '^([0-9a-f]{64}) \1$' \
+	k get sp spread -o jsonpath='{.status.appliedConfigHash} {.status.renderedConfigHash}'
+
+# ------------------------------------------------------------------ broken update keeps last good
+before=$(cfg)
+k patch sp bin-packing --type merge -p '{"spec":{"plugins":{"filter":{"enabled":[{"name":"NoSuchFilter"}]}}}}' >/dev/null
+eventually "a broken update of an accepted profile: Accepted=False" cond_is bin-packing Accepted status False
+expect "... and Applied says the last accepted version runs" '^LastAcceptedVersion$' cond bin-packing Applied reason
+if [ "$(cfg)" = "$before" ]; then ok "... and the config keeps the last accepted version"; else notok "the config keeps the last accepted version"; fi
+expect "the last accepted spec is stored on the profile" '"generation":1' \
+	k get sp bin-packing -o jsonpath='{.metadata.annotations.schedkit\.io/last-accepted}'
+k patch sp bin-packing --type json -p '[{"op":"remove","path":"/spec/plugins/filter"}]' >/dev/null
+eventually "fixing it makes it Accepted again" cond_is bin-packing Accepted status True
+
+# ------------------------------------------------------------------ delete
+k delete sp spread >/dev/null
+eventually "deleting a profile removes it from the config" bash -c "$(declare -f k cfg); ! cfg | grep -q 'percentageOfNodesToScore: 100'"
+eventually "the profile that lost the conflict now takes the name" cond_is copycat Accepted status True
+stop_pid "$SCHED_PID"; SCHED_PID=
+eventually "a scheduler that released its Lease turns Applied back to Pending" cond_is bin-packing Applied reason Pending
+
+# ------------------------------------------------------------------ restart: nothing changes
+cfg >"$TMP/config.yaml"
+check "the config still passes --validate" "$SK_BIN/schedkit-scheduler" --config "$TMP/config.yaml" --validate
+sleep 0.5
+rv_before=$(rvs)
+sp_before=$(k get sp -o jsonpath='{range .items[*]}{.metadata.name}/{.metadata.resourceVersion} {end}')
+stop_pid "$OP_PID"; OP_PID=
+: >"$TMP/operator.log"
+start_operator
+eventually "the restarted operator reconciles" grep -q "Reconciled" "$TMP/operator.log"
+sleep 0.5
+if [ "$(rvs)" = "$rv_before" ]; then ok "restarting the operator changes no owned object (resourceVersions equal)"
+else notok "restart changed owned objects"; echo "# before: $rv_before"; echo "# after:  $(rvs)"; fi
+if [ "$(k get sp -o jsonpath='{range .items[*]}{.metadata.name}/{.metadata.resourceVersion} {end}')" = "$sp_before" ]; then
+	ok "restarting the operator rewrites no SchedulerProfile"
+else notok "restart rewrote SchedulerProfiles"; fi
+expect "schedkit-operator --once changes nothing either" 'writes=0' \
+	"$SK_BIN/schedkit-operator" --kubeconfig "$KUBECONFIG" --namespace $NS --once
+if [ "$(rvs)" = "$rv_before" ]; then ok "... resourceVersions still equal"; else notok "--once changed owned objects"; fi
+
+# ------------------------------------------------------------------ drift repair
+k -n $NS delete configmap schedkit-scheduler-config >/dev/null
+eventually "a hand-deleted ConfigMap is restored" bash -c "$(declare -f k cfg); cfg | grep -q 'schedulerName: bin-packing'"
+k delete clusterrolebinding schedkit-scheduler >/dev/null 2>&1
+eventually "a hand-deleted ClusterRoleBinding is restored" k get clusterrolebinding schedkit-scheduler
+k -n $NS scale deployment schedkit-scheduler --replicas=5 >/dev/null 2>&1 ||
+	k -n $NS patch deployment schedkit-scheduler --type merge -p '{"spec":{"replicas":5}}' >/dev/null
+eventually "a hand-scaled Deployment goes back to 2 replicas" \
+	bash -c "[ \"\$(kubectl --cache-dir $TMP/cache -n $NS get deployment schedkit-scheduler -o jsonpath='{.spec.replicas}')\" = 2 ]"
+k -n $NS label configmap schedkit-scheduler-config app.kubernetes.io/managed-by- >/dev/null
+eventually "an object stripped of its managed-by label is taken back" \
+	bash -c "[ \"\$(kubectl --cache-dir $TMP/cache -n $NS get configmap schedkit-scheduler-config -o jsonpath='{.metadata.labels.app\.kubernetes\.io/managed-by}')\" = schedkit-operator ]"
+
+# ------------------------------------------------------------------ health endpoints
+port=$(sed -n 's/.*"Serving" flag=--health-probe-bind-address port=\([0-9]*\).*/\1/p' "$TMP/operator.log" | tail -1)
+if [ -n "$port" ]; then
+	expect "/readyz is ok" '^ok$' curl -s "http://127.0.0.1:$port/readyz"
+	expect "/metrics reports reconciles" 'schedkit_operator_reconcile_total\{result="success"\} [1-9]' curl -s "http://127.0.0.1:$port/metrics"
+else
+	notok "the operator logs its health port"
+fi

@@ -1,0 +1,417 @@
+/* bin/schedkit-operator: flags, client, health/metrics endpoints, optional leader election, and
+ * the controller (operator/controller.h); --once reconciles a single time and exits. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kube/config.h"
+#include "kube/events.h"
+#include "kube/httpserver.h"
+#include "kube/leader.h"
+#include "kube/log.h"
+#include "kube/metrics.h"
+#include "kube/rest.h"
+#include "operator/controller.h"
+
+struct opts {
+	const char *kubeconfig, *ns, *image, *health_addr, *metrics_addr;
+	const char *lease_name, *lease_ns;
+	int replicas, sched_v, resync_s;
+	bool leader_elect, once;
+	double lease_duration, renew_deadline, retry_period;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"schedkit-operator: turns SchedulerProfiles (schedkit.io/v1alpha1) into the schedkit-scheduler\n"
+		"configuration, Deployment, RBAC and Service, and reports each profile's status.\n"
+		"\n"
+		"Usage: schedkit-operator [flags]\n"
+		"  --kubeconfig string                      Path to a kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config).\n"
+		"  --namespace string                       Namespace of the scheduler's objects (default \"schedkit-system\").\n"
+		"  --scheduler-image string                 Image of the scheduler Deployment (default \"" OP_DEFAULT_IMAGE "\").\n"
+		"  --scheduler-replicas int                 Scheduler replicas (default 2).\n"
+		"  --scheduler-v int                        --v passed to the scheduler (default 2).\n"
+		"  --leader-elect                           Elect a leader before reconciling (default false).\n"
+		"  --leader-elect-lease-duration duration   (default 15s)\n"
+		"  --leader-elect-renew-deadline duration   (default 10s)\n"
+		"  --leader-elect-retry-period duration     (default 2s)\n"
+		"  --leader-elect-resource-name string      Lease name (default \"schedkit-operator\").\n"
+		"  --leader-elect-resource-namespace string Lease namespace (default: --namespace).\n"
+		"  --health-probe-bind-address string       Serve /healthz /livez /readyz /metrics here; \"0\" disables\n"
+		"                                           (default \":8081\").\n"
+		"  --metrics-bind-address string            Also serve /metrics on this address; \"0\" disables (default \"0\").\n"
+		"  --resync duration                        Informer resync period (default 10m).\n"
+		"  --once                                   Reconcile once and exit (0 on success).\n"
+		"  -v, --v int                              Log verbosity.\n"
+		"  -h, --help                               This help.\n");
+}
+
+/* Go-style duration: "15s", "500ms", "1m", "1h30m". Seconds, or -1. */
+static double parse_duration(const char *s)
+{
+	double total = 0;
+	if (!*s)
+		return -1;
+	while (*s) {
+		char *end;
+		double v = strtod(s, &end);
+		if (end == s)
+			return -1;
+		s = end;
+		if (!strncmp(s, "ms", 2)) {
+			total += v / 1000;
+			s += 2;
+		} else if (*s == 's') {
+			total += v;
+			s++;
+		} else if (*s == 'm') {
+			total += v * 60;
+			s++;
+		} else if (*s == 'h') {
+			total += v * 3600;
+			s++;
+		} else {
+			return -1;
+		}
+	}
+	return total;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+	if (!strcmp(s, "true") || !strcmp(s, "1") || !strcmp(s, "t") || !strcmp(s, "True") || !strcmp(s, "TRUE")) {
+		*out = true;
+		return 0;
+	}
+	if (!strcmp(s, "false") || !strcmp(s, "0") || !strcmp(s, "f") || !strcmp(s, "False") || !strcmp(s, "FALSE")) {
+		*out = false;
+		return 0;
+	}
+	return -1;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v < lo || v > hi)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* Returns 0 run, 1 help shown, 2 usage error. */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	*o = (struct opts){ .ns = OP_DEFAULT_NAMESPACE, .health_addr = ":8081", .metrics_addr = "0",
+			    .lease_name = "schedkit-operator", .replicas = 2, .sched_v = 2, .resync_s = 600,
+			    .lease_duration = 15, .renew_deadline = 10, .retry_period = 2 };
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 1;
+		}
+		if (a[0] != '-') {
+			fprintf(stderr, "Error: unexpected argument \"%s\"\n", a);
+			return 2;
+		}
+		while (*a == '-')
+			a++;
+		char name[64];
+		const char *val = strchr(a, '=');
+		size_t nl = val ? (size_t)(val - a) : strlen(a);
+		if (nl >= sizeof name) {
+			fprintf(stderr, "Error: unknown flag: --%s\n", a);
+			return 2;
+		}
+		memcpy(name, a, nl);
+		name[nl] = '\0';
+		if (val)
+			val++;
+		bool is_bool = !strcmp(name, "leader-elect") || !strcmp(name, "once");
+		if (!val && !is_bool) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "Error: flag needs an argument: --%s\n", name);
+				return 2;
+			}
+			val = argv[++i];
+		}
+		bool b = true;
+		double d;
+		if (is_bool && val && parse_bool(val, &b)) {
+			fprintf(stderr, "Error: invalid argument \"%s\" for \"--%s\" flag\n", val, name);
+			return 2;
+		}
+		if (!strcmp(name, "kubeconfig"))
+			o->kubeconfig = val;
+		else if (!strcmp(name, "namespace"))
+			o->ns = val;
+		else if (!strcmp(name, "scheduler-image"))
+			o->image = val;
+		else if (!strcmp(name, "health-probe-bind-address"))
+			o->health_addr = val;
+		else if (!strcmp(name, "metrics-bind-address"))
+			o->metrics_addr = val;
+		else if (!strcmp(name, "leader-elect-resource-name"))
+			o->lease_name = val;
+		else if (!strcmp(name, "leader-elect-resource-namespace"))
+			o->lease_ns = val;
+		else if (!strcmp(name, "leader-elect"))
+			o->leader_elect = b;
+		else if (!strcmp(name, "once"))
+			o->once = b;
+		else if (!strcmp(name, "scheduler-replicas") || !strcmp(name, "scheduler-v") || !strcmp(name, "v")) {
+			int *dst = !strcmp(name, "v") ? NULL : !strcmp(name, "scheduler-v") ? &o->sched_v : &o->replicas;
+			int v;
+			if (parse_int(val, dst == &o->replicas ? 1 : 0, dst == &o->replicas ? 100 : 10, &v)) {
+				fprintf(stderr, "Error: invalid argument \"%s\" for \"--%s\" flag\n", val, name);
+				return 2;
+			}
+			if (dst)
+				*dst = v;
+			else
+				kube_log_set_verbosity(v);
+		} else if (!strcmp(name, "leader-elect-lease-duration") || !strcmp(name, "leader-elect-renew-deadline") ||
+			   !strcmp(name, "leader-elect-retry-period") || !strcmp(name, "resync")) {
+			if ((d = parse_duration(val)) <= 0) {
+				fprintf(stderr, "Error: invalid argument \"%s\" for \"--%s\" flag: invalid duration\n", val, name);
+				return 2;
+			}
+			if (!strcmp(name, "resync"))
+				o->resync_s = (int)d > 0 ? (int)d : 1;
+			else if (!strcmp(name, "leader-elect-lease-duration"))
+				o->lease_duration = d;
+			else if (!strcmp(name, "leader-elect-renew-deadline"))
+				o->renew_deadline = d;
+			else
+				o->retry_period = d;
+		} else {
+			fprintf(stderr, "Error: unknown flag: --%s\n", name);
+			return 2;
+		}
+	}
+	if (!o->lease_ns)
+		o->lease_ns = o->ns;
+	return 0;
+}
+
+/* "host:port", ":port", "port"; "0" = disabled (returns 1). 0 ok, -1 bad. */
+static int split_addr(const char *s, char *host, size_t hl, int *port)
+{
+	if (!strcmp(s, "0") || !*s)
+		return 1;
+	const char *colon = strrchr(s, ':');
+	const char *p = colon ? colon + 1 : s;
+	size_t n = colon ? (size_t)(colon - s) : 0;
+	if (n >= hl)
+		return -1;
+	memcpy(host, s, n);
+	host[n] = '\0';
+	if (host[0] == '[' && n >= 2 && host[n - 1] == ']') {
+		memmove(host, host + 1, n - 2);
+		host[n - 2] = '\0';
+	}
+	return parse_int(p, 0, 65535, port) ? -1 : 0;
+}
+
+static struct op_controller *g_ctrl;
+static atomic_bool g_lost, g_shutting_down;
+
+static int check_synced(void *ctx, char *reason, size_t len)
+{
+	(void)ctx;
+	if (g_ctrl && op_controller_synced(g_ctrl))
+		return 0;
+	snprintf(reason, len, "informers not synced");
+	return 1;
+}
+
+static void on_started_leading(void *ctx)
+{
+	(void)ctx;
+	klog_info(0, "Started leading; reconciling");
+	op_controller_run(g_ctrl);
+}
+
+static void on_stopped_leading(void *ctx)
+{
+	(void)ctx;
+	if (atomic_load(&g_shutting_down))
+		return; /* released on purpose */
+	klog_error("leaderelection lost");
+	atomic_store(&g_lost, true);
+	kill(getpid(), SIGTERM);
+}
+
+static int start_server(const char *addr, const char *what, bool health, struct kube_metrics_registry *reg,
+			struct kube_http_server **out)
+{
+	*out = NULL;
+	char host[128];
+	int port;
+	int r = split_addr(addr, host, sizeof host, &port);
+	if (r == 1)
+		return 0;
+	if (r < 0) {
+		klog_error("Invalid bind address", " flag=%s value=%s", what, addr);
+		return -1;
+	}
+	struct kube_http_server_opts ho = { .bind_address = host[0] ? host : NULL, .port = port, .name = "operator" };
+	char *err = NULL;
+	struct kube_http_server *srv = NULL;
+	if (kube_http_server_new(&ho, &srv, &err) != 0) {
+		klog_error("Cannot listen", " flag=%s address=%s err=\"%s\"", what, addr, err ? err : "");
+		free(err);
+		return -1;
+	}
+	if ((health && (kube_http_add_check(srv, KUBE_HEALTHZ | KUBE_LIVEZ, "ping", NULL, NULL) != 0 ||
+			kube_http_add_check(srv, KUBE_READYZ, "informer-sync", check_synced, NULL) != 0)) ||
+	    kube_http_add_metrics(srv, reg) != 0 || kube_http_server_start(srv, &err) != 0) {
+		klog_error("Cannot serve", " flag=%s err=\"%s\"", what, err ? err : "");
+		free(err);
+		kube_http_server_free(srv);
+		return -1;
+	}
+	klog_info(0, "Serving", " flag=%s port=%d", what, kube_http_server_port(srv));
+	*out = srv;
+	return 0;
+}
+
+static int run_once(struct kube_client *client, const struct op_controller_opts *co)
+{
+	for (int attempt = 0; attempt < 5; attempt++) {
+		struct op_snapshot s;
+		struct kube_error e = { 0 };
+		if (op_snapshot_fetch(client, co->res.namespace, &s, &e) != 0) {
+			klog_error("Cannot read the cluster", " err=\"%s\"", e.message);
+		} else {
+			struct op_reconcile_result res;
+			char *err = NULL;
+			int rc = op_reconcile(client, co, &s, &res, &err);
+			op_snapshot_free(&s);
+			if (rc == 0) {
+				klog_info(0, "Reconciled once", " profiles=%d accepted=%d invalid=%d conflict=%d writes=%d config-hash=%s",
+					  res.profiles, res.accepted, res.invalid, res.conflict, res.writes, res.config_hash);
+				return 0;
+			}
+			klog_warning("Reconcile failed", " attempt=%d err=\"%s\"", attempt + 1, err ? err : "");
+			free(err);
+		}
+		struct timespec ts = { 0, 200 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	int rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+
+	/* Signals are taken synchronously by the main thread; every thread inherits the mask. */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	struct kube_config *kc = NULL;
+	struct kube_client *client = NULL;
+	char *err = NULL;
+	if (kube_config_load(o.kubeconfig, NULL, &kc, &err) != 0 || kube_client_new(kc, &client, &err) != 0) {
+		fprintf(stderr, "Error: %s\n", err ? err : "cannot build a client");
+		free(err);
+		kube_config_free(kc);
+		return 1;
+	}
+	kube_config_free(kc);
+
+	struct kube_metrics_registry *reg = kube_metrics_registry_new();
+	struct kube_event_recorder *events = NULL;
+	char host[128] = "", instance[200];
+	gethostname(host, sizeof host - 1);
+	snprintf(instance, sizeof instance, "schedkit-operator-%s", host);
+	if (!o.once && kube_event_recorder_new(client, "schedkit-operator", instance, &events) != 0)
+		events = NULL; /* events are best effort */
+	struct op_controller_opts co = {
+		.res = { .namespace = o.ns, .scheduler_image = o.image, .replicas = o.replicas, .scheduler_verbosity = o.sched_v },
+		.resync_seconds = o.resync_s,
+		.metrics = reg,
+		.events = events,
+	};
+	klog_info(0, "Starting schedkit-operator", " namespace=%s image=%s leader-elect=%s once=%s", o.ns,
+		  o.image ? o.image : OP_DEFAULT_IMAGE, o.leader_elect ? "true" : "false", o.once ? "true" : "false");
+	if (o.once) {
+		rc = run_once(client, &co);
+		kube_client_free(client);
+		kube_metrics_registry_free(reg);
+		return rc;
+	}
+
+	struct kube_http_server *health = NULL, *metrics = NULL;
+	struct kube_leader *leader = NULL;
+	rc = 1;
+	if (!reg || op_controller_new(client, &co, &g_ctrl, &err) != 0) {
+		klog_error("Cannot create the controller", " err=\"%s\"", err ? err : "out of memory");
+		goto out;
+	}
+	if (start_server(o.health_addr, "--health-probe-bind-address", true, reg, &health) != 0 ||
+	    start_server(o.metrics_addr, "--metrics-bind-address", false, reg, &metrics) != 0)
+		goto out;
+	if (op_controller_start_informers(g_ctrl, &err) != 0) {
+		klog_error("Cannot start informers", " err=\"%s\"", err ? err : "");
+		goto out;
+	}
+	if (o.leader_elect) {
+		char id[256];
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		srand((unsigned)(ts.tv_nsec ^ getpid()));
+		snprintf(id, sizeof id, "%s_%08x-%04x-%04x", host, (unsigned)rand(), (unsigned)rand() & 0xffff,
+			 (unsigned)rand() & 0xffff);
+		struct kube_leader_config lc = {
+			.ns = o.lease_ns, .name = o.lease_name, .identity = id,
+			.lease_duration_s = o.lease_duration, .renew_deadline_s = o.renew_deadline,
+			.retry_period_s = o.retry_period, .release_on_cancel = true,
+			.on_started_leading = on_started_leading, .on_stopped_leading = on_stopped_leading,
+		};
+		if (kube_leader_new(client, &lc, &leader, &err) != 0 || kube_leader_start(leader) != 0) {
+			klog_error("Cannot start leader election", " err=\"%s\"", err ? err : "");
+			goto out;
+		}
+		klog_info(0, "Waiting for leadership", " lease=%s/%s identity=%s", o.lease_ns, o.lease_name, id);
+	} else if (op_controller_run(g_ctrl) != 0) {
+		klog_error("Cannot start the worker");
+		goto out;
+	}
+	int sig = 0;
+	sigwait(&sigs, &sig);
+	klog_info(0, "Shutting down", " signal=%d", sig);
+	rc = atomic_load(&g_lost) ? 1 : 0;
+	atomic_store(&g_shutting_down, true);
+out:
+	free(err);
+	op_controller_stop(g_ctrl);
+	kube_leader_free(leader);
+	kube_http_server_free(health);
+	kube_http_server_free(metrics);
+	op_controller_free(g_ctrl);
+	g_ctrl = NULL;
+	kube_event_recorder_free(events);
+	kube_client_free(client);
+	kube_metrics_registry_free(reg);
+	return rc;
+}

@@ -1,0 +1,33 @@
+/* SchedulerProfile status from a plan and the scheduler leader's Lease: observedGeneration,
+ * schedulerName, renderedConfigHash, appliedConfigHash and the Accepted/Applied conditions.
+ * Pure; lastTransitionTime moves only when a condition's status changes, so an unchanged
+ * situation gives an identical status (and the operator writes nothing). */
+#ifndef OP_STATUS_H
+#define OP_STATUS_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "operator/plan.h"
+
+/* Applied condition reasons. */
+#define OP_APPLIED_APPLIED "Applied"                /* the scheduler runs this spec */
+#define OP_APPLIED_LAST_ACCEPTED "LastAcceptedVersion" /* it runs the last accepted version */
+#define OP_APPLIED_PENDING "Pending"                /* in the config; the scheduler has not loaded it yet */
+#define OP_APPLIED_NOT_IN_CONFIG "NotInConfig"      /* left out of the configuration */
+
+/* The config hash the scheduler's leader reports on its Lease (annotation
+ * schedkit.io/config-hash), or NULL when the Lease is absent, unheld (holderIdentity empty)
+ * or carries no hash. Borrowed from lease. */
+const char *op_lease_applied_hash(const cJSON *lease);
+
+/* The status profile_obj should have. applied_hash: op_lease_applied_hash (NULL = none);
+ * lease_ref "ns/name" for messages; now: RFC 3339 for new transitions. Caller frees; NULL on OOM. */
+cJSON *op_status_desired(const cJSON *profile_obj, const struct op_profile_result *r, const struct op_plan *plan,
+			 const char *applied_hash, const char *lease_ref, const char *now);
+
+/* True when two status objects are equal (NULL equals an empty object). */
+bool op_status_equal(const cJSON *a, const cJSON *b);
+
+#endif

@@ -1,0 +1,173 @@
+/* Tests for operator/status.c: Accepted/Applied conditions and hashes for each plan outcome, the
+ * applied hash read from the scheduler's Lease, and stability (same situation -> identical status,
+ * lastTransitionTime kept when only a message changes). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kube/object.h"
+#include "operator/status.h"
+
+#define HASH "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define OTHER "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+
+static struct op_plan plan(void)
+{
+	struct op_plan p = { 0 };
+	p.config_yaml = strdup("x: 1\n");
+	memcpy(p.config_hash, HASH, 65);
+	p.nrendered = 1;
+	return p;
+}
+
+static struct op_profile_result result(bool accepted, const char *reason, enum op_source src)
+{
+	struct op_profile_result r = { .name = "p", .generation = 4, .scheduler_name = "p", .accepted = accepted,
+				       .reason = reason, .message = accepted ? "valid" : "bad thing", .source = src,
+				       .rendered_generation = src == OP_SOURCE_LAST_ACCEPTED ? 2 : 4 };
+	return r;
+}
+
+static const cJSON *cond(const cJSON *st, const char *type)
+{
+	const cJSON *c = kube_condition_find(cJSON_GetObjectItem(st, "conditions"), type);
+	assert_non_null(c);
+	return c;
+}
+
+static void assert_cond(const cJSON *st, const char *type, const char *status, const char *reason)
+{
+	const cJSON *c = cond(st, type);
+	assert_string_equal(kube_obj_get_string(c, "status"), status);
+	assert_string_equal(kube_obj_get_string(c, "reason"), reason);
+	int64_t g;
+	assert_int_equal(kube_json_get_int64(cJSON_GetObjectItem(c, "observedGeneration"), &g), 0);
+	assert_int_equal(g, 4);
+}
+
+static cJSON *obj_with_status(cJSON *status)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, "status", status);
+	return o;
+}
+
+static void test_outcomes(void **state)
+{
+	(void)state;
+	struct op_plan p = plan();
+	static const struct {
+		bool accepted;
+		const char *reason;
+		enum op_source src;
+		const char *applied;
+		const char *want_applied_status, *want_applied_reason;
+		bool want_rendered_hash;
+	} t[] = {
+		{ true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT, HASH, "True", OP_APPLIED_APPLIED, true },
+		{ true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT, OTHER, "False", OP_APPLIED_PENDING, true },
+		{ true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT, NULL, "False", OP_APPLIED_PENDING, true },
+		{ false, OP_REASON_INVALID, OP_SOURCE_LAST_ACCEPTED, HASH, "True", OP_APPLIED_LAST_ACCEPTED, true },
+		{ false, OP_REASON_INVALID, OP_SOURCE_NONE, HASH, "False", OP_APPLIED_NOT_IN_CONFIG, false },
+		{ false, OP_REASON_CONFLICT, OP_SOURCE_NONE, HASH, "False", OP_APPLIED_NOT_IN_CONFIG, false },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		struct op_profile_result r = result(t[i].accepted, t[i].reason, t[i].src);
+		cJSON *st = op_status_desired(NULL, &r, &p, t[i].applied, "schedkit-system/schedkit-scheduler",
+					      "2025-01-01T00:00:00Z");
+		assert_non_null(st);
+		assert_cond(st, "Accepted", t[i].accepted ? "True" : "False", t[i].reason);
+		assert_string_equal(kube_obj_get_string(cond(st, "Accepted"), "message"), r.message);
+		assert_cond(st, "Applied", t[i].want_applied_status, t[i].want_applied_reason);
+		assert_string_equal(kube_obj_get_string(st, "schedulerName"), "p");
+		if (t[i].want_rendered_hash) {
+			assert_string_equal(kube_obj_get_string(st, "renderedConfigHash"), HASH);
+			if (t[i].applied)
+				assert_string_equal(kube_obj_get_string(st, "appliedConfigHash"), t[i].applied);
+		} else {
+			assert_null(cJSON_GetObjectItem(st, "renderedConfigHash"));
+			assert_null(cJSON_GetObjectItem(st, "appliedConfigHash"));
+		}
+		cJSON_Delete(st);
+	}
+	op_plan_free(&p);
+}
+
+static void test_stable_and_transitions(void **state)
+{
+	(void)state;
+	struct op_plan p = plan();
+	struct op_profile_result r = result(true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT);
+	cJSON *s1 = op_status_desired(NULL, &r, &p, NULL, "ns/l", "2025-01-01T00:00:00Z");
+	cJSON *o1 = obj_with_status(s1);
+	/* same inputs later: identical, so nothing is written */
+	cJSON *s2 = op_status_desired(o1, &r, &p, NULL, "ns/l", "2025-01-01T09:00:00Z");
+	assert_true(op_status_equal(s1, s2));
+	/* the scheduler reports the hash: Applied flips, its time moves, Accepted's does not */
+	cJSON *s3 = op_status_desired(o1, &r, &p, HASH, "ns/l", "2025-01-01T10:00:00Z");
+	assert_false(op_status_equal(s1, s3));
+	assert_string_equal(kube_obj_get_string(cond(s3, "Applied"), "lastTransitionTime"), "2025-01-01T10:00:00Z");
+	assert_string_equal(kube_obj_get_string(cond(s3, "Accepted"), "lastTransitionTime"), "2025-01-01T00:00:00Z");
+	/* another message with the same status keeps the transition time */
+	cJSON *o3 = obj_with_status(s3);
+	r.message = "valid, differently";
+	cJSON *s4 = op_status_desired(o3, &r, &p, HASH, "ns/l", "2025-01-01T11:00:00Z");
+	assert_string_equal(kube_obj_get_string(cond(s4, "Accepted"), "message"), "valid, differently");
+	assert_string_equal(kube_obj_get_string(cond(s4, "Accepted"), "lastTransitionTime"), "2025-01-01T00:00:00Z");
+	cJSON_Delete(s2);
+	cJSON_Delete(s4);
+	cJSON_Delete(o1);
+	cJSON_Delete(o3);
+	op_plan_free(&p);
+}
+
+static void test_lease_hash(void **state)
+{
+	(void)state;
+	const char *held = "{\"metadata\":{\"annotations\":{\"schedkit.io/config-hash\":\"" HASH "\"}},"
+			   "\"spec\":{\"holderIdentity\":\"host_1\"}}";
+	const char *released = "{\"metadata\":{\"annotations\":{\"schedkit.io/config-hash\":\"" HASH "\"}},"
+			       "\"spec\":{\"holderIdentity\":\"\"}}";
+	const char *nohash = "{\"metadata\":{},\"spec\":{\"holderIdentity\":\"host_1\"}}";
+	cJSON *a = kube_json_parse(held, strlen(held), NULL), *b = kube_json_parse(released, strlen(released), NULL),
+	      *c = kube_json_parse(nohash, strlen(nohash), NULL);
+	assert_string_equal(op_lease_applied_hash(a), HASH);
+	assert_null(op_lease_applied_hash(b));
+	assert_null(op_lease_applied_hash(c));
+	assert_null(op_lease_applied_hash(NULL));
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	cJSON_Delete(c);
+}
+
+static void test_status_equal(void **state)
+{
+	(void)state;
+	cJSON *e = cJSON_CreateObject(), *n = cJSON_CreateNull();
+	assert_true(op_status_equal(NULL, e));
+	assert_true(op_status_equal(n, NULL));
+	cJSON *x = kube_json_parse("{\"a\":1,\"b\":2}", 13, NULL), *y = kube_json_parse("{\"b\":2,\"a\":1}", 13, NULL);
+	assert_true(op_status_equal(x, y));
+	assert_false(op_status_equal(x, e));
+	cJSON_Delete(e);
+	cJSON_Delete(n);
+	cJSON_Delete(x);
+	cJSON_Delete(y);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_outcomes),
+		cmocka_unit_test(test_stable_and_transitions),
+		cmocka_unit_test(test_lease_hash),
+		cmocka_unit_test(test_status_equal),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
