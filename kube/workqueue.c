@@ -141,7 +141,7 @@ struct waiting_entry {
 
 struct kube_workqueue {
 	char *name;
-	struct kube_clock clock;
+	struct kube_workqueue_clock clock;
 	int64_t base_delay_ns, max_delay_ns;
 	double qps;
 	int burst;
@@ -214,7 +214,7 @@ struct kube_workqueue *kube_workqueue_new(const struct kube_workqueue_opts *opts
 		free(q);
 		return NULL;
 	}
-	q->clock = o.clock ? *o.clock : (struct kube_clock){mono_now_ns, NULL};
+	q->clock = o.clock ? *o.clock : (struct kube_workqueue_clock){mono_now_ns, NULL};
 	if (!q->clock.now_ns)
 		q->clock.now_ns = mono_now_ns;
 	q->base_delay_ns = o.base_delay_ns > 0 ? o.base_delay_ns : 5000000LL;

@@ -29,14 +29,14 @@ struct kube_workqueue;
 struct kube_metrics_registry;
 
 /* Monotonic nanoseconds. */
-struct kube_clock {
+struct kube_workqueue_clock {
 	int64_t (*now_ns)(void *ctx);
 	void *ctx;
 };
 
 struct kube_workqueue_opts {
 	const char *name;           /* for logs; may be NULL */
-	const struct kube_clock *clock; /* NULL: CLOCK_MONOTONIC. Copied. */
+	const struct kube_workqueue_clock *clock; /* NULL: CLOCK_MONOTONIC. Copied. */
 	int64_t base_delay_ns;      /* 0: 5 ms */
 	int64_t max_delay_ns;       /* 0: 1000 s */
 	double qps;                 /* 0: 10; < 0 disables the token bucket */

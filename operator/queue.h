@@ -1,6 +1,6 @@
-/* The operator's reconcile queue: a thin wrapper over kube/workqueue.h kept in its own unit
- * because kube/workqueue.h and kube/rest.h both define `struct kube_clock` (with different
- * members) and cannot be included together. Same semantics as kube_workqueue_*; thread-safe. */
+/* The operator's reconcile queue: kube/workqueue.h with the operator's policy fixed in one place
+ * (client-go's DefaultControllerRateLimiter, metrics labelled by queue name). Same semantics as
+ * kube_workqueue_*; thread-safe. */
 #ifndef OP_QUEUE_H
 #define OP_QUEUE_H
 

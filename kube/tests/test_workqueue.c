@@ -29,7 +29,7 @@ static int64_t fake_now(void *ctx)
 static struct kube_workqueue *new_fake_queue(struct fake_clock *fc, double qps, int burst)
 {
 	atomic_store(&fc->now, 1000 * SEC);
-	struct kube_clock clock = {fake_now, fc};
+	struct kube_workqueue_clock clock = {fake_now, fc};
 	struct kube_workqueue_opts o = {.name = "test", .clock = &clock, .qps = qps, .burst = burst};
 	struct kube_workqueue *q = kube_workqueue_new(&o);
 	assert_non_null(q);
@@ -295,7 +295,7 @@ static void test_metrics_and_stray_done(void **state)
 	(void)state;
 	struct fake_clock fc;
 	atomic_store(&fc.now, 1000 * SEC);
-	struct kube_clock clock = {fake_now, &fc};
+	struct kube_workqueue_clock clock = {fake_now, &fc};
 	struct kube_metrics_registry *reg = kube_metrics_registry_new();
 	struct kube_workqueue_opts o = {.name = "op", .clock = &clock, .metrics = reg};
 	struct kube_workqueue *q = kube_workqueue_new(&o);
