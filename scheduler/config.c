@@ -486,7 +486,9 @@ static void check_enabled_names(const struct user_profile *u, int pi, struct sk_
 		for (int i = 0; i < u->sets[ep].nenabled; i++) {
 			const char *name = u->sets[ep].enabled[i].name;
 			char *p = pathf("profiles[%d].plugins.%s.enabled[%d]", pi, ep_fields[ep], i);
-			if (name_in(name, sk_removed_v1_plugins)) {
+			/* upstream checks removed names at the twelve points, not in multiPoint, where
+			 * such a name is simply not a registered plugin */
+			if (ep != SK_EP_MULTI_POINT && name_in(name, sk_removed_v1_plugins)) {
 				char detail[200];
 				snprintf(detail, sizeof(detail), "was invalid in version \"%s\" (KubeSchedulerConfiguration is version \"%s\")",
 					 API_VERSION, API_VERSION);
@@ -695,6 +697,22 @@ static int cmp_cstr(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+static bool enabled_anywhere(const struct sk_profile_config *p, const char *name)
+{
+	for (int ep = 0; ep <= SK_EP_COUNT; ep++)
+		if (set_has(&p->merged[ep], name, false))
+			return true;
+	return false;
+}
+
+/* A decoding (not validation) error: strict decoding, types, the args kind. */
+static bool is_decoding_error(const char *msg)
+{
+	return !msg || !strncmp(msg, "unknown field ", 14) || strstr(msg, ": Invalid type: ") ||
+	       strstr(msg, ": args were not of type ") || strstr(msg, ": out of range for ") ||
+	       strstr(msg, ": out of memory") || strstr(msg, ".apiVersion: Unsupported value: ") != NULL;
+}
+
 /* pluginConfig as given (decoded by each plugin's args decoder), then default args for every
  * enabled plugin with an args type and no entry, by name (setDefaults_KubeSchedulerProfile). */
 static int build_plugin_config(struct sk_profile_config *p, const struct user_profile *u, int pi, struct sk_errors *e)
@@ -717,8 +735,30 @@ static int build_plugin_config(struct sk_profile_config *p, const struct user_pr
 		} else if (d && d->args_kind && d->args_decode) {
 			char *ap = pathf("%s.args", path);
 			void *args = NULL;
-			if (d->args_decode(u->pc[i].args, &args, e, ap) == 0 && pc_add(p, name, d, args, NULL) < 0) {
-				d->args_free(args);
+			/* Upstream quirk (validation.go registers the NodeResourcesFit check under the key
+			 * "NodeResourcesFitArgs"): its args are validated only when the plugin is built, so
+			 * for a profile that does not enable it only decoding errors count. */
+			bool fit_unused = !strcmp(name, "NodeResourcesFit") && !enabled_anywhere(p, name);
+			struct sk_errors scratch = { 0 };
+			int drc = d->args_decode(u->pc[i].args, &args, fit_unused ? &scratch : e, ap);
+			for (int k = 0; k < scratch.n; k++)
+				if (is_decoding_error(scratch.msgs[k]))
+					sk_errors_addf(e, "%s", scratch.msgs[k] ? scratch.msgs[k] : "out of memory");
+			if (drc != 0 && fit_unused && scratch.n == 0)
+				sk_errors_addf(e, "%s: out of memory", ap);
+			if (drc != 0 && fit_unused && scratch.n) {
+				klog_warning("pluginConfig args of a plugin that is not enabled are invalid; ignored as upstream does",
+					     " profile=%s plugin=%s", p->scheduler_name ? p->scheduler_name : "", name);
+				cJSON *raw = u->pc[i].args ? cJSON_Duplicate(u->pc[i].args, 1) : NULL;
+				if ((u->pc[i].args && !raw) || pc_add(p, name, NULL, NULL, raw) < 0) {
+					cJSON_Delete(raw);
+					drc = -2;
+				}
+			}
+			sk_errors_free(&scratch);
+			if (drc == -2 || (drc == 0 && pc_add(p, name, d, args, NULL) < 0)) {
+				if (drc == 0)
+					d->args_free(args);
 				path_free(ap);
 				path_free(path);
 				return -1;
@@ -881,7 +921,7 @@ static void validate_common_queue_sort(const struct sk_config *cfg, struct sk_er
 		const struct sk_plugin_set_config *cur = &cfg->profiles[p].merged[SK_EP_QUEUE_SORT];
 		if (!plugin_sets_equal(canon, cur)) {
 			char *printed = print_plugin_set(cur);
-			sk_errors_addf(e, "profiles[%d].plugins.queueSort: Invalid value: %s: must be the same for all profiles", p,
+			sk_errors_addf(e, "profiles[%d].plugins.queueSort: Invalid value: %s: queueSort must be the same for all profiles", p,
 				       printed ? printed : "config.PluginSet{}");
 			free(printed);
 		}
@@ -1287,12 +1327,18 @@ struct sk_config *sk_config_load(const char *text, size_t len, struct sk_errors 
 			oom = true;
 		else
 			cfg->nprofiles = n;
-		/* Profile errors are collected apart so the messages come in upstream's order. */
+		/* Profile errors are collected apart so the messages come in upstream's order;
+		 * pend[i] is where profile i's errors end in perrs. */
 		struct sk_errors perrs = { 0 };
 		struct user_profile empty = { 0 };
-		for (int i = 0; !oom && i < n; i++)
+		int *pend = calloc((size_t)n, sizeof(int));
+		if (!pend)
+			oom = true;
+		for (int i = 0; !oom && i < n; i++) {
 			if (build_profile(cfg, i, nuprofs ? &uprofs[i] : &empty, &perrs) < 0)
 				oom = true;
+			pend[i] = perrs.n;
+		}
 		if (!oom && apply_defaults_top(cfg, has_par, has_pct, has_ia, has_max) < 0)
 			oom = true;
 		if (!oom) {
@@ -1303,20 +1349,26 @@ struct sk_config *sk_config_load(const char *text, size_t len, struct sk_errors 
 			if (cfg->parallelism <= 0)
 				sk_err_invalid_int(errs, "parallelism", cfg->parallelism, "should be an integer value greater than zero");
 		}
-		for (int i = 0; i < perrs.n; i++)
-			sk_errors_addf(errs, "%s", perrs.msgs[i] ? perrs.msgs[i] : "out of memory");
-		sk_errors_free(&perrs);
-		if (!oom) {
-			for (int i = 0; i < cfg->nprofiles; i++) {
-				for (int j = 0; j < i; j++) {
-					const char *a = cfg->profiles[i].scheduler_name, *b = cfg->profiles[j].scheduler_name;
-					if (strcmp(a ? a : "", b ? b : "") == 0) {
-						sk_errors_addf(errs, "profiles[%d].schedulerName: Duplicate value: \"profiles[%d].schedulerName\"",
-							       i, j);
-						break;
-					}
+		/* Each profile's errors, then its duplicate-name error against the latest earlier profile
+		 * with that name (upstream keeps the last index per name). */
+		for (int i = 0; !oom && i < cfg->nprofiles; i++) {
+			for (int k = i ? pend[i - 1] : 0; k < pend[i]; k++)
+				sk_errors_addf(errs, "%s", perrs.msgs[k] ? perrs.msgs[k] : "out of memory");
+			for (int j = i - 1; j >= 0; j--) {
+				const char *a = cfg->profiles[i].scheduler_name, *b = cfg->profiles[j].scheduler_name;
+				if (strcmp(a ? a : "", b ? b : "") == 0) {
+					sk_errors_addf(errs, "profiles[%d].schedulerName: Duplicate value: \"profiles[%d].schedulerName\"",
+						       i, j);
+					break;
 				}
 			}
+		}
+		if (oom)
+			for (int i = 0; i < perrs.n; i++)
+				sk_errors_addf(errs, "%s", perrs.msgs[i] ? perrs.msgs[i] : "out of memory");
+		sk_errors_free(&perrs);
+		free(pend);
+		if (!oom) {
 			validate_common_queue_sort(cfg, errs);
 			if (cfg->percentage_of_nodes_to_score < 0 || cfg->percentage_of_nodes_to_score > 100)
 				sk_err_invalid_int(errs, "percentageOfNodesToScore", cfg->percentage_of_nodes_to_score,

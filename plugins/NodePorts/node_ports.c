@@ -52,7 +52,7 @@ static struct sk_status ports_filter(struct sk_plugin *self, struct sk_cycle_sta
 	(void)pod;
 	const struct sk_pod *wanted = sk_cycle_state_get(cs, self->slot);
 	if (!wanted)
-		return sk_status(SK_ERROR, "error reading \"PreFilterNodePorts\" from cycleState: not found");
+		return sk_status(SK_ERROR, "reading \"PreFilterNodePorts\" from cycleState: not found");
 	if (!fits_ports(wanted, ni))
 		return sk_status(SK_UNSCHEDULABLE, ERR_REASON_PORTS);
 	return sk_ok();

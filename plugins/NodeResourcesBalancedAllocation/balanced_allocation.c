@@ -197,10 +197,15 @@ static struct sk_status ba_score(struct sk_plugin *self, struct sk_cycle_state *
 		*score = balanced_score(a, ni, st->requests);
 		return sk_ok();
 	}
+	/* PreScore disabled: compute here; a best-effort pod scores 0, as PreScore would skip it. */
 	struct ba_prescore *tmp = pod_request_list(a, pod);
 	if (!tmp)
 		return sk_status(SK_ERROR, "out of memory");
-	*score = balanced_score(a, ni, tmp->requests);
+	bool best_effort = true;
+	for (int i = 0; i < tmp->n; i++)
+		if (tmp->requests[i] != 0)
+			best_effort = false;
+	*score = best_effort ? 0 : balanced_score(a, ni, tmp->requests);
 	free(tmp);
 	return sk_ok();
 }

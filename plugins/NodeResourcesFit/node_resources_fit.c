@@ -185,12 +185,13 @@ static int fit_args_decode(const cJSON *json, void **out, struct sk_errors *e, c
 	struct fit_args *a = calloc(1, sizeof(*a));
 	char *sp = sk_path_child(path, "scoringStrategy");
 	char *rtcp = sk_path_child(sp, "requestedToCapacityRatio");
-	char *shp = sk_path_child(rtcp, "shape");
+	char *shp = sk_path_child(sp, "shape"); /* validation path (validateFunctionShape) */
+	char *dshp = sk_path_child(rtcp, "shape"); /* decoding path */
 	char *resp = sk_path_child(sp, "resources");
 	char *typep = sk_path_child(sp, "type");
 	char *type = NULL;
 	int rc = 0;
-	if (!a || !sp || !rtcp || !shp || !resp || !typep) {
+	if (!a || !sp || !rtcp || !shp || !dshp || !resp || !typep) {
 		sk_errors_addf(e, "%s: out of memory", path);
 		rc = -1;
 		goto out;
@@ -218,7 +219,7 @@ static int fit_args_decode(const cJSON *json, void **out, struct sk_errors *e, c
 		if (rtc && !cJSON_IsNull(rtc)) {
 			a->has_rtc = true;
 			if (sk_json_check_object(rtc, rtcp, rtc_fields, false, e) < 0 ||
-			    decode_shape(cJSON_GetObjectItemCaseSensitive(rtc, "shape"), shp, &a->shape, &a->nshape, e) < 0) {
+			    decode_shape(cJSON_GetObjectItemCaseSensitive(rtc, "shape"), dshp, &a->shape, &a->nshape, e) < 0) {
 				rc = -1;
 				goto out;
 			}
@@ -282,15 +283,15 @@ static int fit_args_decode(const cJSON *json, void **out, struct sk_errors *e, c
 			rc = -1;
 		}
 	}
-	if (found == FIT_REQUESTED_TO_CAPACITY_RATIO) {
-		if (!a->has_rtc) {
-			sk_err_required(e, rtcp, "must be specified when type is RequestedToCapacityRatio");
-			rc = -1;
-		} else if (validate_shape(a->shape, a->nshape, shp, e) < 0) {
-			rc = -1;
-		}
-	} else if (a->has_rtc) {
-		sk_err_forbidden(e, rtcp, "must be nil when type is not RequestedToCapacityRatio");
+	/* Upstream validates the shape whenever requestedToCapacityRatio is given, whatever the type
+	 * (it is then unused), and reports it under scoringStrategy.shape, not under
+	 * scoringStrategy.requestedToCapacityRatio.shape. */
+	if (a->has_rtc && validate_shape(a->shape, a->nshape, shp, e) < 0)
+		rc = -1;
+	/* Upstream accepts type RequestedToCapacityRatio without requestedToCapacityRatio and then
+	 * dereferences nil in NewFit; reject it here with a field error instead. */
+	if (found == FIT_REQUESTED_TO_CAPACITY_RATIO && !a->has_rtc) {
+		sk_err_required(e, rtcp, "must be specified when type is RequestedToCapacityRatio");
 		rc = -1;
 	}
 	if (rc == 0 && !(a->scored = sk_scored_resources_new(a->resources, a->nresources))) {
@@ -301,6 +302,7 @@ out:
 	free(sp);
 	free(rtcp);
 	free(shp);
+	free(dshp);
 	free(resp);
 	free(typep);
 	free(type);
@@ -411,34 +413,46 @@ static bool ignored_scalar(const struct fit_args *a, const char *name)
 	return false;
 }
 
-/* fitsRequest: every failing reason, in upstream order. */
+/* fitsRequest: every failing reason, in upstream order. The status is Unschedulable, or
+ * UnschedulableAndUnresolvable when some request exceeds the node's whole allocatable, since
+ * preemption cannot free enough then (upstream PR 131345, v1.34). "Too many pods" alone stays
+ * Unschedulable. */
 static struct sk_status fits_request(const struct fit_args *a, const struct sk_pod *pod, const struct sk_node_info *ni)
 {
 	struct sk_status s = sk_ok();
 	const struct sk_resource *alloc = &ni->node->allocatable, *used = &ni->requested;
 	const struct sk_resource *req = &pod->requests;
+	bool unresolvable = false;
 	if ((int64_t)ni->npods + 1 > alloc->allowed_pod_number)
 		sk_status_add(&s, "Too many pods");
 	if (req->milli_cpu == 0 && req->memory == 0 && req->ephemeral_storage == 0 && req->nscalar == 0)
 		goto done;
-	if (req->milli_cpu > 0 && req->milli_cpu > alloc->milli_cpu - used->milli_cpu)
+	if (req->milli_cpu > 0 && req->milli_cpu > alloc->milli_cpu - used->milli_cpu) {
 		sk_status_add(&s, "Insufficient cpu");
-	if (req->memory > 0 && req->memory > alloc->memory - used->memory)
+		unresolvable |= req->milli_cpu > alloc->milli_cpu;
+	}
+	if (req->memory > 0 && req->memory > alloc->memory - used->memory) {
 		sk_status_add(&s, "Insufficient memory");
-	if (req->ephemeral_storage > 0 && req->ephemeral_storage > alloc->ephemeral_storage - used->ephemeral_storage)
+		unresolvable |= req->memory > alloc->memory;
+	}
+	if (req->ephemeral_storage > 0 && req->ephemeral_storage > alloc->ephemeral_storage - used->ephemeral_storage) {
 		sk_status_add(&s, "Insufficient ephemeral-storage");
+		unresolvable |= req->ephemeral_storage > alloc->ephemeral_storage;
+	}
 	for (int i = 0; i < req->nscalar; i++) {
 		const struct sk_scalar *r = &req->scalar[i];
 		if (r->value == 0 || (a && ignored_scalar(a, r->name)))
 			continue;
-		if (r->value > sk_resource_scalar(alloc, r->name) - sk_resource_scalar(used, r->name)) {
+		int64_t cap = sk_resource_scalar(alloc, r->name);
+		if (r->value > cap - sk_resource_scalar(used, r->name)) {
 			if (s.nreasons < SK_STATUS_MAX_REASONS)
 				sk_status_addf(&s, "Insufficient %s", r->name);
+			unresolvable |= r->value > cap;
 		}
 	}
 done:
 	if (s.nreasons)
-		s.code = SK_UNSCHEDULABLE;
+		s.code = unresolvable ? SK_UNSCHEDULABLE_AND_UNRESOLVABLE : SK_UNSCHEDULABLE;
 	return s;
 }
 
@@ -598,8 +612,8 @@ static enum sk_hint fit_hint_pod(struct sk_plugin *self, const struct sk_pod *po
 	const struct sk_pod *orig = old_obj, *mod = new_obj;
 	if (!orig && !mod)
 		return SK_QUEUE;
-	if (!mod) /* deleted: only a placed pod frees resources */
-		return orig->node_name ? SK_QUEUE : SK_QUEUE_SKIP;
+	if (!mod) /* deleted: only a placed or nominated pod frees (or reserves) resources */
+		return (orig->node_name || orig->nominated_node_name) ? SK_QUEUE : SK_QUEUE_SKIP;
 	if (pod->uid && mod->uid && !strcmp(pod->uid, mod->uid))
 		return SK_QUEUE;
 	if (!mod->node_name || !orig)

@@ -29,20 +29,19 @@ static struct sk_status node_unschedulable_filter(struct sk_plugin *self, struct
 	return sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE);
 }
 
-/* Queue when a node appears schedulable for the pod, or turns so (unschedulable -> schedulable). */
+/* Queue when a schedulable node is added or a node turns schedulable. Upstream does not look at
+ * the pod's tolerations here: a pod that tolerated the taint was not rejected by this plugin. */
 static enum sk_hint node_unschedulable_hint_node(struct sk_plugin *self, const struct sk_pod *pod, const void *old_obj,
 						 const void *new_obj)
 {
 	(void)self;
+	(void)pod;
 	const struct sk_node *old_node = old_obj, *node = new_obj;
 	if (!node)
 		return SK_QUEUE;
-	bool tolerates = tolerates_unschedulable(pod);
-	if (node->unschedulable && !tolerates)
-		return SK_QUEUE_SKIP;
 	if (!old_node)
-		return SK_QUEUE;
-	return (old_node->unschedulable && !tolerates) ? SK_QUEUE : SK_QUEUE_SKIP;
+		return node->unschedulable ? SK_QUEUE_SKIP : SK_QUEUE;
+	return (old_node->unschedulable && !node->unschedulable) ? SK_QUEUE : SK_QUEUE_SKIP;
 }
 
 /* The rejected pod itself gained a toleration for the unschedulable taint. */

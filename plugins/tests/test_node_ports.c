@@ -97,7 +97,7 @@ static void test_prefilter_and_state(void **state)
 	s = pl->desc->filter(pl, h->cs, p, ni);
 	assert_int_equal(s.code, SK_ERROR);
 	char *m = ph_message(&s);
-	assert_string_equal(m, "error reading \"PreFilterNodePorts\" from cycleState: not found");
+	assert_string_equal(m, "reading \"PreFilterNodePorts\" from cycleState: not found");
 	free(m);
 	sk_pod_unref(p);
 	sk_node_info_free(ni);

@@ -203,6 +203,62 @@ static void test_requested_to_capacity_ratio(void **state)
 	ph_free(h);
 }
 
+static void test_requested_to_capacity_ratio_existing_pods(void **state)
+{
+	(void)state;
+	const char *one = fit_args("{type: RequestedToCapacityRatio, resources: [{name: intel.com/foo, weight: 1}], "
+				   "requestedToCapacityRatio: {shape: [{utilization: 0, score: 0}, {utilization: 100, score: 1}]}}");
+	/* TestResourceBinPackingSingleExtended "on node with existing pod running": node2 (foo 4)
+	 * already holds 2, so (2+2)/4 = 100 -> 10; node1 (foo 8) 2/8 = 25 -> 2 */
+	struct ph *h = ph_new(one);
+	ph_set_snapshot(h, fx_snapshot(fx_node_info(node("node1", "4000m", "10000", "\"intel.com/foo\":\"8\""), NULL),
+				       fx_node_info(node("node2", "4000m", "10000", "\"intel.com/foo\":\"4\""),
+						    pod("e", "node2", "{\"resources\":{\"requests\":{\"intel.com/foo\":\"2\"}}}"),
+						    NULL),
+				       NULL));
+	struct sk_pod *p = pod("p", NULL, "{\"resources\":{\"requests\":{\"intel.com/foo\":\"2\"}}}");
+	assert_scores(h, "NodeResourcesFit", p, (int64_t[]){ 2, 10 }, 2);
+	sk_pod_unref(p);
+	/* a pod that does not request the scored resource scores 0 everywhere */
+	p = pod("q", NULL, REQ("1", "1"));
+	assert_scores(h, "NodeResourcesFit", p, (int64_t[]){ 0, 0 }, 2);
+	sk_pod_unref(p);
+	ph_free(h);
+
+	/* TestResourceBinPackingMultipleExtended: node2 (foo 4, bar 8) holds foo 2 and bar 2:
+	 * foo 4/4 -> 10, bar 4/8 -> 5 => round((10*3 + 5*5)/8 = 6.875) = 7; node1 round(3.875) = 4 */
+	h = ph_new(fit_args("{type: RequestedToCapacityRatio, resources: [{name: intel.com/foo, weight: 3}, "
+			    "{name: intel.com/bar, weight: 5}], "
+			    "requestedToCapacityRatio: {shape: [{utilization: 0, score: 0}, {utilization: 100, score: 1}]}}"));
+	ph_set_snapshot(h, fx_snapshot(
+				   fx_node_info(node("node1", "4000m", "10000", "\"intel.com/foo\":\"8\",\"intel.com/bar\":\"4\""), NULL),
+				   fx_node_info(node("node2", "4000m", "10000", "\"intel.com/foo\":\"4\",\"intel.com/bar\":\"8\""),
+						pod("e", "node2",
+						    "{\"resources\":{\"requests\":{\"intel.com/foo\":\"2\",\"intel.com/bar\":\"2\"}}}"),
+						NULL),
+				   NULL));
+	p = pod("p", NULL, "{\"resources\":{\"requests\":{\"intel.com/foo\":\"2\",\"intel.com/bar\":\"2\"}}}");
+	assert_scores(h, "NodeResourcesFit", p, (int64_t[]){ 4, 7 }, 2);
+	sk_pod_unref(p);
+	ph_free(h);
+
+	/* the shape is scaled to 0..100 before interpolating (requestedToCapacityRatioScorer then
+	 * BuildBrokenLinearFunction): points {10,1},{90,9} at utilization 15 give 10 + 80*5/80 = 15,
+	 * not 10 * (1 + 8*5/80 = 1) = 10 */
+	h = ph_new(fit_args("{type: RequestedToCapacityRatio, resources: [{name: intel.com/foo, weight: 1}], "
+			    "requestedToCapacityRatio: {shape: [{utilization: 10, score: 1}, {utilization: 90, score: 9}]}}"));
+	ph_set_snapshot(h, fx_snapshot(fx_node_info(node("node1", "4000m", "10000", "\"intel.com/foo\":\"100\""), NULL),
+				       fx_node_info(node("node2", "4000m", "10000", "\"intel.com/foo\":\"100\""),
+						    pod("e", "node2", "{\"resources\":{\"requests\":{\"intel.com/foo\":\"85\"}}}"),
+						    NULL),
+				       NULL));
+	p = pod("p", NULL, "{\"resources\":{\"requests\":{\"intel.com/foo\":\"15\"}}}");
+	/* node2: 100/100 -> past the last point -> 90 */
+	assert_scores(h, "NodeResourcesFit", p, (int64_t[]){ 15, 90 }, 2);
+	sk_pod_unref(p);
+	ph_free(h);
+}
+
 static void test_score_without_prescore(void **state)
 {
 	(void)state;
@@ -242,14 +298,35 @@ static const struct filter_case filter_cases[] = {
 	{ "too many pods even without requests", NOREQ, NULL, REQ("1", "1"), "1", "Too many pods", SK_UNSCHEDULABLE },
 	{ "too many pods and cpu", REQ("10", "1"), NULL, REQ("1", "1"), "1", "Too many pods, Insufficient cpu",
 	  SK_UNSCHEDULABLE },
+	/* v1.34 (PR 131345): a request larger than the node's whole allocatable is
+	 * UnschedulableAndUnresolvable, since preemption cannot make room. */
 	{ "extended resource", "{\"resources\":{\"requests\":{\"example.com/aaa\":\"3\"}}}", "\"example.com/aaa\":\"2\"",
-	  NULL, "32", "Insufficient example.com/aaa", SK_UNSCHEDULABLE },
+	  NULL, "32", "Insufficient example.com/aaa", SK_UNSCHEDULABLE_AND_UNRESOLVABLE },
 	{ "extended resource absent on node", "{\"resources\":{\"requests\":{\"example.com/bbb\":\"1\"}}}", NULL, NULL,
-	  "32", "Insufficient example.com/bbb", SK_UNSCHEDULABLE },
+	  "32", "Insufficient example.com/bbb", SK_UNSCHEDULABLE_AND_UNRESOLVABLE },
 	{ "ephemeral storage", "{\"resources\":{\"requests\":{\"ephemeral-storage\":\"20\"}}}",
-	  "\"ephemeral-storage\":\"10\"", NULL, "32", "Insufficient ephemeral-storage", SK_UNSCHEDULABLE },
+	  "\"ephemeral-storage\":\"10\"", NULL, "32", "Insufficient ephemeral-storage", SK_UNSCHEDULABLE_AND_UNRESOLVABLE },
 	{ "hugepages", "{\"resources\":{\"requests\":{\"hugepages-2Mi\":\"4Mi\"}}}", "\"hugepages-2Mi\":\"2Mi\"", NULL,
-	  "32", "Insufficient hugepages-2Mi", SK_UNSCHEDULABLE },
+	  "32", "Insufficient hugepages-2Mi", SK_UNSCHEDULABLE_AND_UNRESOLVABLE },
+	/* fit_test TestEnoughRequests, values only */
+	{ "extended resource capacity enforced",
+	  "{\"resources\":{\"requests\":{\"cpu\":\"1m\",\"memory\":\"1\",\"example.com/aaa\":\"10\"}}}",
+	  "\"example.com/aaa\":\"5\"", NULL, "32", "Insufficient example.com/aaa", SK_UNSCHEDULABLE_AND_UNRESOLVABLE },
+	{ "extended resource allocatable enforced",
+	  "{\"resources\":{\"requests\":{\"cpu\":\"1m\",\"memory\":\"1\",\"example.com/aaa\":\"1\"}}}",
+	  "\"example.com/aaa\":\"5\"", "{\"resources\":{\"requests\":{\"example.com/aaa\":\"5\"}}}", "32",
+	  "Insufficient example.com/aaa", SK_UNSCHEDULABLE },
+	{ "hugepages allocatable enforced", "{\"resources\":{\"requests\":{\"hugepages-2Mi\":\"2Mi\"}}}",
+	  "\"hugepages-2Mi\":\"4Mi\"", "{\"resources\":{\"requests\":{\"hugepages-2Mi\":\"3Mi\"}}}", "32",
+	  "Insufficient hugepages-2Mi", SK_UNSCHEDULABLE },
+	{ "cpu larger than the node", REQ("11", "1"), NULL, NULL, "32", "Insufficient cpu",
+	  SK_UNSCHEDULABLE_AND_UNRESOLVABLE },
+	{ "memory larger than the node, cpu only used up", REQ("2", "21"), NULL, REQ("9", "0"), "32",
+	  "Insufficient cpu, Insufficient memory", SK_UNSCHEDULABLE_AND_UNRESOLVABLE },
+	{ "too many pods never unresolvable", NOREQ, NULL, REQ("1", "1"), "1", "Too many pods", SK_UNSCHEDULABLE },
+	{ "kubernetes.io-prefixed resource is never ignored or skipped",
+	  "{\"resources\":{\"requests\":{\"kubernetes.io/something\":\"1\"}}}", NULL, NULL, "32",
+	  "Insufficient kubernetes.io/something", SK_UNSCHEDULABLE_AND_UNRESOLVABLE },
 };
 
 static void test_filter_table(void **state)
@@ -315,6 +392,97 @@ static void test_filter_ignored_resources(void **state)
 	ph_free(h);
 }
 
+static void test_filter_sidecar_requests(void **state)
+{
+	(void)state;
+	/* A restartable init container (sidecar) runs for the pod's life: cpu need is
+	 * max(1 + 2, 3 + 2) = 5 (plugins.md §0), which does not fit in the 4 free cpus; counting
+	 * the sidecar as a plain init container would give max(1, 3) = 3 and fit. */
+	struct ph *h = ph_new(NULL);
+	struct sk_plugin *pl = ph_plugin(h, "NodeResourcesFit");
+	struct sk_node_info *ni = fx_node_info(node("n", "10", "20", NULL), pod("e", "n", REQ("6", "0")), NULL);
+	struct sk_pod *p = fx_pod("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"initContainers\":["
+				  "{\"name\":\"side\",\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}},"
+				  "{\"name\":\"init\",\"resources\":{\"requests\":{\"cpu\":\"3\"}}}],"
+				  "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}");
+	struct sk_status s = ph_filter(h, pl, p, ni);
+	assert_int_equal(s.code, SK_UNSCHEDULABLE);
+	char *m = ph_message(&s);
+	assert_string_equal(m, "Insufficient cpu");
+	free(m);
+	sk_pod_unref(p);
+	sk_node_info_free(ni);
+	/* with 5 free it fits */
+	ni = fx_node_info(node("n", "10", "20", NULL), pod("e", "n", REQ("5", "0")), NULL);
+	p = fx_pod("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"initContainers\":["
+		   "{\"name\":\"side\",\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}},"
+		   "{\"name\":\"init\",\"resources\":{\"requests\":{\"cpu\":\"3\"}}}],"
+		   "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}");
+	s = ph_filter(h, pl, p, ni);
+	assert_int_equal(s.code, SK_SUCCESS);
+	sk_status_reset(&s);
+	sk_pod_unref(p);
+	sk_node_info_free(ni);
+	ph_free(h);
+}
+
+static void test_filter_overhead_and_pod_level(void **state)
+{
+	(void)state;
+	/* fit_test values: node 10m/20 holding 5m/5. */
+	static const struct {
+		const char *name, *spec; /* spec body after "containers":[1m/1] */
+		enum sk_code code;
+		const char *want;
+	} cases[] = {
+		{ "resources + pod overhead fits", "\"overhead\":{\"cpu\":\"3m\",\"memory\":\"13\"}", SK_SUCCESS, "" },
+		{ "requests + overhead does not fit for memory", "\"overhead\":{\"cpu\":\"1m\",\"memory\":\"15\"}",
+		  SK_UNSCHEDULABLE, "Insufficient memory" },
+		{ "both pod-level and container-level resources fit",
+		  "\"resources\":{\"requests\":{\"cpu\":\"1m\",\"memory\":\"2\"}}", SK_SUCCESS, "" },
+		{ "pod-level cpu resource not fit", "\"resources\":{\"requests\":{\"cpu\":\"7m\",\"memory\":\"2\"}}",
+		  SK_UNSCHEDULABLE, "Insufficient cpu" },
+	};
+	struct ph *h = ph_new(NULL);
+	struct sk_plugin *pl = ph_plugin(h, "NodeResourcesFit");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[1024];
+		snprintf(buf, sizeof(buf),
+			 "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[" REQ("1m", "1") "],%s}}", cases[i].spec);
+		struct sk_pod *p = fx_pod(buf);
+		struct sk_node_info *ni = fx_node_info(node("n", "10m", "20", NULL), pod("e", "n", REQ("5m", "5")), NULL);
+		struct sk_status st = ph_filter(h, pl, p, ni);
+		enum sk_code code = st.code;
+		char *m = ph_message(&st);
+		if (code != cases[i].code || strcmp(m, cases[i].want)) {
+			print_error("case %s: got %s \"%s\"\n", cases[i].name, sk_code_string(code), m);
+			free(m);
+			fail();
+		}
+		free(m);
+		sk_pod_unref(p);
+		sk_node_info_free(ni);
+	}
+	ph_free(h);
+
+	/* "skip checking ignored extended resource via resource groups": only the kubernetes.io/
+	 * resource is checked, and a node without it can never hold the pod */
+	h = ph_new("- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      ignoredResourceGroups: [example.com]\n");
+	pl = ph_plugin(h, "NodeResourcesFit");
+	struct sk_node_info *ni = fx_node_info(node("n", "10", "20", NULL), NULL);
+	struct sk_pod *p = pod("p", NULL,
+			       "{\"resources\":{\"requests\":{\"cpu\":\"1m\",\"memory\":\"1\",\"example.com/bbb\":\"1\","
+			       "\"kubernetes.io/something\":\"1\"}}}");
+	struct sk_status st = ph_filter(h, pl, p, ni);
+	assert_int_equal(st.code, SK_UNSCHEDULABLE_AND_UNRESOLVABLE);
+	char *m = ph_message(&st);
+	assert_string_equal(m, "Insufficient kubernetes.io/something");
+	free(m);
+	sk_pod_unref(p);
+	sk_node_info_free(ni);
+	ph_free(h);
+}
+
 static void test_filter_without_prefilter_state(void **state)
 {
 	(void)state;
@@ -363,6 +531,11 @@ static void test_hints(void **state)
 	struct sk_pod *placed = pod("q", "n", REQ("1", "1")), *pending = pod("r", NULL, REQ("1", "1"));
 	assert_int_equal(pod_hint(pl, p, placed, NULL), SK_QUEUE);        /* placed pod deleted */
 	assert_int_equal(pod_hint(pl, p, pending, NULL), SK_QUEUE_SKIP);  /* unplaced pod deleted */
+	/* a deleted pod that was only nominated held room on its node too (v1.34 isSchedulableAfterPodEvent) */
+	struct sk_pod *nominated = fx_pod("{\"metadata\":{\"name\":\"s\"},\"spec\":{\"containers\":[" REQ("1", "1")
+					  "]},\"status\":{\"nominatedNodeName\":\"n\"}}");
+	assert_int_equal(pod_hint(pl, p, nominated, NULL), SK_QUEUE);
+	sk_pod_unref(nominated);
 	struct sk_pod *smaller = pod("q", "n", REQ("500m", "1"));
 	assert_int_equal(pod_hint(pl, p, placed, smaller), SK_QUEUE);     /* scaled down cpu */
 	assert_int_equal(pod_hint(pl, p, placed, placed), SK_QUEUE_SKIP);
@@ -385,9 +558,12 @@ int main(void)
 		cmocka_unit_test(test_most_allocated_nonzero_defaults),
 		cmocka_unit_test(test_most_allocated_extended),
 		cmocka_unit_test(test_requested_to_capacity_ratio),
+		cmocka_unit_test(test_requested_to_capacity_ratio_existing_pods),
 		cmocka_unit_test(test_score_without_prescore),
 		cmocka_unit_test(test_filter_table),
 		cmocka_unit_test(test_filter_ignored_resources),
+		cmocka_unit_test(test_filter_sidecar_requests),
+		cmocka_unit_test(test_filter_overhead_and_pod_level),
 		cmocka_unit_test(test_filter_without_prefilter_state),
 		cmocka_unit_test(test_hints),
 	};

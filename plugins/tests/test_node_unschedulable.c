@@ -46,6 +46,11 @@ static void test_filter(void **state)
 	assert_int_equal(regs[0].hint(pl, plain, NULL, unsched->node), SK_QUEUE_SKIP);
 	assert_int_equal(regs[0].hint(pl, plain, unsched->node, sched->node), SK_QUEUE);
 	assert_int_equal(regs[0].hint(pl, plain, sched->node, sched->node), SK_QUEUE_SKIP);
+	/* isSchedulableAfterNodeChange ignores the pod's tolerations: an unschedulable node added, or
+	 * one that stays unschedulable, never queues; turning schedulable always does. */
+	assert_int_equal(regs[0].hint(pl, tol, NULL, unsched->node), SK_QUEUE_SKIP);
+	assert_int_equal(regs[0].hint(pl, tol, unsched->node, sched->node), SK_QUEUE);
+	assert_int_equal(regs[0].hint(pl, tol, unsched->node, unsched->node), SK_QUEUE_SKIP);
 	assert_int_equal(regs[1].hint(pl, plain, plain, tol), SK_QUEUE);
 	assert_int_equal(regs[1].hint(pl, plain, plain, plain), SK_QUEUE_SKIP);
 

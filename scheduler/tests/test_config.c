@@ -194,6 +194,19 @@ static const struct error_case error_cases[] = {
 	{ "burst", "clientConnection: {burst: -1}\n", "clientConnection.burst: Invalid value: -1: must be non-negative" },
 	{ "duplicate scheduler name", "profiles: [{schedulerName: a}, {schedulerName: a}]\n",
 	  "profiles[1].schedulerName: Duplicate value: \"profiles[0].schedulerName\"" },
+	/* validation.go keeps the latest index per name: the third profile duplicates the second */
+	{ "duplicate scheduler name, three profiles",
+	  "profiles: [{schedulerName: a}, {schedulerName: a}, {schedulerName: a}]\n",
+	  "profiles[2].schedulerName: Duplicate value: \"profiles[1].schedulerName\"" },
+	/* removed names are checked at the twelve points only; in multiPoint they are unknown plugins */
+	{ "removed plugin in multiPoint", "profiles: [{plugins: {multiPoint: {enabled: [{name: EBSLimits}]}}}]\n",
+	  "profiles[0].plugins.multiPoint.enabled[0]: unknown plugin \"EBSLimits\"" },
+	/* mergePluginSet keeps the last entry of a repeated name in the default's place and appends the
+	 * earlier one (default_plugins_test "RepeatedCustomPlugin"); the framework then rejects it */
+	{ "repeated multiPoint plugin",
+	  "profiles: [{plugins: {multiPoint: {enabled: [{name: NodeName}, {name: TaintToleration, weight: 2}, "
+	  "{name: NodePorts}, {name: TaintToleration, weight: 4}]}}}]\n",
+	  "profiles[0].plugins.multiPoint.enabled[1]: plugin \"TaintToleration\" already registered as \"FilterPlugin\"" },
 	{ "empty scheduler name", "profiles: [{schedulerName: ''}]\n", "profiles[0].schedulerName: Required value" },
 	{ "missing name with two profiles", "profiles: [{schedulerName: a}, {}]\n",
 	  "profiles[1].schedulerName: Required value" },
@@ -244,30 +257,30 @@ static const struct error_case error_cases[] = {
 	  "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: RequestedToCapacityRatio}}}]}]\n",
 	  "profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio: Required value: must be specified "
 	  "when type is RequestedToCapacityRatio" },
-	{ "fit rtc forbidden",
+	/* validateFunctionShape runs whenever requestedToCapacityRatio is set, even for another type */
+	{ "fit shape checked for another type",
 	  "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: LeastAllocated, "
-	  "requestedToCapacityRatio: {shape: [{utilization: 0, score: 0}]}}}}]}]\n",
-	  "profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio: Forbidden: must be nil when type is "
-	  "not RequestedToCapacityRatio" },
+	  "requestedToCapacityRatio: {shape: [{utilization: 0, score: 11}]}}}}]}]\n",
+	  "profiles[0].pluginConfig[0].args.scoringStrategy.shape[0].score: Invalid value: 11: not in valid range [0, 10]" },
 	{ "fit shape empty",
 	  "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: RequestedToCapacityRatio, "
 	  "requestedToCapacityRatio: {shape: []}}}}]}]\n",
-	  "profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio.shape: Required value: at least one "
+	  "profiles[0].pluginConfig[0].args.scoringStrategy.shape: Required value: at least one "
 	  "point must be specified" },
 	{ "fit shape order",
 	  "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: RequestedToCapacityRatio, "
 	  "requestedToCapacityRatio: {shape: [{utilization: 50, score: 1}, {utilization: 10, score: 2}]}}}}]}]\n",
-	  "profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio.shape[1].utilization: Invalid value: "
+	  "profiles[0].pluginConfig[0].args.scoringStrategy.shape[1].utilization: Invalid value: "
 	  "10: values must be sorted in increasing order" },
 	{ "fit shape score",
 	  "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: RequestedToCapacityRatio, "
 	  "requestedToCapacityRatio: {shape: [{utilization: 0, score: 11}]}}}}]}]\n",
-	  "profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio.shape[0].score: Invalid value: 11: "
+	  "profiles[0].pluginConfig[0].args.scoringStrategy.shape[0].score: Invalid value: 11: "
 	  "not in valid range [0, 10]" },
 	{ "fit shape utilization",
 	  "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: RequestedToCapacityRatio, "
 	  "requestedToCapacityRatio: {shape: [{utilization: 101, score: 1}]}}}}]}]\n",
-	  "profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio.shape[0].utilization: Invalid "
+	  "profiles[0].pluginConfig[0].args.scoringStrategy.shape[0].utilization: Invalid "
 	  "value: 101: not in valid range [0, 100]" },
 	{ "fit ignored group slash",
 	  "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {ignoredResourceGroups: [example.com/aaa]}}]}]\n",
@@ -344,7 +357,7 @@ static const struct error_case error_cases[] = {
 	{ "queue sort differs",
 	  "profiles: [{schedulerName: a}, {schedulerName: b, plugins: {queueSort: {enabled: [{name: PrioritySort}]}}}]\n",
 	  "profiles[1].plugins.queueSort: Invalid value: config.PluginSet{Enabled:[]config.Plugin{config.Plugin{Name:"
-	  "\"PrioritySort\", Weight:0}}, Disabled:[]config.Plugin(nil)}: must be the same for all profiles" },
+	  "\"PrioritySort\", Weight:0}}, Disabled:[]config.Plugin(nil)}: queueSort must be the same for all profiles" },
 	{ "two queue sorts enabled",
 	  "profiles: [{plugins: {queueSort: {enabled: [{name: PrioritySort}, {name: PrioritySort}]}}}]\n",
 	  "profiles[0].plugins.queueSort.Enabled: Invalid value: 2: only one queue sort plugin can be enabled" },
@@ -576,6 +589,25 @@ static void test_override_order(void **state)
 	sk_config_free(cfg);
 }
 
+static void test_override_only_when_in_multipoint(void **state)
+{
+	(void)state;
+	/* framework_test "Reorder MultiPoint plugins (specified extension only takes precedence when it
+	 * exists in MultiPoint)": score lists [ImageLocality, NodeAffinity, TaintToleration], multiPoint
+	 * has only the last two: overrides first in the score list's order, then ImageLocality. A score
+	 * entry without a weight gets 1 even though multiPoint says 3 (getScoreWeights reads the score
+	 * list first and turns 0 into 1). */
+	struct sk_config *cfg = load_ok(HDR "profiles: [{plugins: {multiPoint: {disabled: [{name: '*'}], enabled: "
+					    "[{name: PrioritySort}, {name: DefaultBinder}, {name: TaintToleration, weight: 3}, "
+					    "{name: NodeAffinity, weight: 2}]}, "
+					    "score: {enabled: [{name: ImageLocality}, {name: NodeAffinity, weight: 4}, "
+					    "{name: TaintToleration}]}}}]\n");
+	const struct sk_profile_config *p = &cfg->profiles[0];
+	POINT(p, SK_EP_SCORE, { "NodeAffinity", 4 }, { "TaintToleration", 1 }, { "ImageLocality", 1 });
+	POINT(p, SK_EP_PRE_SCORE, { "TaintToleration", 0 }, { "NodeAffinity", 0 });
+	sk_config_free(cfg);
+}
+
 static void test_unavailable_named_explicitly(void **state)
 {
 	(void)state;
@@ -684,6 +716,56 @@ static void test_plugin_config_args(void **state)
 	assert_int_equal(cJSON_GetArraySize(pcs), 9);
 	cJSON_Delete(j);
 	sk_config_free(cfg);
+}
+
+static void test_fit_shape_with_other_type(void **state)
+{
+	(void)state;
+	/* Upstream (ValidateNodeResourcesFitArgs) only validates requestedToCapacityRatio when the type is
+	 * not RequestedToCapacityRatio; it does not reject it, and the shape is then unused. */
+	struct sk_config *cfg = load_ok(
+		HDR "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n"
+		    "        type: MostAllocated\n"
+		    "        requestedToCapacityRatio: {shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]}\n");
+	cJSON *j = sk_config_to_json(cfg);
+	cJSON *pcs = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "profiles"), 0), "pluginConfig");
+	cJSON *st = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(pcs, 0), "args"), "scoringStrategy");
+	assert_string_equal(cJSON_GetObjectItem(st, "type")->valuestring, "MostAllocated");
+	cJSON_Delete(j);
+	sk_config_free(cfg);
+}
+
+static void test_fit_args_of_disabled_plugin(void **state)
+{
+	(void)state;
+	/* validation.go looks NodeResourcesFit up under "NodeResourcesFitArgs", so its args are only
+	 * validated by NewFit: a profile that does not enable the plugin loads with invalid values... */
+	struct sk_config *cfg = load_ok(
+		HDR "profiles:\n- plugins: {multiPoint: {disabled: [{name: NodeResourcesFit}]}}\n"
+		    "  pluginConfig:\n  - name: NodeResourcesFit\n"
+		    "    args: {scoringStrategy: {type: Foo, resources: [{name: cpu, weight: 200}]}}\n");
+	assert_int_equal(cfg->profiles[0].points[SK_EP_FILTER].n, 5);
+	assert_null(sk_profile_args(&cfg->profiles[0], "NodeResourcesFit"));
+	sk_config_free(cfg);
+
+	/* ...but strict decoding still applies */
+	struct sk_errors e = { 0 };
+	cfg = load(HDR "profiles:\n- plugins: {multiPoint: {disabled: [{name: NodeResourcesFit}]}}\n"
+		       "  pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: Foo}, foo: 1}\n",
+		   &e);
+	assert_null(cfg);
+	assert_int_equal(e.n, 1);
+	assert_string_equal(e.msgs[0], "unknown field \"profiles[0].pluginConfig[0].args.foo\"");
+	sk_errors_free(&e);
+
+	/* other plugins' args are validated whether or not they are enabled (validatePluginConfig) */
+	cfg = load(HDR "profiles:\n- plugins: {multiPoint: {disabled: [{name: NodeResourcesBalancedAllocation}]}}\n"
+		       "  pluginConfig:\n  - name: NodeResourcesBalancedAllocation\n    args: {resources: [{name: cpu, weight: 2}]}\n",
+		   &e);
+	assert_null(cfg);
+	assert_int_equal(e.n, 1);
+	assert_string_equal(e.msgs[0], "profiles[0].pluginConfig[0].args.resources[0].weight: Invalid value: 2: must be 1");
+	sk_errors_free(&e);
 }
 
 static void test_rich_round_trip(void **state)
@@ -849,10 +931,13 @@ int main(void)
 		cmocka_unit_test(test_merge_multipoint_disable_all),
 		cmocka_unit_test(test_merge_disable_at_one_point),
 		cmocka_unit_test(test_override_order),
+		cmocka_unit_test(test_override_only_when_in_multipoint),
 		cmocka_unit_test(test_unavailable_named_explicitly),
 		cmocka_unit_test(test_out_of_tree_multipoint),
 		cmocka_unit_test(test_minimal_explicit_profile),
 		cmocka_unit_test(test_plugin_config_args),
+		cmocka_unit_test(test_fit_shape_with_other_type),
+		cmocka_unit_test(test_fit_args_of_disabled_plugin),
 		cmocka_unit_test(test_rich_round_trip),
 		cmocka_unit_test(test_num_feasible_nodes),
 		cmocka_unit_test(test_validate_file),
