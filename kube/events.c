@@ -440,6 +440,7 @@ static int patch_series(struct kube_event_recorder *r, struct cached *c)
 	if (rc) {
 		klog_warning("Unable to update event series", " name=%s code=%d err=\"%s\"", c->name, e.http_code, e.message);
 		count_stat(r, &r->stats.failed);
+		c->dirty = true;   /* the count is still owed: the next refresh or flush sends it */
 		return -1;
 	}
 	count_stat(r, &r->stats.patched);

@@ -503,12 +503,15 @@ static void *elector_main(void *arg)
 {
 	struct kube_leader *le = arg;
 	klog_info(2, "Attempting to acquire leader lease", " lease=%s/%s", le->ns, le->name);
+	bool acquired = false;
 	while (!le_stopping(le)) {
-		if (kube_leader_try_acquire_or_renew(le))
+		if ((acquired = kube_leader_try_acquire_or_renew(le)))
 			break;
 		le_sleep(le, jitter(le, le->retry_period));
 	}
-	if (le_stopping(le))
+	/* Stopped while acquiring: an acquisition that landed anyway still leads (and releases)
+	 * below, as client-go's Run does; otherwise there is nothing to undo. */
+	if (!acquired)
 		return NULL;
 	klog_info(2, "Successfully acquired lease", " lease=%s/%s", le->ns, le->name);
 	set_leading(le, true);

@@ -988,7 +988,9 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 			}
 		} else {
 			kube_error_from_response(e, (int)code, rb.p, rb.len);
-			if (e->retriable && idempotent(method))
+			/* A 429 was turned away before being processed: safe to retry for every verb
+			 * (client-go retries any verb the server answers with Retry-After). */
+			if (e->retriable && (idempotent(method) || code == 429))
 				wait = hs.retry_after >= 0 ? hs.retry_after : backoff_delay(c, attempt);
 			if (code == 401 && c->exec && !reauthed) {
 				/* The plugin's credential was refused: get a fresh one and try once more
@@ -1064,22 +1066,36 @@ int kube_list(struct kube_client *c, const char *path, const char *label_selecto
 	      cJSON **out, struct kube_error *e)
 {
 	*out = NULL;
+	struct kube_error local;
+	if (!e)
+		e = &local;
 	char *ls = label_selector && *label_selector ? kube_urlencode(label_selector) : NULL;
 	char *fsel = field_selector && *field_selector ? kube_urlencode(field_selector) : NULL;
 	char *cont = NULL;
 	cJSON *result = NULL;
 	int rc = -1;
+	bool paged = true;
 	for (;;) {
 		char *query = NULL;
-		if (asprintf(&query, "limit=500%s%s%s%s%s%s", ls ? "&labelSelector=" : "", ls ? ls : "",
+		if (asprintf(&query, "%s%s%s%s%s%s%s", paged ? "limit=500" : "", ls ? "&labelSelector=" : "", ls ? ls : "",
 			     fsel ? "&fieldSelector=" : "", fsel ? fsel : "", cont ? "&continue=" : "",
 			     cont ? cont : "") < 0)
 			break;
 		cJSON *page = NULL;
-		int r = kube_request(c, "GET", path, query, NULL, NULL, &page, e);
+		int r = kube_request(c, "GET", path, query[0] == '&' ? query + 1 : query, NULL, NULL, &page, e);
 		free(query);
+		bool continued = cont != NULL;
 		free(cont);
 		cont = NULL;
+		if (r != 0 && continued && kube_error_is_gone(e)) {
+			/* The continue token outlived the server's history: start over with one
+			 * unpaginated list, as client-go's pager does (FullListIfExpired). */
+			klog_info(2, "List continuation expired; listing again without paging", " path=%s", path);
+			cJSON_Delete(result);
+			result = NULL;
+			paged = false;
+			continue;
+		}
 		if (r != 0)
 			break;
 		if (!cJSON_IsObject(page)) {
@@ -1106,10 +1122,9 @@ int kube_list(struct kube_client *c, const char *path, const char *label_selecto
 				cJSON *it = cJSON_DetachItemViaPointer(more, more->child);
 				cJSON_AddItemToArray(items, it);
 			}
-			/* The last page's metadata (resourceVersion) describes the merged list. */
-			cJSON *pm = cJSON_DetachItemFromObjectCaseSensitive(page, "metadata");
-			if (pm)
-				cJSON_ReplaceItemInObjectCaseSensitive(result, "metadata", pm);
+			/* The first page's resourceVersion describes the merged list: upstream serves
+			 * every page from that snapshot, and a server that reads later pages from newer
+			 * state makes a watch from the first RV replay (never miss) what changed. */
 			cJSON_Delete(page);
 		}
 		if (!cont) {

@@ -66,14 +66,16 @@ char *kube_urlencode(const char *s);
  * to discard). On error returns -1 and fills *e (e may be NULL).
  * Retries with exponential backoff + jitter on connection errors, 429 (honouring Retry-After
  * seconds) and 5xx — only for idempotent verbs (GET/PUT/DELETE; never POST/PATCH unless the
- * connection failed before sending) up to max_retries. */
+ * connection failed before sending, or the answer was 429: the server turned it away unprocessed)
+ * up to max_retries. */
 int kube_request(struct kube_client *, const char *method, const char *path, const char *query,
                  const char *body, const char *content_type, cJSON **resp, struct kube_error *e);
 
 /* Convenience wrappers taking cJSON bodies (same return convention, *out caller-owned): */
 int kube_get(struct kube_client *, const char *path, cJSON **out, struct kube_error *e);
 /* Follows limit/continue pages (limit 500) and merges items into the first page's object,
- * whose metadata.resourceVersion is the last page's. Selectors are raw (encoded here); NULL = none. */
+ * keeping the first page's metadata.resourceVersion (the snapshot every page is read from).
+ * When a continue token has expired (410), lists once more without paging (client-go's pager). Selectors are raw (encoded here); NULL = none. */
 int kube_list(struct kube_client *, const char *path, const char *label_selector, const char *field_selector,
               cJSON **out, struct kube_error *e);
 int kube_create(struct kube_client *, const char *path, const cJSON *obj, cJSON **out, struct kube_error *e);

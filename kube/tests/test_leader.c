@@ -27,7 +27,16 @@ struct lease_srv {
 	int rv;
 	int conflict_next_put;
 	int puts, gets, posts;
+	struct kube_leader *stop_on_post;   /* stopped (from another thread) while its create is in flight */
+	pthread_t stopper;
+	bool stopper_started;
 };
+
+static void *stopper_main(void *arg)
+{
+	kube_leader_stop(arg);
+	return NULL;
+}
 
 static char *status_body(int code, const char *reason, const char *msg)
 {
@@ -73,6 +82,11 @@ static bool lease_handler(void *ctx, const struct fake_request *req, struct fake
 		ok = s->lease ? reply_json(c, 200, s->lease) : reply_status(c, 404, "NotFound", "leases.coordination.k8s.io \\\"sched\\\" not found");
 	} else if (strcmp(req->method, "POST") == 0 && strcmp(req->path, LEASES_PATH) == 0) {
 		s->posts++;
+		if (s->stop_on_post && !s->stopper_started) {
+			/* the elector is waiting for this answer: stop it now, answer a little later */
+			s->stopper_started = pthread_create(&s->stopper, NULL, stopper_main, s->stop_on_post) == 0;
+			usleep(200 * 1000);
+		}
 		if (s->lease) {
 			ok = reply_status(c, 409, "AlreadyExists", "already exists");
 		} else {
@@ -453,6 +467,26 @@ static void test_run_loop_stop_releases(void **state)
 	kube_leader_free(le);
 }
 
+/* Stopped while the acquiring request is in flight, the elector that got the lease anyway still
+ * leads (callbacks) and releases it, as client-go's Run does, instead of leaving it held. */
+static void test_stop_during_acquire_releases(void **state)
+{
+	struct env *e = *state;
+	struct kube_leader *le = new_leader(e, "host-a_1", true);
+	e->srv.stop_on_post = le;
+	assert_int_equal(kube_leader_start(le), 0);
+	wait_for(&e->calls, &e->calls.stopped, 1);
+	assert_true(e->srv.stopper_started);
+	pthread_join(e->srv.stopper, NULL);
+	assert_int_equal(calls_get(&e->calls, &e->calls.started), 1);
+	assert_false(kube_leader_is_leader(le));
+	char *holder = srv_str(&e->srv, "holderIdentity");
+	assert_string_equal(holder, "");
+	free(holder);
+	assert_int_equal(srv_int(&e->srv, "leaseDurationSeconds"), 1);
+	kube_leader_free(le);
+}
+
 static void *intruder(void *arg)
 {
 	struct env *e = arg;
@@ -493,6 +527,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_annotations_and_release, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_loop_stop_releases, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_loop_loses_lease, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_during_acquire_releases, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

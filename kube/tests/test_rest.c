@@ -223,6 +223,31 @@ static void test_retry_after_honoured(void **state)
 	assert_true(e->clock.sleeps[0] == 7.0);
 }
 
+/* 429 means the request was turned away unprocessed: POST and PATCH are retried too. */
+static void test_retry_429_any_verb(void **state)
+{
+	struct env *e = *state;
+	fake_apiserver_reply(e->fs, "POST", "/api/v1/r", 1, 429, "Retry-After: 2\r\n",
+			     "{\"kind\":\"Status\",\"reason\":\"TooManyRequests\",\"code\":429}");
+	fake_apiserver_reply(e->fs, "POST", "/api/v1/r", 1, 201, NULL, "{\"created\":true}");
+	fake_apiserver_reply(e->fs, "PATCH", "/api/v1/r", 1, 429, NULL,
+			     "{\"kind\":\"Status\",\"reason\":\"TooManyRequests\",\"code\":429}");
+	fake_apiserver_reply(e->fs, "PATCH", "/api/v1/r", 1, 200, NULL, "{}");
+	cJSON *body = cJSON_Parse("{\"a\":1}");
+	cJSON *out = NULL;
+	struct kube_error err;
+	assert_int_equal(kube_create(e->c, "/api/v1/r", body, &out, &err), 0);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(out, "created")));
+	cJSON_Delete(out);
+	assert_int_equal(fake_apiserver_count(e->fs, "POST", "/api/v1/r"), 2);
+	assert_int_equal(kube_patch(e->c, "/api/v1/r", KUBE_PATCH_MERGE, body, NULL, &err), 0);
+	assert_int_equal(fake_apiserver_count(e->fs, "PATCH", "/api/v1/r"), 2);
+	cJSON_Delete(body);
+	assert_int_equal(e->clock.nsleeps, 2);
+	assert_true(e->clock.sleeps[0] == 2.0);
+	assert_true(e->clock.sleeps[1] >= 0.1 && e->clock.sleeps[1] <= 0.2);   /* no Retry-After: backoff */
+}
+
 static void test_retry_gives_up(void **state)
 {
 	struct env *e = *state;
@@ -450,14 +475,29 @@ static void test_list_pages(void **state)
 	assert_null(cJSON_GetObjectItem(meta, "continue"));
 	cJSON_Delete(out);
 	assert_int_equal(fake_apiserver_count(e->fs, "GET", "/api/v1/pods"), 2);
-	/* expired continue token surfaces as 410 */
+	/* an expired continue token: one more list without paging (client-go's pager) */
 	fake_apiserver_reply(e->fs, "GET", "/api/v1/nodes?limit=500&continue=", 1, 410, NULL,
 			     "{\"kind\":\"Status\",\"reason\":\"Expired\",\"message\":\"continue expired\",\"code\":410}");
 	fake_apiserver_reply(e->fs, "GET", "/api/v1/nodes?limit=500", 1, 200, NULL,
-			     "{\"metadata\":{\"continue\":\"x\"},\"items\":[]}");
-	assert_int_equal(kube_list(e->c, "/api/v1/nodes", NULL, NULL, &out, &err), -1);
+			     "{\"metadata\":{\"continue\":\"x\"},\"items\":[{\"metadata\":{\"name\":\"stale\"}}]}");
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/nodes", 1, 200, NULL,
+			     "{\"metadata\":{\"resourceVersion\":\"31\"},\"items\":[{\"metadata\":{\"name\":\"n1\"}},"
+			     "{\"metadata\":{\"name\":\"n2\"}}]}");
+	assert_int_equal(kube_list(e->c, "/api/v1/nodes", NULL, NULL, &out, &err), 0);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(out, "items")), 2);   /* not the stale page */
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(out, "metadata"), "resourceVersion")->valuestring, "31");
+	cJSON_Delete(out);
+	struct fake_request *r = fake_apiserver_last(e->fs, "GET", "/api/v1/nodes");
+	assert_string_equal(r->path, "/api/v1/nodes");
+	fake_request_free(r);
+	assert_int_equal(fake_apiserver_count(e->fs, "GET", "/api/v1/nodes"), 3);
+	/* a 410 on a first page (or on the unpaged retry) is returned as is */
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/services", 1, 410, NULL,
+			     "{\"kind\":\"Status\",\"reason\":\"Expired\",\"message\":\"too old\",\"code\":410}");
+	assert_int_equal(kube_list(e->c, "/api/v1/services", NULL, NULL, &out, &err), -1);
 	assert_null(out);
 	assert_true(kube_error_is_gone(&err));
+	assert_int_equal(fake_apiserver_count(e->fs, "GET", "/api/v1/services"), 1);
 }
 
 /* ---------- TLS ---------- */
@@ -624,6 +664,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_success_and_empty_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retry_5xx_then_success, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retry_after_honoured, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retry_429_any_verb, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retry_gives_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_retry_post_after_response, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_rate_limited, setup, teardown),
