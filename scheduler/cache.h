@@ -54,7 +54,9 @@ int sk_cache_remove_pod(struct sk_cache *c, const struct sk_pod *pod, char **err
 int sk_cache_assume_pod(struct sk_cache *c, struct sk_pod *pod, char **err);
 /* Binding done: starts the TTL clock of the assumed pod (no-op when the pod is not assumed). */
 int sk_cache_finish_binding(struct sk_cache *c, const struct sk_pod *pod, char **err);
-/* Undoes an assume (binding failed). Fails if the pod is not assumed or is on another node. */
+/* Undoes an assume (binding failed). Fails if the pod is not assumed or is on another node. A pod
+ * the cache does not hold at all is an error too ("wasn't assumed so cannot be forgotten"), as in
+ * v1.34; upstream versions after 1.34 return success for it. */
 int sk_cache_forget_pod(struct sk_cache *c, const struct sk_pod *pod, char **err);
 /* Expires assumed pods whose binding finished more than the TTL ago; returns how many. */
 int sk_cache_cleanup_expired(struct sk_cache *c);

@@ -859,14 +859,17 @@ static const cJSON *find_container_status(const struct resize_status *rs, const 
 }
 
 /* Requests of one container into r (+ non-zero cpu/memory). */
+/* req_cpu / req_mem: whether the container requests cpu / memory at all (key present). */
 static void container_requests(struct dctx *c, const cJSON *ctr, const char *path, const struct resize_status *rs,
-			       bool use_status, struct sk_resource *r, int64_t *nz_cpu, int64_t *nz_mem)
+			       bool use_status, struct sk_resource *r, int64_t *nz_cpu, int64_t *nz_mem, bool *req_cpu,
+			       bool *req_mem)
 {
 	char sub[160];
 	bool has_cpu = false, has_mem = false;
 	memset(r, 0, sizeof(*r));
 	*nz_cpu = DEFAULT_MILLI_CPU_REQUEST;
 	*nz_mem = DEFAULT_MEMORY_REQUEST;
+	*req_cpu = *req_mem = false;
 	snprintf(sub, sizeof(sub), "%s.resources", path);
 	const cJSON *res = get_object(c, ctr, "resources", sub);
 	if (c->failed)
@@ -911,6 +914,8 @@ static void container_requests(struct dctx *c, const cJSON *ctr, const char *pat
 		*nz_cpu = r->milli_cpu;
 	if (has_mem)
 		*nz_mem = r->memory;
+	*req_cpu = has_cpu;
+	*req_mem = has_mem;
 }
 
 static enum sk_protocol parse_protocol(const char *s, bool *ok)
@@ -930,6 +935,7 @@ static enum sk_protocol parse_protocol(const char *s, bool *ok)
 struct container_acc {
 	struct sk_resource sum, sidecars, init_max, tmp;
 	int64_t nz_sum_cpu, nz_sum_mem, nz_side_cpu, nz_side_mem, nz_max_cpu, nz_max_mem;
+	bool any_cpu, any_mem; /* some container (init included) requests cpu / memory */
 	int nports, cap_ports;
 	struct sk_host_port *ports; /* malloc'd while collecting */
 };
@@ -1046,9 +1052,13 @@ static void decode_containers(struct dctx *c, const cJSON *spec, const struct re
 			bool sidecar = rp && strcmp(rp, "Always") == 0;
 			int64_t nzc, nzm;
 			/* status resources count for regular containers and sidecars (upstream) */
-			container_requests(c, ctr, path, rs, pass == 1 || sidecar, &acc->tmp, &nzc, &nzm);
+			bool rc_cpu, rc_mem;
+			container_requests(c, ctr, path, rs, pass == 1 || sidecar, &acc->tmp, &nzc, &nzm, &rc_cpu,
+					   &rc_mem);
 			if (c->failed)
 				return;
+			acc->any_cpu = acc->any_cpu || rc_cpu;
+			acc->any_mem = acc->any_mem || rc_mem;
 			if (pass == 1 || sidecar) {
 				collect_ports(c, ctr, path, acc);
 				if (c->failed)
@@ -1107,13 +1117,25 @@ static void compute_requests(struct dctx *c, const cJSON *spec, struct sk_pod *p
 	if (pres) {
 		struct sk_resource pl;
 		bool has_cpu, has_mem;
-		decode_resource_list(c, cJSON_GetObjectItemCaseSensitive(pres, "requests"), "spec.resources.requests",
-				     &pl, &has_cpu, &has_mem);
+		const cJSON *preq = cJSON_GetObjectItemCaseSensitive(pres, "requests");
+		const cJSON *plim = cJSON_GetObjectItemCaseSensitive(pres, "limits");
+		decode_resource_list(c, preq, "spec.resources.requests", &pl, &has_cpu, &has_mem);
+		/* IsPodLevelRequestsSet: any pod-level request, or a cpu/memory pod-level limit */
+		bool level_set = (cJSON_IsObject(preq) && preq->child) ||
+				 (cJSON_IsObject(plim) && (cJSON_GetObjectItemCaseSensitive(plim, "cpu") ||
+							   cJSON_GetObjectItemCaseSensitive(plim, "memory")));
 		if (!c->failed) {
 			if (has_cpu)
 				acc->sum.milli_cpu = nz_cpu = pl.milli_cpu;
 			if (has_mem)
 				acc->sum.memory = nz_mem = pl.memory;
+			/* getNonMissingContainerRequests: with pod-level resources set, the 100m / 200Mi
+			 * defaults apply only to a resource that neither the pod level nor any container
+			 * requests; otherwise the non-zero value is the real aggregate. */
+			if (level_set && !has_cpu && acc->any_cpu)
+				nz_cpu = acc->sum.milli_cpu;
+			if (level_set && !has_mem && acc->any_mem)
+				nz_mem = acc->sum.memory;
 		}
 		sk_resource_clear(&pl);
 		if (c->failed)

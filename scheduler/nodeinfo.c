@@ -61,9 +61,24 @@ static bool pod_has_affinity(const struct sk_pod *p)
 	return p->naffinity + p->nanti_affinity + p->npreferred_affinity + p->npreferred_anti_affinity > 0;
 }
 
+static int find_port(const struct sk_node_info *ni, const struct sk_host_port *hp)
+{
+	for (int j = 0; j < ni->nused_ports; j++) {
+		const struct sk_used_port *u = &ni->used_ports[j];
+		if (u->port == hp->port && u->protocol == hp->protocol &&
+		    (u->host_ip == hp->host_ip || strcmp(u->host_ip, hp->host_ip) == 0))
+			return j;
+	}
+	return -1;
+}
+
+/* used_ports is a set, as upstream's HostPortInfo (ip -> set of protocol/port): adding a port that
+ * is already there changes nothing. */
 static int add_ports(struct sk_node_info *ni, const struct sk_pod *pod)
 {
 	for (int i = 0; i < pod->nhost_ports; i++) {
+		if (find_port(ni, &pod->host_ports[i]) >= 0)
+			continue;
 		if (grow_for_append((void **)&ni->used_ports, ni->nused_ports, sizeof(*ni->used_ports)) != 0)
 			return -1;
 		struct sk_used_port *u = &ni->used_ports[ni->nused_ports++];
@@ -74,18 +89,15 @@ static int add_ports(struct sk_node_info *ni, const struct sk_pod *pod)
 	return 0;
 }
 
-/* Removes one entry per pod port (a multiset: another pod's identical port stays counted). */
+/* Upstream HostPortInfo.Remove deletes the entry from the set, even when another pod on the node
+ * declared the same (ip, protocol, port): after removing one of two such pods, the port no longer
+ * counts as used (NodePorts then admits a third pod). Matched on purpose. */
 static void remove_ports(struct sk_node_info *ni, const struct sk_pod *pod)
 {
 	for (int i = 0; i < pod->nhost_ports; i++) {
-		const struct sk_host_port *hp = &pod->host_ports[i];
-		for (int j = ni->nused_ports - 1; j >= 0; j--) {
-			struct sk_used_port *u = &ni->used_ports[j];
-			if (u->port == hp->port && u->protocol == hp->protocol && strcmp(u->host_ip, hp->host_ip) == 0) {
-				ni->used_ports[j] = ni->used_ports[--ni->nused_ports];
-				break;
-			}
-		}
+		int j = find_port(ni, &pod->host_ports[i]);
+		if (j >= 0)
+			ni->used_ports[j] = ni->used_ports[--ni->nused_ports];
 	}
 }
 

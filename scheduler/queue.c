@@ -419,7 +419,21 @@ static enum strategy worth_requeuing(struct sk_queue *q, struct qitem *it, const
 			if (!has_name(rejectors, n, qp->pending_plugins[i]))
 				rejectors[n++] = qp->pending_plugins[i];
 	}
-	if (n == 0 || (ev->resource & SK_EV_WILDCARD) || !q->ops.hint)
+	if (n == 0)
+		return Q_AFTER_BACKOFF;
+	if (ev->resource & SK_EV_WILDCARD) {
+		/* A gated pod moves only on its gating plugin's events, and upstream's event match
+		 * never takes an incoming wildcard (UnschedulableTimeout) for one of them. */
+		if (qp->gating_plugin)
+			return Q_SKIP;
+		/* A wildcard event carrying a pod (ForceActivate of an in-flight pod) is meant for
+		 * that pod only. */
+		const struct sk_pod *target = new_obj;
+		if (target && strcmp(target->uid, qp->pod->uid) != 0)
+			return Q_SKIP;
+		return Q_AFTER_BACKOFF;
+	}
+	if (!q->ops.hint)
 		return Q_AFTER_BACKOFF;
 	enum strategy s = Q_SKIP;
 	for (int i = 0; i < n; i++) {
@@ -440,11 +454,12 @@ static bool is_pod_resource(uint32_t r)
 	return (r & (SK_EV_POD | SK_EV_ASSIGNED_POD | SK_EV_UNSCHEDULED_POD)) != 0;
 }
 
+/* Objects of pod events, and the target pod of a wildcard event (ForceActivate), are pods. */
 static void *obj_ref(uint32_t resource, const void *obj)
 {
 	if (!obj)
 		return NULL;
-	if (is_pod_resource(resource))
+	if (is_pod_resource(resource) || (resource & SK_EV_WILDCARD))
 		return sk_pod_ref((struct sk_pod *)obj);
 	if (resource & SK_EV_NODE)
 		return sk_node_ref((struct sk_node *)obj);
@@ -455,7 +470,7 @@ static void obj_unref(uint32_t resource, void *obj)
 {
 	if (!obj)
 		return;
-	if (is_pod_resource(resource))
+	if (is_pod_resource(resource) || (resource & SK_EV_WILDCARD))
 		sk_pod_unref(obj);
 	else if (resource & SK_EV_NODE)
 		sk_node_unref(obj);
@@ -859,7 +874,9 @@ enum sk_queue_where sk_queue_add_unschedulable(struct sk_queue *q, struct sk_que
 	if (!q->opt.disable_queueing_hints)
 		s = inflight_hint(q, it);
 	else
-		s = (q->move_request_cycle >= it->pod_cycle || !rejected) ? Q_AFTER_BACKOFF : Q_SKIP;
+		/* upstream passes SchedulingCycle() at failure time, not the pod's own cycle: a binding
+		 * failure that ends after later pops needs a move request at least that recent */
+		s = (q->move_request_cycle >= q->cycle || !rejected) ? Q_AFTER_BACKOFF : Q_SKIP;
 	finish_inflight(q, it);
 	enum sk_queue_where w;
 	if (q->opt.disable_queueing_hints && s == Q_AFTER_BACKOFF) {
@@ -915,10 +932,23 @@ static struct qitem **unsched_snapshot(struct sk_queue *q, int *n)
 void sk_queue_move_all(struct sk_queue *q, const struct sk_cluster_event *ev, const void *old_obj,
 		       const void *new_obj)
 {
+	sk_queue_move_all_checked(q, ev, old_obj, new_obj, NULL, NULL);
+}
+
+void sk_queue_move_all_checked(struct sk_queue *q, const struct sk_cluster_event *ev, const void *old_obj,
+			       const void *new_obj, bool (*pre_check)(void *ctx, const struct sk_pod *pod), void *ctx)
+{
 	pthread_mutex_lock(&q->mu);
 	record_event(q, ev, old_obj, new_obj);
 	int n;
 	struct qitem **l = unsched_snapshot(q, &n);
+	if (pre_check) {
+		int k = 0;
+		for (int i = 0; i < n; i++)
+			if (pre_check(ctx, l[i]->qp.pod))
+				l[k++] = l[i];
+		n = k;
+	}
 	move_list(q, l, n, ev, old_obj, new_obj, now_ns(q));
 	free(l);
 	pthread_mutex_unlock(&q->mu);
@@ -932,25 +962,37 @@ static bool key_matches(const struct sk_pod *p, const char *key)
 
 void sk_queue_activate(struct sk_queue *q, char *const *keys, int n)
 {
+	bool *done = calloc((size_t)(n > 0 ? n : 1), sizeof(*done));
 	pthread_mutex_lock(&q->mu);
 	for (int b = 0; b < q->nbuckets; b++) {
 		for (struct qitem *it = q->buckets[b]; it;) {
 			struct qitem *next = it->hnext;
-			bool match = false;
-			for (int k = 0; k < n && !match; k++)
-				match = key_matches(it->qp.pod, keys[k]);
-			if (match) {
+			int k = 0;
+			while (k < n && !key_matches(it->qp.pod, keys[k]))
+				k++;
+			if (k < n) {
 				if (it->where == SK_Q_IN_FLIGHT) {
+					/* requeued when it comes back (the event with hints) */
 					record_event(q, &SK_EVENT_FORCE_ACTIVATE, NULL, it->qp.pod);
-				} else if (it->where == SK_Q_UNSCHEDULABLE || it->where == SK_Q_GATED ||
-					   it->where == SK_Q_BACKOFF || it->where == SK_Q_ERROR_BACKOFF) {
-					to_active(q, it, false);
+				} else if (it->where == SK_Q_UNSCHEDULABLE || it->where == SK_Q_GATED) {
+					if (to_active(q, it, false) == SK_Q_ACTIVE && done)
+						done[k] = true;
+				} else if (it->where == SK_Q_BACKOFF || it->where == SK_Q_ERROR_BACKOFF) {
+					/* PreEnqueue already ran when it entered backoffQ (PopFromBackoffQ) */
+					if (to_active(q, it, true) == SK_Q_ACTIVE && done)
+						done[k] = true;
 				}
 			}
 			it = next;
 		}
 	}
+	/* upstream: every pod of the map that was not activated (in flight, already active, gated,
+	 * unknown) sets the move request cycle, which the no-hints requeue looks at */
+	for (int k = 0; k < n; k++)
+		if (!done || !done[k])
+			q->move_request_cycle = q->cycle;
 	pthread_mutex_unlock(&q->mu);
+	free(done);
 }
 
 void sk_queue_flush_backoff(struct sk_queue *q, int64_t now)

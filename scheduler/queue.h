@@ -88,9 +88,14 @@ enum sk_queue_where sk_queue_add_unschedulable(struct sk_queue *q, struct sk_que
 /* The attempt ended without requeueing (bound, or the pod is gone): frees the item. */
 void sk_queue_done(struct sk_queue *q, struct sk_queued_pod *qp);
 
-/* MoveAllToActiveOrBackoffQueue for a cluster event (old/new: sk_pod* or sk_node* per resource). */
+/* MoveAllToActiveOrBackoffQueue for a cluster event (old/new: sk_pod* or sk_node* per resource; for a
+ * wildcard event new may be the one sk_pod* it is meant for, as ForceActivate, else NULL). */
 void sk_queue_move_all(struct sk_queue *q, const struct sk_cluster_event *ev, const void *old_obj,
 		       const void *new_obj);
+/* The same with upstream's preCheck: only unschedulable pods for which pre_check(ctx, pod) is true
+ * are considered (NULL: all). pre_check runs under the queue lock. */
+void sk_queue_move_all_checked(struct sk_queue *q, const struct sk_cluster_event *ev, const void *old_obj,
+			       const void *new_obj, bool (*pre_check)(void *ctx, const struct sk_pod *pod), void *ctx);
 /* Activate (PodsToActivate): pods by "ns/name" move from unschedulable/backoff to activeQ. */
 void sk_queue_activate(struct sk_queue *q, char *const *keys, int n);
 

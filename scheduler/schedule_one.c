@@ -163,12 +163,13 @@ char *sk_fit_error_message(int num_all, const struct sk_node_status *statuses, i
 				nitems++;
 		if (items)
 			qsort(items, (size_t)nitems, sizeof(char *), cmp_cstr);
-		fputc(' ', f);
+		/* upstream adds the " <histogram>." piece only when it has entries */
 		for (int i = 0; i < nitems; i++) {
-			fprintf(f, "%s%s", i ? ", " : "", items[i]);
+			fprintf(f, "%s%s", i ? ", " : " ", items[i]);
 			free(items[i]);
 		}
-		fputc('.', f);
+		if (nitems > 0)
+			fputc('.', f);
 		free(items);
 		free(rc);
 	}
@@ -222,18 +223,22 @@ static bool list_has(const char *const *l, int n, const char *x)
 	return false;
 }
 
-/* Diagnosis.AddPluginStatus */
+static void add_unschedulable_plugin(struct attempt *a, const char *plugin)
+{
+	if (!list_has(a->diag.unschedulable_plugins, a->diag.nunschedulable_plugins, plugin) &&
+	    a->diag.nunschedulable_plugins < MAX_PLUGIN_NAMES)
+		a->diag.unschedulable_plugins[a->diag.nunschedulable_plugins++] = plugin;
+}
+
+/* Diagnosis.AddPluginStatus: a rejecting plugin (Pending included) goes to UnschedulablePlugins;
+ * a Pending one to PendingPlugins as well. */
 static void add_plugin_status(struct attempt *a, const struct sk_status *st)
 {
 	if (!st->plugin || !*st->plugin || !sk_is_rejected(st))
 		return;
-	if (st->code == SK_PENDING) {
-		if (!list_has(a->pending_plugins, a->npending, st->plugin) && a->npending < 8)
-			a->pending_plugins[a->npending++] = st->plugin;
-	} else if (!list_has(a->diag.unschedulable_plugins, a->diag.nunschedulable_plugins, st->plugin) &&
-		   a->diag.nunschedulable_plugins < MAX_PLUGIN_NAMES) {
-		a->diag.unschedulable_plugins[a->diag.nunschedulable_plugins++] = st->plugin;
-	}
+	add_unschedulable_plugin(a, st->plugin);
+	if (st->code == SK_PENDING && !list_has(a->pending_plugins, a->npending, st->plugin) && a->npending < 8)
+		a->pending_plugins[a->npending++] = st->plugin;
 }
 
 /* Takes ownership of st. */
@@ -353,6 +358,8 @@ static int pass_filters(struct sk_scheduler *s, struct sk_framework *fw, struct 
 	const struct sk_framework_env *fenv = sk_framework_env(fw);
 	sk_parallel_for_range(fenv->pool, n, 0, filter_range, &j, &j.cancel);
 
+	/* Serial order: stop at the (want+1)-th feasible node or at the first error, as a single
+	 * worker would (upstream cancels the other workers in both cases). */
 	int nf = 0, i = 0, rc = 0, added = 0;
 	for (; i < n && s->res[i]; i++) {
 		if (s->res[i] == 1) {
@@ -360,29 +367,24 @@ static int pass_filters(struct sk_scheduler *s, struct sk_framework *fw, struct 
 				break; /* the (want+1)-th: upstream cancels here and drops it */
 			feasible[nf++] = nodes[(start + i) % n];
 		} else if (s->res[i] == 3) {
-			if (rc == 0) {
-				*err = s->st[i];
-				rc = -1;
-			} else {
-				sk_status_reset(&s->st[i]);
-			}
+			*err = s->st[i];
 			s->res[i] = 0;
-		} else if (rc == 0) {
+			rc = -1;
+			i++;
+			break;
+		} else {
 			add_node_status(a, nodes[(start + i) % n], s->st[i]);
 			added++;
 			s->res[i] = 0;
-		} else {
-			sk_status_reset(&s->st[i]);
 		}
 	}
 	/* Statuses computed past the serial cut-off (other threads' chunks) are dropped. */
 	for (int k = i; k < n; k++)
 		if (s->res[k] >= 2)
 			sk_status_reset(&s->st[k]);
-	if (rc)
-		return -1;
+	/* upstream advances nextStartNodeIndex by what was processed even when a Filter errored */
 	*processed = nf + added;
-	return nf;
+	return rc ? -1 : nf;
 }
 
 /* ---------- scheduling algorithm (SchedulePod) ---------- */
@@ -412,6 +414,12 @@ static enum algo_result schedule_pod(struct sk_scheduler *s, struct sk_framework
 	const char *narrowing[MAX_PLUGIN_NAMES];
 	int nnarrowing = 0;
 	struct sk_status st = sk_fw_run_pre_filter(fw, cs, pod, &a->pre, narrowing, MAX_PLUGIN_NAMES, &nnarrowing);
+	/* Upstream's RunPreFilterPlugins hands back the plugins that narrowed (PreFilterResult) as the
+	 * diagnosis' UnschedulablePlugins, except when one plugin returned UU on its own (nil set). So
+	 * the events of a narrowing plugin (NodeAffinity: node label changes) requeue the pod. */
+	if (st.code != SK_ERROR && !(st.code == SK_UNSCHEDULABLE_AND_UNRESOLVABLE && st.plugin))
+		for (int i = 0; i < nnarrowing; i++)
+			add_unschedulable_plugin(a, narrowing[i]);
 	if (st.code != SK_SUCCESS) {
 		if (!sk_is_rejected(&st)) {
 			*err = st;
@@ -659,6 +667,10 @@ static void handle_failure(struct sk_scheduler *s, struct sk_framework *fw, stru
 			klog_info(0, "Pod has been assigned to node. Abort adding it back to queue.", " pod=%s/%s node=%s",
 				  pod->ns, pod->name, fresh->node_name);
 		sk_queue_done(s->q, qp);
+		/* upstream still calls AddNominatedPod, which drops the old nomination first and then
+		 * refuses a pod that is gone or already bound */
+		if (s->env.nominator)
+			sk_nominator_delete(s->env.nominator, pod->uid);
 	} else {
 		sk_queue_add_unschedulable(s->q, qp, fresh);
 		if (s->env.nominator)
@@ -710,6 +722,8 @@ static void activate_pods(struct sk_scheduler *s, struct sk_cycle_state *cs)
 	free(keys);
 }
 
+static bool not_this_pod(void *uid, const struct sk_pod *pod) { return strcmp(pod->uid, (const char *)uid) != 0; }
+
 static void binding_cycle(struct sk_scheduler *s, struct bind_job *j)
 {
 	struct sk_framework *fw = j->fw;
@@ -718,6 +732,9 @@ static void binding_cycle(struct sk_scheduler *s, struct bind_job *j)
 	bool fit = false;
 	if (st.code == SK_SUCCESS) {
 		st = sk_fw_run_pre_bind(fw, j->cs, j->assumed, j->node);
+		/* v1.33+: a rejection at PreBind or Bind is no FitError (upstream calls Done() after
+		 * WaitOnPermit): the plain status message, no rejecting plugins, so the pod goes to the
+		 * (error) backoff queue whatever its queueing hints say. */
 		if (st.code == SK_SUCCESS) {
 			st = sk_fw_run_bind(fw, j->cs, j->assumed, j->node);
 			char *e = NULL;
@@ -735,8 +752,6 @@ static void binding_cycle(struct sk_scheduler *s, struct bind_job *j)
 					fenv->event(fenv->ctx, j->assumed, "Normal", "Scheduled", "Binding", note);
 				}
 			}
-		} else {
-			fit = sk_is_rejected(&st);
 		}
 	} else {
 		fit = sk_is_rejected(&st);
@@ -763,11 +778,19 @@ static void binding_cycle(struct sk_scheduler *s, struct bind_job *j)
 	a->message = fit ? single_node_fit_error(a, &st) : status_text(&st);
 	a->nominate = true;
 	a->nominated_node = "";
+	a->fit = fit;
+	if (!fit) {
+		a->diag.nunschedulable_plugins = 0;
+		a->npending = 0;
+	}
 	bool rejected = sk_is_rejected(&st);
 	sk_status_reset(&st);
 	handle_failure(s, fw, j->qp, rejected, a->message ? a->message : "", a, j->start_ns);
+	/* The forgotten pod freed its resources: an AssignedPodDelete for the others. A rejected pod
+	 * itself is left out (upstream's preCheck), it would only be retried for nothing. */
 	if (forgot)
-		sk_queue_move_all(s->q, &SK_EVENT_ASSIGNED_POD_DELETE, j->assumed, NULL);
+		sk_queue_move_all_checked(s->q, &SK_EVENT_ASSIGNED_POD_DELETE, j->assumed, NULL,
+					  rejected ? not_this_pod : NULL, (void *)j->assumed->uid);
 }
 
 static void bind_job_free(struct bind_job *j)
@@ -906,6 +929,9 @@ int sk_schedule_one(struct sk_scheduler *s, bool block)
 				free(pmsg);
 				sk_status_reset(&ps);
 			} else {
+				/* No PostFilter plugins: upstream returns clearNominatedNode. */
+				a->nominate = true;
+				a->nominated_node = "";
 				a->message = sk_fit_error_message(num_all, a->diag.nodes, a->diag.n,
 								  a->has_absent ? &a->absent : NULL, a->diag.prefilter_msg,
 								  NULL);

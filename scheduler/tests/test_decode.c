@@ -134,6 +134,19 @@ static const struct req_case req_cases[] = {
 	  "{\"resources\":{\"requests\":{\"cpu\":\"2\"}},"
 	  "\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\",\"ephemeral-storage\":\"1G\"}}}]}",
 	  2000, GI, 1000000000, 2000, GI, false },
+	/* getNonMissingContainerRequests with pod-level resources: no per-container default for a
+	 * resource some container requests; the default only when nobody requests it */
+	{ "pod-level cpu: memory non-zero is the real aggregate when a container requests memory",
+	  "{\"resources\":{\"requests\":{\"cpu\":\"2\"}},"
+	  "\"containers\":[{\"resources\":{\"requests\":{\"memory\":\"1Gi\"}}},{}]}",
+	  2000, GI, 0, 2000, GI, false },
+	{ "pod-level memory: cpu nobody requests gets the per-container default",
+	  "{\"resources\":{\"requests\":{\"memory\":\"1Gi\"}},\"containers\":[{},{}]}",
+	  0, GI, 0, 200, GI, false },
+	{ "pod-level limits only: set, no override; init container cpu counts as requested",
+	  "{\"resources\":{\"limits\":{\"cpu\":\"4\"}},"
+	  "\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"300m\"}}}],\"containers\":[{},{}]}",
+	  300, 0, 0, 300, 400 * MI, false },
 	{ "rounding up: MilliValue and Value",
 	  "{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"0.1m\",\"memory\":\"1.5\",\"ephemeral-storage\":\"1Ki\"}}}]}",
 	  1, 2, 1024, 1, 2, false },

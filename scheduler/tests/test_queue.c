@@ -36,9 +36,12 @@ static bool less(void *ctx, const struct sk_queued_pod *a, const struct sk_queue
 	return a->timestamp_ns < b->timestamp_ns;
 }
 
+static int pre_enqueue_calls;
+
 static struct sk_status pre_enqueue(void *ctx, const struct sk_pod *pod)
 {
 	(void)ctx;
+	pre_enqueue_calls++;
 	if (pod->nscheduling_gates > 0) {
 		struct sk_status s = sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for scheduling gates");
 		s.plugin = "SchedulingGates";
@@ -172,6 +175,37 @@ static void test_backoff_durations(void **state)
 	qp.unschedulable_count = 3;
 	assert_int_equal(sk_queue_backoff_duration(q, &qp), 0); /* max 0 with PopFromBackoffQ: no backoff */
 	sk_queue_free(q);
+}
+
+
+/* Upstream backoff_queue_test TestBackoffQueue_calculateBackoffDuration, ported as values
+ * (durations in ns). */
+static void test_backoff_duration_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		int64_t initial, max;
+		int unschedulable, errors;
+		int64_t want;
+	} cases[] = {
+		{ "no backoff", 1, 32, 0, 0, 0 },
+		{ "normal", 1, 32, 16, 0, 32 },
+		{ "overflow_32bit", 1, INT32_MAX, 32, 0, INT32_MAX },
+		{ "overflow_64bit", 1, INT64_MAX, 64, 0, INT64_MAX },
+		{ "consecutive errors win", 1, 32, 16, 3, 4 },
+		{ "errors only", 1, 32, 0, 6, 32 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		print_message("case: %s\n", cases[i].name);
+		struct sk_queue_ops ops = { .less = less, .now_ns = now };
+		struct sk_queue_options o = { .initial_backoff_ns = cases[i].initial, .max_backoff_ns = cases[i].max };
+		struct sk_queue *q = sk_queue_new(&ops, &o);
+		struct sk_queued_pod qp = { .unschedulable_count = cases[i].unschedulable,
+					    .consecutive_errors = cases[i].errors };
+		assert_int_equal(sk_queue_backoff_duration(q, &qp), cases[i].want);
+		sk_queue_free(q);
+	}
 }
 
 static void test_unschedulable_event_backoff_window(void **state)
@@ -374,6 +408,20 @@ static void test_hints_disabled(void **state)
 	p = sk_queue_try_pop(q, NULL);
 	p->unschedulable_plugins[p->nunschedulable_plugins++] = "A";
 	assert_int_equal(sk_queue_add_unschedulable(q, p, NULL), SK_Q_UNSCHEDULABLE);
+
+	/* the cycle compared is the queue's at failure time (SchedulingCycle()), not the pod's: a
+	 * move request before a later pop no longer counts for an attempt that ends after it */
+	const char *a = add(q, mkpod("a", 0, false));
+	const char *b = add(q, mkpod("b", 0, false));
+	struct sk_queued_pod *qa = sk_queue_try_pop(q, NULL);
+	sk_queue_move_all(q, &SK_EVENT_NODE_ADD, NULL, NULL);
+	struct sk_queued_pod *qb = sk_queue_try_pop(q, NULL);
+	qa->unschedulable_plugins[qa->nunschedulable_plugins++] = "A";
+	assert_int_equal(sk_queue_add_unschedulable(q, qa, NULL), SK_Q_UNSCHEDULABLE);
+	qb->unschedulable_plugins[qb->nunschedulable_plugins++] = "A";
+	assert_int_equal(sk_queue_add_unschedulable(q, qb, NULL), SK_Q_UNSCHEDULABLE);
+	(void)a;
+	(void)b;
 	sk_queue_free(q);
 }
 
@@ -409,6 +457,106 @@ static void test_update_delete_activate(void **state)
 	sk_pod_unref(a);
 	sk_pod_unref(a2);
 	sk_pod_unref(b);
+	sk_queue_free(q);
+}
+
+
+/* Activate of a pod in backoffQ skips PreEnqueue (it ran when the pod entered backoffQ:
+ * moveToActiveQ with movesFromBackoffQ); from unschedulablePods it runs. */
+static void test_activate_from_backoff_skips_pre_enqueue(void **state)
+{
+	(void)state;
+	struct sk_queue *q = mkq(true);
+	struct sk_pod *p = mkpod("p", 0, false);
+	sk_queue_add(q, p);
+	assert_int_equal(fail_with(q, NULL, false), SK_Q_ERROR_BACKOFF);
+	/* the queued copy now carries gates (the PreEnqueue stand-in would reject it) */
+	struct sk_pod *gated = mkpod("p", 0, true);
+	sk_queue_update(q, p, gated);
+	assert_int_equal(sk_queue_where_is(q, p->uid), SK_Q_ERROR_BACKOFF);
+	char *keys[] = { "default/p" };
+	sk_queue_activate(q, keys, 1);
+	assert_int_equal(sk_queue_where_is(q, p->uid), SK_Q_ACTIVE);
+	sk_pod_unref(p);
+	sk_pod_unref(gated);
+	sk_queue_free(q);
+}
+
+/* MoveAllToActiveOrBackoffQueue's preCheck: pods it refuses are not even asked. */
+static bool not_a(void *ctx, const struct sk_pod *pod)
+{
+	(void)ctx;
+	return strcmp(pod->name, "a") != 0;
+}
+
+static void test_move_all_pre_check(void **state)
+{
+	(void)state;
+	struct sk_queue *q = mkq(true);
+	rules[nrules++] = (struct hint_rule){ "X", SK_EV_NODE, SK_ACT_ADD, SK_QUEUE };
+	const char *a = add(q, mkpod("a", 0, false));
+	const char *b = add(q, mkpod("b", 0, false));
+	assert_int_equal(fail_with(q, "X", false), SK_Q_UNSCHEDULABLE);
+	assert_int_equal(fail_with(q, "X", false), SK_Q_UNSCHEDULABLE);
+	sk_queue_move_all_checked(q, &SK_EVENT_NODE_ADD, NULL, NULL, not_a, NULL);
+	assert_int_equal(hint_calls, 1);
+	assert_int_equal(sk_queue_where_is(q, a), SK_Q_UNSCHEDULABLE);
+	assert_int_equal(sk_queue_where_is(q, b), SK_Q_BACKOFF);
+	sk_queue_free(q);
+}
+
+/* Activate of an in-flight pod without hints sets the move request cycle: it comes back to
+ * backoffQ instead of unschedulablePods. */
+static void test_activate_in_flight_without_hints(void **state)
+{
+	(void)state;
+	struct sk_queue *q = mkq(false);
+	const char *uid = add(q, mkpod("p", 0, false));
+	struct sk_queued_pod *qp = sk_queue_try_pop(q, NULL);
+	assert_non_null(qp);
+	char *keys[] = { "default/p" };
+	sk_queue_activate(q, keys, 1);
+	qp->unschedulable_plugins[qp->nunschedulable_plugins++] = "X";
+	assert_int_equal(sk_queue_add_unschedulable(q, qp, NULL), SK_Q_BACKOFF);
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_BACKOFF);
+	sk_queue_free(q);
+}
+
+
+/* isPodWorthRequeuing: a wildcard event with a target pod (ForceActivate recorded for an in-flight
+ * pod) requeues that pod only, not the other pods in flight at the time. */
+static void test_force_activate_targets_one_in_flight_pod(void **state)
+{
+	(void)state;
+	struct sk_queue *q = mkq(true);
+	add(q, mkpod("a", 0, false));
+	clk++;
+	add(q, mkpod("b", 0, false));
+	struct sk_queued_pod *qa = sk_queue_try_pop(q, NULL), *qb = sk_queue_try_pop(q, NULL);
+	assert_string_equal(qa->pod->name, "a");
+	char *keys[] = { "default/a" };
+	sk_queue_activate(q, keys, 1);
+	qb->unschedulable_plugins[qb->nunschedulable_plugins++] = "X";
+	assert_int_equal(sk_queue_add_unschedulable(q, qb, NULL), SK_Q_UNSCHEDULABLE);
+	qa->unschedulable_plugins[qa->nunschedulable_plugins++] = "X";
+	enum sk_queue_where w = sk_queue_add_unschedulable(q, qa, NULL);
+	assert_true(w == SK_Q_BACKOFF || w == SK_Q_ACTIVE);
+	sk_queue_free(q);
+}
+
+
+/* movePodsToActiveOrBackoffQueue skips a gated pod unless the event is one of its gating plugin's:
+ * the UnschedulableTimeout flush does not even re-run PreEnqueue for it. */
+static void test_flush_leaves_gated_pods_alone(void **state)
+{
+	(void)state;
+	struct sk_queue *q = mkq(true);
+	const char *uid = add(q, mkpod("g", 0, true));
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_GATED);
+	int calls = pre_enqueue_calls;
+	sk_queue_flush_unschedulable(q, clk + 301 * S);
+	assert_int_equal(pre_enqueue_calls, calls);
+	assert_int_equal(sk_queue_where_is(q, uid), SK_Q_GATED);
 	sk_queue_free(q);
 }
 
@@ -495,6 +643,12 @@ int main(void)
 		cmocka_unit_test_setup(test_pop_blocks_until_add_or_close, setup),
 		cmocka_unit_test_setup(test_pod_update_events, setup),
 		cmocka_unit_test_setup(test_flusher_thread_starts_and_stops, setup),
+		cmocka_unit_test_setup(test_activate_from_backoff_skips_pre_enqueue, setup),
+		cmocka_unit_test_setup(test_move_all_pre_check, setup),
+		cmocka_unit_test_setup(test_backoff_duration_table, setup),
+		cmocka_unit_test_setup(test_force_activate_targets_one_in_flight_pod, setup),
+		cmocka_unit_test_setup(test_flush_leaves_gated_pods_alone, setup),
+		cmocka_unit_test_setup(test_activate_in_flight_without_hints, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -107,6 +107,12 @@ static void observe(void *ctx, const struct sk_outcome *o)
 	assert_string_equal(o->profile, "default-scheduler");
 	pthread_mutex_unlock(&mu);
 }
+static bool pod_gone;
+static struct sk_pod *get_pod(void *ctx, const struct sk_pod *pod)
+{
+	(void)ctx;
+	return pod_gone ? NULL : sk_pod_ref((struct sk_pod *)pod);
+}
 static uint64_t fixed_rand(void *ctx)
 {
 	(void)ctx;
@@ -139,7 +145,7 @@ static void start(int binder_threads)
 	struct sk_sched_env env = { .update_snapshot = update_snapshot, .assume = assume, .forget = forget,
 				    .finish_binding = finish, .patch_failure = patch, .observe = observe,
 				    .want_details = true, .rand = use_fixed_rand ? fixed_rand : NULL, .seed = 7,
-				    .binder_threads = binder_threads, .nominator = nom };
+				    .binder_threads = binder_threads, .nominator = nom, .get_pod = get_pod };
 	char *err = NULL;
 	sched = sk_scheduler_new(&env, &err);
 	assert_non_null(sched);
@@ -159,6 +165,7 @@ static int setup(void **state)
 	assumed = forgotten = finished = patches = outcomes = 0;
 	last_event[0] = last_patch[0] = last_node[0] = last_msg[0] = '\0';
 	use_fixed_rand = false;
+	pod_gone = false;
 	nom = sk_nominator_new();
 	make_nodes(3);
 	return 0;
@@ -239,13 +246,123 @@ static void test_fit_error_message(void **state)
 	assert_string_equal(m, "0/5 nodes are available: 1 Insufficient cpu, 4 node(s) didn't satisfy plugin(s) [NodeAffinity].");
 	free(m);
 
-	/* statuses without reasons */
+	/* statuses without reasons: upstream adds no histogram piece at all */
 	struct sk_node_status empty = { 0 };
 	empty.status.code = SK_UNSCHEDULABLE;
 	m = sk_fit_error_message(1, &empty, 1, NULL, NULL, NULL);
-	assert_string_equal(m, "0/1 nodes are available: .");
+	assert_string_equal(m, "0/1 nodes are available:");
+	free(m);
+	m = sk_fit_error_message(1, &empty, 1, NULL, NULL, "no new claims to deallocate");
+	assert_string_equal(m, "0/1 nodes are available: no new claims to deallocate");
 	free(m);
 	sk_status_reset(&two.status);
+}
+
+
+/* Upstream types_test TestFitError_Error, ported as values: reasons per node, the PreFilter and
+ * PostFilter messages, the absent nodes' reason, and the expected text. */
+struct fit_case {
+	const char *name;
+	int num_all;
+	const char *reasons[4]; /* one per rejected node (NULL-terminated) */
+	const char *absent;
+	const char *prefilter, *postfilter;
+	const char *want;
+};
+
+static const struct fit_case fit_cases[] = {
+	{ "nodes failed Prefilter plugin", 3,
+	  { "Node(s) failed PreFilter plugin FalsePreFilter", "Node(s) failed PreFilter plugin FalsePreFilter",
+	    "Node(s) failed PreFilter plugin FalsePreFilter" },
+	  NULL, "Node(s) failed PreFilter plugin FalsePreFilter", NULL,
+	  "0/3 nodes are available: Node(s) failed PreFilter plugin FalsePreFilter." },
+	{ "nodes failed one Filter plugin with an empty PostFilterMsg", 3,
+	  { "Node(s) failed Filter plugin FalseFilter-1", "Node(s) failed Filter plugin FalseFilter-1",
+	    "Node(s) failed Filter plugin FalseFilter-1" },
+	  NULL, NULL, "", "0/3 nodes are available: 3 Node(s) failed Filter plugin FalseFilter-1." },
+	{ "nodes failed one Filter plugin with a non-empty PostFilterMsg", 3,
+	  { "Node(s) failed Filter plugin FalseFilter-1", "Node(s) failed Filter plugin FalseFilter-1",
+	    "Node(s) failed Filter plugin FalseFilter-1" },
+	  NULL, NULL, "Error running PostFilter plugin FailedPostFilter",
+	  "0/3 nodes are available: 3 Node(s) failed Filter plugin FalseFilter-1. Error running PostFilter plugin "
+	  "FailedPostFilter" },
+	{ "nodes failed two Filter plugins", 3,
+	  { "Node(s) failed Filter plugin FalseFilter-1", "Node(s) failed Filter plugin FalseFilter-1",
+	    "Node(s) failed Filter plugin FalseFilter-2" },
+	  NULL, NULL, NULL,
+	  "0/3 nodes are available: 1 Node(s) failed Filter plugin FalseFilter-2, 2 Node(s) failed Filter plugin "
+	  "FalseFilter-1." },
+	{ "failed to Permit on node", 1, { "Node(s) failed Permit plugin Permit-1" }, NULL, NULL, NULL,
+	  "0/1 nodes are available: 1 Node(s) failed Permit plugin Permit-1." },
+	{ "failed to Reserve on node", 1, { "Node(s) failed Reserve plugin Reserve-1" }, NULL, NULL, NULL,
+	  "0/1 nodes are available: 1 Node(s) failed Reserve plugin Reserve-1." },
+	{ "nodes failed Prefilter plugin and the preemption also failed", 3,
+	  { "Node(s) failed PreFilter plugin FalsePreFilter", "Node(s) failed PreFilter plugin FalsePreFilter",
+	    "Node(s) failed PreFilter plugin FalsePreFilter" },
+	  NULL, "Node(s) failed PreFilter plugin FalsePreFilter",
+	  "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+	  "0/3 nodes are available: Node(s) failed PreFilter plugin FalsePreFilter. preemption: 0/3 nodes are "
+	  "available: 3 No preemption victims found for incoming pod." },
+	{ "nodes failed one Filter plugin and the preemption also failed", 3,
+	  { "Node(s) failed Filter plugin FalseFilter-1", "Node(s) failed Filter plugin FalseFilter-1",
+	    "Node(s) failed Filter plugin FalseFilter-1" },
+	  NULL, NULL, "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+	  "0/3 nodes are available: 3 Node(s) failed Filter plugin FalseFilter-1. preemption: 0/3 nodes are "
+	  "available: 3 No preemption victims found for incoming pod." },
+	{ "every node absent (PreFilterResult), one explicit", 4, { "Node(s) failed Filter plugin FalseFilter-1" },
+	  "node(s) didn't satisfy plugin(s) [NodeAffinity]", NULL, NULL,
+	  "0/4 nodes are available: 1 Node(s) failed Filter plugin FalseFilter-1, 3 node(s) didn't satisfy "
+	  "plugin(s) [NodeAffinity]." },
+	{ "no rejected node and no absent reason", 2, { NULL }, NULL, NULL, "preemption: not eligible",
+	  "0/2 nodes are available: preemption: not eligible" },
+};
+
+static void test_fit_error_table(void **state)
+{
+	(void)state;
+	for (size_t c = 0; c < sizeof(fit_cases) / sizeof(fit_cases[0]); c++) {
+		const struct fit_case *fc = &fit_cases[c];
+		print_message("case: %s\n", fc->name);
+		struct sk_node_status st[4];
+		int n = 0;
+		while (n < 4 && fc->reasons[n]) {
+			st[n] = ns_of(fc->reasons[n]);
+			n++;
+		}
+		struct sk_status absent = sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, fc->absent);
+		char *m = sk_fit_error_message(fc->num_all, st, n, fc->absent ? &absent : NULL, fc->prefilter,
+					       fc->postfilter);
+		assert_string_equal(m, fc->want);
+		free(m);
+	}
+}
+
+/* Upstream schedule_one_test TestNumFeasibleNodesToFind, ported as values. */
+static void test_num_feasible_nodes_to_find_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		int32_t global, profile; /* profile -1: unset */
+		int32_t nodes, want;
+	} cases[] = {
+		{ "not set percentageOfNodesToScore and nodes number not more than 50", 0, -1, 10, 10 },
+		{ "set profile percentageOfNodesToScore and nodes number not more than 50", 0, 40, 10, 10 },
+		{ "not set percentageOfNodesToScore and nodes number more than 50", 0, -1, 1000, 420 },
+		{ "set profile percentageOfNodesToScore and nodes number more than 50", 0, 40, 1000, 400 },
+		{ "set global and profile percentageOfNodesToScore and nodes number more than 50", 100, 40, 1000, 400 },
+		{ "set global percentageOfNodesToScore and nodes number more than 50", 40, -1, 1000, 400 },
+		{ "not set profile percentageOfNodesToScore and nodes number more than 50*125", 0, -1, 6000, 300 },
+		{ "set profile percentageOfNodesToScore and nodes number more than 50*125", 0, 40, 6000, 2400 },
+		{ "fewer than minFeasibleNodesToFind from the percentage: 100", 0, 1, 500, 100 },
+		{ "99 nodes are all checked", 0, 1, 99, 99 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		print_message("case: %s\n", cases[i].name);
+		struct sk_config c = { .percentage_of_nodes_to_score = cases[i].global };
+		struct sk_profile_config p = { .percentage_of_nodes_to_score = cases[i].profile };
+		assert_int_equal(sk_num_feasible_nodes_to_find(&c, &p, cases[i].nodes), cases[i].want);
+	}
 }
 
 static void test_truncate_event_message(void **state)
@@ -311,7 +428,9 @@ static void test_all_rejected(void **state)
 	char buf[2048];
 	snprintf(buf, sizeof(buf), "Unschedulable: %s", want);
 	assert_string_equal(last_patch, buf);
-	assert_false(last_nominate);
+	/* no PostFilter plugins: upstream returns clearNominatedNode (ModeOverride, "") */
+	assert_true(last_nominate);
+	assert_string_equal(last_nominated, "");
 	snprintf(buf, sizeof(buf), "Warning FailedScheduling Scheduling: %s", want);
 	assert_string_equal(last_event, buf);
 	assert_int_equal(last_nfilter, 3);
@@ -619,6 +738,142 @@ static void test_async_binders(void **state)
 	assert_int_equal(c.active + c.backoff + c.unschedulable + c.gated, 0);
 }
 
+/* ---------- upstream-conformance cases (v1.34) ---------- */
+
+/* RunPreFilterPlugins returns the narrowing plugins as UnschedulablePlugins: a pod narrowed by A
+ * and rejected by B on the remaining node is requeued by A's events too. */
+static void test_narrowing_plugin_is_a_rejector(void **state)
+{
+	(void)state;
+	tk_profile_add(&prof, SK_EP_PRE_FILTER, TK_A, 0);
+	tk_profile_add(&prof, SK_EP_FILTER, TK_B, 0);
+	tk_beh[TK_A].narrow = true;
+	tk_beh[TK_A].narrow_nodes[0] = "n2";
+	tk_beh[TK_A].nevents = 1;
+	tk_beh[TK_A].events[0] = SK_EVENT_NODE_ADD;
+	tk_beh[TK_A].hint_result = SK_QUEUE;
+	tk_beh[TK_B].filter_nodes[0] = "n2";
+	tk_beh[TK_B].filter = SK_UNSCHEDULABLE;
+	start(0);
+	struct sk_pod *p = add_pod("p", NULL);
+	run_one();
+	assert_int_equal(last_result, SK_RESULT_UNSCHEDULABLE);
+	struct sk_queue *q = sk_scheduler_queue(sched);
+	assert_int_equal(sk_queue_where_is(q, p->uid), SK_Q_UNSCHEDULABLE);
+	sk_queue_move_all(q, &SK_EVENT_NODE_ADD, NULL, NULL);
+	assert_int_equal(tk_beh[TK_A].hint_calls, 1);
+	enum sk_queue_where w = sk_queue_where_is(q, p->uid);
+	assert_true(w == SK_Q_BACKOFF || w == SK_Q_ACTIVE);
+	sk_pod_unref(p);
+}
+
+/* A Filter error cancels filtering, but nextStartNodeIndex still moves past the nodes processed
+ * before it (upstream: "always try to update the sched.nextStartNodeIndex"). */
+static void test_filter_error_still_advances_start_index(void **state)
+{
+	(void)state;
+	tk_profile_add(&prof, SK_EP_FILTER, TK_A, 0);
+	tk_profile_add(&prof, SK_EP_FILTER, TK_B, 0);
+	tk_beh[TK_A].filter_nodes[0] = "n1";
+	tk_beh[TK_A].filter = SK_UNSCHEDULABLE;
+	tk_beh[TK_B].filter_nodes[0] = "n2";
+	tk_beh[TK_B].filter = SK_ERROR;
+	start(0);
+	struct sk_pod *p = add_pod("p", NULL);
+	run_one();
+	assert_int_equal(last_result, SK_RESULT_ERROR);
+	assert_string_equal(last_msg, "running \"TestB\" filter plugin: filter says no");
+	assert_int_equal(sk_scheduler_next_start_index(sched), 1); /* n1 was processed, then n2 failed */
+	assert_int_equal(sk_queue_where_is(sk_scheduler_queue(sched), p->uid), SK_Q_ERROR_BACKOFF);
+	sk_pod_unref(p);
+}
+
+/* v1.33+ (upstream PR 130189): a PreBind rejection is no FitError and names no rejecting plugin:
+ * the plain message, reason Unschedulable, and the pod is retried after backoff. */
+static void test_prebind_rejection_goes_to_backoff(void **state)
+{
+	(void)state;
+	tk_profile_add(&prof, SK_EP_PRE_BIND, TK_A, 0);
+	tk_beh[TK_A].pre_bind = SK_UNSCHEDULABLE;
+	tk_beh[TK_A].nevents = 1;
+	tk_beh[TK_A].events[0] = SK_EVENT_NODE_ADD;
+	start(0);
+	struct sk_pod *p = add_pod("p", NULL);
+	run_one();
+	assert_int_equal(last_result, SK_RESULT_UNSCHEDULABLE);
+	assert_string_equal(last_msg, "prebind refused");
+	assert_string_equal(last_patch, "Unschedulable: prebind refused");
+	assert_true(last_nominate);
+	assert_int_equal(forgotten, 1);
+	assert_int_equal(sk_queue_where_is(sk_scheduler_queue(sched), p->uid), SK_Q_ERROR_BACKOFF);
+	sk_pod_unref(p);
+}
+
+/* handleBindingCycleError: the AssignedPodDelete move after a rejection leaves the rejected pod
+ * itself alone (preCheck), even when its plugin would say Queue to that event. */
+static void test_binding_rejection_does_not_requeue_itself(void **state)
+{
+	(void)state;
+	tk_profile_add(&prof, SK_EP_PERMIT, TK_B, 0);
+	tk_beh[TK_B].permit = SK_WAIT;
+	tk_beh[TK_B].permit_timeout_ms = 1;
+	tk_beh[TK_B].nevents = 1;
+	tk_beh[TK_B].events[0] = SK_EVENT_ASSIGNED_POD_DELETE;
+	tk_beh[TK_B].hint_result = SK_QUEUE;
+	start(0);
+	struct sk_pod *p = add_pod("p", NULL);
+	run_one();
+	assert_int_equal(last_result, SK_RESULT_UNSCHEDULABLE);
+	assert_string_equal(last_msg, "0/1 nodes are available: 1 rejected due to timeout after waiting 1ms at plugin TestB.");
+	assert_int_equal(sk_queue_where_is(sk_scheduler_queue(sched), p->uid), SK_Q_UNSCHEDULABLE);
+	assert_int_equal(tk_beh[TK_B].hint_calls, 0);
+	sk_pod_unref(p);
+}
+
+/* handleSchedulingFailure calls AddNominatedPod even when the pod is gone: the old nomination is
+ * dropped and nothing is added back. */
+static void test_failure_of_vanished_pod_drops_nomination(void **state)
+{
+	(void)state;
+	tk_profile_add(&prof, SK_EP_FILTER, TK_A, 0);
+	tk_beh[TK_A].filter_all = true;
+	tk_beh[TK_A].filter = SK_UNSCHEDULABLE;
+	start(0);
+	struct sk_pod *p = add_pod("p", NULL);
+	sk_nominator_add(nom, p, "n2");
+	assert_string_equal(sk_nominator_node_of(nom, p->uid), "n2");
+	pod_gone = true;
+	run_one();
+	assert_int_equal(last_result, SK_RESULT_UNSCHEDULABLE);
+	assert_null(sk_nominator_node_of(nom, p->uid));
+	assert_int_equal(sk_queue_where_is(sk_scheduler_queue(sched), p->uid), SK_Q_NONE);
+	sk_pod_unref(p);
+}
+
+/* A Pending status counts among the rejecting plugins (Diagnosis.AddPluginStatus puts it in both
+ * sets): a Queue from it sends the pod straight to activeQ. */
+static void test_pending_filter_status(void **state)
+{
+	(void)state;
+	tk_profile_add(&prof, SK_EP_FILTER, TK_A, 0);
+	tk_beh[TK_A].filter_all = true;
+	tk_beh[TK_A].filter = SK_PENDING;
+	tk_beh[TK_A].filter_reason = "waiting for the driver";
+	tk_beh[TK_A].nevents = 1;
+	tk_beh[TK_A].events[0] = SK_EVENT_NODE_ADD;
+	tk_beh[TK_A].hint_result = SK_QUEUE;
+	start(0);
+	struct sk_pod *p = add_pod("p", NULL);
+	run_one();
+	assert_int_equal(last_result, SK_RESULT_UNSCHEDULABLE);
+	assert_string_equal(last_msg, "0/3 nodes are available: 3 waiting for the driver.");
+	struct sk_queue *q = sk_scheduler_queue(sched);
+	assert_int_equal(sk_queue_where_is(q, p->uid), SK_Q_UNSCHEDULABLE);
+	sk_queue_move_all(q, &SK_EVENT_NODE_ADD, NULL, NULL);
+	assert_int_equal(sk_queue_where_is(q, p->uid), SK_Q_ACTIVE); /* no backoff for Pending */
+	sk_pod_unref(p);
+}
+
 
 /* ---------- with the real config loader, in-tree plugins and cache ---------- */
 
@@ -813,6 +1068,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fit_error_message),
 		cmocka_unit_test(test_truncate_event_message),
+		cmocka_unit_test(test_fit_error_table),
+		cmocka_unit_test(test_num_feasible_nodes_to_find_table),
 		T(test_filter_then_bind),
 		T(test_all_rejected),
 		T(test_prefilter_rejection_and_narrowing),
@@ -827,6 +1084,12 @@ int main(void)
 		T(test_async_binders),
 		T(test_reload_while_binding),
 		T(test_default_profile_end_to_end),
+		T(test_narrowing_plugin_is_a_rejector),
+		T(test_filter_error_still_advances_start_index),
+		T(test_prebind_rejection_goes_to_backoff),
+		T(test_binding_rejection_does_not_requeue_itself),
+		T(test_failure_of_vanished_pod_drops_nomination),
+		T(test_pending_filter_status),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
