@@ -1,0 +1,21 @@
+/* bin/schedkit-scheduler: `simulate` subcommand, or the daemon (flags as upstream kube-scheduler;
+ * --config F --validate checks a configuration file). */
+#include <stdio.h>
+#include <string.h>
+
+#include "scheduler/daemon.h"
+#include "scheduler/simulate.h"
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "simulate"))
+		return sk_simulate_main(argc - 1, argv + 1, stdout, stderr);
+	struct sk_daemon_opts opts;
+	int rc = sk_daemon_parse_args(argc, argv, &opts, stdout, stderr);
+	if (rc == 0)
+		rc = sk_daemon_run(&opts);
+	else if (rc == 1)
+		rc = 0;
+	sk_daemon_opts_free(&opts);
+	return rc;
+}

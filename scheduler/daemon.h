@@ -1,0 +1,77 @@
+/* The schedkit-scheduler daemon: upstream kube-scheduler flags, the kube client, pod and node
+ * informers feeding the cache and the queue, one framework per profile, the scheduling loop
+ * (only while leading), binder threads, FailedScheduling/Scheduled events, PodScheduled=False
+ * status patches, leader election on a Lease (with the config hash annotation), and the
+ * /healthz /livez /readyz /metrics /configz endpoints. SIGTERM/SIGINT: stop popping, finish
+ * in-flight bindings, release the lease, exit 0.
+ *
+ * Threads: informer threads (cache + queue updates), the scheduling loop, binder threads
+ * (schedule_one.h), the status-patch thread, event sender threads (kube/events.h), the elector
+ * (kube/leader.h), the HTTP server, and a 1 s housekeeping thread (pending-pods gauge). Locks:
+ * d->mu guards the started/stopping flags and the loop thread handle; d->conflict_mu the set of
+ * pods whose binding got 409; the patch queue has its own mutex. No lock is held across HTTP. */
+#ifndef SK_DAEMON_H
+#define SK_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "scheduler/types.h"
+
+struct sk_daemon_opts {
+	char *config_path;        /* --config */
+	char *kubeconfig;         /* --kubeconfig */
+	char *master;             /* --master: overrides the kubeconfig's server */
+	int leader_elect;         /* --leader-elect: -1 unset (config decides), 0, 1 */
+	int64_t lease_duration_ms, renew_deadline_ms, retry_period_ms; /* -1 unset */
+	char *lease_name, *lease_namespace, *lease_lock; /* NULL unset */
+	int verbosity;            /* --v; -1 unset */
+	int secure_port;          /* --secure-port, default 10259; 0 disables serving; -1 (not a flag
+				     value): any free port, see sk_daemon_http_port (tests) */
+	char *bind_address;       /* --bind-address, default "0.0.0.0" */
+	char *tls_cert_file, *tls_key_file; /* --tls-cert-file / --tls-private-key-file: HTTPS */
+	bool validate;            /* --validate (with --config) */
+	int binder_threads;       /* not a flag: 0 = default (4) */
+};
+
+/* Parses argv (argv[0] is the program). Both --flag=value and --flag value. Returns 0 (run),
+ * 1 (--help printed to out: exit 0) or 2 (usage error printed to errout: exit 2). opts is
+ * initialised here; free it with sk_daemon_opts_free whatever the result. */
+int sk_daemon_parse_args(int argc, char **argv, struct sk_daemon_opts *opts, FILE *out, FILE *errout);
+void sk_daemon_opts_free(struct sk_daemon_opts *opts);
+
+/* The ActionType bits of a node update (upstream nodeSchedulingPropertiesChange): allocatable,
+ * labels, taints (spec.unschedulable counts as a taint change), images are not an event.
+ * 0 when nothing that scheduling reads changed. */
+uint32_t sk_node_update_actions(const struct sk_node *old_node, const struct sk_node *new_node);
+
+/* The bits sk_node_update_actions cannot see in struct sk_node, from the API objects: condition
+ * type/status changes (heartbeat times ignored) -> SK_ACT_UPDATE_NODE_CONDITION, annotation
+ * changes -> SK_ACT_UPDATE_NODE_ANNOTATION. */
+uint32_t sk_node_object_update_actions(const cJSON *old_obj, const cJSON *new_obj);
+
+struct sk_daemon;
+
+/* Loads the config, builds the client, frameworks, scheduler, informers, metrics and the HTTP
+ * server (bound, not serving). Returns 0 and *out, or -1 and *err (caller frees). */
+int sk_daemon_new(const struct sk_daemon_opts *opts, struct sk_daemon **out, char **err);
+/* Starts serving, the informers, and leader election (or the scheduling loop without it). */
+int sk_daemon_start(struct sk_daemon *d, char **err);
+/* Graceful stop: no further pops, in-flight bindings finish, the lease is released, events and
+ * status patches are flushed. Idempotent. */
+void sk_daemon_stop(struct sk_daemon *d);
+void sk_daemon_free(struct sk_daemon *d); /* stops first; NULL ok */
+/* True once leadership was lost while running (kube-scheduler exits then). */
+bool sk_daemon_failed(struct sk_daemon *d);
+int sk_daemon_http_port(const struct sk_daemon *d); /* 0 when not serving */
+bool sk_daemon_is_leading(struct sk_daemon *d);
+bool sk_daemon_synced(struct sk_daemon *d);
+
+/* The whole daemon: new, start, wait for SIGTERM/SIGINT (or lost leadership), stop. Returns the
+ * process exit code. opts->validate: sk_config_validate_file only. */
+int sk_daemon_run(const struct sk_daemon_opts *opts);
+
+#endif

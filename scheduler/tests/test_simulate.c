@@ -1,0 +1,379 @@
+/* Tests for scheduler/simulate.c: golden JSON lines on small clusters (filter reasons, scores,
+ * FitError messages, queue order by priority, in-memory binding, ignored pods, gated pods,
+ * admission errors), the --explain table, and the subcommand's argument handling. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "scheduler/config.h"
+#include "scheduler/simulate.h"
+
+/* The default profile with its Score and PostFilter sets pinned, so the golden lines do not move
+ * when more upstream default plugins (scoring, preemption) are built into the registry. */
+static const char DEFAULT_CONFIG[] =
+	"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+	"profiles:\n- schedulerName: default-scheduler\n  plugins:\n"
+	"    score:\n      disabled: [{name: '*'}]\n"
+	"      enabled: [{name: TaintToleration, weight: 3}, {name: NodeAffinity, weight: 2},"
+	" {name: NodeResourcesFit, weight: 1}, {name: NodeResourcesBalancedAllocation, weight: 1},"
+	" {name: ImageLocality, weight: 1}]\n"
+	"    postFilter:\n      disabled: [{name: '*'}]\n";
+
+/* Runs simulate over cluster; returns the output (caller frees) and the rc in *rc. */
+static char *run(const char *config, const char *cluster, bool explain, int *rc, char **err)
+{
+	struct sk_errors errs = { 0 };
+	struct sk_config *cfg = sk_config_load(config, strlen(config), &errs);
+	if (!cfg) {
+		char *j = sk_errors_join(&errs, "; ");
+		fail_msg("config: %s", j ? j : "?");
+	}
+	sk_errors_free(&errs);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	assert_non_null(out);
+	struct sk_simulate_opts opts = { .explain = explain, .seed = 1 };
+	*rc = sk_simulate(cfg, cluster, strlen(cluster), &opts, out, err);
+	fclose(out);
+	sk_config_free(cfg);
+	return buf;
+}
+
+static char *run_ok(const char *config, const char *cluster, bool explain)
+{
+	int rc;
+	char *err = NULL;
+	char *out = run(config, cluster, explain, &rc, &err);
+	if (rc != 0)
+		fail_msg("simulate failed: %s", err ? err : "?");
+	free(err);
+	return out;
+}
+
+#define NODE(name, cpu, mem, extra)                                                                                    \
+	"---\napiVersion: v1\nkind: Node\nmetadata: {name: " name "}\n" extra                                         \
+	"status: {allocatable: {cpu: \"" cpu "\", memory: " mem ", pods: \"110\"}}\n"
+#define POD(name, cpu, extra)                                                                                          \
+	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name "}\nspec:\n" extra                                   \
+	"  containers: [{name: c, image: img, resources: {requests: {cpu: \"" cpu "\"}}}]\n"
+
+/* One pod, three nodes: one tainted (filter reason), two scored with different free cpu. */
+static void test_scheduled_with_filter_and_scores(void **state)
+{
+	(void)state;
+	const char *cluster = NODE("node-a", "4", "8Gi", "")
+		NODE("node-b", "4", "8Gi", "spec: {taints: [{key: dedicated, value: gpu, effect: NoSchedule}]}\n")
+		NODE("node-c", "2", "8Gi", "")
+		POD("web-1", "1", "");
+	char *out = run_ok(DEFAULT_CONFIG, cluster, false);
+	/* node-a: LeastAllocated cpu 75, memory 97 (200Mi non-zero default of 8Gi) -> 86;
+	 * BalancedAllocation |0.25 - 0| / 2 -> 87; TaintToleration 100 x weight 3. node-c: cpu 50 -> 73, 75. */
+	assert_string_equal(out, "{\"pod\":\"default/web-1\",\"profile\":\"default-scheduler\",\"result\":\"Scheduled\","
+				 "\"node\":\"node-a\",\"message\":\"\",\"filter\":{\"node-b\":{\"TaintToleration\":"
+				 "\"node(s) had untolerated taint(s)\"}},\"score\":{\"node-a\":{\"TaintToleration\":100,"
+				 "\"NodeResourcesFit\":86,\"NodeResourcesBalancedAllocation\":87,\"ImageLocality\":0,"
+				 "\"total\":473},\"node-c\":{\"TaintToleration\":100,\"NodeResourcesFit\":73,"
+				 "\"NodeResourcesBalancedAllocation\":75,\"ImageLocality\":0,\"total\":448}},"
+				 "\"nominatedNode\":\"\",\"victims\":[]}\n");
+	free(out);
+}
+
+static void test_exact_line_single_feasible(void **state)
+{
+	(void)state;
+	/* Only node-a fits: chosen without scoring, so "score" is empty. */
+	const char *cluster = NODE("node-a", "4", "8Gi", "")
+		NODE("node-b", "1", "8Gi", "")
+		POD("web-1", "2", "");
+	char *out = run_ok(DEFAULT_CONFIG, cluster, false);
+	assert_string_equal(out, "{\"pod\":\"default/web-1\",\"profile\":\"default-scheduler\",\"result\":\"Scheduled\","
+				 "\"node\":\"node-a\",\"message\":\"\",\"filter\":{\"node-b\":{\"NodeResourcesFit\":"
+				 "\"Insufficient cpu\"}},\"score\":{},\"nominatedNode\":\"\",\"victims\":[]}\n");
+	free(out);
+}
+
+static void test_unschedulable_fit_error(void **state)
+{
+	(void)state;
+	const char *cluster = NODE("node-a", "2", "8Gi", "")
+		NODE("node-b", "4", "8Gi", "spec: {taints: [{key: k, value: v, effect: NoSchedule}]}\n")
+		NODE("node-c", "2", "8Gi", "")
+		POD("big", "3", "");
+	char *out = run_ok(DEFAULT_CONFIG, cluster, false);
+	assert_string_equal(out,
+			    "{\"pod\":\"default/big\",\"profile\":\"default-scheduler\",\"result\":\"Unschedulable\","
+			    "\"node\":\"\",\"message\":\"0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 "
+			    "Insufficient cpu.\",\"filter\":{\"node-a\":{\"NodeResourcesFit\":\"Insufficient cpu\"},"
+			    "\"node-b\":{\"TaintToleration\":\"node(s) had untolerated taint(s)\"},\"node-c\":{"
+			    "\"NodeResourcesFit\":\"Insufficient cpu\"}},\"score\":{},\"nominatedNode\":\"\",\"victims\":[]}\n");
+	free(out);
+}
+
+/* Binding is in memory: the second 3-cpu pod no longer fits on the 4-cpu node; the existing
+ * bound pod counts; pods of another schedulerName and terminated pods are ignored. */
+static void test_in_memory_binding_and_ignored_pods(void **state)
+{
+	(void)state;
+	const char *cluster = NODE("node-a", "4", "8Gi", "")
+		"---\napiVersion: v1\nkind: Pod\nmetadata: {name: existing}\nspec: {nodeName: node-a, containers: "
+		"[{name: c, image: i, resources: {requests: {cpu: 500m}}}]}\n"
+		POD("first", "3", "")
+		POD("second", "1", "")
+		POD("theirs", "1", "  schedulerName: someone-else\n")
+		"---\napiVersion: v1\nkind: Pod\nmetadata: {name: done}\nspec: {containers: [{name: c, image: i}]}\n"
+		"status: {phase: Succeeded}\n";
+	char *out = run_ok(DEFAULT_CONFIG, cluster, false);
+	const char *l1 = "{\"pod\":\"default/first\",\"profile\":\"default-scheduler\",\"result\":\"Scheduled\","
+			 "\"node\":\"node-a\",\"message\":\"\",\"filter\":{},\"score\":{},\"nominatedNode\":\"\","
+			 "\"victims\":[]}\n";
+	const char *l2 = "{\"pod\":\"default/second\",\"profile\":\"default-scheduler\",\"result\":\"Unschedulable\","
+			 "\"node\":\"\",\"message\":\"0/1 nodes are available: 1 Insufficient cpu.\",\"filter\":{"
+			 "\"node-a\":{\"NodeResourcesFit\":\"Insufficient cpu\"}},\"score\":{},\"nominatedNode\":\"\","
+			 "\"victims\":[]}\n";
+	char expect[2048];
+	snprintf(expect, sizeof expect, "%s%s", l1, l2);
+	assert_string_equal(out, expect);
+	free(out);
+}
+
+/* Queue order: PrioritySort puts the high-priority pod (via its PriorityClass) first even though
+ * it comes later in the file; the globalDefault class applies to pods without a class. */
+static void test_priority_class_order(void **state)
+{
+	(void)state;
+	const char *cluster = NODE("node-a", "2", "8Gi", "")
+		POD("low", "2", "")
+		POD("high", "2", "  priorityClassName: important\n")
+		"---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: important}\nvalue: 1000\n"
+		"---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: base}\nvalue: 10\n"
+		"globalDefault: true\n";
+	char *out = run_ok(DEFAULT_CONFIG, cluster, false);
+	char *high = strstr(out, "\"pod\":\"default/high\",\"profile\":\"default-scheduler\",\"result\":\"Scheduled\"");
+	char *low = strstr(out, "\"pod\":\"default/low\",\"profile\":\"default-scheduler\",\"result\":\"Unschedulable\"");
+	assert_non_null(high);
+	assert_non_null(low);
+	assert_true(high < low);
+	free(out);
+}
+
+static void test_unknown_priority_class_is_error(void **state)
+{
+	(void)state;
+	const char *cluster = NODE("node-a", "2", "8Gi", "") POD("p", "1", "  priorityClassName: nope\n");
+	char *out = run_ok(DEFAULT_CONFIG, cluster, false);
+	assert_string_equal(out, "{\"pod\":\"default/p\",\"profile\":\"default-scheduler\",\"result\":\"Error\",\"node\":"
+				 "\"\",\"message\":\"no PriorityClass with name nope was found\",\"filter\":{},\"score\":{},"
+				 "\"nominatedNode\":\"\",\"victims\":[]}\n");
+	free(out);
+}
+
+static void test_gated_pod_reported_once(void **state)
+{
+	(void)state;
+	const char *cluster = NODE("node-a", "2", "8Gi", "") POD("gated", "1", "  schedulingGates: [{name: wait}]\n");
+	char *out = run_ok(DEFAULT_CONFIG, cluster, false);
+	assert_string_equal(out, "{\"pod\":\"default/gated\",\"profile\":\"default-scheduler\",\"result\":\"Unschedulable\","
+				 "\"node\":\"\",\"message\":\"Scheduling is blocked due to non-empty scheduling gates\","
+				 "\"filter\":{},\"score\":{},\"nominatedNode\":\"\",\"victims\":[]}\n");
+	free(out);
+}
+
+/* Two profiles: each pod is attempted by its own profile; a profile without NodeResourcesFit
+ * places the pod that the default profile cannot. */
+static void test_two_profiles(void **state)
+{
+	(void)state;
+	const char *config = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+			     "profiles:\n- schedulerName: default-scheduler\n  plugins:\n    postFilter:\n"
+			     "      disabled: [{name: '*'}]\n- schedulerName: loose\n"
+			     "  plugins:\n    multiPoint:\n      disabled: [{name: NodeResourcesFit}]\n";
+	const char *cluster = NODE("node-a", "1", "8Gi", "")
+		POD("strict", "2", "")
+		POD("relaxed", "2", "  schedulerName: loose\n");
+	char *out = run_ok(config, cluster, false);
+	assert_non_null(strstr(out, "{\"pod\":\"default/strict\",\"profile\":\"default-scheduler\",\"result\":\"Unschedulable\""));
+	assert_non_null(strstr(out, "{\"pod\":\"default/relaxed\",\"profile\":\"loose\",\"result\":\"Scheduled\",\"node\":\"node-a\""));
+	free(out);
+}
+
+/* A pod whose attempt failed is retried after a later binding only if that event could help;
+ * with resource failures it cannot, so the pod appears once. */
+static void test_unschedulable_appears_once(void **state)
+{
+	(void)state;
+	const char *cluster = NODE("node-a", "2", "8Gi", "") POD("a", "3", "") POD("b", "1", "") POD("c", "1", "");
+	char *out = run_ok(DEFAULT_CONFIG, cluster, false);
+	int na = 0, lines = 0;
+	for (const char *p = out; (p = strstr(p, "\"pod\":\"default/a\"")); p++)
+		na++;
+	for (const char *p = out; (p = strchr(p, '\n')); p++)
+		lines++;
+	assert_int_equal(na, 1);
+	assert_int_equal(lines, 3);
+	free(out);
+}
+
+/* A later binding that could help (InterPodAffinity registered for assigned-pod events) retries
+ * the pod: the follower fails, the leader binds, the follower is attempted again and fits. */
+static void test_retry_after_helpful_event(void **state)
+{
+	(void)state;
+	const char *cluster =
+		"apiVersion: v1\nkind: Node\nmetadata: {name: node-a, labels: {kubernetes.io/hostname: node-a}}\n"
+		"status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
+		"---\napiVersion: v1\nkind: Pod\nmetadata: {name: follower}\nspec:\n  priority: 100\n"
+		"  affinity:\n    podAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+		"      - labelSelector: {matchLabels: {app: leader}}\n        topologyKey: kubernetes.io/hostname\n"
+		"  containers: [{name: c, image: img}]\n"
+		"---\napiVersion: v1\nkind: Pod\nmetadata: {name: leader, labels: {app: leader}}\n"
+		"spec:\n  containers: [{name: c, image: img}]\n";
+	char *out = run_ok(DEFAULT_CONFIG, cluster, false);
+	assert_string_equal(out,
+			    "{\"pod\":\"default/follower\",\"profile\":\"default-scheduler\",\"result\":\"Unschedulable\","
+			    "\"node\":\"\",\"message\":\"0/1 nodes are available: 1 node(s) didn't match pod affinity rules.\","
+			    "\"filter\":{\"node-a\":{\"InterPodAffinity\":\"node(s) didn't match pod affinity rules\"}},"
+			    "\"score\":{},\"nominatedNode\":\"\",\"victims\":[]}\n"
+			    "{\"pod\":\"default/leader\",\"profile\":\"default-scheduler\",\"result\":\"Scheduled\",\"node\":"
+			    "\"node-a\",\"message\":\"\",\"filter\":{},\"score\":{},\"nominatedNode\":\"\",\"victims\":[]}\n"
+			    "{\"pod\":\"default/follower\",\"profile\":\"default-scheduler\",\"result\":\"Scheduled\",\"node\":"
+			    "\"node-a\",\"message\":\"\",\"filter\":{},\"score\":{},\"nominatedNode\":\"\",\"victims\":[]}\n");
+	free(out);
+}
+
+static void test_explain_table(void **state)
+{
+	(void)state;
+	const char *cluster = NODE("node-a", "4", "8Gi", "")
+		NODE("node-b", "4", "8Gi", "spec: {taints: [{key: dedicated, value: gpu, effect: NoSchedule}]}\n")
+		NODE("node-c", "2", "8Gi", "")
+		POD("web-1", "1", "")
+		POD("huge", "9", "");
+	char *out = run_ok(DEFAULT_CONFIG, cluster, true);
+	assert_non_null(strstr(out, "Pod default/web-1 (profile default-scheduler): Scheduled on node-a\n"));
+	assert_non_null(strstr(out, "  NODE    RESULT    TaintToleration(x3)"));
+	assert_non_null(strstr(out, "  node-a  chosen    100"));
+	assert_non_null(strstr(out, "  node-c  feasible  100"));
+	assert_non_null(strstr(out, "  node-b  TaintToleration: node(s) had untolerated taint(s)\n"));
+	assert_non_null(strstr(out, "Pod default/huge (profile default-scheduler): Unschedulable\n"
+				    "  0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.\n"
+				    "  NODE    REJECTED BY\n"));
+	free(out);
+}
+
+static void test_bad_input(void **state)
+{
+	(void)state;
+	int rc;
+	char *err = NULL;
+	char *out = run(DEFAULT_CONFIG, "a: [b\n", false, &rc, &err);
+	assert_int_equal(rc, -1);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "cluster: line"));
+	free(err);
+	free(out);
+	err = NULL;
+	out = run(DEFAULT_CONFIG, NODE("nx", "1", "1Gi", "") NODE("nx", "2", "1Gi", ""), false, &rc, &err);
+	assert_int_equal(rc, -1);
+	assert_string_equal(err, "object 2 (Node nx): duplicate node");
+	free(err);
+	free(out);
+	err = NULL;
+	out = run(DEFAULT_CONFIG, "apiVersion: v1\nmetadata: {name: x}\n", false, &rc, &err);
+	assert_int_equal(rc, -1);
+	assert_string_equal(err, "object 1: kind: Required value");
+	free(err);
+	free(out);
+}
+
+static void test_list_wrapper(void **state)
+{
+	(void)state;
+	const char *cluster = "apiVersion: v1\nkind: List\nitems:\n"
+			      "- {apiVersion: v1, kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}}\n"
+			      "- {apiVersion: v1, kind: Pod, metadata: {name: p, namespace: ns1}, spec: {containers: [{name: c, image: i}]}}\n";
+	char *out = run_ok(DEFAULT_CONFIG, cluster, false);
+	assert_non_null(strstr(out, "{\"pod\":\"ns1/p\",\"profile\":\"default-scheduler\",\"result\":\"Scheduled\",\"node\":\"n1\""));
+	free(out);
+}
+
+static int main_rc(int argc, char **argv, char **errtext)
+{
+	char *ob = NULL, *eb = NULL;
+	size_t ol = 0, el = 0;
+	FILE *o = open_memstream(&ob, &ol), *e = open_memstream(&eb, &el);
+	int rc = sk_simulate_main(argc, argv, o, e);
+	fclose(o);
+	fclose(e);
+	free(ob);
+	*errtext = eb;
+	return rc;
+}
+
+static void test_main_args(void **state)
+{
+	(void)state;
+	char *e = NULL;
+	char *a1[] = { "simulate", "--bogus" };
+	assert_int_equal(main_rc(2, a1, &e), 2);
+	assert_non_null(strstr(e, "unknown flag: --bogus"));
+	free(e);
+	char *a2[] = { "simulate", "--config=x.yaml" };
+	assert_int_equal(main_rc(2, a2, &e), 2);
+	assert_non_null(strstr(e, "--cluster is required"));
+	free(e);
+	char *a3[] = { "simulate", "--cluster", "/nonexistent/cluster.yaml" };
+	assert_int_equal(main_rc(3, a3, &e), 1);
+	assert_non_null(strstr(e, "/nonexistent/cluster.yaml"));
+	free(e);
+	char *a4[] = { "simulate", "--cluster" };
+	assert_int_equal(main_rc(2, a4, &e), 2);
+	assert_non_null(strstr(e, "flag needs an argument"));
+	free(e);
+	char *a5[] = { "simulate", "--seed=-1", "--cluster=x" };
+	assert_int_equal(main_rc(3, a5, &e), 2);
+	free(e);
+	/* a bad config prints every error and exits 1 */
+	char path[] = "/tmp/sk-sim-test-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	const char *bad = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nparallelism: -1\n";
+	assert_int_equal(write(fd, bad, strlen(bad)), (ssize_t)strlen(bad));
+	close(fd);
+	char cfgflag[64];
+	snprintf(cfgflag, sizeof cfgflag, "--config=%s", path);
+	char *a6[] = { "simulate", cfgflag, "--cluster", path };
+	assert_int_equal(main_rc(4, a6, &e), 1);
+	assert_non_null(strstr(e, "error: "));
+	assert_non_null(strstr(e, "parallelism"));
+	free(e);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_scheduled_with_filter_and_scores),
+		cmocka_unit_test(test_exact_line_single_feasible),
+		cmocka_unit_test(test_unschedulable_fit_error),
+		cmocka_unit_test(test_in_memory_binding_and_ignored_pods),
+		cmocka_unit_test(test_priority_class_order),
+		cmocka_unit_test(test_unknown_priority_class_is_error),
+		cmocka_unit_test(test_gated_pod_reported_once),
+		cmocka_unit_test(test_two_profiles),
+		cmocka_unit_test(test_unschedulable_appears_once),
+		cmocka_unit_test(test_retry_after_helpful_event),
+		cmocka_unit_test(test_explain_table),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_list_wrapper),
+		cmocka_unit_test(test_main_args),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
