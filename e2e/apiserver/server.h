@@ -28,7 +28,7 @@ struct apis_opts {
 	double fault_error_rate;      /* fraction of API requests failed (half 500, half 429) */
 	int fault_close_watch_every;  /* seconds; watch streams are closed after this; 0 = never */
 	int fault_delay_ms;           /* added to every API response */
-	int workers;                  /* unused by the thread-per-connection model; kept for ABI */
+	int workers;                  /* minimum worker threads (the pool grows for watches); 0 = 4 */
 };
 
 #define APIS_OPTS_DEFAULT { .bind_address = "127.0.0.1" }

@@ -1,0 +1,304 @@
+/* internal.h — shared internals of schedkit-apiserver (not for other modules): the server
+ * struct, the HTTP connection layer (http.c), the object store and watch ring (store.c), the
+ * resource registry and discovery (registry.c), REST handlers (handlers.c), background
+ * controllers (controllers.c: GC, namespaces, simulated kubelet) and TLS material (tls.c).
+ *
+ * Locking: s->lock (rwlock) guards the registry, every object table and s->rv. Writers hold it
+ * exclusively for the whole read-modify-write of one request, so optimistic concurrency is
+ * exact. s->ring_mu guards the watch ring; it is taken inside s->lock by writers and alone by
+ * watchers. s->conns_mu guards the connection list and busy flags, s->pool_mu the worker run
+ * queue (http.c), s->ctl_mu the controllers' work flags. No lock is held while writing to a
+ * socket. Registry strings read without s->lock are never freed before stop (see retire). */
+#ifndef SK_APISERVER_INTERNAL_H
+#define SK_APISERVER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+#include <openssl/ssl.h>
+
+#include "e2e/apiserver/server.h"
+
+/* ---------------- HTTP ---------------- */
+
+struct apis_kv {
+	char *k, *v;
+};
+
+struct apis_req {
+	char method[16];
+	char *path;                 /* percent-decoded path, no query */
+	struct apis_kv *query;      /* decoded query parameters */
+	int nquery;
+	char *accept, *content_type, *authorization, *user_agent;
+	bool keep_alive;
+	char *body;                 /* NUL-terminated copy */
+	size_t body_len;
+};
+
+struct apis_conn {
+	struct apis_server *srv;
+	int fd;
+	SSL *ssl;
+	char *rbuf;
+	size_t rlen, rcap;
+	char *wbuf;
+	size_t wlen, wcap;
+	bool close_after;           /* send Connection: close and stop after this response */
+	bool streaming;
+	bool busy;                  /* queued or being served (else idle in epoll); s->conns_mu */
+	struct apis_conn *qnext;    /* worker run queue, s->pool_mu */
+	struct apis_conn *next, *prev; /* s->conns list, guarded by s->conns_mu */
+};
+
+const char *apis_query(const struct apis_req *r, const char *key);
+/* Whole response with Content-Length. extra_headers: "" or "Name: v\r\n..." */
+int apis_respond(struct apis_conn *c, int code, const char *ctype, const char *body, size_t len,
+		 const char *extra_headers);
+/* Status object response. details may be NULL; it is consumed. */
+int apis_respond_status(struct apis_conn *c, int code, const char *reason, const char *message,
+			cJSON *details);
+int apis_respond_json(struct apis_conn *c, int code, const cJSON *obj);
+/* Chunked streaming (watch). */
+int apis_stream_begin(struct apis_conn *c, const char *ctype);
+int apis_stream_chunk(struct apis_conn *c, const void *data, size_t len);
+void apis_stream_end(struct apis_conn *c);
+/* True when the peer has closed (or sent something) on an idle streaming connection. */
+bool apis_conn_peer_gone(struct apis_conn *c);
+
+/* ---------------- buffers ---------------- */
+
+struct apis_buf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+void apis_buf_add(struct apis_buf *b, const void *data, size_t n);
+void apis_buf_str(struct apis_buf *b, const char *s);
+void apis_buf_printf(struct apis_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void apis_buf_free(struct apis_buf *b);
+
+/* ---------------- registry ---------------- */
+
+enum {
+	APIS_RD_STATUS = 1 << 0,      /* has /status; main writes keep status */
+	APIS_RD_SCALE = 1 << 1,       /* has /scale (deployments, replicasets) */
+	APIS_RD_GENERATION = 1 << 2,  /* metadata.generation maintained */
+	APIS_RD_RESET_STATUS = 1 << 3,/* status dropped on create */
+	APIS_RD_CUSTOM = 1 << 4,      /* defined by a CRD */
+	APIS_RD_VIRTUAL = 1 << 5,     /* not stored (bindings) */
+	APIS_RD_POD_SUBS = 1 << 6,    /* pods/binding, pods/eviction */
+	APIS_RD_NS_FINALIZE = 1 << 7, /* namespaces/finalize */
+};
+
+struct obj_table {
+	struct obj_entry **buckets;
+	size_t nbuckets, count;
+};
+
+struct apis_rdef {
+	char *group, *version, *plural, *singular, *kind, *list_kind;
+	char *api_version;            /* "v1" or "group/version" */
+	char *group_resource;         /* "pods" or "deployments.apps" for messages */
+	bool namespaced;
+	bool served;
+	unsigned flags;
+	char **short_names;
+	int nshort;
+	char **categories;
+	int ncat;
+	const char *const *fields;    /* extra field-selector fields (after metadata.*) */
+	int nfields;
+	cJSON *crd_version;           /* CRs: the CRD's spec.versions[i] (owned) */
+	const cJSON *schema;          /* CRs: openAPIV3Schema inside crd_version, or NULL */
+	char *crd_name;
+	char *crd_uid;
+	struct obj_table table;
+	struct apis_rdef *next;
+};
+
+struct apis_retired {            /* replaced registry strings/JSON, freed at stop */
+	void *p;
+	cJSON *json;
+	struct apis_retired *next;
+};
+
+/* ---------------- store ---------------- */
+
+struct apis_obj {                 /* immutable once committed; refcounted */
+	atomic_int refs;
+	struct apis_rdef *rd;
+	char *key;                    /* "ns/name" ("/name" when cluster scoped) */
+	const char *ns, *name;        /* point into nsname */
+	char *nsname;                 /* "ns\0name\0" */
+	char *uid;
+	uint64_t rv;
+	char *json;
+	size_t json_len;
+	cJSON *labels;                /* copy of metadata.labels or NULL */
+	char **fields;                /* values of rd->fields (NULL entries = absent) */
+	bool deleting;
+	bool has_owners;
+};
+
+enum apis_ev_type { APIS_EV_ADDED, APIS_EV_MODIFIED, APIS_EV_DELETED };
+
+struct apis_event {
+	atomic_int refs;
+	enum apis_ev_type type;
+	uint64_t rv;
+	struct apis_obj *obj;         /* state after (for DELETED: final state) */
+	struct apis_obj *prev;        /* state before, or NULL */
+};
+
+void apis_obj_ref(struct apis_obj *o);
+void apis_obj_unref(struct apis_obj *o);
+void apis_event_unref(struct apis_event *e);
+
+struct apis_obj *apis_store_get(struct apis_rdef *rd, const char *ns, const char *name);
+/* Calls fn for every object of rd (ns NULL = all). Caller holds s->lock. */
+void apis_store_each(struct apis_rdef *rd, const char *ns, void (*fn)(void *u, struct apis_obj *o), void *u);
+/* Commits obj (consumed) as the new state of its key: assigns a new RV, serializes, indexes,
+ * appends the event. prev = current stored object or NULL. Caller holds s->lock for writing.
+ * Returns the stored object (borrowed) or NULL on OOM. */
+struct apis_obj *apis_store_commit(struct apis_server *s, struct apis_rdef *rd, cJSON *obj,
+				   struct apis_obj *prev);
+/* Removes prev; final (consumed, may be NULL = prev's content) is the DELETED event object. */
+struct apis_obj *apis_store_remove(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *prev,
+				   cJSON *final);
+void apis_table_free(struct obj_table *t);
+/* Parses an object's stored JSON. Caller frees. */
+cJSON *apis_obj_parse(const struct apis_obj *o);
+/* Field lookup for kube_field_selector_matches; ctx is a struct apis_obj. */
+const char *apis_obj_field(const void *ctx, const char *field);
+
+/* ---------------- registry API (registry.c) ---------------- */
+
+void apis_registry_init(struct apis_server *s);
+void apis_registry_free(struct apis_server *s);
+struct apis_rdef *apis_registry_find(struct apis_server *s, const char *group, const char *version,
+				     const char *plural);
+struct apis_rdef *apis_registry_find_kind(struct apis_server *s, const char *api_version, const char *kind);
+/* Serves /api, /apis, /apis/<g>, /api/v1, /apis/<g>/<v>. Returns true when handled. */
+bool apis_discovery(struct apis_server *s, struct apis_conn *c, const char *path);
+/* CRD lifecycle, caller holds s->lock for writing. crd is the stored CRD object. */
+int apis_registry_crd_apply(struct apis_server *s, const cJSON *crd, char **err);
+void apis_registry_crd_remove(struct apis_server *s, const char *crd_name);
+/* OpenAPI v3 (uses openapi.h). */
+void apis_openapi_serve(struct apis_server *s, struct apis_conn *c, const char *path);
+
+/* ---------------- handlers / controllers ---------------- */
+
+void apis_handle(struct apis_server *s, struct apis_conn *c, struct apis_req *r);
+void apis_bootstrap(struct apis_server *s);
+int apis_controllers_start(struct apis_server *s);
+void apis_controllers_stop(struct apis_server *s);
+/* Notifications from the commit path (caller holds s->lock). */
+void apis_controllers_notify(struct apis_server *s, const struct apis_event *e);
+/* Delete helpers shared by handlers and controllers; caller holds s->lock for writing.
+ * Returns the object state to report (borrowed), NULL when it was absent. */
+struct apis_obj *apis_delete_object(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *cur,
+				    const char *propagation, long long grace, bool *removed);
+/* Writes obj (consumed) as an update of cur from a controller (no RV check). */
+struct apis_obj *apis_update_internal(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *cur,
+				      cJSON *obj);
+
+/* events.c: keeps core/v1 and events.k8s.io/v1 Events mirrored (caller holds s->lock). */
+void apis_events_mirror(struct apis_server *s, struct apis_rdef *rd, const struct apis_obj *o, bool removed);
+
+/* proto.c: Kubernetes protobuf request bodies of a few simple kinds -> JSON. NULL + *err
+ * (caller frees) for other kinds or malformed input. Caller frees the result. */
+cJSON *apis_proto_decode(const unsigned char *p, size_t n, char **err);
+
+/* ---------------- http.c lifecycle ---------------- */
+int apis_http_start(struct apis_server *s);
+void apis_http_stop(struct apis_server *s);
+
+/* ---------------- TLS (tls.c) ---------------- */
+int apis_tls_setup(struct apis_server *s);
+
+/* ---------------- utils ---------------- */
+void apis_now_rfc3339(char buf[32]);
+void apis_now_micro(char buf[40]);
+void apis_uuid(char out[37]);
+char *apis_b64(const unsigned char *p, size_t n);        /* caller frees */
+unsigned char *apis_unb64(const char *s, size_t *n);     /* caller frees */
+uint64_t apis_rand_next(uint64_t *state);
+
+/* ---------------- server ---------------- */
+
+struct apis_kubelet_item {
+	char *ns, *name;
+	struct timespec due;
+	bool deletion;
+};
+
+struct apis_server {
+	struct apis_opts opts;
+	char *bind_address, *token, *kubeconfig_path;
+	int listen_fd;
+	int port;
+	char url[160];
+	SSL_CTX *ssl_ctx;
+	char *ca_pem;
+	pthread_t accept_thread;
+	int wake_pipe[2];
+	atomic_bool stopping;
+
+	pthread_mutex_t conns_mu;     /* guards conns, nconns */
+	pthread_cond_t conns_cond;
+	struct apis_conn *conns;
+	int nconns;
+	int epfd;                     /* listening socket, wake pipe and idle connections */
+
+	pthread_mutex_t pool_mu;      /* run queue and worker counts */
+	pthread_cond_t pool_cond;
+	bool pool_init, pool_stop;
+	struct apis_conn *q_head, *q_tail;
+	size_t q_len;
+	int workers, idle_workers, min_workers;
+	struct apis_worker *dead_workers;
+
+	pthread_rwlock_t lock;        /* registry, tables, rv */
+	uint64_t rv;
+	bool mirroring;               /* events.c is writing the mirror of an event */
+	struct apis_obj *graveyard;   /* last removed object, keeps apis_store_remove's result alive */
+	struct apis_rdef *rdefs;
+	struct apis_retired *retired; /* under s->lock */
+	unsigned long registry_gen;   /* bumped whenever the set of served resources changes */
+
+	pthread_mutex_t ring_mu;      /* ring, ring_head */
+	pthread_cond_t ring_cond;
+	struct apis_event **ring;
+	size_t ring_cap;
+	uint64_t ring_head;           /* sequence number of the next event */
+
+	pthread_mutex_t openapi_mu;   /* openapi cache */
+	unsigned long openapi_gen;
+	cJSON *openapi_resources;
+	char *openapi_index;
+
+	pthread_mutex_t fault_mu;     /* fault_rng */
+	uint64_t fault_rng;
+
+	/* controllers: guarded by ctl_mu */
+	pthread_t ctl_thread;
+	bool ctl_started;
+	pthread_mutex_t ctl_mu;
+	pthread_cond_t ctl_cond;
+	bool gc_dirty, ns_dirty;
+	struct apis_kubelet_item *kq;
+	size_t kq_len, kq_cap;
+	uint64_t pod_ip_seq;
+
+	/* well-known resources (set by registry init) */
+	struct apis_rdef *rd_pods, *rd_nodes, *rd_namespaces, *rd_crds, *rd_pcs, *rd_pdbs, *rd_events,
+		*rd_events2, *rd_bindings;
+};
+
+#endif

@@ -1,0 +1,472 @@
+/* store.c — schedkit-apiserver's object store: each object kept once as its serialized JSON
+ * plus the fields that index it (namespace, name, labels, field-selector values), one hash
+ * table per resource, a global resourceVersion counter, and the bounded watch ring whose
+ * events share the stored bytes with every watcher. Also small utilities (time, uuid, base64). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "e2e/apiserver/internal.h"
+
+struct obj_entry {
+	struct apis_obj *obj;
+	struct obj_entry *next;
+};
+
+/* ---------------- utils ---------------- */
+
+void apis_now_rfc3339(char buf[32])
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void apis_now_micro(char buf[40])
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	struct tm tm;
+	gmtime_r(&ts.tv_sec, &tm);
+	char b[32];
+	strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, 40, "%.20s.%06dZ", b, (int)(ts.tv_nsec / 1000) % 1000000);
+}
+
+uint64_t apis_rand_next(uint64_t *st)
+{
+	/* splitmix64: deterministic from the seed, good enough for names and faults */
+	uint64_t z = (*st += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+void apis_uuid(char out[37])
+{
+	unsigned char b[16];
+	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
+		static _Thread_local uint64_t st;
+		if (!st)
+			st = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)&st;
+		uint64_t a = apis_rand_next(&st), c = apis_rand_next(&st);
+		memcpy(b, &a, 8);
+		memcpy(b + 8, &c, 8);
+	}
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+		 b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+char *apis_b64(const unsigned char *p, size_t n)
+{
+	char *out = malloc((n + 2) / 3 * 4 + 1);
+	if (!out)
+		return NULL;
+	size_t j = 0;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+		out[j++] = B64[(v >> 18) & 63];
+		out[j++] = B64[(v >> 12) & 63];
+		out[j++] = i + 1 < n ? B64[(v >> 6) & 63] : '=';
+		out[j++] = i + 2 < n ? B64[v & 63] : '=';
+	}
+	out[j] = 0;
+	return out;
+}
+
+unsigned char *apis_unb64(const char *s, size_t *n)
+{
+	size_t len = strlen(s);
+	unsigned char *out = malloc(len / 4 * 3 + 4);
+	if (!out)
+		return NULL;
+	unsigned v = 0;
+	int bits = 0;
+	size_t j = 0;
+	for (size_t i = 0; i < len; i++) {
+		const char *q = s[i] ? strchr(B64, s[i]) : NULL;
+		if (s[i] == '=')
+			break;
+		if (!q) {
+			free(out);
+			return NULL;
+		}
+		v = (v << 6) | (unsigned)(q - B64);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[j++] = (unsigned char)((v >> bits) & 0xff);
+		}
+	}
+	out[j] = 0;
+	*n = j;
+	return out;
+}
+
+/* ---------------- objects and events ---------------- */
+
+void apis_obj_ref(struct apis_obj *o)
+{
+	if (o)
+		atomic_fetch_add(&o->refs, 1);
+}
+
+void apis_obj_unref(struct apis_obj *o)
+{
+	if (!o || atomic_fetch_sub(&o->refs, 1) != 1)
+		return;
+	free(o->key);
+	free(o->nsname);
+	free(o->uid);
+	free(o->json);
+	cJSON_Delete(o->labels);
+	if (o->fields) {
+		for (int i = 0; i < o->rd->nfields; i++)
+			free(o->fields[i]);
+		free(o->fields);
+	}
+	free(o);
+}
+
+void apis_event_unref(struct apis_event *e)
+{
+	if (!e || atomic_fetch_sub(&e->refs, 1) != 1)
+		return;
+	apis_obj_unref(e->obj);
+	apis_obj_unref(e->prev);
+	free(e);
+}
+
+cJSON *apis_obj_parse(const struct apis_obj *o)
+{
+	return cJSON_ParseWithLength(o->json, o->json_len);
+}
+
+static const cJSON *jget(const cJSON *o, const char *path)
+{
+	char seg[128];
+	while (o && *path) {
+		const char *dot = strchr(path, '.');
+		size_t n = dot ? (size_t)(dot - path) : strlen(path);
+		if (n >= sizeof seg)
+			return NULL;
+		memcpy(seg, path, n);
+		seg[n] = 0;
+		o = cJSON_GetObjectItemCaseSensitive(o, seg);
+		path += n + (dot ? 1 : 0);
+	}
+	return o;
+}
+
+static char *field_value(const cJSON *obj, const char *path)
+{
+	const cJSON *v = jget(obj, path);
+	if (!v)
+		return NULL;
+	if (cJSON_IsString(v))
+		return strdup(v->valuestring);
+	if (cJSON_IsBool(v))
+		return strdup(cJSON_IsTrue(v) ? "true" : "false");
+	if (cJSON_IsNumber(v)) {
+		char b[64];
+		snprintf(b, sizeof b, "%.17g", v->valuedouble);
+		return strdup(b);
+	}
+	return NULL;
+}
+
+const char *apis_obj_field(const void *ctx, const char *field)
+{
+	const struct apis_obj *o = ctx;
+	if (!strcmp(field, "metadata.name"))
+		return o->name;
+	if (!strcmp(field, "metadata.namespace"))
+		return o->ns;
+	if (o->rd == NULL || !o->fields)
+		return NULL;
+	if (!strcmp(field, "spec.host"))
+		field = "spec.nodeName";
+	for (int i = 0; i < o->rd->nfields; i++)
+		if (!strcmp(o->rd->fields[i], field))
+			return o->fields[i];
+	return NULL;
+}
+
+static struct apis_obj *obj_build(struct apis_rdef *rd, const cJSON *obj, uint64_t rv, char *json)
+{
+	struct apis_obj *o = calloc(1, sizeof *o);
+	if (!o) {
+		free(json);
+		return NULL;
+	}
+	atomic_init(&o->refs, 1);
+	o->rd = rd;
+	o->rv = rv;
+	o->json = json;
+	o->json_len = strlen(json);
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "namespace"));
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
+	const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "uid"));
+	if (!rd->namespaced || !ns)
+		ns = "";
+	if (!name)
+		name = "";
+	size_t nl = strlen(ns), ml = strlen(name);
+	o->nsname = malloc(nl + ml + 2);
+	o->key = malloc(nl + ml + 2);
+	o->uid = strdup(uid ? uid : "");
+	if (!o->nsname || !o->key || !o->uid)
+		goto oom;
+	memcpy(o->nsname, ns, nl + 1);
+	memcpy(o->nsname + nl + 1, name, ml + 1);
+	o->ns = o->nsname;
+	o->name = o->nsname + nl + 1;
+	memcpy(o->key, ns, nl);
+	o->key[nl] = '/';
+	memcpy(o->key + nl + 1, name, ml + 1);
+	const cJSON *labels = cJSON_GetObjectItemCaseSensitive(md, "labels");
+	if (cJSON_IsObject(labels) && labels->child) {
+		o->labels = cJSON_Duplicate(labels, true);
+		if (!o->labels)
+			goto oom;
+	}
+	if (rd->nfields) {
+		o->fields = calloc((size_t)rd->nfields, sizeof *o->fields);
+		if (!o->fields)
+			goto oom;
+		for (int i = 0; i < rd->nfields; i++)
+			o->fields[i] = field_value(obj, rd->fields[i]);
+	}
+	o->deleting = cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp") != NULL;
+	const cJSON *owners = cJSON_GetObjectItemCaseSensitive(md, "ownerReferences");
+	o->has_owners = cJSON_IsArray(owners) && owners->child;
+	return o;
+oom:
+	apis_obj_unref(o);
+	return NULL;
+}
+
+/* ---------------- tables ---------------- */
+
+static size_t hash_str(const char *s)
+{
+	size_t h = 1469598103934665603ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static struct obj_entry **table_slot(struct obj_table *t, const char *key)
+{
+	if (!t->nbuckets)
+		return NULL;
+	struct obj_entry **pp = &t->buckets[hash_str(key) & (t->nbuckets - 1)];
+	while (*pp && strcmp((*pp)->obj->key, key) != 0)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static int table_grow(struct obj_table *t)
+{
+	size_t nb = t->nbuckets ? t->nbuckets * 2 : 64;
+	struct obj_entry **b = calloc(nb, sizeof *b);
+	if (!b)
+		return -1;
+	for (size_t i = 0; i < t->nbuckets; i++) {
+		struct obj_entry *e = t->buckets[i];
+		while (e) {
+			struct obj_entry *n = e->next;
+			size_t h = hash_str(e->obj->key) & (nb - 1);
+			e->next = b[h];
+			b[h] = e;
+			e = n;
+		}
+	}
+	free(t->buckets);
+	t->buckets = b;
+	t->nbuckets = nb;
+	return 0;
+}
+
+/* Puts o (reference taken over) under its key; the previous object is unreferenced. */
+static int table_put(struct obj_table *t, struct apis_obj *o)
+{
+	if ((t->count + 1 > t->nbuckets) && table_grow(t) < 0)
+		return -1;
+	struct obj_entry **pp = table_slot(t, o->key);
+	if (*pp) {
+		apis_obj_unref((*pp)->obj);
+		(*pp)->obj = o;
+		return 0;
+	}
+	struct obj_entry *e = malloc(sizeof *e);
+	if (!e)
+		return -1;
+	e->obj = o;
+	e->next = NULL;
+	*pp = e;
+	t->count++;
+	return 0;
+}
+
+static void table_del(struct obj_table *t, const char *key)
+{
+	struct obj_entry **pp = table_slot(t, key);
+	if (!pp || !*pp)
+		return;
+	struct obj_entry *e = *pp;
+	*pp = e->next;
+	apis_obj_unref(e->obj);
+	free(e);
+	t->count--;
+}
+
+void apis_table_free(struct obj_table *t)
+{
+	for (size_t i = 0; i < t->nbuckets; i++) {
+		struct obj_entry *e = t->buckets[i];
+		while (e) {
+			struct obj_entry *n = e->next;
+			apis_obj_unref(e->obj);
+			free(e);
+			e = n;
+		}
+	}
+	free(t->buckets);
+	memset(t, 0, sizeof *t);
+}
+
+struct apis_obj *apis_store_get(struct apis_rdef *rd, const char *ns, const char *name)
+{
+	char stack[512];
+	size_t nl = rd->namespaced && ns ? strlen(ns) : 0, ml = strlen(name);
+	char *key = nl + ml + 2 <= sizeof stack ? stack : malloc(nl + ml + 2);
+	if (!key)
+		return NULL;
+	if (nl)
+		memcpy(key, ns, nl);
+	key[nl] = '/';
+	memcpy(key + nl + 1, name, ml + 1);
+	struct obj_entry **pp = table_slot(&rd->table, key);
+	if (key != stack)
+		free(key);
+	return pp && *pp ? (*pp)->obj : NULL;
+}
+
+void apis_store_each(struct apis_rdef *rd, const char *ns, void (*fn)(void *u, struct apis_obj *o), void *u)
+{
+	struct obj_table *t = &rd->table;
+	for (size_t i = 0; i < t->nbuckets; i++)
+		for (struct obj_entry *e = t->buckets[i]; e; e = e->next)
+			if (!ns || !*ns || !strcmp(e->obj->ns, ns))
+				fn(u, e->obj);
+}
+
+/* ---------------- commit path ---------------- */
+
+static void ring_append(struct apis_server *s, struct apis_event *e)
+{
+	pthread_mutex_lock(&s->ring_mu);
+	struct apis_event **slot = &s->ring[s->ring_head % s->ring_cap];
+	struct apis_event *old = *slot;
+	*slot = e;
+	s->ring_head++;
+	pthread_cond_broadcast(&s->ring_cond);
+	pthread_mutex_unlock(&s->ring_mu);
+	apis_event_unref(old);
+}
+
+static struct apis_obj *serialize(struct apis_server *s, struct apis_rdef *rd, cJSON *obj)
+{
+	uint64_t rv = s->rv + 1;
+	char rvs[32];
+	snprintf(rvs, sizeof rvs, "%llu", (unsigned long long)rv);
+	cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	if (!cJSON_IsObject(md)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, "metadata");
+		md = cJSON_AddObjectToObject(obj, "metadata");
+		if (!md)
+			return NULL;
+	}
+	cJSON *rvitem = cJSON_CreateString(rvs);
+	if (!rvitem)
+		return NULL;
+	if (cJSON_GetObjectItemCaseSensitive(md, "resourceVersion"))
+		cJSON_ReplaceItemInObjectCaseSensitive(md, "resourceVersion", rvitem);
+	else
+		cJSON_AddItemToObject(md, "resourceVersion", rvitem);
+	char *json = cJSON_PrintUnformatted(obj);
+	if (!json)
+		return NULL;
+	struct apis_obj *o = obj_build(rd, obj, rv, json);
+	if (o)
+		s->rv = rv;
+	return o;
+}
+
+static void emit(struct apis_server *s, enum apis_ev_type type, struct apis_obj *o, struct apis_obj *prev)
+{
+	struct apis_event *e = calloc(1, sizeof *e);
+	if (!e)
+		return; /* watchers miss this change; they would relist after a timeout */
+	atomic_init(&e->refs, 1);
+	e->type = type;
+	e->rv = o->rv;
+	e->obj = o;
+	apis_obj_ref(o);
+	e->prev = prev;
+	apis_obj_ref(prev);
+	apis_controllers_notify(s, e);
+	ring_append(s, e);
+}
+
+struct apis_obj *apis_store_commit(struct apis_server *s, struct apis_rdef *rd, cJSON *obj, struct apis_obj *prev)
+{
+	struct apis_obj *o = serialize(s, rd, obj);
+	cJSON_Delete(obj);
+	if (!o)
+		return NULL;
+	apis_obj_ref(prev); /* keep prev alive for the event while the table drops it */
+	if (table_put(&rd->table, o) < 0) {
+		apis_obj_unref(prev);
+		apis_obj_unref(o);
+		return NULL;
+	}
+	emit(s, prev ? APIS_EV_MODIFIED : APIS_EV_ADDED, o, prev);
+	apis_obj_unref(prev);
+	apis_events_mirror(s, rd, o, false);
+	return o;
+}
+
+struct apis_obj *apis_store_remove(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *prev, cJSON *final)
+{
+	if (!final)
+		final = apis_obj_parse(prev);
+	if (!final)
+		return NULL;
+	struct apis_obj *o = serialize(s, rd, final);
+	cJSON_Delete(final);
+	if (!o)
+		return NULL;
+	apis_obj_ref(prev);
+	table_del(&rd->table, prev->key);
+	emit(s, APIS_EV_DELETED, o, prev);
+	apis_obj_unref(prev);
+	/* the caller gets a borrowed pointer valid until the next removal (it holds s->lock) */
+	apis_obj_unref(s->graveyard);
+	s->graveyard = o;
+	if (!s->mirroring && (rd == s->rd_events || rd == s->rd_events2)) {
+		apis_obj_ref(o); /* the mirror removal replaces the graveyard */
+		apis_events_mirror(s, rd, o, true);
+		apis_obj_unref(s->graveyard);
+		s->graveyard = o;
+	}
+	return o;
+}
