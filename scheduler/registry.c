@@ -18,6 +18,8 @@ extern const struct sk_plugin_desc sk_plugin_taint_toleration;
 extern const struct sk_plugin_desc sk_plugin_node_affinity;
 extern const struct sk_plugin_desc sk_plugin_node_ports;
 extern const struct sk_plugin_desc sk_plugin_node_resources_fit;
+extern const struct sk_plugin_desc sk_plugin_pod_topology_spread;
+extern const struct sk_plugin_desc sk_plugin_inter_pod_affinity;
 extern const struct sk_plugin_desc sk_plugin_node_resources_balanced_allocation;
 extern const struct sk_plugin_desc sk_plugin_image_locality;
 extern const struct sk_plugin_desc sk_plugin_default_binder;
@@ -31,6 +33,8 @@ const struct sk_plugin_desc *const sk_in_tree_plugins[] = {
 	&sk_plugin_node_affinity,
 	&sk_plugin_node_ports,
 	&sk_plugin_node_resources_fit,
+	&sk_plugin_pod_topology_spread,
+	&sk_plugin_inter_pod_affinity,
 	&sk_plugin_node_resources_balanced_allocation,
 	&sk_plugin_image_locality,
 	&sk_plugin_default_binder,
@@ -44,8 +48,6 @@ const char *const sk_unavailable_default_plugins[] = {
 	"NodeVolumeLimits",
 	"VolumeBinding",
 	"VolumeZone",
-	"PodTopologySpread",
-	"InterPodAffinity",
 	"DynamicResources",
 	"DefaultPreemption",
 	NULL,

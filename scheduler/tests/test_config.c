@@ -477,31 +477,35 @@ static void test_default_profile_points(void **state)
 	const struct sk_profile_config *p = &cfg->profiles[0];
 	POINT(p, SK_EP_PRE_ENQUEUE, { "SchedulingGates", 0 });
 	POINT(p, SK_EP_QUEUE_SORT, { "PrioritySort", 0 });
-	POINT(p, SK_EP_PRE_FILTER, { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 });
+	POINT(p, SK_EP_PRE_FILTER, { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 },
+	      { "PodTopologySpread", 0 }, { "InterPodAffinity", 0 });
 	POINT(p, SK_EP_FILTER, { "NodeUnschedulable", 0 }, { "NodeName", 0 }, { "TaintToleration", 0 },
-	      { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 });
+	      { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, { "PodTopologySpread", 0 },
+	      { "InterPodAffinity", 0 });
 	POINT(p, SK_EP_PRE_SCORE, { "TaintToleration", 0 }, { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 },
-	      { "NodeResourcesBalancedAllocation", 0 });
+	      { "PodTopologySpread", 0 }, { "InterPodAffinity", 0 }, { "NodeResourcesBalancedAllocation", 0 });
 	POINT(p, SK_EP_SCORE, { "TaintToleration", 3 }, { "NodeAffinity", 2 }, { "NodeResourcesFit", 1 },
-	      { "NodeResourcesBalancedAllocation", 1 }, { "ImageLocality", 1 });
+	      { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 },
+	      { "ImageLocality", 1 });
 	POINT(p, SK_EP_BIND, { "DefaultBinder", 0 });
 	assert_int_equal(p->points[SK_EP_POST_FILTER].n, 0);
 	assert_int_equal(p->points[SK_EP_RESERVE].n, 0);
 	/* every unavailable default is reported, in default order */
-	assert_int_equal(p->nunavailable, 8);
+	assert_int_equal(p->nunavailable, 6);
 	for (int i = 0; sk_unavailable_default_plugins[i]; i++)
 		assert_string_equal(p->unavailable[i], sk_unavailable_default_plugins[i]);
 	cJSON *u = sk_config_unavailable_json(cfg);
 	assert_json_equal(u, "{\"default-scheduler\":[\"VolumeRestrictions\",\"NodeVolumeLimits\",\"VolumeBinding\","
-			     "\"VolumeZone\",\"PodTopologySpread\",\"InterPodAffinity\",\"DynamicResources\","
-			     "\"DefaultPreemption\"]}");
+			     "\"VolumeZone\",\"DynamicResources\",\"DefaultPreemption\"]}");
 	cJSON_Delete(u);
 	/* the framework's args view has the decoded args of the built plugins with args */
-	assert_int_equal(p->nargs, 3);
+	assert_int_equal(p->nargs, 5);
 	assert_non_null(sk_profile_args(p, "NodeResourcesFit"));
 	assert_non_null(sk_profile_args(p, "NodeAffinity"));
 	assert_non_null(sk_profile_args(p, "NodeResourcesBalancedAllocation"));
-	assert_null(sk_profile_args(p, "InterPodAffinity"));
+	assert_non_null(sk_profile_args(p, "PodTopologySpread"));
+	assert_non_null(sk_profile_args(p, "InterPodAffinity"));
+	assert_null(sk_profile_args(p, "DefaultPreemption"));
 	sk_config_free(cfg);
 }
 
@@ -513,7 +517,8 @@ static void test_merge_custom_score_weight(void **state)
 	struct sk_config *cfg = load_ok(HDR "profiles: [{plugins: {score: {enabled: [{name: NodeResourcesFit, weight: 5}]}}}]\n");
 	const struct sk_profile_config *p = &cfg->profiles[0];
 	POINT(p, SK_EP_SCORE, { "NodeResourcesFit", 5 }, { "TaintToleration", 3 }, { "NodeAffinity", 2 },
-	      { "NodeResourcesBalancedAllocation", 1 }, { "ImageLocality", 1 });
+	      { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 },
+	      { "ImageLocality", 1 });
 	sk_config_free(cfg);
 }
 
@@ -527,7 +532,7 @@ static void test_merge_disable_all_then_enable(void **state)
 	POINT(p, SK_EP_SCORE, { "ImageLocality", 5 }, { "TaintToleration", 1 });
 	/* the other points are untouched */
 	POINT(p, SK_EP_PRE_SCORE, { "TaintToleration", 0 }, { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 },
-	      { "NodeResourcesBalancedAllocation", 0 });
+	      { "PodTopologySpread", 0 }, { "InterPodAffinity", 0 }, { "NodeResourcesBalancedAllocation", 0 });
 	sk_config_free(cfg);
 }
 
@@ -542,7 +547,8 @@ static void test_merge_multipoint_replace_in_place(void **state)
 	assert_int_equal(p->merged[SK_EP_MULTI_POINT].enabled[4].weight, 10);
 	assert_int_equal(p->merged[SK_EP_MULTI_POINT].nenabled, 19);
 	POINT(p, SK_EP_SCORE, { "TaintToleration", 10 }, { "NodeAffinity", 2 }, { "NodeResourcesFit", 1 },
-	      { "NodeResourcesBalancedAllocation", 1 }, { "ImageLocality", 1 });
+	      { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 },
+	      { "ImageLocality", 1 });
 	sk_config_free(cfg);
 }
 
@@ -573,8 +579,9 @@ static void test_merge_disable_at_one_point(void **state)
 					    "preFilter: {disabled: [{name: NodeAffinity}]}}}]\n");
 	const struct sk_profile_config *p = &cfg->profiles[0];
 	POINT(p, SK_EP_FILTER, { "NodeUnschedulable", 0 }, { "NodeName", 0 }, { "TaintToleration", 0 },
-	      { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 });
-	POINT(p, SK_EP_PRE_FILTER, { "NodePorts", 0 }, { "NodeResourcesFit", 0 });
+	      { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 }, { "PodTopologySpread", 0 }, { "InterPodAffinity", 0 });
+	POINT(p, SK_EP_PRE_FILTER, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, { "PodTopologySpread", 0 },
+	      { "InterPodAffinity", 0 });
 	sk_config_free(cfg);
 }
 
@@ -585,7 +592,8 @@ static void test_override_order(void **state)
 	struct sk_config *cfg = load_ok(HDR "profiles: [{plugins: {filter: {enabled: [{name: NodePorts}, {name: NodeName}]}}}]\n");
 	const struct sk_profile_config *p = &cfg->profiles[0];
 	POINT(p, SK_EP_FILTER, { "NodePorts", 0 }, { "NodeName", 0 }, { "NodeUnschedulable", 0 },
-	      { "TaintToleration", 0 }, { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 });
+	      { "TaintToleration", 0 }, { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 }, { "PodTopologySpread", 0 },
+	      { "InterPodAffinity", 0 });
 	sk_config_free(cfg);
 }
 
@@ -614,16 +622,26 @@ static void test_unavailable_named_explicitly(void **state)
 	/* upstream names are accepted; not-built ones are skipped and reported */
 	struct sk_config *cfg = load_ok(HDR "profiles: [{plugins: {multiPoint: {disabled: [{name: '*'}], enabled: "
 					    "[{name: PrioritySort}, {name: DefaultBinder}]}, "
-					    "filter: {enabled: [{name: InterPodAffinity}]}}}]\n");
+					    "postFilter: {enabled: [{name: DefaultPreemption}]}}}]\n");
 	const struct sk_profile_config *p = &cfg->profiles[0];
-	assert_int_equal(p->points[SK_EP_FILTER].n, 0);
+	assert_int_equal(p->points[SK_EP_POST_FILTER].n, 0);
 	assert_int_equal(p->nunavailable, 1);
-	assert_string_equal(p->unavailable[0], "InterPodAffinity");
+	assert_string_equal(p->unavailable[0], "DefaultPreemption");
 	/* its default args are still added (it is enabled) */
 	bool found = false;
 	for (int i = 0; i < p->nplugin_config; i++)
-		found |= !strcmp(p->plugin_config[i].name, "InterPodAffinity");
+		found |= !strcmp(p->plugin_config[i].name, "DefaultPreemption");
 	assert_true(found);
+	sk_config_free(cfg);
+
+	/* InterPodAffinity is built now: enabled at filter only, it runs there */
+	cfg = load_ok(HDR "profiles: [{plugins: {multiPoint: {disabled: [{name: '*'}], enabled: "
+			  "[{name: PrioritySort}, {name: DefaultBinder}]}, "
+			  "filter: {enabled: [{name: InterPodAffinity}]}}}]\n");
+	p = &cfg->profiles[0];
+	POINT(p, SK_EP_FILTER, { "InterPodAffinity", 0 });
+	assert_int_equal(p->nunavailable, 0);
+	assert_non_null(sk_profile_args(p, "InterPodAffinity"));
 	sk_config_free(cfg);
 }
 
@@ -661,17 +679,19 @@ static void test_out_of_tree_multipoint(void **state)
 	struct sk_config *cfg = load_ok(HDR "profiles: [{plugins: {multiPoint: {enabled: [{name: CustomPlugin, weight: 7}]}}}]\n");
 	const struct sk_profile_config *p = &cfg->profiles[0];
 	POINT(p, SK_EP_FILTER, { "NodeUnschedulable", 0 }, { "NodeName", 0 }, { "TaintToleration", 0 },
-	      { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, { "CustomPlugin", 0 });
+	      { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, { "PodTopologySpread", 0 },
+	      { "InterPodAffinity", 0 }, { "CustomPlugin", 0 });
 	POINT(p, SK_EP_SCORE, { "TaintToleration", 3 }, { "NodeAffinity", 2 }, { "NodeResourcesFit", 1 },
-	      { "NodeResourcesBalancedAllocation", 1 }, { "ImageLocality", 1 }, { "CustomPlugin", 7 });
+	      { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 },
+	      { "ImageLocality", 1 }, { "CustomPlugin", 7 });
 	sk_config_free(cfg);
 
 	/* disabled at one point by name, kept at the others */
 	cfg = load_ok(HDR "profiles: [{plugins: {multiPoint: {enabled: [{name: CustomPlugin}]}, "
 			  "score: {disabled: [{name: CustomPlugin}]}}}]\n");
 	p = &cfg->profiles[0];
-	assert_string_equal(p->points[SK_EP_FILTER].items[6].desc->name, "CustomPlugin");
-	assert_int_equal(p->points[SK_EP_SCORE].n, 5);
+	assert_string_equal(p->points[SK_EP_FILTER].items[8].desc->name, "CustomPlugin");
+	assert_int_equal(p->points[SK_EP_SCORE].n, 7);
 	sk_config_free(cfg);
 }
 
@@ -744,7 +764,7 @@ static void test_fit_args_of_disabled_plugin(void **state)
 		HDR "profiles:\n- plugins: {multiPoint: {disabled: [{name: NodeResourcesFit}]}}\n"
 		    "  pluginConfig:\n  - name: NodeResourcesFit\n"
 		    "    args: {scoringStrategy: {type: Foo, resources: [{name: cpu, weight: 200}]}}\n");
-	assert_int_equal(cfg->profiles[0].points[SK_EP_FILTER].n, 5);
+	assert_int_equal(cfg->profiles[0].points[SK_EP_FILTER].n, 7);
 	assert_null(sk_profile_args(&cfg->profiles[0], "NodeResourcesFit"));
 	sk_config_free(cfg);
 
@@ -801,8 +821,8 @@ static void test_rich_round_trip(void **state)
 	}
 	assert_string_equal(cfg->profiles[0].plugin_config[0].name, "DefaultPreemption");
 	POINT(&cfg->profiles[0], SK_EP_SCORE, { "NodeAffinity", 4 }, { "TaintToleration", 3 }, { "NodeResourcesFit", 1 },
-	      { "NodeResourcesBalancedAllocation", 1 });
-	assert_int_equal(cfg->profiles[0].points[SK_EP_PRE_FILTER].n, 2);
+	      { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 });
+	assert_int_equal(cfg->profiles[0].points[SK_EP_PRE_FILTER].n, 4);
 	/* the sha256 differs with the text */
 	assert_string_not_equal(cfg->sha256, again->sha256);
 	cJSON_Delete(j);

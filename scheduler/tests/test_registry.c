@@ -17,7 +17,8 @@ static void test_in_tree_order(void **state)
 	(void)state;
 	const char *const want[] = { "SchedulingGates",  "PrioritySort", "NodeUnschedulable", "NodeName",
 				     "TaintToleration",  "NodeAffinity", "NodePorts",         "NodeResourcesFit",
-				     "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder", NULL };
+				     "PodTopologySpread", "InterPodAffinity", "NodeResourcesBalancedAllocation",
+				     "ImageLocality",    "DefaultBinder", NULL };
 	int i = 0;
 	for (; sk_in_tree_plugins[i]; i++) {
 		assert_non_null(want[i]);
@@ -45,6 +46,8 @@ static void test_extension_points(void **state)
 		{ "NodeAffinity", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 4 },
 		{ "NodePorts", { SK_EP_PRE_FILTER, SK_EP_FILTER }, 2 },
 		{ "NodeResourcesFit", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 4 },
+		{ "PodTopologySpread", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 4 },
+		{ "InterPodAffinity", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 4 },
 		{ "NodeResourcesBalancedAllocation", { SK_EP_PRE_SCORE, SK_EP_SCORE }, 2 },
 		{ "ImageLocality", { SK_EP_SCORE }, 1 },
 		{ "DefaultBinder", { SK_EP_BIND }, 1 },
@@ -67,6 +70,15 @@ static void test_extension_points(void **state)
 	assert_non_null(sk_registry_lookup("NodeAffinity")->normalize_score);
 	assert_null(sk_registry_lookup("NodeResourcesFit")->normalize_score);
 	assert_null(sk_registry_lookup("ImageLocality")->normalize_score);
+	/* both with the PreFilter extensions (AddPod/RemovePod) and NormalizeScore (plugins.md §20) */
+	const char *const spread_affinity[] = { "PodTopologySpread", "InterPodAffinity" };
+	for (int i = 0; i < 2; i++) {
+		const struct sk_plugin_desc *d = sk_registry_lookup(spread_affinity[i]);
+		assert_non_null(d->pre_filter_add_pod);
+		assert_non_null(d->pre_filter_remove_pod);
+		assert_non_null(d->normalize_score);
+		assert_non_null(d->events_to_register);
+	}
 	/* args kinds */
 	assert_string_equal(sk_registry_lookup("NodeResourcesFit")->args_kind, "NodeResourcesFitArgs");
 	assert_string_equal(sk_registry_lookup("NodeAffinity")->args_kind, "NodeAffinityArgs");
@@ -119,9 +131,8 @@ static void test_suggest(void **state)
 static void test_unavailable(void **state)
 {
 	(void)state;
-	const char *const want[] = { "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",     "VolumeZone",
-				     "PodTopologySpread",  "InterPodAffinity", "DynamicResources", "DefaultPreemption",
-				     NULL };
+	const char *const want[] = { "VolumeRestrictions", "NodeVolumeLimits",  "VolumeBinding", "VolumeZone",
+				     "DynamicResources",   "DefaultPreemption", NULL };
 	for (int i = 0; want[i]; i++) {
 		assert_string_equal(sk_unavailable_default_plugins[i], want[i]);
 		assert_null(sk_registry_lookup(want[i]));
@@ -130,7 +141,12 @@ static void test_unavailable(void **state)
 		assert_string_equal(stub->name, want[i]);
 		assert_null(stub->filter);
 	}
-	assert_null(sk_unavailable_default_plugins[8]);
+	assert_null(sk_unavailable_default_plugins[6]);
+	/* built plugins have no stub: the real descriptor wins */
+	assert_null(sk_unavailable_plugin_desc("PodTopologySpread"));
+	assert_null(sk_unavailable_plugin_desc("InterPodAffinity"));
+	assert_non_null(sk_registry_lookup("PodTopologySpread"));
+	assert_non_null(sk_registry_lookup("InterPodAffinity"));
 }
 
 int main(void)

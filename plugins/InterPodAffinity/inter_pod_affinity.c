@@ -1,0 +1,685 @@
+/* InterPodAffinity (PreFilter + AddPod/RemovePod, Filter, PreScore, Score, NormalizeScore,
+ * EnqueueExtensions) and InterPodAffinityArgs (plugins.md §15, config.md §7).
+ *
+ * PreFilter counts, per (topology key, value), the existing pods matching the incoming pod's
+ * required (anti-)affinity terms and the existing pods whose required anti-affinity matches the
+ * incoming pod (only nodes in sk_snapshot.have_required_anti_affinity are visited for the latter),
+ * so Filter is O(terms + node labels) per node. PreScore builds the (key, value) -> weight map from
+ * every pod when the incoming pod has preferred terms, else only from the nodes in
+ * sk_snapshot.have_affinity; Score is O(distinct topology keys) per node.
+ *
+ * Namespace selectors: upstream resolves a term's namespaceSelector through the namespace lister
+ * (and matches existing pods' selectors against the incoming pod's namespace labels). The handle
+ * has no namespace labels, so an empty selector ({}) means every namespace and a non-empty one
+ * adds nothing beyond the term's explicit namespaces list (docs/config.md).
+ *
+ * Instances borrow their args. Cycle state: the PreFilter state is cloneable (AddPod/RemovePod
+ * update the clone's maps); the PreScore state is read-only and shared by clones. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/selector.h"
+#include "plugins/PodTopologySpread/tpmap.h"
+#include "scheduler/config.h"
+#include "scheduler/framework.h"
+
+#define ERR_REASON_EXISTING_ANTI_AFFINITY "node(s) didn't satisfy existing pods anti-affinity rules"
+#define ERR_REASON_AFFINITY "node(s) didn't match pod affinity rules"
+#define ERR_REASON_ANTI_AFFINITY "node(s) didn't match pod anti-affinity rules"
+
+/* ---------- args ---------- */
+
+struct ipa_args {
+	int32_t hard_pod_affinity_weight;
+	bool ignore_preferred_terms_of_existing_pods;
+};
+
+static void args_free(void *p) { free(p); }
+
+static int args_decode(const cJSON *json, void **out, struct sk_errors *e, const char *path)
+{
+	static const char *const fields[] = { "hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods", NULL };
+	int64_t w = 1;
+	bool ignore = false;
+	if (sk_json_check_object(json, path, fields, true, e) < 0 ||
+	    sk_args_check_type_meta(json, "InterPodAffinityArgs", path, e) < 0 ||
+	    sk_json_int(json, "hardPodAffinityWeight", path, INT32_MIN, INT32_MAX, &w, NULL, e) < 0 ||
+	    sk_json_bool(json, "ignorePreferredTermsOfExistingPods", path, &ignore, NULL, e) < 0)
+		return -1;
+	if (w < 0 || w > 100) {
+		char *p = sk_path_child(path, "hardPodAffinityWeight");
+		sk_err_invalid_int(e, p ? p : path, w, "not in valid range [0, 100]");
+		free(p);
+		return -1;
+	}
+	struct ipa_args *a = calloc(1, sizeof(*a));
+	if (!a) {
+		sk_errors_addf(e, "%s: out of memory", path);
+		return -1;
+	}
+	a->hard_pod_affinity_weight = (int32_t)w;
+	a->ignore_preferred_terms_of_existing_pods = ignore;
+	*out = a;
+	return 0;
+}
+
+static cJSON *args_encode(const void *p)
+{
+	const struct ipa_args *a = p;
+	cJSON *o = sk_args_json_new("InterPodAffinityArgs");
+	if (!o || !cJSON_AddNumberToObject(o, "hardPodAffinityWeight", a ? a->hard_pod_affinity_weight : 1) ||
+	    !cJSON_AddBoolToObject(o, "ignorePreferredTermsOfExistingPods",
+				   a ? a->ignore_preferred_terms_of_existing_pods : false)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* ---------- instance ---------- */
+
+static const struct ipa_args default_args = { .hard_pod_affinity_weight = 1 };
+
+static int ipa_init(struct sk_plugin *self, const void *args, char **err)
+{
+	(void)err;
+	self->priv = (void *)(args ? args : &default_args);
+	return 0;
+}
+
+static const struct ipa_args *ipa_args(const struct sk_plugin *self) { return self->priv; }
+
+/* ---------- term matching (upstream AffinityTerm.Matches) ---------- */
+
+/* term was declared by `owner`; does it select namespace ns? */
+static bool term_selects_namespace(const struct sk_affinity_term *t, const struct sk_pod *owner, const char *ns)
+{
+	if (t->nnamespaces == 0 && !t->ns_selector)
+		return strcmp(owner->ns, ns) == 0;
+	for (int i = 0; i < t->nnamespaces; i++)
+		if (strcmp(t->namespaces[i], ns) == 0)
+			return true;
+	return t->ns_selector && kube_label_selector_is_empty(t->ns_selector);
+}
+
+static bool term_matches(const struct sk_affinity_term *t, const struct sk_pod *owner, const struct sk_pod *pod)
+{
+	return term_selects_namespace(t, owner, pod->ns) &&
+	       kube_label_selector_matches(t->selector, sk_labels_get, &pod->labels);
+}
+
+/* podMatchesAllAffinityTerms: false for no terms. */
+static bool matches_all(const struct sk_affinity_term *terms, int n, const struct sk_pod *owner,
+			const struct sk_pod *pod)
+{
+	if (n == 0)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (!term_matches(&terms[i], owner, pod))
+			return false;
+	return true;
+}
+
+/* ---------- PreFilter / Filter ---------- */
+
+struct ipa_filter_state {
+	const struct sk_pod *pod;        /* the incoming pod (lives for the cycle) */
+	struct sk_tpmap existing_anti;   /* existing pods' required anti-affinity matching the pod */
+	struct sk_tpmap affinity;        /* existing pods matching all the pod's required affinity terms */
+	struct sk_tpmap anti;            /* existing pods matching the pod's required anti-affinity terms */
+};
+
+static void filter_state_free(void *p)
+{
+	struct ipa_filter_state *s = p;
+	if (!s)
+		return;
+	sk_tpmap_free(&s->existing_anti);
+	sk_tpmap_free(&s->affinity);
+	sk_tpmap_free(&s->anti);
+	free(s);
+}
+
+static void *filter_state_clone(const void *p)
+{
+	const struct ipa_filter_state *s = p;
+	struct ipa_filter_state *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->pod = s->pod;
+	if (sk_tpmap_copy(&c->existing_anti, &s->existing_anti) < 0 || sk_tpmap_copy(&c->affinity, &s->affinity) < 0 ||
+	    sk_tpmap_copy(&c->anti, &s->anti) < 0) {
+		filter_state_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static const struct sk_state_ops filter_state_ops = { .free = filter_state_free, .clone = filter_state_clone };
+
+/* m[(key, node's value)] += delta when the node has the key; 0 or -1 (OOM). */
+static int bump(struct sk_tpmap *m, const struct sk_node *node, const char *key, int64_t delta)
+{
+	const char *v = sk_labels_get(&node->labels, key);
+	if (!v)
+		return 0;
+	return sk_tpmap_add_or_delete(m, key, v, delta);
+}
+
+/* Counts one existing pod `other` on `node` into the incoming pod's affinity/anti maps. */
+static int count_incoming_terms(struct ipa_filter_state *s, const struct sk_pod *other, const struct sk_node *node,
+				int64_t delta)
+{
+	const struct sk_pod *pod = s->pod;
+	if (matches_all(pod->affinity, pod->naffinity, pod, other))
+		for (int t = 0; t < pod->naffinity; t++)
+			if (bump(&s->affinity, node, pod->affinity[t].topology_key, delta) < 0)
+				return -1;
+	for (int t = 0; t < pod->nanti_affinity; t++)
+		if (term_matches(&pod->anti_affinity[t], pod, other) &&
+		    bump(&s->anti, node, pod->anti_affinity[t].topology_key, delta) < 0)
+			return -1;
+	return 0;
+}
+
+/* Counts `other`'s required anti-affinity terms that match the incoming pod. */
+static int count_existing_anti(struct ipa_filter_state *s, const struct sk_pod *other, const struct sk_node *node,
+			       int64_t delta)
+{
+	for (int t = 0; t < other->nanti_affinity; t++)
+		if (term_matches(&other->anti_affinity[t], other, s->pod) &&
+		    bump(&s->existing_anti, node, other->anti_affinity[t].topology_key, delta) < 0)
+			return -1;
+	return 0;
+}
+
+/* Per-node counts of existing pods matching the incoming pod's required terms, computed in
+ * parallel: row i holds, for node i, [naffinity] pods matching all affinity terms (the same count
+ * for every term) and [nanti_affinity] pods matching each anti-affinity term. */
+struct incoming_job {
+	const struct sk_snapshot *snap;
+	const struct sk_pod *pod;
+	int64_t *counts;
+	int nterms;
+};
+
+static void count_incoming_node(int i, void *ctx)
+{
+	struct incoming_job *j = ctx;
+	const struct sk_pod *pod = j->pod;
+	int64_t *row = &j->counts[(size_t)i * (size_t)j->nterms];
+	memset(row, 0, (size_t)j->nterms * sizeof(*row));
+	const struct sk_node_info *ni = j->snap->nodes[i];
+	if (!ni->node)
+		return;
+	for (int k = 0; k < ni->npods; k++) {
+		const struct sk_pod *other = ni->pods[k].pod;
+		if (matches_all(pod->affinity, pod->naffinity, pod, other))
+			for (int t = 0; t < pod->naffinity; t++)
+				row[t]++;
+		for (int t = 0; t < pod->nanti_affinity; t++)
+			row[pod->naffinity + t] += term_matches(&pod->anti_affinity[t], pod, other);
+	}
+}
+
+static int count_incoming_all(struct ipa_filter_state *s, struct sk_handle *handle, const struct sk_snapshot *snap)
+{
+	const struct sk_pod *pod = s->pod;
+	int nt = pod->naffinity + pod->nanti_affinity;
+	if (!snap || snap->nnodes == 0 || nt == 0)
+		return 0;
+	struct incoming_job j = { .snap = snap, .pod = pod, .nterms = nt };
+	if (!(j.counts = malloc((size_t)snap->nnodes * (size_t)nt * sizeof(*j.counts))))
+		return -1;
+	sk_handle_parallel_for(handle, snap->nnodes, count_incoming_node, &j);
+	int rc = 0;
+	for (int i = 0; i < snap->nnodes && rc == 0; i++) {
+		const struct sk_node *node = snap->nodes[i]->node;
+		const int64_t *row = &j.counts[(size_t)i * (size_t)nt];
+		for (int t = 0; t < nt && rc == 0; t++) {
+			if (row[t] == 0)
+				continue;
+			bool aff = t < pod->naffinity;
+			const char *key = aff ? pod->affinity[t].topology_key : pod->anti_affinity[t - pod->naffinity].topology_key;
+			rc = bump(aff ? &s->affinity : &s->anti, node, key, row[t]);
+		}
+	}
+	free(j.counts);
+	return rc;
+}
+
+static struct sk_status ipa_pre_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				       struct sk_prefilter_result *result)
+{
+	(void)result;
+	const struct sk_snapshot *snap = sk_handle_snapshot(self->handle);
+	struct ipa_filter_state *s = calloc(1, sizeof(*s));
+	if (!s)
+		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
+	s->pod = pod;
+	for (int i = 0; snap && i < snap->nhave_required_anti_affinity; i++) {
+		const struct sk_node_info *ni = snap->have_required_anti_affinity[i];
+		if (!ni->node)
+			continue;
+		for (int k = 0; k < ni->npods; k++)
+			if (ni->pods[k].pod->nanti_affinity > 0 && count_existing_anti(s, ni->pods[k].pod, ni->node, 1) < 0)
+				goto oom;
+	}
+	if (count_incoming_all(s, self->handle, snap) < 0)
+		goto oom;
+	if (s->existing_anti.n == 0 && pod->naffinity == 0 && pod->nanti_affinity == 0) {
+		filter_state_free(s);
+		return sk_status(SK_SKIP, NULL);
+	}
+	sk_cycle_state_put(cs, self->slot, s, &filter_state_ops);
+	return sk_ok();
+oom:
+	filter_state_free(s);
+	return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
+}
+
+static struct sk_status add_remove(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *other,
+				   const struct sk_node_info *ni, int64_t delta)
+{
+	struct ipa_filter_state *s = sk_cycle_state_get(cs, self->slot);
+	if (!s)
+		return sk_status(SK_ERROR, "error reading \"PreFilterInterPodAffinity\" from cycleState: not found");
+	if (!ni->node)
+		return sk_ok();
+	if (count_existing_anti(s, other, ni->node, delta) < 0 || count_incoming_terms(s, other, ni->node, delta) < 0)
+		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
+	return sk_ok();
+}
+
+static struct sk_status ipa_add_pod(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				    const struct sk_pod *to_add, const struct sk_node_info *ni)
+{
+	(void)pod;
+	return add_remove(self, cs, to_add, ni, 1);
+}
+
+static struct sk_status ipa_remove_pod(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				       const struct sk_pod *to_remove, const struct sk_node_info *ni)
+{
+	(void)pod;
+	return add_remove(self, cs, to_remove, ni, -1);
+}
+
+static bool satisfy_pod_affinity(const struct ipa_filter_state *s, const struct sk_node *node)
+{
+	const struct sk_pod *pod = s->pod;
+	bool pods_exist = true;
+	for (int t = 0; t < pod->naffinity; t++) {
+		const char *key = pod->affinity[t].topology_key;
+		const char *v = sk_labels_get(&node->labels, key);
+		if (!v)
+			return false; /* every topology label must exist on the node */
+		const int64_t *c = sk_tpmap_find(&s->affinity, key, v);
+		if (!c || *c <= 0)
+			pods_exist = false;
+	}
+	if (pods_exist)
+		return true;
+	/* The first pod of a series with affinity to itself: no pod anywhere matches the terms, and the
+	 * pod matches them itself. */
+	return s->affinity.n == 0 && matches_all(pod->affinity, pod->naffinity, pod, pod);
+}
+
+static bool satisfy_pod_anti_affinity(const struct ipa_filter_state *s, const struct sk_node *node)
+{
+	if (s->anti.n == 0)
+		return true;
+	for (int t = 0; t < s->pod->nanti_affinity; t++) {
+		const char *key = s->pod->anti_affinity[t].topology_key;
+		const char *v = sk_labels_get(&node->labels, key);
+		const int64_t *c = v ? sk_tpmap_find(&s->anti, key, v) : NULL;
+		if (c && *c > 0)
+			return false;
+	}
+	return true;
+}
+
+static bool satisfy_existing_anti_affinity(const struct ipa_filter_state *s, const struct sk_node *node)
+{
+	if (s->existing_anti.n == 0)
+		return true;
+	for (int i = 0; i < node->labels.n; i++) {
+		const int64_t *c = sk_tpmap_find(&s->existing_anti, node->labels.items[i].key, node->labels.items[i].value);
+		if (c && *c > 0)
+			return false;
+	}
+	return true;
+}
+
+static struct sk_status ipa_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				   const struct sk_node_info *ni)
+{
+	(void)pod;
+	const struct ipa_filter_state *s = sk_cycle_state_get(cs, self->slot);
+	if (!s)
+		return sk_status(SK_ERROR, "error reading \"PreFilterInterPodAffinity\" from cycleState: not found");
+	if (!ni->node)
+		return sk_status(SK_ERROR, "node not found");
+	if (!satisfy_pod_affinity(s, ni->node))
+		return sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY);
+	if (!satisfy_pod_anti_affinity(s, ni->node))
+		return sk_status(SK_UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY);
+	if (!satisfy_existing_anti_affinity(s, ni->node))
+		return sk_status(SK_UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY);
+	return sk_ok();
+}
+
+/* ---------- PreScore / Score / NormalizeScore ---------- */
+
+struct ipa_score_state {
+	struct sk_tpmap scores;  /* (topology key, value) -> summed weight */
+	int nkeys, capkeys;
+	const char **keys;       /* distinct topology keys in scores */
+};
+
+static void score_state_free(void *p)
+{
+	struct ipa_score_state *s = p;
+	if (!s)
+		return;
+	sk_tpmap_free(&s->scores);
+	free(s->keys);
+	free(s);
+}
+
+static const struct sk_state_ops score_state_ops = { .free = score_state_free, .clone = NULL };
+
+struct score_ctx {
+	struct ipa_score_state *s;
+	const struct sk_pod *pod;
+	const struct ipa_args *args;
+	int oom;
+	/* the last lookup: pods on one node mostly repeat the same (key, value) */
+	const struct sk_node *last_node;
+	const char *last_key;
+	int64_t *last_slot;          /* valid until the next insert, which refreshes it */
+};
+
+/* scores[(key, node's value)] += w when the node has the key. */
+static void add_score_at(struct score_ctx *x, const char *key, int64_t w, const struct sk_node *node)
+{
+	if (x->last_slot && node == x->last_node && key == x->last_key) {
+		*x->last_slot += w;
+		return;
+	}
+	const char *v = sk_labels_get(&node->labels, key);
+	if (!v)
+		return;
+	struct ipa_score_state *s = x->s;
+	int before = s->scores.n;
+	int64_t *slot = sk_tpmap_slot(&s->scores, key, v);
+	if (!slot) {
+		x->oom = 1;
+		return;
+	}
+	*slot += w;
+	x->last_node = node;
+	x->last_key = key;
+	x->last_slot = slot;
+	if (s->scores.n == before)
+		return;
+	for (int i = 0; i < s->nkeys; i++)
+		if (strcmp(s->keys[i], key) == 0)
+			return;
+	if (s->nkeys == s->capkeys) {
+		int cap = s->capkeys ? s->capkeys * 2 : 4;
+		const char **k = realloc(s->keys, (size_t)cap * sizeof(*k));
+		if (!k) {
+			x->oom = 1;
+			return;
+		}
+		s->keys = k;
+		s->capkeys = cap;
+	}
+	s->keys[s->nkeys++] = key;
+}
+
+static void add_score(struct score_ctx *x, const struct sk_affinity_term *t, int64_t w, const struct sk_pod *owner,
+		      const struct sk_pod *target, const struct sk_node *node)
+{
+	if (term_matches(t, owner, target))
+		add_score_at(x, t->topology_key, w, node);
+}
+
+/* The existing pod's own terms that match the incoming pod (upstream processExistingPod, the part
+ * that depends on the existing pod's affinity; the incoming pod's preferred terms are counted by
+ * count_preferred_all). */
+static void process_existing_pod(struct score_ctx *x, const struct sk_pod *existing, const struct sk_node *node)
+{
+	if (node->labels.n == 0)
+		return;
+	const struct sk_pod *pod = x->pod;
+	if (x->args->hard_pod_affinity_weight > 0)
+		for (int i = 0; i < existing->naffinity; i++)
+			add_score(x, &existing->affinity[i], x->args->hard_pod_affinity_weight, existing, pod, node);
+	for (int i = 0; i < existing->npreferred_affinity; i++)
+		add_score(x, &existing->preferred_affinity_terms[i], existing->preferred_affinity_terms[i].weight,
+			  existing, pod, node);
+	for (int i = 0; i < existing->npreferred_anti_affinity; i++)
+		add_score(x, &existing->preferred_anti_affinity_terms[i],
+			  -(int64_t)existing->preferred_anti_affinity_terms[i].weight, existing, pod, node);
+}
+
+static bool has_any_affinity(const struct sk_pod *p)
+{
+	return p->naffinity || p->nanti_affinity || p->npreferred_affinity || p->npreferred_anti_affinity;
+}
+
+/* Per-node counts of existing pods matching each of the incoming pod's preferred terms
+ * ([npreferred_affinity] then [npreferred_anti_affinity]), computed in parallel. */
+static void count_preferred_node(int i, void *ctx)
+{
+	struct incoming_job *j = ctx;
+	const struct sk_pod *pod = j->pod;
+	int64_t *row = &j->counts[(size_t)i * (size_t)j->nterms];
+	memset(row, 0, (size_t)j->nterms * sizeof(*row));
+	const struct sk_node_info *ni = j->snap->nodes[i];
+	if (!ni->node || ni->node->labels.n == 0)
+		return;
+	for (int k = 0; k < ni->npods; k++) {
+		const struct sk_pod *other = ni->pods[k].pod;
+		for (int t = 0; t < pod->npreferred_affinity; t++)
+			row[t] += term_matches(&pod->preferred_affinity_terms[t], pod, other);
+		for (int t = 0; t < pod->npreferred_anti_affinity; t++)
+			row[pod->npreferred_affinity + t] += term_matches(&pod->preferred_anti_affinity_terms[t], pod, other);
+	}
+}
+
+static void count_preferred_all(struct score_ctx *x, struct sk_handle *handle, const struct sk_snapshot *snap)
+{
+	const struct sk_pod *pod = x->pod;
+	int na = pod->npreferred_affinity, nt = na + pod->npreferred_anti_affinity;
+	if (snap->nnodes == 0 || nt == 0)
+		return;
+	struct incoming_job j = { .snap = snap, .pod = pod, .nterms = nt };
+	if (!(j.counts = malloc((size_t)snap->nnodes * (size_t)nt * sizeof(*j.counts)))) {
+		x->oom = 1;
+		return;
+	}
+	sk_handle_parallel_for(handle, snap->nnodes, count_preferred_node, &j);
+	for (int i = 0; i < snap->nnodes && !x->oom; i++) {
+		const struct sk_node *node = snap->nodes[i]->node;
+		const int64_t *row = &j.counts[(size_t)i * (size_t)nt];
+		for (int t = 0; t < nt && !x->oom; t++) {
+			if (row[t] == 0)
+				continue;
+			const struct sk_affinity_term *term =
+				t < na ? &pod->preferred_affinity_terms[t] : &pod->preferred_anti_affinity_terms[t - na];
+			add_score_at(x, term->topology_key, (t < na ? 1 : -1) * (int64_t)term->weight * row[t], node);
+		}
+	}
+	free(j.counts);
+}
+
+static struct sk_status ipa_pre_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				      const struct sk_node_info *const *nodes, int nnodes)
+{
+	(void)nodes;
+	const struct ipa_args *args = ipa_args(self);
+	if (nnodes == 0)
+		return sk_status(SK_SKIP, NULL);
+	bool has_constraints = pod->npreferred_affinity > 0 || pod->npreferred_anti_affinity > 0;
+	if (args->ignore_preferred_terms_of_existing_pods && !has_constraints)
+		return sk_status(SK_SKIP, NULL);
+	const struct sk_snapshot *snap = sk_handle_snapshot(self->handle);
+	if (!snap)
+		return sk_status(SK_SKIP, NULL);
+	struct ipa_score_state *s = calloc(1, sizeof(*s));
+	if (!s)
+		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
+	struct score_ctx x = { .s = s, .pod = pod, .args = args };
+	/* the incoming pod's preferred terms against every pod (only when it has some) */
+	if (has_constraints)
+		count_preferred_all(&x, self->handle, snap);
+	/* the existing pods' own terms: only pods with affinity have any */
+	for (int i = 0; i < snap->nhave_affinity && !x.oom; i++) {
+		const struct sk_node_info *ni = snap->have_affinity[i];
+		if (!ni->node)
+			continue;
+		for (int k = 0; k < ni->npods && !x.oom; k++) {
+			const struct sk_pod *p = ni->pods[k].pod;
+			if (has_any_affinity(p))
+				process_existing_pod(&x, p, ni->node);
+		}
+	}
+	if (x.oom) {
+		score_state_free(s);
+		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
+	}
+	if (s->scores.n == 0) {
+		score_state_free(s);
+		return sk_status(SK_SKIP, NULL);
+	}
+	sk_cycle_state_put(cs, self->slot, s, &score_state_ops);
+	return sk_ok();
+}
+
+static struct sk_status ipa_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				  const struct sk_node_info *ni, int64_t *score)
+{
+	(void)pod;
+	const struct ipa_score_state *s = sk_cycle_state_get(cs, self->slot);
+	*score = 0;
+	if (!s)
+		return sk_status(SK_ERROR, "failed to read \"PreScoreInterPodAffinity\" from cycleState: not found");
+	if (!ni->node)
+		return sk_status(SK_ERROR, "node not found");
+	int64_t sum = 0;
+	for (int i = 0; i < s->nkeys; i++) {
+		const char *v = sk_labels_get(&ni->node->labels, s->keys[i]);
+		const int64_t *c = v ? sk_tpmap_find(&s->scores, s->keys[i], v) : NULL;
+		if (c)
+			sum += *c;
+	}
+	*score = sum;
+	return sk_ok();
+}
+
+static struct sk_status ipa_normalize(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				      struct sk_node_score *scores, int n)
+{
+	(void)pod;
+	const struct ipa_score_state *s = sk_cycle_state_get(cs, self->slot);
+	if (!s)
+		return sk_status(SK_ERROR, "failed to read \"PreScoreInterPodAffinity\" from cycleState: not found");
+	if (s->scores.n == 0)
+		return sk_ok();
+	int64_t min = INT64_MAX, max = INT64_MIN;
+	for (int i = 0; i < n; i++) {
+		if (scores[i].score > max)
+			max = scores[i].score;
+		if (scores[i].score < min)
+			min = scores[i].score;
+	}
+	int64_t diff = max - min;
+	for (int i = 0; i < n; i++) {
+		double f = 0;
+		if (diff > 0)
+			f = (double)SK_MAX_NODE_SCORE * ((double)(scores[i].score - min) / (double)diff);
+		scores[i].score = (int64_t)f;
+	}
+	return sk_ok();
+}
+
+/* ---------- EnqueueExtensions ---------- */
+
+static enum sk_hint ipa_hint_pod(struct sk_plugin *self, const struct sk_pod *pod, const void *old_obj,
+				 const void *new_obj)
+{
+	(void)self;
+	const struct sk_pod *oldp = old_obj, *newp = new_obj;
+	if ((newp && !newp->node_name) || (oldp && !oldp->node_name))
+		return SK_QUEUE_SKIP;
+	if (oldp && newp) {
+		if (!matches_all(pod->affinity, pod->naffinity, pod, oldp) &&
+		    matches_all(pod->affinity, pod->naffinity, pod, newp))
+			return SK_QUEUE;
+		if (matches_all(pod->anti_affinity, pod->nanti_affinity, pod, oldp) &&
+		    !matches_all(pod->anti_affinity, pod->nanti_affinity, pod, newp))
+			return SK_QUEUE;
+		return SK_QUEUE_SKIP;
+	}
+	if (newp)
+		return matches_all(pod->affinity, pod->naffinity, pod, newp) ? SK_QUEUE : SK_QUEUE_SKIP;
+	if (oldp)
+		return matches_all(pod->anti_affinity, pod->nanti_affinity, pod, oldp) ? SK_QUEUE : SK_QUEUE_SKIP;
+	return SK_QUEUE;
+}
+
+static enum sk_hint ipa_hint_node(struct sk_plugin *self, const struct sk_pod *pod, const void *old_obj,
+				  const void *new_obj)
+{
+	(void)self;
+	(void)old_obj;
+	const struct sk_node *node = new_obj;
+	if (!node)
+		return SK_QUEUE;
+	for (int i = 0; i < pod->naffinity; i++)
+		if (sk_labels_get(&node->labels, pod->affinity[i].topology_key))
+			return SK_QUEUE;
+	for (int i = 0; i < pod->nanti_affinity; i++)
+		if (sk_labels_get(&node->labels, pod->anti_affinity[i].topology_key))
+			return SK_QUEUE;
+	return SK_QUEUE_SKIP;
+}
+
+static int ipa_events(struct sk_plugin *self, struct sk_event_registration *out, int max)
+{
+	(void)self;
+	if (max < 2)
+		return 0;
+	out[0] = (struct sk_event_registration){
+		.event = { SK_EV_POD, SK_ACT_ADD | SK_ACT_UPDATE_POD_LABEL | SK_ACT_DELETE, "PodAdd|UpdatePodLabel|PodDelete" },
+		.hint = ipa_hint_pod,
+	};
+	out[1] = (struct sk_event_registration){
+		.event = { SK_EV_NODE, SK_ACT_ADD | SK_ACT_UPDATE_NODE_LABEL | SK_ACT_UPDATE_NODE_TAINT,
+			   "NodeAdd|UpdateNodeLabel|UpdateNodeTaint" },
+		.hint = ipa_hint_node,
+	};
+	return 2;
+}
+
+const struct sk_plugin_desc sk_plugin_inter_pod_affinity = {
+	.abi_version = SK_PLUGIN_ABI_VERSION,
+	.name = "InterPodAffinity",
+	.args_kind = "InterPodAffinityArgs",
+	.args_decode = args_decode,
+	.args_encode = args_encode,
+	.args_free = args_free,
+	.init = ipa_init,
+	.pre_filter = ipa_pre_filter,
+	.pre_filter_add_pod = ipa_add_pod,
+	.pre_filter_remove_pod = ipa_remove_pod,
+	.filter = ipa_filter,
+	.pre_score = ipa_pre_score,
+	.score = ipa_score,
+	.normalize_score = ipa_normalize,
+	.events_to_register = ipa_events,
+};
