@@ -295,7 +295,7 @@ static bool valid_dns_subdomain(const char *n)
 
 static bool valid_path_segment(const char *n)
 {
-	return *n && strcmp(n, ".") && strcmp(n, "..") && !strchr(n, '/') && !strchr(n, '%');
+	return *n && strlen(n) <= 253 && strcmp(n, ".") && strcmp(n, "..") && !strchr(n, '/') && !strchr(n, '%');
 }
 
 static bool resource_allows_any_name(const struct apis_rdef *rd)
@@ -1051,6 +1051,7 @@ struct ctx {
 	struct apis_conn *c;
 	struct apis_req *r;
 	struct apis_rdef *rd;
+	struct apis_rdef *alias; /* the CRD version requested when it is not the stored one */
 	const char *ns;   /* "" for cluster scope / all namespaces */
 	const char *name; /* NULL for collection */
 	const char *sub;
@@ -1254,7 +1255,8 @@ static void respond_table(struct ctx *q, struct apis_obj **objs, size_t n, const
 		cJSON_AddStringToObject(lm, "resourceVersion", rv);
 	if (lm && cont)
 		cJSON_AddStringToObject(lm, "continue", cont);
-	cJSON *t = apis_table_build(q->rd->group, q->rd->plural, items, q->rd->crd_version, include_object(q->r), true, lm,
+	cJSON *t = apis_table_build(q->rd->group, q->rd->plural, items, q->alias ? q->alias->crd_version : q->rd->crd_version,
+				    include_object(q->r), true, lm,
 				    time(NULL));
 	cJSON_Delete(items);
 	cJSON_Delete(lm);
@@ -1495,14 +1497,14 @@ static void handle_list(struct ctx *q)
 	} else {
 		struct apis_buf b = {0};
 		apis_buf_printf(&b, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%s\"",
-				q->rd->list_kind, q->rd->api_version, rvs);
+				q->rd->list_kind, q->c->av_to ? q->c->av_to : q->rd->api_version, rvs);
 		if (next)
 			apis_buf_printf(&b, ",\"continue\":\"%s\",\"remainingItemCount\":%zu", next, lc.c.n - to);
 		apis_buf_str(&b, "},\"items\":[");
 		for (size_t i = from; i < to; i++) {
 			if (i > from)
 				apis_buf_add(&b, ",", 1);
-			apis_buf_add(&b, lc.c.v[i]->json, lc.c.v[i]->json_len);
+			apis_buf_add_object(&b, q->c, lc.c.v[i]->json, lc.c.v[i]->json_len);
 		}
 		apis_buf_str(&b, "]}");
 		if (b.oom)
@@ -1534,7 +1536,7 @@ static void watch_encode(struct watcher *wt, const char *type, const struct apis
 {
 	if (!wt->table) {
 		apis_buf_printf(&wt->out, "{\"type\":\"%s\",\"object\":", type);
-		apis_buf_add(&wt->out, o->json, o->json_len);
+		apis_buf_add_object(&wt->out, wt->q->c, o->json, o->json_len);
 		apis_buf_add(&wt->out, "}\n", 2);
 		return;
 	}
@@ -1551,7 +1553,8 @@ static void watch_encode(struct watcher *wt, const char *type, const struct apis
 	snprintf(rv, sizeof rv, "%llu", (unsigned long long)o->rv);
 	if (lm)
 		cJSON_AddStringToObject(lm, "resourceVersion", rv);
-	cJSON *t = apis_table_build(wt->q->rd->group, wt->q->rd->plural, items, wt->q->rd->crd_version, wt->inc,
+	cJSON *t = apis_table_build(wt->q->rd->group, wt->q->rd->plural, items,
+				    wt->q->alias ? wt->q->alias->crd_version : wt->q->rd->crd_version, wt->inc,
 				    !wt->table_cols_sent, lm, time(NULL));
 	cJSON_Delete(items);
 	cJSON_Delete(lm);
@@ -1599,7 +1602,7 @@ static void watch_bookmark(struct watcher *wt, uint64_t rv, bool initial_end)
 	apis_buf_printf(&wt->out,
 			"{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{"
 			"\"resourceVersion\":\"%llu\"%s}}}\n",
-			wt->q->rd->kind, wt->q->rd->api_version, (unsigned long long)rv,
+			wt->q->rd->kind, wt->q->c->av_to ? wt->q->c->av_to : wt->q->rd->api_version, (unsigned long long)rv,
 			initial_end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}" : "");
 }
 
@@ -2666,6 +2669,7 @@ static void handle_version(struct apis_conn *c)
 void apis_handle(struct apis_server *s, struct apis_conn *c, struct apis_req *r)
 {
 	const char *path = r->path;
+	c->av_from = c->av_to = NULL;
 	const char *m = r->method;
 	if (!strcmp(path, "/healthz") || !strcmp(path, "/livez") || !strcmp(path, "/readyz")) {
 		apis_respond(c, 200, "text/plain; charset=utf-8", "ok", 2, NULL);
@@ -2749,6 +2753,14 @@ void apis_handle(struct apis_server *s, struct apis_conn *c, struct apis_req *r)
 		q.sub = rest >= 3 ? segs[i + 2] : NULL;
 		if (q.rd && q.rd->namespaced && q.name) /* namespaced resource needs /namespaces/{ns}/ for objects */
 			q.rd = NULL;
+	}
+	if (q.rd && q.rd->storage) {
+		/* another served version of a CRD: stored (and validated) as the storage version,
+		 * served back with the requested apiVersion */
+		q.alias = q.rd;
+		q.rd = q.rd->storage;
+		c->av_from = q.rd->api_version;
+		c->av_to = q.alias->api_version;
 	}
 	pthread_rwlock_unlock(&s->lock);
 	(void)plural;

@@ -1,8 +1,8 @@
 /* http.c — schedkit-apiserver's HTTP/1.1 layer: an epoll event loop for the listening socket and
  * idle keep-alive connections, an elastic worker pool serving ready connections (a watch stream
- * occupies only its own worker), request
- * parsing with size limits (431/413/400), Content-Length and chunked bodies, Expect:
- * 100-continue, plain or TLS (OpenSSL) transport, whole and chunked responses. */
+ * occupies only its own worker), request parsing with size limits (431/413/400), Content-Length
+ * and chunked bodies, Expect: 100-continue, plain or TLS (OpenSSL) transport, whole and chunked
+ * responses, and the apiVersion rewrite for CRD versions served from another stored version. */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -156,9 +156,42 @@ static const char *status_text(int code)
 	}
 }
 
+/* Length of the {"apiVersion":"<from>" prefix when body starts with it (rewrite active), else 0. */
+static size_t rewrite_prefix(const struct apis_conn *c, const char *body, size_t len)
+{
+	if (!c->av_from || !c->av_to)
+		return 0;
+	static const char pre[] = "{\"apiVersion\":\"";
+	size_t pl = sizeof pre - 1, fl = strlen(c->av_from);
+	if (len < pl + fl + 1 || memcmp(body, pre, pl) || memcmp(body + pl, c->av_from, fl) || body[pl + fl] != '"')
+		return 0;
+	return pl + fl + 1;
+}
+
+void apis_buf_add_object(struct apis_buf *b, const struct apis_conn *c, const char *json, size_t len)
+{
+	size_t skip = rewrite_prefix(c, json, len);
+	if (skip) {
+		apis_buf_str(b, "{\"apiVersion\":\"");
+		apis_buf_str(b, c->av_to);
+		apis_buf_add(b, "\"", 1);
+	}
+	apis_buf_add(b, json + skip, len - skip);
+}
+
 int apis_respond(struct apis_conn *c, int code, const char *ctype, const char *body, size_t len,
 		 const char *extra_headers)
 {
+	if (rewrite_prefix(c, body, len)) {
+		struct apis_buf b = {0};
+		apis_buf_add_object(&b, c, body, len);
+		const char *saved = c->av_from;
+		c->av_from = NULL;
+		int rc = b.oom ? -1 : apis_respond(c, code, ctype, b.p, b.len, extra_headers);
+		c->av_from = saved;
+		apis_buf_free(&b);
+		return rc;
+	}
 	char head[1024];
 	int hn = snprintf(head, sizeof head,
 			  "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nCache-Control: no-cache, private\r\n"

@@ -52,6 +52,9 @@ struct apis_conn {
 	bool close_after;           /* send Connection: close and stop after this response */
 	bool streaming;
 	bool busy;                  /* queued or being served (else idle in epoll); s->conns_mu */
+	/* served through another version of a CRD: object bodies starting with
+	 * {"apiVersion":"<av_from>" go out with av_to (strings owned by the registry) */
+	const char *av_from, *av_to;
 	struct apis_conn *qnext;    /* worker run queue, s->pool_mu */
 	struct apis_conn *next, *prev; /* s->conns list, guarded by s->conns_mu */
 };
@@ -64,6 +67,7 @@ int apis_respond(struct apis_conn *c, int code, const char *ctype, const char *b
 int apis_respond_status(struct apis_conn *c, int code, const char *reason, const char *message,
 			cJSON *details);
 int apis_respond_json(struct apis_conn *c, int code, const cJSON *obj);
+
 /* Chunked streaming (watch). */
 int apis_stream_begin(struct apis_conn *c, const char *ctype);
 int apis_stream_chunk(struct apis_conn *c, const void *data, size_t len);
@@ -82,6 +86,8 @@ void apis_buf_add(struct apis_buf *b, const void *data, size_t n);
 void apis_buf_str(struct apis_buf *b, const char *s);
 void apis_buf_printf(struct apis_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void apis_buf_free(struct apis_buf *b);
+/* Appends an object's JSON to b, with the connection's apiVersion rewrite applied. */
+void apis_buf_add_object(struct apis_buf *b, const struct apis_conn *c, const char *json, size_t len);
 
 /* ---------------- registry ---------------- */
 
@@ -118,6 +124,7 @@ struct apis_rdef {
 	const cJSON *schema;          /* CRs: openAPIV3Schema inside crd_version, or NULL */
 	char *crd_name;
 	char *crd_uid;
+	struct apis_rdef *storage;    /* CRD: another served version, stored as this one */
 	struct obj_table table;
 	struct apis_rdef *next;
 };

@@ -270,6 +270,68 @@ static char *csv_of(const cJSON *arr)
 	return b.p;
 }
 
+/* The other served versions of a CRD: resources sharing the storage version's objects (the
+ * conversion strategy None: only apiVersion differs). Versions no longer served go away. */
+static void crd_aliases(struct apis_server *s, struct apis_rdef *primary, const cJSON *versions, const char *storage_name)
+{
+	for (struct apis_rdef *r = s->rdefs; r; r = r->next)
+		if (r->storage == primary)
+			r->served = false;
+	const cJSON *v;
+	cJSON_ArrayForEach(v, versions)
+	{
+		const char *vn = jstr(v, "name");
+		if (!vn || !strcmp(vn, storage_name) || !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "served")))
+			continue;
+		struct apis_rdef *a = NULL;
+		for (struct apis_rdef *r = s->rdefs; r; r = r->next)
+			if (r->storage == primary && !strcmp(r->version, vn))
+				a = r;
+		bool fresh = a == NULL;
+		if (fresh) {
+			a = calloc(1, sizeof *a);
+			if (!a || !(a->crd_name = strdup(primary->crd_name))) {
+				free(a);
+				continue;
+			}
+		}
+		cJSON *vcopy = cJSON_Duplicate(v, true);
+		if (!vcopy || rdef_set_names(s, a, primary->group, vn, primary->plural, primary->singular, primary->kind,
+					     primary->list_kind) < 0) {
+			cJSON_Delete(vcopy);
+			if (fresh)
+				rdef_free(a);
+			continue;
+		}
+		if (a->crd_version && retire(s, NULL, a->crd_version) < 0)
+			cJSON_Delete(a->crd_version);
+		a->crd_version = vcopy;
+		a->schema = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(vcopy, "schema"),
+							     "openAPIV3Schema");
+		free_list(a->short_names, a->nshort);
+		free_list(a->categories, a->ncat);
+		a->short_names = NULL;
+		a->categories = NULL;
+		a->nshort = a->ncat = 0;
+		for (int i = 0; i < primary->nshort; i++) { /* same names in every version */
+			char **n = realloc(a->short_names, sizeof *n * (size_t)(a->nshort + 1));
+			if (!n || !(n[a->nshort] = strdup(primary->short_names[i]))) {
+				if (n)
+					a->short_names = n;
+				break;
+			}
+			a->short_names = n;
+			a->nshort++;
+		}
+		a->namespaced = primary->namespaced;
+		a->flags = primary->flags;
+		a->storage = primary;
+		a->served = true;
+		if (fresh)
+			registry_append(s, a);
+	}
+}
+
 int apis_registry_crd_apply(struct apis_server *s, const cJSON *crd, char **err)
 {
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(crd, "spec");
@@ -344,7 +406,7 @@ int apis_registry_crd_apply(struct apis_server *s, const cJSON *crd, char **err)
 	}
 	struct apis_rdef *rd = NULL;
 	for (struct apis_rdef *r = s->rdefs; r; r = r->next)
-		if ((r->flags & APIS_RD_CUSTOM) && r->crd_name && !strcmp(r->crd_name, name))
+		if ((r->flags & APIS_RD_CUSTOM) && r->crd_name && !strcmp(r->crd_name, name) && !r->storage)
 			rd = r;
 	bool fresh = rd == NULL;
 	if (fresh) {
@@ -400,6 +462,7 @@ int apis_registry_crd_apply(struct apis_server *s, const cJSON *crd, char **err)
 	rd->crd_uid = uid ? strdup(uid) : NULL;
 	if (fresh)
 		registry_append(s, rd);
+	crd_aliases(s, rd, versions, jstr(ver, "name"));
 	s->registry_gen++;
 	return 0;
 }

@@ -793,6 +793,43 @@ static void test_crd_lifecycle(void **state)
 	assert_int_equal(status_of("GET", "/apis/example.com/v1", NULL, NULL), 404);
 }
 
+static void test_crd_multiple_versions(void **state)
+{
+	(void)state;
+	const char *crd =
+		"{\"metadata\":{\"name\":\"gizmos.multi.io\"},\"spec\":{\"group\":\"multi.io\",\"scope\":\"Cluster\","
+		"\"names\":{\"plural\":\"gizmos\",\"kind\":\"Gizmo\"},\"versions\":["
+		"{\"name\":\"v1\",\"served\":true,\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}},"
+		"{\"name\":\"v1beta1\",\"served\":true,\"storage\":false,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}}]}}";
+	assert_int_equal(status_of("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", JSON, crd), 201);
+	assert_int_equal(status_of("GET", "/apis/multi.io/v1beta1", NULL, NULL), 200);
+	long code;
+	cJSON *o = doreq("POST", "/apis/multi.io/v1beta1/gizmos", JSON,
+			 "{\"apiVersion\":\"multi.io/v1beta1\",\"kind\":\"Gizmo\",\"metadata\":{\"name\":\"g\"},\"spec\":{\"a\":1}}", &code);
+	assert_int_equal(code, 201);
+	assert_string_equal(jpath(o, "apiVersion"), "multi.io/v1beta1");
+	char rv[32];
+	snprintf(rv, sizeof rv, "%s", jpath(o, "metadata.resourceVersion"));
+	cJSON_Delete(o);
+	o = doreq("GET", "/apis/multi.io/v1/gizmos/g", NULL, NULL, &code);
+	assert_int_equal(code, 200);
+	assert_string_equal(jpath(o, "apiVersion"), "multi.io/v1");
+	cJSON_Delete(o);
+	o = doreq("GET", "/apis/multi.io/v1beta1/gizmos", NULL, NULL, &code);
+	assert_string_equal(jpath(o, "apiVersion"), "multi.io/v1beta1");
+	assert_string_equal(jpath(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "items"), 0), "apiVersion"), "multi.io/v1beta1");
+	cJSON_Delete(o);
+	assert_int_equal(status_of("PATCH", "/apis/multi.io/v1/gizmos/g", "application/merge-patch+json", "{\"spec\":{\"a\":2}}"), 200);
+	char path[256];
+	snprintf(path, sizeof path, "/apis/multi.io/v1beta1/gizmos?watch=true&resourceVersion=%s&timeoutSeconds=1", rv);
+	cJSON *ev = watch_events(path);
+	assert_int_equal(cJSON_GetArraySize(ev), 1);
+	assert_string_equal(jpath(cJSON_GetArrayItem(ev, 0), "object.apiVersion"), "multi.io/v1beta1");
+	cJSON_Delete(ev);
+	assert_int_equal(status_of("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos.multi.io", NULL, NULL), 200);
+	assert_int_equal(status_of("GET", "/apis/multi.io/v1beta1/gizmos", NULL, NULL), 404);
+}
+
 static void test_discovery(void **state)
 {
 	(void)state;
@@ -1283,6 +1320,7 @@ int main(void)
 		cmocka_unit_test(test_priority_admission),
 		cmocka_unit_test(test_namespace_deletion),
 		cmocka_unit_test(test_crd_lifecycle),
+		cmocka_unit_test(test_crd_multiple_versions),
 		cmocka_unit_test(test_discovery),
 		cmocka_unit_test(test_patch_types),
 		cmocka_unit_test(test_events_both_apis),
