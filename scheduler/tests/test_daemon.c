@@ -448,17 +448,24 @@ static void test_daemon_loses_leadership(void **state)
 	WAIT_FOR(sk_daemon_is_leading(d));
 	assert_false(sk_daemon_failed(d));
 
-	cJSON *lease = get(&e, "coordination.k8s.io", "leases", "kube-system", "steal-me");
-	assert_non_null(lease);
-	cJSON *spec = cJSON_GetObjectItem(lease, "spec");
-	cJSON_ReplaceItemInObject(spec, "holderIdentity", cJSON_CreateString("thief"));
-	cJSON_ReplaceItemInObject(spec, "leaseDurationSeconds", cJSON_CreateNumber(600));
+	/* The daemon renews concurrently: retry the read-modify-write on 409 Conflict. */
 	char *path = kube_path("coordination.k8s.io", "v1", "leases", "kube-system", "steal-me", NULL);
-	struct kube_error ke;
-	if (kube_update(e.c, path, lease, NULL, &ke) != 0)
+	struct kube_error ke = { 0 };
+	int rc = -1;
+	for (int attempt = 0; attempt < 50 && rc != 0; attempt++) {
+		cJSON *lease = get(&e, "coordination.k8s.io", "leases", "kube-system", "steal-me");
+		assert_non_null(lease);
+		cJSON *spec = cJSON_GetObjectItem(lease, "spec");
+		cJSON_ReplaceItemInObject(spec, "holderIdentity", cJSON_CreateString("thief"));
+		cJSON_ReplaceItemInObject(spec, "leaseDurationSeconds", cJSON_CreateNumber(600));
+		rc = kube_update(e.c, path, lease, NULL, &ke);
+		cJSON_Delete(lease);
+		if (rc != 0 && ke.http_code != 409)
+			break;
+	}
+	if (rc != 0)
 		fail_msg("steal the lease: %s", ke.message);
 	free(path);
-	cJSON_Delete(lease);
 
 	WAIT_FOR(sk_daemon_failed(d));
 	assert_false(sk_daemon_is_leading(d));
@@ -469,7 +476,7 @@ static void test_daemon_loses_leadership(void **state)
 	assert_string_equal(pod_node(&e, "late", buf, sizeof buf), "");
 	/* stopping a daemon that lost the lease must not release the thief's lease */
 	sk_daemon_free(d);
-	lease = get(&e, "coordination.k8s.io", "leases", "kube-system", "steal-me");
+	cJSON *lease = get(&e, "coordination.k8s.io", "leases", "kube-system", "steal-me");
 	assert_string_equal(kube_obj_get_string(lease, "spec.holderIdentity"), "thief");
 	cJSON_Delete(lease);
 	kube_client_free(e.c);
