@@ -319,6 +319,7 @@ static struct zone *find_zone(struct sk_cache *c, const char *key, int *idx)
 	return NULL;
 }
 
+/* Adds a node that is not in the tree yet. */
 static int tree_add(struct sk_cache *c, const struct sk_node *node)
 {
 	struct zone *z = find_zone(c, node->zone_key, NULL);
@@ -335,9 +336,7 @@ static int tree_add(struct sk_cache *c, const struct sk_node *node)
 		memset(z, 0, sizeof(*z));
 		z->key = node->zone_key;
 	}
-	for (int i = 0; i < z->n; i++)
-		if (z->names[i] == node->name || strcmp(z->names[i], node->name) == 0)
-			return 0; /* already there */
+	/* No duplicate scan: the caller adds only nodes that are not in the tree (see set_node_locked). */
 	if (z->n == z->cap) {
 		int cap = z->cap ? z->cap * 2 : 8;
 		const char **nn = realloc(z->names, sizeof(*nn) * (size_t)cap);
@@ -484,9 +483,13 @@ static int set_node_locked(struct sk_cache *c, struct sk_node *node, char **err)
 	if (!it)
 		return set_err(err, "node %s: out of memory", node->name);
 	struct sk_node *old = it->info->node;
-	if (old && old->zone_key != node->zone_key && strcmp(old->zone_key, node->zone_key) != 0)
+	/* A node is in the tree exactly when its item has a node: an update in the same zone keeps
+	 * its place, and tree_add only ever sees new nodes and zone moves (no duplicate scan, which
+	 * made adding n nodes O(n^2) string compares). */
+	bool in_tree = old && (old->zone_key == node->zone_key || strcmp(old->zone_key, node->zone_key) == 0);
+	if (old && !in_tree)
 		tree_remove(c, old);
-	if (tree_add(c, node) != 0) {
+	if (!in_tree && tree_add(c, node) != 0) {
 		if (!old && it->info->npods == 0)
 			delete_item(c, it);
 		return set_err(err, "node %s: out of memory", node->name);

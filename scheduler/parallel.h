@@ -11,7 +11,21 @@
  * Work is handed out in chunks of consecutive indexes claimed in increasing order with one atomic
  * add; nothing is allocated per item or per call. One parallel_for runs at a time per pool:
  * a second caller (another thread, or a nested call from inside fn) runs its loop inline on its
- * own thread, so nesting never deadlocks. */
+ * own thread, so nesting never deadlocks.
+ *
+ * The pool pays for itself or stays out of the way: a loop runs inline on the caller, chunk by
+ * chunk, and the workers join only (a) at once when one of them is already polling for work
+ * (hand-off ~0.1 us), or when the caller has been busy in parallel loops for a large share of the
+ * recent wall time (back-to-back Filter/Score: a backlog or a benchmark), or (b) once the caller
+ * has spent ~30 us inline with work left (a futex wake-up costs several us, and much more when
+ * the core is busy with another process). Idle workers poll for at most ~40 us, and only while
+ * the caller is that busy. When another process wants the cores (e.g. the local API server on a
+ * 2-core machine), seen as a worker preempted while polling or a caller that waited > 50 us for a
+ * worker's chunk, the pool neither polls nor wakes workers for 50 ms: loops run on the caller.
+ * None of this changes which chunks run: they are claimed in order from the same counter,
+ * whoever runs them.
+ * SK_POOL_EAGER=1 in the environment opens every loop to the workers at once (tests, A/B runs);
+ * SK_POOL_STATS=1 prints the counters below to stderr when the pool is freed. */
 #ifndef SK_PARALLEL_H
 #define SK_PARALLEL_H
 
@@ -26,6 +40,17 @@ struct sk_pool *sk_pool_new(int parallelism, char **err);
 void sk_pool_free(struct sk_pool *p);
 int sk_pool_parallelism(const struct sk_pool *p); /* the configured value */
 int sk_pool_threads(const struct sk_pool *p);     /* threads that run work, caller included */
+
+/* Counters since sk_pool_new (benchmarks, diagnostics). Loops that ran inline without taking the
+ * pool (NULL pool, n <= chunk, nested, concurrent caller) are not counted. */
+struct sk_pool_stats {
+	long loops;          /* loops that took the pool */
+	long opened_at_once; /* workers invited from the first chunk (polling worker or busy caller) */
+	long opened_late;    /* workers woken after WAKE_AFTER_NS inline */
+	long poll_backoffs;  /* polls cut short by preemption (another task wanted the core) */
+	long stalls;         /* loops whose caller waited > 50 us for a preempted worker's chunk */
+};
+void sk_pool_get_stats(struct sk_pool *p, struct sk_pool_stats *out);
 
 /* upstream chunkSizeFor: sqrt(n), at most n/parallelism + 1, at least 1. */
 int sk_pool_chunk_size(int n, int parallelism);

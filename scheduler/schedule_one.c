@@ -290,15 +290,26 @@ struct filter_job {
 	struct sk_status *st;
 	atomic_int feasible;
 	atomic_int cancel;
+	atomic_int hi;         /* end of the highest chunk run: res is zero from there on */
 };
 
 static void filter_range(int begin, int end, void *arg)
 {
 	struct filter_job *j = arg;
 	int found = 0; /* counted per chunk: one shared atomic add per node would bounce its cache line */
+	/* sk_fw_run_filter_with_nominated's common case, decided once per chunk: nobody is nominated
+	 * (the count is read without the lock there too). */
+	struct sk_nominator *nom = sk_framework_env(j->fw)->nominator;
+	bool plain = !nom || sk_nominator_count(nom) == 0;
+	int idx = j->start + begin;
+	if (idx >= j->n)
+		idx -= j->n;
 	for (int i = begin; i < end; i++) {
-		const struct sk_node_info *ni = j->nodes[(j->start + i) % j->n];
-		struct sk_status st = sk_fw_run_filter_with_nominated(j->fw, j->cs, j->pod, ni);
+		const struct sk_node_info *ni = j->nodes[idx];
+		if (++idx == j->n)
+			idx = 0;
+		struct sk_status st = plain ? sk_fw_run_filter(j->fw, j->cs, j->pod, ni)
+					    : sk_fw_run_filter_with_nominated(j->fw, j->cs, j->pod, ni);
 		if (st.code == SK_SUCCESS) {
 			j->res[i] = 1;
 			found++;
@@ -311,6 +322,10 @@ static void filter_range(int begin, int end, void *arg)
 	}
 	if (found && atomic_fetch_add(&j->feasible, found) + found > j->want)
 		atomic_store(&j->cancel, 1);
+	int hi = atomic_load_explicit(&j->hi, memory_order_relaxed);
+	while (end > hi && !atomic_compare_exchange_weak_explicit(&j->hi, &hi, end, memory_order_relaxed,
+								   memory_order_relaxed))
+		;
 }
 
 static int ensure_scratch(struct sk_scheduler *s, int n)
@@ -320,6 +335,7 @@ static int ensure_scratch(struct sk_scheduler *s, int n)
 	uint8_t *res = realloc(s->res, (size_t)n);
 	if (!res)
 		return -1;
+	memset(res + s->cap, 0, (size_t)(n - s->cap)); /* res is all zero between cycles */
 	s->res = res;
 	struct sk_status *st = realloc(s->st, (size_t)n * sizeof(*st));
 	if (!st)
@@ -350,11 +366,11 @@ static int pass_filters(struct sk_scheduler *s, struct sk_framework *fw, struct 
 		*err = sk_status(SK_ERROR, "filtering nodes: out of memory");
 		return -1;
 	}
-	memset(s->res, 0, (size_t)n);
 	struct filter_job j = { .fw = fw, .cs = cs, .pod = pod, .nodes = nodes, .n = n, .start = start,
 				.want = want, .res = s->res, .st = s->st };
 	atomic_init(&j.feasible, 0);
 	atomic_init(&j.cancel, 0);
+	atomic_init(&j.hi, 0);
 	const struct sk_framework_env *fenv = sk_framework_env(fw);
 	sk_parallel_for_range(fenv->pool, n, 0, filter_range, &j, &j.cancel);
 
@@ -362,10 +378,11 @@ static int pass_filters(struct sk_scheduler *s, struct sk_framework *fw, struct 
 	 * worker would (upstream cancels the other workers in both cases). */
 	int nf = 0, i = 0, rc = 0, added = 0;
 	for (; i < n && s->res[i]; i++) {
+		int idx = start + i < n ? start + i : start + i - n;
 		if (s->res[i] == 1) {
 			if (nf == want)
 				break; /* the (want+1)-th: upstream cancels here and drops it */
-			feasible[nf++] = nodes[(start + i) % n];
+			feasible[nf++] = nodes[idx];
 		} else if (s->res[i] == 3) {
 			*err = s->st[i];
 			s->res[i] = 0;
@@ -373,15 +390,18 @@ static int pass_filters(struct sk_scheduler *s, struct sk_framework *fw, struct 
 			i++;
 			break;
 		} else {
-			add_node_status(a, nodes[(start + i) % n], s->st[i]);
+			add_node_status(a, nodes[idx], s->st[i]);
 			added++;
 			s->res[i] = 0;
 		}
 	}
-	/* Statuses computed past the serial cut-off (other threads' chunks) are dropped. */
-	for (int k = i; k < n; k++)
+	/* Statuses computed past the serial cut-off (other threads' chunks) are dropped; only the
+	 * chunks that ran (below hi) were written, and res goes back to all zero for the next cycle. */
+	int hi = atomic_load(&j.hi);
+	for (int k = i; k < hi; k++)
 		if (s->res[k] >= 2)
 			sk_status_reset(&s->st[k]);
+	memset(s->res, 0, (size_t)hi);
 	/* upstream advances nextStartNodeIndex by what was processed even when a Filter errored */
 	*processed = nf + added;
 	return rc ? -1 : nf;
