@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #define MAX_TRIES 3             /* client-go tries 12 times, 10 s apart, in a goroutine per event;
 				   one sender thread must not stall the queue that long */
 #define RETRY_SLEEP_S 0.5
+#define CACHE_BUCKETS 4096     /* series index; entries expire after SERIES_EXPIRY_S */
 
 struct pending {
 	cJSON *regarding, *related;   /* ObjectReferences */
@@ -28,7 +30,9 @@ struct pending {
 };
 
 struct cached {
-	struct cached *next;
+	struct cached *next;           /* all entries, for sweeps */
+	struct cached *hnext;          /* same hash bucket */
+	uint32_t hash;
 	struct pending *first;         /* the first occurrence, to re-create an expired Event */
 	char *key;
 	char *name, *ns;               /* the Event on the server */
@@ -56,10 +60,28 @@ struct kube_event_recorder {
 
 	/* sender thread only */
 	struct cached *cache;
+	struct cached *buckets[CACHE_BUCKETS]; /* index over cache by key hash */
 	long long last_name_ns;
 };
 
 /* ---------- helpers ---------- */
+
+static uint32_t key_hash(const char *s)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static void bucket_unlink(struct kube_event_recorder *r, struct cached *c)
+{
+	for (struct cached **pp = &r->buckets[c->hash % CACHE_BUCKETS]; *pp; pp = &(*pp)->hnext)
+		if (*pp == c) {
+			*pp = c->hnext;
+			return;
+		}
+}
 
 static double wall_now(void)
 {
@@ -457,9 +479,10 @@ static void process(struct kube_event_recorder *r, struct pending *p)
 		pending_free(p);
 		return;
 	}
+	uint32_t hash = key_hash(key);
 	struct cached *c;
-	for (c = r->cache; c; c = c->next)
-		if (strcmp(c->key, key) == 0)
+	for (c = r->buckets[hash % CACHE_BUCKETS]; c; c = c->hnext)
+		if (c->hash == hash && strcmp(c->key, key) == 0)
 			break;
 	if (c) {
 		free(key);
@@ -489,8 +512,11 @@ static void process(struct kube_event_recorder *r, struct pending *p)
 	c->ns = ns;
 	c->count = 1;
 	c->last_observed = p->when;
+	c->hash = hash;
 	c->next = r->cache;
 	r->cache = c;
+	c->hnext = r->buckets[hash % CACHE_BUCKETS];
+	r->buckets[hash % CACHE_BUCKETS] = c;
 }
 
 /* all: PATCH every dirty series (refresh, flush). Otherwise only finish series unobserved for
@@ -505,6 +531,7 @@ static void sweep(struct kube_event_recorder *r, bool all, bool expire)
 			patch_series(r, c);
 		if (expire && old && !c->dirty) {
 			*pp = c->next;
+			bucket_unlink(r, c);
 			pending_free(c->first);
 			free(c->key); free(c->name); free(c->ns);
 			free(c);
