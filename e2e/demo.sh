@@ -5,11 +5,14 @@
 #   3. runs bin/schedkit-operator as the operator Deployment would (a local process);
 #   4. applies the sample SchedulerProfiles (manifests/samples: bin-packing and spread);
 #   5. starts two bin/schedkit-scheduler replicas from the rendered ConfigMap, as the
-#      schedkit-scheduler Deployment would (config.yaml extracted with kubectl, leader election on
-#      its Lease: one leads, one stands by);
-#   6. creates pods for both schedulerNames, waits until they run, shows where they landed.
-# Everything stops at the end; KEEP=1 leaves the cluster, operator and scheduler running and
-# prints the KUBECONFIG to export and how to stop them.
+#      schedkit-scheduler Deployment would: --config names the ConfigMap's config.yaml in a
+#      kubelet-style volume that e2e/lib/configmap_volume.sh keeps in sync (what kubelet does for
+#      a mounted ConfigMap), leader election on its Lease: one leads, one stands by;
+#   6. creates pods for both schedulerNames, waits until they run, shows where they landed;
+#   7. changes a SchedulerProfile: the running scheduler reloads it (no restart) and the profile
+#      turns Applied again.
+# Everything stops at the end; KEEP=1 leaves the cluster, operator, volume sync and scheduler
+# running and prints the KUBECONFIG to export and how to stop them.
 # Env: SK_BIN (binaries; default <repo>/bin, or $OUT/bin), KEEP=1, DEMO_DIR (work directory).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +28,7 @@ NS=schedkit-system
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 die() {
 	printf '\ndemo failed: %s\n' "$*" >&2
-	for f in apiserver operator scheduler-1 scheduler-2; do
+	for f in apiserver operator volume-sync scheduler-1 scheduler-2; do
 		[ -s "$DIR/$f.log" ] && { echo "--- last lines of $DIR/$f.log" >&2; tail -n 15 "$DIR/$f.log" >&2; }
 	done
 	exit 1
@@ -37,40 +40,30 @@ cleanup() {
 	if [ "$KEEP" = 1 ] && [ "$rc" = 0 ]; then
 		echo "${PIDS[0]}" >"$DIR/apiserver.pid"
 		echo "${PIDS[1]}" >"$DIR/operator.pid"
-		echo "${PIDS[2]}" >"$DIR/scheduler-1.pid"
-		echo "${PIDS[3]}" >"$DIR/scheduler-2.pid"
+		echo "${PIDS[2]}" >"$DIR/volume-sync.pid"
+		echo "${PIDS[3]}" >"$DIR/scheduler-1.pid"
+		echo "${PIDS[4]}" >"$DIR/scheduler-2.pid"
 		cat >"$DIR/stop.sh" <<EOF
 #!/bin/sh
-# Stops what \`KEEP=1 make demo\` left running (scheduler, operator, then the API server) and
-# removes its files.
-for f in scheduler-2 scheduler-1 operator apiserver; do
+# Stops what \`KEEP=1 make demo\` left running (schedulers, the ConfigMap volume sync, the
+# operator, then the API server) and removes its files.
+for f in scheduler-2 scheduler-1 volume-sync operator apiserver; do
 	pid=\$(cat "$DIR/\$f.pid" 2>/dev/null) || continue
 	kill "\$pid" 2>/dev/null
 	while kill -0 "\$pid" 2>/dev/null; do sleep 0.1; done
 done
 rm -rf "$DIR"
 EOF
-		cat >"$DIR/restart-scheduler.sh" <<EOF
-#!/bin/sh
-# Restarts both schedkit-scheduler replicas from the current ConfigMap, as a rollout would.
-for r in 1 2; do
-	pid=\$(cat "$DIR/scheduler-\$r.pid" 2>/dev/null) && kill "\$pid" 2>/dev/null
-	while [ -n "\$pid" ] && kill -0 "\$pid" 2>/dev/null; do sleep 0.1; done
-	nohup "$DIR/scheduler.sh" >>"$DIR/scheduler-\$r.log" 2>&1 &
-	echo \$! >"$DIR/scheduler-\$r.pid"
-	echo "schedkit-scheduler replica \$r restarted (pid \$!)"
-done
-EOF
-		chmod +x "$DIR/stop.sh" "$DIR/restart-scheduler.sh"
+		chmod +x "$DIR/stop.sh"
 		say "The cluster is still up (KEEP=1)"
 		cat <<EOF
   export KUBECONFIG=$KUBECONFIG
   kubectl get schedulerprofiles          # or: kubectl get sp -o wide
   kubectl get pods -o wide
-  kubectl apply -f my-profile.yaml       # the operator validates and renders it at once; then
-  $DIR/restart-scheduler.sh
-                                         # ^ loads it (the scheduler does not hot-reload yet)
+  kubectl apply -f my-profile.yaml       # the operator validates and renders it; the running
+                                         # scheduler reloads it within ~2 s: APPLIED turns True
   logs:  $DIR/{apiserver,operator,scheduler-1,scheduler-2}.log
+  the scheduler's --config (a kubelet-style ConfigMap volume, synced every 0.5 s): $DIR/volume/config.yaml
   stop:  $DIR/stop.sh
 EOF
 		return
@@ -171,12 +164,22 @@ sed 's/^/    /' "$DIR/config.yaml"
 
 # ------------------------------------------------------------------ 5. scheduler
 say "Starting schedkit-scheduler from that ConfigMap, as the schedkit-scheduler Deployment would"
+# No kubelet here: e2e/lib/configmap_volume.sh plays its part for the mounted ConfigMap (new
+# content in a fresh directory, then an atomic swap of the ..data symlink, every 0.5 s).
+"$ROOT/e2e/lib/configmap_volume.sh" "$DIR/volume" "$NS" schedkit-scheduler-config config.yaml 0.5 \
+	>"$DIR/volume-sync.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 100); do
+	[ -s "$DIR/volume/config.yaml" ] && break
+	sleep 0.1
+done
+[ -s "$DIR/volume/config.yaml" ] || die "the ConfigMap volume did not get config.yaml"
+echo "ConfigMap volume: $DIR/volume/config.yaml -> ..data/config.yaml (kept in sync, pid ${PIDS[2]})"
 cat >"$DIR/scheduler.sh" <<EOF
 #!/bin/sh
-# Runs schedkit-scheduler as the Deployment does: config.yaml from the ConfigMap, leader election.
-kubectl --kubeconfig "$KUBECONFIG" -n $NS get configmap schedkit-scheduler-config \\
-	-o go-template='{{index .data "config.yaml"}}' >"$DIR/config.yaml" || exit 1
-exec "$SK_BIN/schedkit-scheduler" --config "$DIR/config.yaml" --kubeconfig "$KUBECONFIG" --leader-elect=true \\
+# Runs schedkit-scheduler as the Deployment does: --config in the mounted ConfigMap (reloaded when
+# it changes), leader election.
+exec "$SK_BIN/schedkit-scheduler" --config "$DIR/volume/config.yaml" --kubeconfig "$KUBECONFIG" --leader-elect=true \\
 	--leader-elect-resource-namespace=$NS --leader-elect-resource-name=schedkit-scheduler --secure-port=0 --v=1
 EOF
 chmod +x "$DIR/scheduler.sh"
@@ -232,4 +235,27 @@ echo "bin-packing (MostAllocated) filled one small node; spread (LeastAllocated,
 echo "pods on the emptiest nodes. Per node:"
 k get pods -o go-template='{{range .items}}{{.spec.nodeName}} {{.spec.schedulerName}}{{"\n"}}{{end}}' |
 	sort | uniq -c | awk '{printf "  %-8s %-12s %s pod(s)\n", $2, $3, $1}'
+
+# ------------------------------------------------------------------ 7. reload
+say "Changing a profile while the scheduler runs: kubectl patch sp spread (percentageOfNodesToScore 50)"
+old_hash=$(k -n $NS get lease schedkit-scheduler -o go-template='{{index .metadata.annotations "schedkit.io/config-hash"}}')
+k patch sp spread --type merge -p '{"spec":{"percentageOfNodesToScore":50}}' || die "cannot patch the profile"
+ok=
+for _ in $(seq 1 150); do
+	new_hash=$(k -n $NS get lease schedkit-scheduler -o go-template='{{index .metadata.annotations "schedkit.io/config-hash"}}')
+	rendered=$(k get sp spread -o jsonpath='{.status.renderedConfigHash}')
+	applied=$(k get sp spread -o jsonpath='{.status.conditions[?(@.type=="Applied")].status}')
+	if [ "$new_hash" != "$old_hash" ] && [ "$new_hash" = "$rendered" ] && [ "$applied" = True ]; then ok=1; break; fi
+	sleep 0.2
+done
+[ -n "$ok" ] || die "the scheduler did not reload the changed profile"
+for r in 1 2; do kill -0 "${PIDS[$((r + 2))]}" 2>/dev/null || die "scheduler replica $r is gone"; done
+echo "The operator rewrote the ConfigMap, the volume sync swapped config.yaml, and both scheduler"
+echo "replicas reloaded it without a restart (same pids ${PIDS[3]} ${PIDS[4]}):"
+for r in 1 2; do
+	grep -h '"Configuration reloaded"' "$DIR/scheduler-$r.log" | tail -1 |
+		sed "s/.*\"Configuration reloaded\"/  replica $r: \"Configuration reloaded\"/; s/ config-hash=[0-9a-f]* previous=[0-9a-f]*//"
+done
+echo "Lease config hash ${old_hash:0:12}... -> ${new_hash:0:12}...; the profile is Applied again:"
+k get sp
 exit 0

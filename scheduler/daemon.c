@@ -3,6 +3,7 @@
 #include "scheduler/daemon.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -13,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "kube/config.h"
 #include "kube/events.h"
@@ -34,6 +37,8 @@
 #define CONFIG_HASH_ANNOTATION "schedkit.io/config-hash"
 #define DEFAULT_BINDER_THREADS 4
 #define CONFLICT_BUCKETS 256
+#define DEFAULT_CONFIG_POLL_MS 1000
+#define MAX_CONFIG_BYTES (16 << 20)
 
 /* ======================================================================== flags */
 
@@ -335,10 +340,34 @@ uint32_t sk_node_object_update_actions(const cJSON *old_obj, const cJSON *new_ob
 
 /* ======================================================================== the daemon */
 
+/* An event recorder shared by the generations that run a profile of the same schedulerName. */
+struct rec_holder {
+	atomic_int refs;
+	struct kube_event_recorder *rec;
+};
+
+/* The env ctx of one profile's framework in one generation. */
 struct profile_ctx {
 	struct sk_daemon *d;
-	const char *name;                 /* the profile's schedulerName */
-	struct kube_event_recorder *rec;
+	const char *name;                 /* the profile's schedulerName (owned by the generation's cfg) */
+	struct rec_holder *rh;
+	atomic_bool removed;              /* a reload dropped this schedulerName: no more bindings/events */
+	pthread_mutex_t bind_mu;          /* guards binds */
+	pthread_cond_t bind_cv;
+	int binds;                        /* binding POSTs in flight */
+};
+
+/* One loaded configuration and everything built from it. The current generation is d->gen
+ * (guarded by d->names_lock); a replaced one sits on d->retired until its frameworks are
+ * released (see reaper_main), then its cfg, contexts and recorders are freed. */
+struct gen {
+	struct sk_config *cfg;
+	int n;
+	struct profile_ctx *pcs;
+	struct sk_framework **fws;        /* our references; NULL once released */
+	char *configz;                    /* /configz body, NULL when not serving */
+	struct gen *next;                 /* on d->retired / d->zombies */
+	uint64_t retired_cycles;          /* d->cycles right after the swap */
 };
 
 struct patch_job {
@@ -356,9 +385,24 @@ struct conflict {
 
 struct sk_daemon {
 	struct sk_daemon_opts opts;      /* borrowed strings (the caller's opts outlive the daemon) */
-	struct sk_config *cfg;
 	char identity[256];
-	const char *lease_ns, *lease_name;
+	char *lease_ns, *lease_name;     /* owned */
+
+	/* names_lock (writer-preferring rwlock) guards gen: informer pod handlers, the binding
+	 * failure path and /configz read it; a reload writes it. Never held across HTTP. */
+	pthread_rwlock_t names_lock;
+	struct gen *gen;
+	pthread_mutex_t reload_mu;       /* serializes reloads; guards last_seen */
+	char last_seen[72];              /* hash of the last config file content looked at */
+	pthread_mutex_t reap_mu;         /* guards retired, zombies, reap_stop, watch_stop */
+	pthread_cond_t reap_cv, watch_cv;
+	struct gen *retired, *zombies;
+	bool reap_stop, watch_stop;
+	pthread_t reap_thread, watch_thread;
+	bool reap_running, watch_running;
+	atomic_uint_fast64_t cycles;     /* scheduling attempts finished by the loop */
+	atomic_bool loop_active;         /* the loop thread is between its start and its exit */
+	struct kube_metric *m_reloads, *m_last_ok, *m_last_ok_ts;
 
 	struct kube_client *client, *event_client;
 	struct kube_informer *pods, *nodes;
@@ -367,14 +411,10 @@ struct sk_daemon {
 	struct sk_nominator *nom;
 	struct sk_pool *pool;
 	struct sk_scheduler *sched;
-	int nprofiles;
-	struct profile_ctx *profiles;
-	struct sk_framework **fws;
 	struct kube_leader *leader;
 	struct kube_metrics_registry *registry;
 	struct sk_sched_metrics *metrics;
 	struct kube_http_server *http;
-	char *configz;                   /* /configz body */
 
 	pthread_mutex_t mu;              /* guards started, loop_running, stopped */
 	bool started, loop_running, stopped;
@@ -482,14 +522,23 @@ static cJSON *pod_ref_json(const struct sk_pod *pod)
 	return o;
 }
 
-static bool is_ours(struct sk_daemon *d, const char *scheduler_name)
+/* Caller holds names_lock (either side). */
+static bool is_ours_locked(struct sk_daemon *d, const char *scheduler_name)
 {
-	if (!scheduler_name)
+	if (!scheduler_name || !d->gen)
 		return false;
-	for (int i = 0; i < d->nprofiles; i++)
-		if (!strcmp(d->profiles[i].name, scheduler_name))
+	for (int i = 0; i < d->gen->n; i++)
+		if (!strcmp(d->gen->pcs[i].name, scheduler_name))
 			return true;
 	return false;
+}
+
+static bool is_ours(struct sk_daemon *d, const char *scheduler_name)
+{
+	pthread_rwlock_rdlock(&d->names_lock);
+	bool r = is_ours_locked(d, scheduler_name);
+	pthread_rwlock_unlock(&d->names_lock);
+	return r;
 }
 
 static bool pod_terminal(const struct sk_pod *p)
@@ -548,15 +597,19 @@ static void on_pod_add(void *ctx, const cJSON *obj)
 	struct sk_pod *p = decode_pod(obj);
 	if (!p)
 		return;
+	/* The read side of names_lock for the whole handler: a reload's queue changes for added
+	 * and removed profiles are ordered with this event, never interleaved with it. */
+	pthread_rwlock_rdlock(&d->names_lock);
 	if (p->node_name) {
 		assigned_add(d, p);
 		conflict_has(d, p->uid, true);
-	} else if (is_ours(d, p->scheduler_name) && !pod_terminal(p)) {
+	} else if (is_ours_locked(d, p->scheduler_name) && !pod_terminal(p)) {
 		if (sk_queue_add(sk_scheduler_queue(d->sched), p) == 0) {
 			sk_nominator_add(d->nom, p, NULL);
 			incoming(d, p, "PodAdd");
 		}
 	}
+	pthread_rwlock_unlock(&d->names_lock);
 	sk_pod_unref(p);
 }
 
@@ -567,10 +620,11 @@ static void on_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 	if (!p)
 		return;
 	struct sk_queue *q = sk_scheduler_queue(d->sched);
+	pthread_rwlock_rdlock(&d->names_lock);
 	if (p->node_name) {
 		conflict_has(d, p->uid, true);
 		enum sk_pod_cache_state st = sk_cache_pod_state(d->cache, p->uid);
-		if (is_ours(d, p->scheduler_name)) {
+		if (is_ours_locked(d, p->scheduler_name)) {
 			/* Unassigned -> assigned: it leaves the queue (no-op when not queued). */
 			if (!kube_obj_get_string(old_obj, "spec.nodeName")) {
 				sk_queue_delete(q, p);
@@ -594,7 +648,7 @@ static void on_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 			}
 			sk_pod_unref(old);
 		}
-	} else if (is_ours(d, p->scheduler_name)) {
+	} else if (is_ours_locked(d, p->scheduler_name)) {
 		if (pod_terminal(p)) {
 			sk_queue_delete(q, p);
 			sk_nominator_delete(d->nom, p->uid);
@@ -608,6 +662,7 @@ static void on_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 			sk_pod_unref(old);
 		}
 	}
+	pthread_rwlock_unlock(&d->names_lock);
 	sk_pod_unref(p);
 }
 
@@ -618,17 +673,19 @@ static void on_pod_delete(void *ctx, const cJSON *obj)
 	if (!p)
 		return;
 	conflict_has(d, p->uid, true);
+	pthread_rwlock_rdlock(&d->names_lock);
 	if (sk_cache_pod_state(d->cache, p->uid) != SK_POD_NOT_CACHED) {
 		char *err = NULL;
 		if (sk_cache_remove_pod(d->cache, p, &err) == 0)
 			sk_queue_move_all(sk_scheduler_queue(d->sched), &SK_EVENT_ASSIGNED_POD_DELETE, p, NULL);
 		log_cache_err("Scheduler cache RemovePod failed", p, err);
 	}
-	if (!p->node_name && is_ours(d, p->scheduler_name)) {
+	if (!p->node_name && is_ours_locked(d, p->scheduler_name)) {
 		sk_queue_delete(sk_scheduler_queue(d->sched), p);
 		sk_nominator_delete(d->nom, p->uid);
 		sk_sched_metrics_forget_pod(d->metrics, p->uid);
 	}
+	pthread_rwlock_unlock(&d->names_lock);
 	sk_pod_unref(p);
 }
 
@@ -726,10 +783,29 @@ static int fw_bind(void *ctx, const struct sk_pod *pod, const char *node_name, c
 		return errf(err, "binding pod %s/%s: the API server is unreachable and the scheduler is stopping",
 			    pod->ns, pod->name);
 	}
+	/* A reload that removed this profile waits for the POSTs in flight, then refuses the rest:
+	 * once the reload returns, no pod of a removed profile is bound. */
+	pthread_mutex_lock(&pc->bind_mu);
+	bool removed = atomic_load(&pc->removed);
+	if (!removed)
+		pc->binds++;
+	pthread_mutex_unlock(&pc->bind_mu);
+	if (removed) {
+		free(path);
+		cJSON_Delete(b);
+		return errf(err, "binding pod %s/%s: profile %s was removed by a configuration reload", pod->ns,
+			    pod->name, pc->name);
+	}
 	struct kube_error ke = { 0 };
 	int rc = kube_create(d->client, path, b, NULL, &ke);
 	free(path);
 	cJSON_Delete(b);
+	pthread_mutex_lock(&pc->bind_mu);
+	if (--pc->binds == 0)
+		pthread_cond_broadcast(&pc->bind_cv);
+	pthread_mutex_unlock(&pc->bind_mu);
+	if (d->opts.on_binding)
+		d->opts.on_binding(d->opts.on_binding_ctx, pod, node_name, rc == 0 ? 201 : ke.http_code);
 	if (rc == 0)
 		return 0;
 	if (ke.http_code == 0 && atomic_load(&d->stopping))
@@ -747,9 +823,11 @@ static void fw_event(void *ctx, const struct sk_pod *pod, const char *type, cons
 		     const char *note)
 {
 	struct profile_ctx *pc = ctx;
+	if (atomic_load(&pc->removed))
+		return; /* not ours any more: leave the pod alone */
 	cJSON *ref = pod_ref_json(pod);
 	if (ref)
-		kube_event_record(pc->rec, ref, type, reason, action, "%s", note);
+		kube_event_record(pc->rh->rec, ref, type, reason, action, "%s", note);
 	cJSON_Delete(ref);
 }
 
@@ -792,6 +870,9 @@ static struct sk_pod *se_get_pod(void *ctx, const struct sk_pod *pod)
 	struct sk_daemon *d = ctx;
 	if (conflict_has(d, pod->uid, false))
 		return NULL;
+	/* A reload removed its profile while it was in flight: not requeued. */
+	if (!is_ours(d, pod->scheduler_name))
+		return NULL;
 	char key[512];
 	snprintf(key, sizeof key, "%s/%s", pod->ns, pod->name);
 	struct get_pod_ctx g = { .uid = pod->uid };
@@ -817,8 +898,9 @@ static void se_patch_failure(void *ctx, const struct sk_pod *pod, const char *re
 			     bool nominate, const char *nominated_node)
 {
 	struct sk_daemon *d = ctx;
-	/* Someone else bound it (409): never mark a bound pod PodScheduled=False. */
-	if (conflict_has(d, pod->uid, false))
+	/* Someone else bound it (409): never mark a bound pod PodScheduled=False. A pod whose
+	 * profile a reload removed is not ours any more. */
+	if (conflict_has(d, pod->uid, false) || !is_ours(d, pod->scheduler_name))
 		return;
 	struct patch_job *j = calloc(1, sizeof *j);
 	if (!j || !(j->ns = strdup(pod->ns)) || !(j->name = strdup(pod->name)) || !(j->uid = strdup(pod->uid)) ||
@@ -945,9 +1027,15 @@ static void *loop_main(void *arg)
 		usleep(20000);
 	if (!atomic_load(&d->stopping))
 		klog_info(0, "Starting the scheduling loop");
-	while (!atomic_load(&d->stopping))
-		if (sk_schedule_one(d->sched, true) < 0)
+	while (!atomic_load(&d->stopping)) {
+		int r = sk_schedule_one(d->sched, true);
+		/* After the call returns this thread holds no framework reference: the reaper uses
+		 * the count to know that a cycle begun before a swap is over. */
+		atomic_fetch_add(&d->cycles, 1);
+		if (r < 0)
 			break;
+	}
+	atomic_store(&d->loop_active, false);
 	return NULL;
 }
 
@@ -955,10 +1043,13 @@ static void start_loop(struct sk_daemon *d)
 {
 	pthread_mutex_lock(&d->mu);
 	if (!d->loop_running && !atomic_load(&d->stopping)) {
-		if (pthread_create(&d->loop_thread, NULL, loop_main, d) == 0)
+		atomic_store(&d->loop_active, true);
+		if (pthread_create(&d->loop_thread, NULL, loop_main, d) == 0) {
 			d->loop_running = true;
-		else
+		} else {
+			atomic_store(&d->loop_active, false);
 			klog_error("Cannot start the scheduling loop thread");
+		}
 	}
 	pthread_mutex_unlock(&d->mu);
 }
@@ -1042,7 +1133,10 @@ static void configz_handler(const struct kube_http_request *req, struct kube_htt
 {
 	(void)req;
 	struct sk_daemon *d = ctx;
-	kube_http_respond(resp, 200, "application/json", d->configz);
+	pthread_rwlock_rdlock(&d->names_lock);
+	/* copied: the body is sent after the handler returns, maybe after a reload */
+	kube_http_respondf(resp, 200, "application/json", "%s", d->gen && d->gen->configz ? d->gen->configz : "{}");
+	pthread_rwlock_unlock(&d->names_lock);
 }
 
 static char *build_configz(const struct sk_config *cfg)
@@ -1072,6 +1166,552 @@ static char *build_configz(const struct sk_config *cfg)
 	cJSON_Delete(cc);
 	cJSON_Delete(un);
 	return s;
+}
+
+/* ======================================================================== generations and reload */
+
+static void rec_holder_unref(struct sk_daemon *d, struct rec_holder *rh)
+{
+	if (!rh || atomic_fetch_sub(&rh->refs, 1) != 1)
+		return;
+	/* With the shutdown flush abandoned, the recorder's sender may still be blocked on the API
+	 * server: leave it (the process is exiting). */
+	if (!atomic_load(&d->events_abandoned))
+		kube_event_recorder_free(rh->rec);
+	free(rh);
+}
+
+/* Frees a generation whose frameworks are released (or were never built). */
+static void gen_free(struct sk_daemon *d, struct gen *g)
+{
+	if (!g)
+		return;
+	for (int i = 0; g->fws && i < g->n; i++)
+		sk_framework_unref(g->fws[i]);
+	free(g->fws);
+	for (int i = 0; g->pcs && i < g->n; i++) {
+		rec_holder_unref(d, g->pcs[i].rh);
+		pthread_mutex_destroy(&g->pcs[i].bind_mu);
+		pthread_cond_destroy(&g->pcs[i].bind_cv);
+	}
+	free(g->pcs);
+	free(g->configz);
+	sk_config_free(g->cfg);
+	free(g);
+}
+
+static struct rec_holder *find_holder(const struct gen *g, const char *name)
+{
+	for (int i = 0; g && i < g->n; i++)
+		if (!strcmp(g->pcs[i].name, name))
+			return g->pcs[i].rh;
+	return NULL;
+}
+
+/* Builds every framework of cfg (taken: freed on failure) beside the running generation `old`
+ * (may be NULL), reusing its event recorders for the schedulerNames it keeps. Returns the new
+ * generation, or NULL and *err naming the profile. Touches nothing the running one uses. */
+static struct gen *gen_build(struct sk_daemon *d, struct sk_config *cfg, const struct gen *old, char **err)
+{
+	struct gen *g = calloc(1, sizeof *g);
+	if (!g) {
+		sk_config_free(cfg);
+		errf(err, "out of memory");
+		return NULL;
+	}
+	g->cfg = cfg;
+	g->pcs = calloc((size_t)cfg->nprofiles + 1, sizeof *g->pcs);
+	g->fws = calloc((size_t)cfg->nprofiles + 1, sizeof *g->fws);
+	if (!g->pcs || !g->fws) {
+		gen_free(d, g);
+		errf(err, "out of memory");
+		return NULL;
+	}
+	char host[200] = "localhost";
+	gethostname(host, sizeof host - 1);
+	char *e = NULL;
+	for (int i = 0; i < cfg->nprofiles; i++) {
+		const struct sk_profile_config *p = &cfg->profiles[i];
+		struct profile_ctx *pc = &g->pcs[i];
+		pc->d = d;
+		pc->name = p->scheduler_name;
+		pthread_mutex_init(&pc->bind_mu, NULL);
+		pthread_cond_init(&pc->bind_cv, NULL);
+		atomic_init(&pc->removed, false);
+		g->n = i + 1; /* pcs[0..i] are initialised: gen_free cleans them up */
+		struct rec_holder *rh = find_holder(old, p->scheduler_name);
+		if (rh) {
+			atomic_fetch_add(&rh->refs, 1);
+		} else {
+			char instance[512];
+			snprintf(instance, sizeof instance, "%s-%s", p->scheduler_name, host);
+			if (!(rh = calloc(1, sizeof *rh)) ||
+			    kube_event_recorder_new(d->event_client, p->scheduler_name, instance, &rh->rec) != 0) {
+				free(rh);
+				gen_free(d, g);
+				errf(err, "event recorder for profile %s: cannot start", p->scheduler_name);
+				return NULL;
+			}
+			atomic_init(&rh->refs, 1);
+		}
+		pc->rh = rh;
+		struct sk_framework_env fenv = {
+			.ctx = pc, .pool = d->pool, .nominator = d->nom, .snapshot = fw_snapshot,
+			.bind = fw_bind, .event = fw_event, .observe = fw_observe,
+		};
+		if (!(g->fws[i] = sk_framework_new(cfg, p, &fenv, &e))) {
+			errf(err, "profile %s: %s", p->scheduler_name, e ? e : "cannot build");
+			free(e);
+			gen_free(d, g);
+			return NULL;
+		}
+		if (!old && p->nunavailable > 0) { /* at start-up; the loader logs them on reloads */
+			char list[1024] = "";
+			for (int k = 0; k < p->nunavailable; k++)
+				snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? "," : "",
+					 p->unavailable[k]);
+			klog_warning("Upstream default plugins are not available in this build and are skipped",
+				     " profile=%s plugins=%s", p->scheduler_name, list);
+		}
+	}
+	if (d->opts.secure_port != 0 && !(g->configz = build_configz(cfg))) {
+		gen_free(d, g);
+		errf(err, "configz: out of memory");
+		return NULL;
+	}
+	return g;
+}
+
+/* ---------- what a reload cannot change ---------- */
+
+static bool json_field_equal(const cJSON *a, const cJSON *b, const char *field)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(a, field), *y = cJSON_GetObjectItemCaseSensitive(b, field);
+	if (!x || !y)
+		return !x && !y;
+	return cJSON_Compare(x, y, true);
+}
+
+static const cJSON *plugin_args_json(const cJSON *cfg_json, const char *plugin)
+{
+	const cJSON *prof = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cfg_json, "profiles"), 0);
+	const cJSON *it;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(prof, "pluginConfig")) {
+		const char *n = kube_obj_get_string(it, "name");
+		if (n && !strcmp(n, plugin))
+			return cJSON_GetObjectItemCaseSensitive(it, "args");
+	}
+	return NULL;
+}
+
+static const char *queue_sort_name(const struct sk_config *c)
+{
+	if (c->nprofiles < 1 || c->profiles[0].points[SK_EP_QUEUE_SORT].n < 1)
+		return "";
+	return c->profiles[0].points[SK_EP_QUEUE_SORT].items[0].desc->name;
+}
+
+/* The fields of `next` that the running process cannot take without a restart, comma-separated
+ * into buf ("" when none): the worker pool (parallelism), the client, leader election, the
+ * queue's backoff bounds and its order (queueSort plugin and args: the activeQ heap is ordered
+ * by it). Returns -1 on OOM. */
+static int restart_fields(const struct sk_config *cur, const struct sk_config *next, char *buf, size_t n)
+{
+	static const char *const fields[] = { "parallelism", "leaderElection", "clientConnection",
+					      "podInitialBackoffSeconds", "podMaxBackoffSeconds" };
+	buf[0] = '\0';
+	cJSON *a = sk_config_to_json(cur), *b = sk_config_to_json(next);
+	if (!a || !b) {
+		cJSON_Delete(a);
+		cJSON_Delete(b);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+		if (!json_field_equal(a, b, fields[i]))
+			snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? "," : "", fields[i]);
+	const char *qa = queue_sort_name(cur), *qb = queue_sort_name(next);
+	const cJSON *aa = plugin_args_json(a, qa), *ab = plugin_args_json(b, qb);
+	if (strcmp(qa, qb) || !(aa ? ab && cJSON_Compare(aa, ab, true) : !ab))
+		snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? "," : "", "queueSort");
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	return 0;
+}
+
+/* ---------- the swap ---------- */
+
+static const struct sk_cluster_event RELOAD_EVENT = { SK_EV_WILDCARD, SK_ACT_ALL, "SchedulerConfigReload" };
+
+static bool gen_has(const struct gen *g, const char *name)
+{
+	return g && name && find_holder(g, name) != NULL;
+}
+
+struct requeue_ctx {
+	struct sk_daemon *d;
+	const struct gen *old, *next;
+	int added, removed;
+};
+
+/* Under the store's read lock and names_lock (write side): pending pods of a profile the reload
+ * added are queued, those of a profile it removed leave the queue. */
+static void requeue_fn(const cJSON *obj, void *u)
+{
+	struct requeue_ctx *r = u;
+	const char *sn = kube_obj_get_string(obj, "spec.schedulerName");
+	if (!sn)
+		sn = "default-scheduler";
+	bool now = gen_has(r->next, sn), before = gen_has(r->old, sn);
+	if (now == before || kube_obj_get_string(obj, "spec.nodeName"))
+		return;
+	struct sk_pod *p = decode_pod(obj);
+	if (!p)
+		return;
+	struct sk_queue *q = sk_scheduler_queue(r->d->sched);
+	if (now && !pod_terminal(p)) {
+		if (sk_queue_add(q, p) == 0) {
+			sk_nominator_add(r->d->nom, p, NULL);
+			incoming(r->d, p, "SchedulerConfigReload");
+			r->added++;
+		}
+	} else if (!now && sk_queue_where_is(q, p->uid) != SK_Q_IN_FLIGHT) {
+		/* A pod in flight stays: its attempt ends on the old framework, whose binding is
+		 * refused (fw_bind), and the failure path finds it not ours (se_get_pod) unless a later
+		 * reload added its profile back, in which case it is requeued, never duplicated. */
+		sk_queue_delete(q, p);
+		sk_nominator_delete(r->d->nom, p->uid);
+		sk_sched_metrics_forget_pod(r->d->metrics, p->uid);
+		r->removed++;
+	}
+	sk_pod_unref(p);
+}
+
+static void names_list(const struct gen *g, const struct gen *other, bool in_other, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	for (int i = 0; g && i < g->n; i++)
+		if (gen_has(other, g->pcs[i].name) == in_other)
+			snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? "," : "", g->pcs[i].name);
+}
+
+/* Installs g (built by gen_build) as the running generation. 0, or -1 and *err (nothing changed). */
+static int gen_swap(struct sk_daemon *d, struct gen *g, char **err)
+{
+	struct gen *old = d->gen;
+	char added[1024], removed[1024], kept[1024];
+	names_list(g, old, false, added, sizeof added);
+	names_list(old, g, false, removed, sizeof removed);
+	names_list(g, old, true, kept, sizeof kept);
+	struct requeue_ctx rq = { .d = d, .old = old, .next = g };
+
+	pthread_rwlock_wrlock(&d->names_lock);
+	if (sk_scheduler_set_frameworks(d->sched, g->fws, g->n) != 0) {
+		pthread_rwlock_unlock(&d->names_lock);
+		return errf(err, "installing the frameworks: out of memory");
+	}
+	d->gen = g;
+	if (d->leader && kube_leader_set_annotation(d->leader, CONFIG_HASH_ANNOTATION, g->cfg->sha256) != 0)
+		klog_error("Cannot update the config hash annotation of the Lease: out of memory");
+	if (d->pods && (added[0] || removed[0]))
+		kube_store_list_with(d->pods, requeue_fn, &rq);
+	pthread_rwlock_unlock(&d->names_lock);
+	if (!old)
+		return 0;
+	/* Cycles begun before the swap finish on the old frameworks: the reaper waits for them. */
+	old->retired_cycles = atomic_load(&d->cycles);
+
+	/* Removed profiles: wait for their binding POSTs in flight, refuse the others. */
+	for (int i = 0; i < old->n; i++) {
+		struct profile_ctx *pc = &old->pcs[i];
+		if (gen_has(g, pc->name))
+			continue;
+		pthread_mutex_lock(&pc->bind_mu);
+		atomic_store(&pc->removed, true);
+		while (pc->binds > 0)
+			pthread_cond_wait(&pc->bind_cv, &pc->bind_mu);
+		pthread_mutex_unlock(&pc->bind_mu);
+	}
+	/* Kept profiles may schedule differently now: pods waiting as unschedulable are tried again
+	 * (those still backing off go to the backoff queue: their backoff is kept). */
+	if (kept[0])
+		sk_queue_move_all(sk_scheduler_queue(d->sched), &RELOAD_EVENT, NULL, NULL);
+
+	klog_info(0, "Configuration reloaded", " config-hash=%s previous=%s profiles=%d added=[%s] removed=[%s] kept=[%s]"
+		  " pods-queued=%d pods-dropped=%d", g->cfg->sha256, old->cfg->sha256, g->n, added, removed, kept,
+		  rq.added, rq.removed);
+	/* Handed to the reaper: old may be freed from here on. */
+	pthread_mutex_lock(&d->reap_mu);
+	old->next = NULL;
+	struct gen **pp = &d->retired;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = old;
+	pthread_cond_broadcast(&d->reap_cv);
+	pthread_mutex_unlock(&d->reap_mu);
+	return 0;
+}
+
+/* ---------- the reaper: frees a replaced generation once nothing uses it ---------- */
+
+/* A retired generation's frameworks are referenced by the scheduler's cycles that began before
+ * the swap (the loop's current one, then binding jobs). Waits until the loop finished a cycle
+ * after the swap (or is not running) and no binding is queued or running. False on stop. */
+static bool wait_quiescent(struct sk_daemon *d, const struct gen *g)
+{
+	pthread_mutex_lock(&d->reap_mu);
+	while (!d->reap_stop && atomic_load(&d->loop_active) && atomic_load(&d->cycles) <= g->retired_cycles) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&d->reap_cv, &d->reap_mu, &ts);
+	}
+	bool stop = d->reap_stop;
+	pthread_mutex_unlock(&d->reap_mu);
+	if (stop)
+		return false;
+	sk_scheduler_wait_bindings(d->sched);
+	return true;
+}
+
+/* Drops our references to g's frameworks. When each was the last one, g is freed; otherwise
+ * (something unforeseen still holds one) g's config stays alive until sk_daemon_free, after the
+ * scheduler is gone: never freed under a live framework. */
+static void gen_release(struct sk_daemon *d, struct gen *g)
+{
+	bool all = true;
+	for (int i = 0; i < g->n; i++) {
+		if (g->fws[i] && !sk_framework_unref(g->fws[i]))
+			all = false;
+		g->fws[i] = NULL;
+	}
+	if (all) {
+		klog_info(2, "Released the frameworks of a replaced configuration", " config-hash=%s", g->cfg->sha256);
+		gen_free(d, g);
+		return;
+	}
+	klog_warning("A replaced configuration is still referenced; keeping it until exit", " config-hash=%s",
+		     g->cfg->sha256);
+	pthread_mutex_lock(&d->reap_mu);
+	g->next = d->zombies;
+	d->zombies = g;
+	pthread_mutex_unlock(&d->reap_mu);
+}
+
+static void *reaper_main(void *arg)
+{
+	struct sk_daemon *d = arg;
+	for (;;) {
+		pthread_mutex_lock(&d->reap_mu);
+		while (!d->retired && !d->reap_stop)
+			pthread_cond_wait(&d->reap_cv, &d->reap_mu);
+		struct gen *g = d->reap_stop ? NULL : d->retired;
+		pthread_mutex_unlock(&d->reap_mu);
+		if (!g || !wait_quiescent(d, g))
+			break;
+		pthread_mutex_lock(&d->reap_mu);
+		d->retired = g->next;
+		pthread_mutex_unlock(&d->reap_mu);
+		gen_release(d, g);
+	}
+	return NULL;
+}
+
+/* ---------- the config watcher ---------- */
+
+static void sha256_hex(const void *buf, size_t len, char out[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	out[0] = '\0';
+	if (EVP_Digest(buf, len, md, &mdlen, EVP_sha256(), NULL) != 1)
+		return;
+	for (unsigned int i = 0; i < mdlen && i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+/* Reads the whole file through one descriptor: with kubelet's atomic `..data` symlink swap the
+ * path resolves to either the old or the new content, never a mix. 0, or -1 and *err. */
+static int read_file(const char *path, char **out, size_t *len, char **err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errf(err, "reading %s: %s", path, strerror(errno));
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	for (;;) {
+		if (!buf) {
+			close(fd);
+			return errf(err, "reading %s: out of memory", path);
+		}
+		if (n == cap) {
+			if (cap >= MAX_CONFIG_BYTES) {
+				free(buf);
+				close(fd);
+				return errf(err, "reading %s: larger than %d bytes", path, MAX_CONFIG_BYTES);
+			}
+			char *nb = realloc(buf, cap * 2);
+			if (!nb)
+				free(buf);
+			buf = nb;
+			cap *= 2;
+			continue;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			close(fd);
+			return errf(err, "reading %s: %s", path, strerror(e));
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static void reload_failed(struct sk_daemon *d, const char *hash, const char *summary, const char *const *msgs, int nmsgs)
+{
+	kube_counter_inc(d->m_reloads, KUBE_LABELS("failure"));
+	kube_gauge_set(d->m_last_ok, 0, NULL);
+	klog_error("Configuration reload rejected; the running configuration stays", " file=%s config-hash=%s running=%s err=\"%s\"",
+		   d->opts.config_path, hash, d->gen->cfg->sha256, summary);
+	for (int i = 0; i < nmsgs; i++)
+		klog_error("Invalid scheduler configuration", " file=%s err=\"%s\"", d->opts.config_path, msgs[i]);
+}
+
+static void reload_ok(struct sk_daemon *d)
+{
+	kube_counter_inc(d->m_reloads, KUBE_LABELS("success"));
+	kube_gauge_set(d->m_last_ok, 1, NULL);
+	kube_gauge_set(d->m_last_ok_ts, (double)time(NULL), NULL);
+}
+
+/* One look at the config file (reload_mu held). */
+static int check_config_locked(struct sk_daemon *d, char **err)
+{
+	char *buf = NULL, *e = NULL;
+	size_t len = 0;
+	char hash[72];
+	if (read_file(d->opts.config_path, &buf, &len, &e) != 0) {
+		/* Reported once per failure state, not every poll. */
+		snprintf(hash, sizeof hash, "unreadable");
+		int rc = 0;
+		if (strcmp(d->last_seen, hash)) {
+			snprintf(d->last_seen, sizeof d->last_seen, "%s", hash);
+			reload_failed(d, "-", e, NULL, 0);
+			rc = errf(err, "%s", e);
+		}
+		free(e);
+		return rc;
+	}
+	sha256_hex(buf, len, hash);
+	if (!strcmp(hash, d->gen->cfg->sha256)) {
+		if (strcmp(d->last_seen, hash)) {
+			if (d->last_seen[0])
+				klog_info(0, "The configuration file is back to the running configuration", " config-hash=%s",
+					  hash);
+			snprintf(d->last_seen, sizeof d->last_seen, "%s", hash);
+			kube_gauge_set(d->m_last_ok, 1, NULL);
+		}
+		free(buf);
+		return 0;
+	}
+	if (!strcmp(hash, d->last_seen)) {
+		free(buf);
+		return 0; /* rejected before */
+	}
+	snprintf(d->last_seen, sizeof d->last_seen, "%s", hash);
+	klog_info(0, "The configuration file changed; loading it", " file=%s config-hash=%s", d->opts.config_path, hash);
+
+	struct sk_errors errs = { 0 };
+	struct sk_config *cfg = sk_config_load(buf, len, &errs);
+	free(buf);
+	if (!cfg) {
+		char *joined = sk_errors_join(&errs, "; ");
+		reload_failed(d, hash, joined ? joined : "invalid configuration", (const char *const *)errs.msgs, errs.n);
+		errf(err, "%s", joined ? joined : "invalid configuration");
+		free(joined);
+		sk_errors_free(&errs);
+		return -1;
+	}
+	sk_errors_free(&errs);
+	char fields[256];
+	if (restart_fields(d->gen->cfg, cfg, fields, sizeof fields) != 0) {
+		sk_config_free(cfg);
+		reload_failed(d, hash, "out of memory", NULL, 0);
+		return errf(err, "out of memory");
+	}
+	if (fields[0]) {
+		char *msg = NULL;
+		errf(&msg, "changing %s needs a restart of the scheduler; nothing of this configuration was applied", fields);
+		reload_failed(d, hash, msg ? msg : fields, NULL, 0);
+		errf(err, "%s", msg ? msg : fields);
+		free(msg);
+		sk_config_free(cfg);
+		return -1;
+	}
+	struct gen *g = gen_build(d, cfg, d->gen, &e);
+	if (!g || gen_swap(d, g, &e) != 0) {
+		reload_failed(d, hash, e ? e : "cannot build the frameworks", NULL, 0);
+		errf(err, "%s", e ? e : "cannot build the frameworks");
+		free(e);
+		gen_free(d, g);
+		return -1;
+	}
+	reload_ok(d);
+	return 1;
+}
+
+int sk_daemon_reload(struct sk_daemon *d, char **err)
+{
+	if (!d->opts.config_path)
+		return 0;
+	pthread_mutex_lock(&d->reload_mu);
+	int rc = check_config_locked(d, err);
+	pthread_mutex_unlock(&d->reload_mu);
+	return rc;
+}
+
+void sk_daemon_config_hash(struct sk_daemon *d, char out[65])
+{
+	pthread_rwlock_rdlock(&d->names_lock);
+	snprintf(out, 65, "%s", d->gen ? d->gen->cfg->sha256 : "");
+	pthread_rwlock_unlock(&d->names_lock);
+}
+
+static void *watch_main(void *arg)
+{
+	struct sk_daemon *d = arg;
+	int ms = d->opts.config_poll_ms > 0 ? d->opts.config_poll_ms : DEFAULT_CONFIG_POLL_MS;
+	pthread_mutex_lock(&d->reap_mu);
+	while (!d->watch_stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += ms / 1000;
+		ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&d->watch_cv, &d->reap_mu, &ts);
+		if (d->watch_stop)
+			break;
+		pthread_mutex_unlock(&d->reap_mu);
+		sk_daemon_reload(d, NULL);
+		pthread_mutex_lock(&d->reap_mu);
+	}
+	pthread_mutex_unlock(&d->reap_mu);
+	return NULL;
 }
 
 /* ======================================================================== lifecycle */
@@ -1124,42 +1764,63 @@ int sk_daemon_new(const struct sk_daemon_opts *opts, struct sk_daemon **out, cha
 	pthread_cond_init(&d->patch_cv, NULL);
 	pthread_mutex_init(&d->house_mu, NULL);
 	pthread_cond_init(&d->house_cv, NULL);
+	pthread_rwlockattr_t rwa;
+	pthread_rwlockattr_init(&rwa);
+	/* a reload must not wait behind a steady stream of informer events */
+	pthread_rwlockattr_setkind_np(&rwa, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&d->names_lock, &rwa);
+	pthread_rwlockattr_destroy(&rwa);
+	pthread_mutex_init(&d->reload_mu, NULL);
+	pthread_mutex_init(&d->reap_mu, NULL);
+	pthread_cond_init(&d->reap_cv, NULL);
+	pthread_cond_init(&d->watch_cv, NULL);
 	char *e = NULL;
-	if (!(d->cfg = load_config(opts, err)))
+	struct sk_config *cfg = load_config(opts, err);
+	if (!cfg)
 		goto fail;
 	make_identity(d->identity, sizeof d->identity);
-	const struct sk_leader_election_config *le = &d->cfg->leader_election;
-	d->lease_ns = opts->lease_namespace ? opts->lease_namespace
-					    : (le->resource_namespace ? le->resource_namespace : "kube-system");
-	d->lease_name = opts->lease_name ? opts->lease_name : (le->resource_name ? le->resource_name : "kube-scheduler");
+	const struct sk_leader_election_config *le = &cfg->leader_election;
+	d->lease_ns = strdup(opts->lease_namespace ? opts->lease_namespace
+						   : (le->resource_namespace ? le->resource_namespace : "kube-system"));
+	d->lease_name = strdup(opts->lease_name ? opts->lease_name
+						: (le->resource_name ? le->resource_name : "kube-scheduler"));
+	if (!d->lease_ns || !d->lease_name) {
+		sk_config_free(cfg);
+		errf(err, "out of memory");
+		goto fail;
+	}
+	/* d->gen takes cfg below; until then it is freed on every failure path */
 
 	/* client */
 	struct kube_config *kc = NULL;
 	const char *kpath = opts->kubeconfig ? opts->kubeconfig
-					     : (d->cfg->client_kubeconfig && *d->cfg->client_kubeconfig ? d->cfg->client_kubeconfig : NULL);
+					     : (cfg->client_kubeconfig && *cfg->client_kubeconfig ? cfg->client_kubeconfig : NULL);
 	if (kpath || !opts->master) {
 		if (kube_config_load(kpath, NULL, &kc, &e) != 0) {
 			errf(err, "kubeconfig: %s", e ? e : "cannot load");
+			sk_config_free(cfg);
 			goto fail;
 		}
 	} else if (!(kc = kube_config_new(opts->master))) {
 		errf(err, "out of memory");
+		sk_config_free(cfg);
 		goto fail;
 	}
 	if (opts->master && kpath) {
 		free(kc->server);
 		kc->server = strdup(opts->master);
 	}
-	if (d->cfg->client_qps > 0)
-		kc->qps = d->cfg->client_qps;
-	if (d->cfg->client_burst > 0)
-		kc->burst = d->cfg->client_burst;
+	if (cfg->client_qps > 0)
+		kc->qps = cfg->client_qps;
+	if (cfg->client_burst > 0)
+		kc->burst = cfg->client_burst;
 	int rc = kube_client_new(kc, &d->client, &e);
 	if (rc == 0)
 		rc = kube_client_new(kc, &d->event_client, &e);
 	kube_config_free(kc);
 	if (rc != 0) {
 		errf(err, "kube client: %s", e ? e : "cannot create");
+		sk_config_free(cfg);
 		goto fail;
 	}
 	/* Events are best effort (as client-go's broadcaster): no retries and a bounded wait, so a
@@ -1173,12 +1834,29 @@ int sk_daemon_new(const struct sk_daemon_opts *opts, struct sk_daemon **out, cha
 	d->nom = sk_nominator_new();
 	d->registry = kube_metrics_registry_new();
 	d->metrics = d->registry ? sk_sched_metrics_new(d->registry) : NULL;
+	if (d->registry) {
+		d->m_reloads = kube_counter_new(d->registry, "schedkit_config_reloads_total",
+						"Reloads of the --config file by result (success, failure).", 1,
+						KUBE_LABELS("result"));
+		d->m_last_ok = kube_gauge_new(d->registry, "schedkit_config_last_reload_successful",
+					      "1 when the running configuration is the --config file's content, 0 after a rejected change.",
+					      0, NULL);
+		d->m_last_ok_ts = kube_gauge_new(d->registry, "schedkit_config_last_reload_success_timestamp_seconds",
+						 "Unix time of the last configuration load that succeeded (start-up included).",
+						 0, NULL);
+		kube_counter_add(d->m_reloads, 0, KUBE_LABELS("success"));
+		kube_counter_add(d->m_reloads, 0, KUBE_LABELS("failure"));
+		kube_gauge_set(d->m_last_ok, 1, NULL);
+		kube_gauge_set(d->m_last_ok_ts, (double)time(NULL), NULL);
+	}
 	if (!d->cache || !d->snap || !d->nom || !d->metrics) {
 		errf(err, "out of memory");
+		sk_config_free(cfg);
 		goto fail;
 	}
-	if (!(d->pool = sk_pool_new(d->cfg->parallelism, &e))) {
+	if (!(d->pool = sk_pool_new(cfg->parallelism, &e))) {
 		errf(err, "worker pool: %s", e ? e : "cannot start");
+		sk_config_free(cfg);
 		goto fail;
 	}
 	struct sk_sched_env env = {
@@ -1194,57 +1872,26 @@ int sk_daemon_new(const struct sk_daemon_opts *opts, struct sk_daemon **out, cha
 		.binder_threads = opts->binder_threads > 0 ? opts->binder_threads : DEFAULT_BINDER_THREADS,
 		.nominator = d->nom,
 		.queue = {
-			.initial_backoff_ns = d->cfg->pod_initial_backoff_seconds * 1000000000LL,
-			.max_backoff_ns = d->cfg->pod_max_backoff_seconds * 1000000000LL,
+			.initial_backoff_ns = cfg->pod_initial_backoff_seconds * 1000000000LL,
+			.max_backoff_ns = cfg->pod_max_backoff_seconds * 1000000000LL,
 		},
 	};
 	if (!(d->sched = sk_scheduler_new(&env, &e))) {
 		errf(err, "scheduler: %s", e ? e : "cannot create");
+		sk_config_free(cfg);
 		goto fail;
 	}
 
 	/* one framework and one event recorder per profile */
-	d->nprofiles = d->cfg->nprofiles;
-	d->profiles = calloc((size_t)d->nprofiles + 1, sizeof *d->profiles);
-	d->fws = calloc((size_t)d->nprofiles + 1, sizeof *d->fws);
-	if (!d->profiles || !d->fws) {
-		errf(err, "out of memory");
+	struct gen *g = gen_build(d, cfg, NULL, err);
+	if (!g)
+		goto fail;
+	if (gen_swap(d, g, err) != 0) {
+		gen_free(d, g);
 		goto fail;
 	}
-	char host[200] = "localhost";
-	gethostname(host, sizeof host - 1);
-	for (int i = 0; i < d->nprofiles; i++) {
-		const struct sk_profile_config *p = &d->cfg->profiles[i];
-		struct profile_ctx *pc = &d->profiles[i];
-		pc->d = d;
-		pc->name = p->scheduler_name;
-		char instance[512];
-		snprintf(instance, sizeof instance, "%s-%s", p->scheduler_name, host);
-		if (kube_event_recorder_new(d->event_client, p->scheduler_name, instance, &pc->rec) != 0) {
-			errf(err, "event recorder for profile %s: cannot start", p->scheduler_name);
-			goto fail;
-		}
-		struct sk_framework_env fenv = {
-			.ctx = pc, .pool = d->pool, .nominator = d->nom, .snapshot = fw_snapshot,
-			.bind = fw_bind, .event = fw_event, .observe = fw_observe,
-		};
-		if (!(d->fws[i] = sk_framework_new(d->cfg, p, &fenv, &e))) {
-			errf(err, "profile %s: %s", p->scheduler_name, e ? e : "cannot build");
-			goto fail;
-		}
-		if (p->nunavailable > 0) {
-			char list[1024] = "";
-			for (int k = 0; k < p->nunavailable; k++)
-				snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? "," : "",
-					 p->unavailable[k]);
-			klog_warning("Upstream default plugins are not available in this build and are skipped",
-				     " profile=%s plugins=%s", p->scheduler_name, list);
-		}
-	}
-	if (sk_scheduler_set_frameworks(d->sched, d->fws, d->nprofiles) != 0) {
-		errf(err, "out of memory");
-		goto fail;
-	}
+	if (opts->config_path)
+		snprintf(d->last_seen, sizeof d->last_seen, "%s", g->cfg->sha256);
 
 	/* informers */
 	struct kube_informer_opts po = { .version = "v1", .resource = "pods" };
@@ -1274,7 +1921,7 @@ int sk_daemon_new(const struct sk_daemon_opts *opts, struct sk_daemon **out, cha
 			errf(err, "leader election: %s", e ? e : "invalid configuration");
 			goto fail;
 		}
-		if (kube_leader_set_annotation(d->leader, CONFIG_HASH_ANNOTATION, d->cfg->sha256) != 0) {
+		if (kube_leader_set_annotation(d->leader, CONFIG_HASH_ANNOTATION, d->gen->cfg->sha256) != 0) {
 			errf(err, "out of memory");
 			goto fail;
 		}
@@ -1283,10 +1930,6 @@ int sk_daemon_new(const struct sk_daemon_opts *opts, struct sk_daemon **out, cha
 
 	/* HTTP endpoints */
 	if (opts->secure_port != 0) {
-		if (!(d->configz = build_configz(d->cfg))) {
-			errf(err, "configz: out of memory");
-			goto fail;
-		}
 		struct kube_http_server_opts ho = {
 			.bind_address = opts->bind_address ? opts->bind_address : "0.0.0.0",
 			.port = opts->secure_port > 0 ? opts->secure_port : 0, .tls_cert_file = opts->tls_cert_file,
@@ -1342,8 +1985,16 @@ int sk_daemon_start(struct sk_daemon *d, char **err)
 		return errf(err, "cannot start the queue flushers");
 	if (kube_informer_start(d->nodes) != 0 || kube_informer_start(d->pods) != 0)
 		return errf(err, "cannot start the informers");
-	klog_info(0, "Starting schedkit-scheduler", " profiles=%d config-hash=%s leader-elect=%s", d->nprofiles,
-		  d->cfg->sha256, d->leader ? "true" : "false");
+	if (pthread_create(&d->reap_thread, NULL, reaper_main, d) != 0)
+		return errf(err, "cannot start the configuration reaper thread");
+	d->reap_running = true;
+	if (d->opts.config_path && d->opts.config_poll_ms >= 0) {
+		if (pthread_create(&d->watch_thread, NULL, watch_main, d) != 0)
+			return errf(err, "cannot start the configuration watcher thread");
+		d->watch_running = true;
+	}
+	klog_info(0, "Starting schedkit-scheduler", " profiles=%d config-hash=%s leader-elect=%s config-reload=%s",
+		  d->gen->n, d->gen->cfg->sha256, d->leader ? "true" : "false", d->watch_running ? "true" : "false");
 	if (d->leader) {
 		if (kube_leader_start(d->leader) != 0)
 			return errf(err, "cannot start leader election");
@@ -1395,17 +2046,27 @@ static void *flush_main(void *arg)
 #define EVENT_FLUSH_TIMEOUT_S 5
 static void flush_events(struct sk_daemon *d)
 {
-	if (!d->profiles)
+	/* every generation's recorders: the retired ones may hold events of removed profiles */
+	int n = 0;
+	for (struct gen *g = d->gen; g; g = NULL)
+		n += g->n;
+	for (struct gen *g = d->retired; g; g = g->next)
+		n += g->n;
+	for (struct gen *g = d->zombies; g; g = g->next)
+		n += g->n;
+	if (n == 0)
 		return;
 	struct flush_ctx *f = calloc(1, sizeof *f);
 	pthread_t t;
-	if (!f || !(f->recs = calloc((size_t)d->nprofiles + 1, sizeof *f->recs))) {
+	if (!f || !(f->recs = calloc((size_t)n + 1, sizeof *f->recs))) {
 		free(f);
 		return;
 	}
-	f->nrecs = d->nprofiles;
-	for (int i = 0; i < d->nprofiles; i++)
-		f->recs[i] = d->profiles[i].rec;
+	struct gen *lists[3] = { d->gen, d->retired, d->zombies };
+	for (int l = 0; l < 3; l++)
+		for (struct gen *g = lists[l]; g; g = l == 0 ? NULL : g->next)
+			for (int i = 0; i < g->n; i++)
+				f->recs[f->nrecs++] = g->pcs[i].rh->rec;
 	f->refs = 2;
 	pthread_mutex_init(&f->mu, NULL);
 	pthread_cond_init(&f->cv, NULL);
@@ -1445,13 +2106,29 @@ void sk_daemon_stop(struct sk_daemon *d)
 	if (was_stopped)
 		return;
 	atomic_store(&d->stopping, true);
-	/* 1. stop popping; 2. finish in-flight bindings; 3. release the lease. */
+	/* 0. no more reloads; 1. stop popping; 2. finish in-flight bindings; 3. release the lease. */
+	pthread_mutex_lock(&d->reap_mu);
+	d->watch_stop = true;
+	pthread_cond_broadcast(&d->watch_cv);
+	pthread_mutex_unlock(&d->reap_mu);
+	if (d->watch_running) {
+		pthread_join(d->watch_thread, NULL);
+		d->watch_running = false;
+	}
 	if (d->sched)
 		sk_queue_close(sk_scheduler_queue(d->sched));
 	if (loop)
 		pthread_join(d->loop_thread, NULL);
 	if (d->sched)
 		sk_scheduler_wait_bindings(d->sched);
+	pthread_mutex_lock(&d->reap_mu);
+	d->reap_stop = true;
+	pthread_cond_broadcast(&d->reap_cv);
+	pthread_mutex_unlock(&d->reap_mu);
+	if (d->reap_running) {
+		pthread_join(d->reap_thread, NULL);
+		d->reap_running = false;
+	}
 	if (d->leader)
 		kube_leader_stop(d->leader);
 	if (d->pods)
@@ -1491,12 +2168,16 @@ void sk_daemon_free(struct sk_daemon *d)
 	kube_informer_free(d->pods);
 	kube_informer_free(d->nodes);
 	sk_scheduler_free(d->sched);
-	for (int i = 0; d->fws && i < d->nprofiles; i++)
-		sk_framework_unref(d->fws[i]);
-	free(d->fws);
-	for (int i = 0; d->profiles && i < d->nprofiles && !atomic_load(&d->events_abandoned); i++)
-		kube_event_recorder_free(d->profiles[i].rec);
-	free(d->profiles);
+	/* The scheduler is gone: no cycle holds a framework any more. */
+	gen_free(d, d->gen);
+	for (struct gen *g = d->retired, *n; g; g = n) {
+		n = g->next;
+		gen_free(d, g);
+	}
+	for (struct gen *g = d->zombies, *n; g; g = n) {
+		n = g->next;
+		gen_free(d, g);
+	}
 	sk_pool_free(d->pool);
 	sk_nominator_free(d->nom);
 	sk_snapshot_free(d->snap);
@@ -1516,8 +2197,13 @@ void sk_daemon_free(struct sk_daemon *d)
 			free(c->uid);
 			free(c);
 		}
-	free(d->configz);
-	sk_config_free(d->cfg);
+	free(d->lease_ns);
+	free(d->lease_name);
+	pthread_rwlock_destroy(&d->names_lock);
+	pthread_mutex_destroy(&d->reload_mu);
+	pthread_mutex_destroy(&d->reap_mu);
+	pthread_cond_destroy(&d->reap_cv);
+	pthread_cond_destroy(&d->watch_cv);
 	pthread_mutex_destroy(&d->mu);
 	pthread_mutex_destroy(&d->conflict_mu);
 	pthread_mutex_destroy(&d->patch_mu);

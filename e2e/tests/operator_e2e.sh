@@ -5,7 +5,9 @@
 # ServiceAccount, RBAC and Service present; `kubectl get sp` columns; an invalid profile shows the
 # loader's error and leaves the others (and the ConfigMap) untouched; a conflict is reported; a
 # broken update keeps the last accepted version; deleting a profile removes it from the config;
-# the scheduler's Lease hash turns Applied True; a restart (and --once) changes nothing; a
+# the scheduler's Lease hash turns Applied True; changing, adding and deleting profiles is
+# applied by the running scheduler without a restart (its --config is a kubelet-style ConfigMap
+# volume kept in sync by e2e/lib/configmap_volume.sh); a restart (and --once) changes nothing; a
 # hand-deleted or hand-edited owned object is restored. Prints TAP-style "ok"/"not ok" lines.
 # Env: SK_BIN (binaries, default $SK_ROOT/bin), SK_ROOT (repo, default: this script's ../..).
 set -u
@@ -14,7 +16,9 @@ SK_BIN=${SK_BIN:-$SK_ROOT/bin}
 TMP=$(mktemp -d /tmp/sk-operator-e2e.XXXXXX)
 NS=schedkit-system
 export TMP NS
-SERVER_PID= OP_PID= SCHED_PID=
+SERVER_PID= OP_PID= SCHED_PID= SYNC_PID=
+# shellcheck source=../lib/configmap_volume.sh
+. "$SK_ROOT/e2e/lib/configmap_volume.sh"
 
 stop_pid() { # pid
 	[ -n "$1" ] || return 0
@@ -22,6 +26,7 @@ stop_pid() { # pid
 	wait "$1" 2>/dev/null
 }
 cleanup() {
+	stop_pid "$SYNC_PID"
 	stop_pid "$SCHED_PID"
 	stop_pid "$OP_PID"
 	stop_pid "$SERVER_PID"
@@ -147,14 +152,47 @@ expect "the conflict names the older owner" 'already used by SchedulerProfile "s
 check "the older profile keeps the name" cond_is spread Accepted status True
 
 # ------------------------------------------------------------------ scheduler reports the hash
-cfg >"$TMP/config.yaml"
-"$SK_BIN/schedkit-scheduler" --config "$TMP/config.yaml" --kubeconfig "$KUBECONFIG" --leader-elect=true \
+# The scheduler reads the ConfigMap as a Deployment pod would: a mounted volume that kubelet
+# refreshes (here e2e/lib/configmap_volume.sh, every 0.5 s).
+VOL=$TMP/volume
+sk_cm_volume_loop "$VOL" $NS schedkit-scheduler-config config.yaml 0.5 &
+SYNC_PID=$!
+eventually "the ConfigMap volume holds config.yaml" test -s "$VOL/config.yaml"
+"$SK_BIN/schedkit-scheduler" --config "$VOL/config.yaml" --kubeconfig "$KUBECONFIG" --leader-elect=true \
 	--leader-elect-resource-namespace=$NS --leader-elect-resource-name=schedkit-scheduler --secure-port=0 \
 	>"$TMP/scheduler.log" 2>&1 &
 SCHED_PID=$!
 eventually "with the scheduler leading on its Lease, the profiles become Applied=True" cond_is spread Applied status True
 expect "appliedConfigHash equals renderedConfigHash" '^([0-9a-f]{64}) \1$' \
 	k get sp spread -o jsonpath='{.status.appliedConfigHash} {.status.renderedConfigHash}'
+
+# ------------------------------------------------------------------ reload without a restart
+applied_now() { # profile: Applied=True, and the applied hash is that of the config rendered now
+	local h
+	h=$(cfg | sha256sum | cut -c1-64)
+	cond_is "$1" Applied status True && [ "$(k get sp "$1" -o jsonpath='{.status.appliedConfigHash}')" = "$h" ]
+}
+hash_before=$(k get sp spread -o jsonpath='{.status.appliedConfigHash}')
+k patch sp spread --type merge -p '{"spec":{"percentageOfNodesToScore":70}}' >/dev/null
+eventually "a changed SchedulerProfile reaches the ConfigMap" bash -c "$(declare -f k cfg); cfg | grep -q 'percentageOfNodesToScore: 70'"
+eventually "... and becomes Applied=True without restarting the scheduler" applied_now spread
+if [ "$(k get sp spread -o jsonpath='{.status.appliedConfigHash}')" != "$hash_before" ] && kill -0 "$SCHED_PID" 2>/dev/null &&
+	[ "$(grep -c 'Starting schedkit-scheduler' "$TMP/scheduler.log")" = 1 ]; then
+	ok "... by the same scheduler process (started once, a new applied hash)"
+else
+	notok "the same scheduler process applied the change"
+fi
+expect "the scheduler logged the reload" '"Configuration reloaded".*kept=\[bin-packing,spread\]' cat "$TMP/scheduler.log"
+profile late '  schedulerName: late' | k apply -f - >/dev/null
+eventually "a new SchedulerProfile becomes Applied=True without a restart" applied_now late
+printf '%s\n' \
+	'{"apiVersion":"v1","kind":"Node","metadata":{"name":"e2e-node"},"status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"},"capacity":{"cpu":"4","memory":"8Gi","pods":"110"}}}' \
+	'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"late-pod","namespace":"default"},"spec":{"schedulerName":"late","containers":[{"name":"c","image":"pause","resources":{"requests":{"cpu":"100m"}}}]}}' |
+	k apply -f - >/dev/null
+eventually "... and the running scheduler binds its pods" \
+	bash -c "[ \"\$(kubectl --cache-dir $TMP/cache get pod late-pod -o jsonpath='{.spec.nodeName}')\" = e2e-node ]"
+k delete sp late >/dev/null
+eventually "deleting it is applied without a restart too" applied_now spread
 
 # ------------------------------------------------------------------ broken update keeps last good
 before=$(cfg)
@@ -169,8 +207,9 @@ eventually "fixing it makes it Accepted again" cond_is bin-packing Accepted stat
 
 # ------------------------------------------------------------------ delete
 k delete sp spread >/dev/null
-eventually "deleting a profile removes it from the config" bash -c "$(declare -f k cfg); ! cfg | grep -q 'percentageOfNodesToScore: 100'"
+eventually "deleting a profile removes it from the config" bash -c "$(declare -f k cfg); ! cfg | grep -q 'percentageOfNodesToScore: 70'"
 eventually "the profile that lost the conflict now takes the name" cond_is copycat Accepted status True
+eventually "... and is Applied=True by the running scheduler" applied_now copycat
 stop_pid "$SCHED_PID"; SCHED_PID=
 eventually "a scheduler that released its Lease turns Applied back to Pending" cond_is bin-packing Applied reason Pending
 
@@ -214,4 +253,13 @@ if [ -n "$port" ]; then
 	expect "/metrics reports reconciles" 'schedkit_operator_reconcile_total\{result="success"\} [1-9]' curl -s "http://127.0.0.1:$port/metrics"
 else
 	notok "the operator logs its health port"
+fi
+
+# Under `make asan` the binaries are instrumented: any report lands in their logs (the scheduler
+# has exited by now, so its leak check has run).
+if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' "$TMP/scheduler.log" "$TMP/operator.log" 2>/dev/null; then
+	notok "no sanitizer report in the scheduler and operator logs"
+	grep -hE -A12 'AddressSanitizer|LeakSanitizer|runtime error:' "$TMP/scheduler.log" "$TMP/operator.log" | head -40 | sed 's/^/#   /'
+else
+	ok "no sanitizer report in the scheduler and operator logs"
 fi

@@ -7,14 +7,18 @@
 #     schedulerName's pods are untouched; one Scheduled event per pod, no binding conflict.
 #  2. A node added later makes the waiting pods schedule.
 #  3. Two active instances racing on the same pods: each pod is bound once; 409s are counted.
-#  4. Leader election with two instances: only the leader binds; killing it hands over; SIGTERM
+#  4. Config reload under load: --config is a kubelet-style ConfigMap volume; while 600 pods are
+#     created, profiles are added, changed and removed (and one invalid config is rejected):
+#     every pod is bound exactly once, without a restart.
+#  5. Leader election with two instances: only the leader binds; killing it hands over; SIGTERM
 #     releases the lease (and exits 0); the Lease carries the config hash.
-#  5. SIGTERM still stops the scheduler promptly when the API server has gone away.
+#  6. SIGTERM still stops the scheduler promptly when the API server has gone away.
 # Prints TAP-style ok / not ok lines. Env: SK_BIN (binaries), SK_ROOT (repo).
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 SK_BIN=${SK_BIN:-$SK_ROOT/bin}
 . "$SK_ROOT/e2e/lib/scheduler_lib.sh"
+. "$SK_ROOT/e2e/lib/configmap_volume.sh"
 
 work=$(mktemp -d /tmp/sk-sched-e2e.XXXXXX)
 pids=()
@@ -68,6 +72,20 @@ start_scheduler() { # name config extra-args...: starts an instance, logs to $wo
   pids+=($pid)
   eval "${name}_pid=$pid"
 }
+start_serving() { # name config: starts an instance on a free port and waits for /readyz; sets <name>_port.
+  # Another suite may take the port between the probe and the bind: the instance then exits and is
+  # started again on another port.
+  local name=$1 cfg=$2 p pid try
+  for try in 1 2 3; do
+    p=$(sk_free_port)
+    start_scheduler "$name" "$cfg" --secure-port "$p"
+    pid=${name}_pid
+    if sk_wait_for 20 curl -sf "http://127.0.0.1:$p/readyz" -o /dev/null; then eval "${name}_port=$p"; return 0; fi
+    kill -0 "${!pid}" 2>/dev/null && break
+    echo "# $name did not start on port $p (try $try): $(tail -1 "$work/$name.log")"
+  done
+  fatal "$name serves /readyz"
+}
 
 # ---------------------------------------------------------------- 1. 2,000 pods on 100 nodes
 sk_gen_nodes 100 >"$work/nodes.json"
@@ -75,9 +93,8 @@ sk_gen_pods 1000 0 default-scheduler >"$work/pods-a.json"
 sk_gen_pods 1000 1000 batch-scheduler >"$work/pods-b.json"
 sk_gen_pods 50 5000 someone-else other >"$work/pods-other.json"
 kubectl create -f "$work/nodes.json" >/dev/null || fatal "create 100 nodes"
-port=$(sk_free_port)
-start_scheduler main "$work/config.yaml" --secure-port "$port"
-sk_wait_for 20 curl -sf "http://127.0.0.1:$port/readyz" -o /dev/null || fatal "scheduler /readyz (port $port)"
+start_serving main "$work/config.yaml"
+port=$main_port
 ok "scheduler started, /readyz is ok"
 for f in pods-a pods-b pods-other; do kubectl create -f "$work/$f.json" >/dev/null || fatal "create $f"; done
 
@@ -207,10 +224,8 @@ clientConnection: {qps: 5000, burst: 5000}
 profiles:
 - schedulerName: race-scheduler
 EOF
-port_r1=$(sk_free_port); start_scheduler race1 "$work/race.yaml" --secure-port "$port_r1"
-port_r2=$(sk_free_port); start_scheduler race2 "$work/race.yaml" --secure-port "$port_r2"
-sk_wait_for 20 curl -sf "http://127.0.0.1:$port_r1/readyz" -o /dev/null
-sk_wait_for 20 curl -sf "http://127.0.0.1:$port_r2/readyz" -o /dev/null
+start_serving race1 "$work/race.yaml"; port_r1=$race1_port
+start_serving race2 "$work/race.yaml"; port_r2=$race2_port
 awk 'BEGIN { for (i = 0; i < 300; i++) printf "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"race-%03d\"},\"spec\":{\"schedulerName\":\"race-scheduler\",\"tolerations\":[{\"operator\":\"Exists\"}],\"containers\":[{\"name\":\"c\",\"image\":\"pause:3.9\",\"resources\":{\"requests\":{\"cpu\":\"1m\"}}}]}}\n", i }' \
   | kubectl create -f - >/dev/null
 race_unbound() { kubectl get pods -o json | jq '[.items[] | select(.spec.schedulerName == "race-scheduler") | select((.spec.nodeName // "") == "")] | length'; }
@@ -230,7 +245,67 @@ false_cond=$(kubectl get pods -o json | jq '[.items[] | select(.spec.schedulerNa
 check "the instance that lost a race never marks the pod PodScheduled=False ($false_cond)" test "$false_cond" = 0
 kill -TERM "$race1_pid" "$race2_pid"; wait "$race1_pid" "$race2_pid"
 
-# ---------------------------------------------------------------- 4. leader election
+# ---------------------------------------------------------------- 4. config reload under load
+rl_config() { # profiles (YAML lines after "profiles:")
+  printf 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nleaderElection: {leaderElect: false}\nclientConnection: {qps: 5000, burst: 5000}\nprofiles:\n%s\n' "$1"
+}
+rl_publish() { # config text: into ConfigMap default/rl-config, then one kubelet-style volume sync
+  printf '%s' "$1" >"$work/rl-next.yaml"
+  kubectl create configmap rl-config --from-file=config.yaml="$work/rl-next.yaml" --dry-run=client -o yaml |
+    kubectl apply -f - >/dev/null && sk_cm_volume_sync "$work/rl-vol" default rl-config config.yaml
+}
+rl_logged() { [ "$(grep -c "$1" "$work/rl.log")" = "$2" ]; } # pattern count
+rl_publish "$(rl_config '- schedulerName: rl-a')"
+start_serving rl "$work/rl-vol/config.yaml"; port_rl=$rl_port
+( for b in 0 1 2 3 4 5; do
+    awk -v b="$b" 'BEGIN { for (i = b * 100; i < b * 100 + 100; i++) printf "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"rl-%03d\"},\"spec\":{\"schedulerName\":\"%s\",\"tolerations\":[{\"operator\":\"Exists\"}],\"containers\":[{\"name\":\"c\",\"image\":\"pause:3.9\",\"resources\":{\"requests\":{\"cpu\":\"1m\"}}}]}}\n", i, (i % 2 ? "rl-b" : "rl-a") }' |
+      kubectl create -f - >/dev/null
+    sleep 0.5
+  done ) &
+creator=$!
+reloads=0 rejected=0
+for v in \
+  '- schedulerName: rl-a
+- schedulerName: rl-b' \
+  '- schedulerName: rl-a
+  percentageOfNodesToScore: 20
+- schedulerName: rl-b' \
+  '- schedulerName: rl-a
+  plugins: {filter: {enabled: [{name: NoSuchPlugin}]}}' \
+  '- schedulerName: rl-b
+  plugins: {score: {disabled: [{name: ImageLocality}]}}
+- schedulerName: rl-c
+- schedulerName: rl-a' \
+  '- schedulerName: rl-a
+- schedulerName: rl-b
+  percentageOfNodesToScore: 50'; do
+  rl_publish "$(rl_config "$v")"
+  if [[ "$v" == *NoSuchPlugin* ]]; then rejected=$((rejected + 1)); sk_wait_for 10 rl_logged '"Configuration reload rejected' "$rejected"
+  else reloads=$((reloads + 1)); sk_wait_for 10 rl_logged '"Configuration reloaded"' "$reloads"; fi
+done
+wait "$creator"
+rl_unbound() { kubectl get pods -o json | jq '[.items[] | select(.metadata.name | startswith("rl-")) | select((.spec.nodeName // "") == "")] | length'; }
+rl_done() { [ "$(rl_unbound)" = 0 ]; }
+sk_wait_for 60 rl_done
+check "reload under load: all 600 pods of the reloaded profiles bound ($(rl_unbound) unbound)" rl_done
+curl -sf "http://127.0.0.1:$port_rl/metrics" >"$work/rl-metrics.txt"
+rl_ok=$(awk '$1 == "schedkit_config_reloads_total{result=\"success\"}" {print $2}' "$work/rl-metrics.txt")
+rl_bad=$(awk '$1 == "schedkit_config_reloads_total{result=\"failure\"}" {print $2}' "$work/rl-metrics.txt")
+rl_last=$(awk '$1 == "schedkit_config_last_reload_successful" {print $2}' "$work/rl-metrics.txt")
+check "... 4 reloads applied and 1 invalid config rejected by the same process (metrics: ${rl_ok:-?} / ${rl_bad:-?}, last ok ${rl_last:-?})" \
+  test "${rl_ok:-}" = 4 -a "${rl_bad:-}" = 1 -a "${rl_last:-}" = 1 -a "$(grep -c 'Starting schedkit-scheduler' "$work/rl.log")" = 1
+rl_bound=$(grep -o '"Successfully bound pod to node" pod=default/rl-[0-9]*' "$work/rl.log" | sort)
+rl_twice=$(printf '%s\n' "$rl_bound" | uniq -d | wc -l)
+rl_conf=$(awk '$1 == "schedkit_scheduler_binding_conflicts_total" {print $2}' "$work/rl-metrics.txt")
+kubectl get events -o json >"$work/events-rl.json"
+dup_rl=$(jq -r '[.items[] | select(.reason == "Scheduled" and (.involvedObject.name | startswith("rl-"))) | .involvedObject.name] | group_by(.) | map(select(length > 1) | .[0]) | join(" ")' "$work/events-rl.json")
+check "... each bound exactly once ($(printf '%s\n' "$rl_bound" | grep -c .) bindings, $rl_twice twice, ${rl_conf:-?} conflicts, one Scheduled event each)" \
+  test "$(printf '%s\n' "$rl_bound" | grep -c .)" = 600 -a "$rl_twice" = 0 -a "${rl_conf:-x}" = 0 -a -z "$dup_rl"
+check "... and /configz shows the last configuration" \
+  bash -c 'curl -sf "http://127.0.0.1:$1/configz" | jq -e "[.componentconfig.profiles[].schedulerName] == [\"rl-a\", \"rl-b\"]" >/dev/null' _ "$port_rl"
+kill -TERM "$rl_pid"; wait "$rl_pid"
+
+# ---------------------------------------------------------------- 5. leader election
 cat >"$work/le.yaml" <<'EOF'
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -280,7 +355,7 @@ check "the new leader binds the next 40 pods ($nb)" test "$nb" = 40
 kill -TERM "${!follower_pid_var}"; wait "${!follower_pid_var}"; rc=$?
 check "SIGTERM on the leader exits 0 (got $rc)" test "$rc" = 0
 check "SIGTERM released the lease (holderIdentity empty)" test -z "$(holder)"
-# ---------------------------------------------------------------- 5. shutdown with the API server gone
+# ---------------------------------------------------------------- 6. shutdown with the API server gone
 cat >"$work/gone.yaml" <<'EOF'
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -300,7 +375,7 @@ for _ in $(seq 1 120); do kill -0 "$gone_pid" 2>/dev/null || { stopped=0; break;
 check "SIGTERM with the API server gone still stops the scheduler within 60 s" test "$stopped" = 0
 
 # Under `make asan` the binaries are instrumented: any report lands in their logs.
-sanitizer=$(grep -lE 'AddressSanitizer|LeakSanitizer|runtime error:' "$work"/main.log "$work"/race*.log "$work"/le*.log "$work"/gone.log 2>/dev/null)
+sanitizer=$(grep -lE 'AddressSanitizer|LeakSanitizer|runtime error:' "$work"/main.log "$work"/race*.log "$work"/rl.log "$work"/le*.log "$work"/gone.log 2>/dev/null)
 check "no sanitizer report in the scheduler logs" test -z "$sanitizer"
 [ -z "$sanitizer" ] || grep -hE -A12 'AddressSanitizer|LeakSanitizer|runtime error:' $sanitizer | head -40 | sed 's/^/# /'
 exit 0
