@@ -35,7 +35,7 @@
 #include "scheduler/schedule_one.h"
 
 #define CONFIG_HASH_ANNOTATION "schedkit.io/config-hash"
-#define DEFAULT_BINDER_THREADS 4
+#define DEFAULT_BINDER_THREADS 16
 #define CONFLICT_BUCKETS 256
 #define DEFAULT_CONFIG_POLL_MS 1000
 #define MAX_CONFIG_BYTES (16 << 20)

@@ -50,7 +50,7 @@ struct sk_daemon_opts {
 	char *bind_address;       /* --bind-address, default "0.0.0.0" */
 	char *tls_cert_file, *tls_key_file; /* --tls-cert-file / --tls-private-key-file: HTTPS */
 	bool validate;            /* --validate (with --config) */
-	int binder_threads;       /* not a flag: 0 = default (4) */
+	int binder_threads;       /* not a flag: 0 = default (16; upstream binds in a goroutine per pod) */
 	int config_poll_ms;       /* not a flag: how often the --config file is read; 0 = default (1000),
 				     < 0 = no watcher (tests call sk_daemon_reload) */
 	/* not a flag (tests): called after every binding POST with the HTTP code (201, 409, ...;
