@@ -120,30 +120,13 @@ static int ba_init(struct sk_plugin *self, const void *args, char **err)
 	return 0;
 }
 
-struct ba_prescore {
-	int n;
-	int64_t requests[];
-};
-static void prescore_free(void *p) { free(p); }
-static const struct sk_state_ops prescore_ops = { .free = prescore_free, .clone = NULL };
-
-static struct ba_prescore *pod_request_list(const struct balanced_args *a, const struct sk_pod *pod)
-{
-	struct ba_prescore *st = malloc(sizeof(*st) + (size_t)a->nresources * sizeof(int64_t));
-	if (!st)
-		return NULL;
-	st->n = a->nresources;
-	for (int i = 0; i < a->nresources; i++)
-		st->requests[i] = sk_pod_resource_request(pod, &a->scored[i], false);
-	return st;
-}
-
 static struct sk_status ba_pre_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				     const struct sk_node_info *const *nodes, int nnodes)
 {
 	(void)nodes;
 	(void)nnodes;
-	struct ba_prescore *st = pod_request_list(self->priv, pod);
+	const struct balanced_args *a = self->priv;
+	struct sk_pod_request_list *st = sk_pod_request_list_new(a->scored, a->nresources, pod, false);
 	if (!st)
 		return sk_status(SK_ERROR, "out of memory");
 	bool best_effort = true;
@@ -154,7 +137,7 @@ static struct sk_status ba_pre_score(struct sk_plugin *self, struct sk_cycle_sta
 		free(st);
 		return sk_status(SK_SKIP, NULL);
 	}
-	sk_cycle_state_put(cs, self->slot, st, &prescore_ops);
+	sk_cycle_state_put(cs, self->slot, st, &sk_pod_request_list_ops);
 	return sk_ok();
 }
 
@@ -192,13 +175,13 @@ static struct sk_status ba_score(struct sk_plugin *self, struct sk_cycle_state *
 	const struct balanced_args *a = self->priv;
 	if (!ni->node)
 		return sk_status(SK_ERROR, "node not found");
-	const struct ba_prescore *st = sk_cycle_state_get(cs, self->slot);
+	const struct sk_pod_request_list *st = sk_cycle_state_get(cs, self->slot);
 	if (st) {
 		*score = balanced_score(a, ni, st->requests);
 		return sk_ok();
 	}
 	/* PreScore disabled: compute here; a best-effort pod scores 0, as PreScore would skip it. */
-	struct ba_prescore *tmp = pod_request_list(a, pod);
+	struct sk_pod_request_list *tmp = sk_pod_request_list_new(a->scored, a->nresources, pod, false);
 	if (!tmp)
 		return sk_status(SK_ERROR, "out of memory");
 	bool best_effort = true;

@@ -468,34 +468,17 @@ static struct sk_status fit_filter(struct sk_plugin *self, struct sk_cycle_state
 	return fits_request(self->priv, state, ni);
 }
 
-/* PreScore state: the pod's request per scored resource (non-zero variant for cpu and memory). */
-struct fit_prescore {
-	int n;
-	int64_t requests[];
-};
-static void prescore_free(void *p) { free(p); }
-static const struct sk_state_ops prescore_ops = { .free = prescore_free, .clone = NULL };
-
-static struct fit_prescore *pod_request_list(const struct fit_args *a, const struct sk_pod *pod)
-{
-	struct fit_prescore *st = malloc(sizeof(*st) + (size_t)a->nresources * sizeof(int64_t));
-	if (!st)
-		return NULL;
-	st->n = a->nresources;
-	for (int i = 0; i < a->nresources; i++)
-		st->requests[i] = sk_pod_resource_request(pod, &a->scored[i], true);
-	return st;
-}
-
+/* PreScore: the pod's request per scored resource (non-zero variant for cpu and memory), once per cycle. */
 static struct sk_status fit_pre_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				      const struct sk_node_info *const *nodes, int nnodes)
 {
 	(void)nodes;
 	(void)nnodes;
-	struct fit_prescore *st = pod_request_list(self->priv, pod);
+	const struct fit_args *a = self->priv;
+	struct sk_pod_request_list *st = sk_pod_request_list_new(a->scored, a->nresources, pod, true);
 	if (!st)
 		return sk_status(SK_ERROR, "out of memory");
-	sk_cycle_state_put(cs, self->slot, st, &prescore_ops);
+	sk_cycle_state_put(cs, self->slot, st, &sk_pod_request_list_ops);
 	return sk_ok();
 }
 
@@ -551,13 +534,13 @@ static struct sk_status fit_score(struct sk_plugin *self, struct sk_cycle_state 
 	const struct fit_args *a = self->priv;
 	if (!ni->node)
 		return sk_status(SK_ERROR, "node not found");
-	const struct fit_prescore *st = sk_cycle_state_get(cs, self->slot);
+	const struct sk_pod_request_list *st = sk_cycle_state_get(cs, self->slot);
 	if (st) {
 		*score = score_node(a, ni, st->requests);
 		return sk_ok();
 	}
 	/* PreScore disabled: compute here, as upstream does. */
-	struct fit_prescore *tmp = pod_request_list(a, pod);
+	struct sk_pod_request_list *tmp = sk_pod_request_list_new(a->scored, a->nresources, pod, true);
 	if (!tmp)
 		return sk_status(SK_ERROR, "out of memory");
 	*score = score_node(a, ni, tmp->requests);

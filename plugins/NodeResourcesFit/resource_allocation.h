@@ -110,4 +110,25 @@ static inline struct sk_scored_resource *sk_scored_resources_new(const struct sk
 	return r;
 }
 
+/* PreScore state of both plugins: the pod's request per scored resource, computed once per cycle
+ * (non_zero: the 100m/200Mi scoring defaults for cpu and memory, as NodeResourcesFit scores). */
+struct sk_pod_request_list {
+	int n;
+	int64_t requests[];
+};
+static inline void sk_pod_request_list_free(void *p) { free(p); }
+static const struct sk_state_ops sk_pod_request_list_ops = { .free = sk_pod_request_list_free, .clone = NULL };
+
+static inline struct sk_pod_request_list *sk_pod_request_list_new(const struct sk_scored_resource *scored, int n,
+								  const struct sk_pod *pod, bool non_zero)
+{
+	struct sk_pod_request_list *st = malloc(sizeof(*st) + (size_t)n * sizeof(int64_t));
+	if (!st)
+		return NULL;
+	st->n = n;
+	for (int i = 0; i < n; i++)
+		st->requests[i] = sk_pod_resource_request(pod, &scored[i], non_zero);
+	return st;
+}
+
 #endif
