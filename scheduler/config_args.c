@@ -25,44 +25,6 @@ static int set_int(cJSON *o, const char *field, int64_t v)
 
 static char *child(const char *path, const char *f) { return sk_path_child(path, f); }
 
-/* ---------- DefaultPreemptionArgs ---------- */
-static int default_preemption_decode(const cJSON *json, void **out, struct sk_errors *e, const char *path)
-{
-	static const char *const fields[] = { "minCandidateNodesPercentage", "minCandidateNodesAbsolute", NULL };
-	int64_t pct = 10, abs_ = 100;
-	if (sk_json_check_object(json, path, fields, true, e) < 0 ||
-	    sk_args_check_type_meta(json, "DefaultPreemptionArgs", path, e) < 0 ||
-	    sk_json_int(json, "minCandidateNodesPercentage", path, INT32_MIN, INT32_MAX, &pct, NULL, e) < 0 ||
-	    sk_json_int(json, "minCandidateNodesAbsolute", path, INT32_MIN, INT32_MAX, &abs_, NULL, e) < 0)
-		return -1;
-	int rc = 0;
-	char *pp = child(path, "minCandidateNodesPercentage"), *ap = child(path, "minCandidateNodesAbsolute");
-	if (pct < 0 || pct > 100) {
-		sk_err_invalid_int(e, pp, pct, "not in valid range [0, 100]");
-		rc = -1;
-	}
-	if (abs_ < 0) {
-		sk_err_invalid_int(e, ap, abs_, "not in valid range [0, inf)");
-		rc = -1;
-	}
-	if (pct == 0 && abs_ == 0) {
-		sk_err_invalid_int(e, pp, pct, "cannot be zero at the same time as minCandidateNodesAbsolute");
-		sk_err_invalid_int(e, ap, abs_, "cannot be zero at the same time as minCandidateNodesPercentage");
-		rc = -1;
-	}
-	free(pp);
-	free(ap);
-	if (rc < 0)
-		return -1;
-	cJSON *o = sk_args_json_new("DefaultPreemptionArgs");
-	if (!o || set_int(o, "minCandidateNodesPercentage", pct) < 0 || set_int(o, "minCandidateNodesAbsolute", abs_) < 0) {
-		cJSON_Delete(o);
-		return -1;
-	}
-	*out = o;
-	return 0;
-}
-
 /* ---------- VolumeBindingArgs ---------- */
 static int volume_binding_decode(const cJSON *json, void **out, struct sk_errors *e, const char *path)
 {
@@ -158,11 +120,10 @@ STUB(stub_node_volume_limits, "NodeVolumeLimits", NULL, NULL);
 STUB(stub_volume_binding, "VolumeBinding", "VolumeBindingArgs", volume_binding_decode);
 STUB(stub_volume_zone, "VolumeZone", NULL, NULL);
 STUB(stub_dynamic_resources, "DynamicResources", "DynamicResourcesArgs", dynamic_resources_decode);
-STUB(stub_default_preemption, "DefaultPreemption", "DefaultPreemptionArgs", default_preemption_decode);
 
 static const struct sk_plugin_desc *const stubs[] = {
-	&stub_volume_restrictions, &stub_node_volume_limits, &stub_volume_binding,    &stub_volume_zone,
-	&stub_dynamic_resources,   &stub_default_preemption, NULL,
+	&stub_volume_restrictions, &stub_node_volume_limits, &stub_volume_binding, &stub_volume_zone,
+	&stub_dynamic_resources,   NULL,
 };
 
 const struct sk_plugin_desc *sk_unavailable_plugin_desc(const char *name)

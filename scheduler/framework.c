@@ -1352,3 +1352,112 @@ int sk_fw_queueing_hint(struct sk_framework *fw, const char *plugin, const struc
 	}
 	return result;
 }
+
+/* ---------- handle: preemption support (framework.h) ---------- */
+
+struct sk_cycle_state *sk_handle_cycle_state_clone(struct sk_handle *h, const struct sk_cycle_state *cs)
+{
+	(void)h;
+	return sk_cycle_state_clone(cs);
+}
+
+void sk_handle_cycle_state_free(struct sk_handle *h, struct sk_cycle_state *cs)
+{
+	(void)h;
+	sk_cycle_state_free(cs);
+}
+
+struct sk_status sk_handle_run_pre_filter_add_pod(struct sk_handle *h, struct sk_cycle_state *cs,
+						  const struct sk_pod *pod, const struct sk_pod *to_add,
+						  const struct sk_node_info *ni)
+{
+	return sk_fw_run_pre_filter_add_pod(h->fw, cs, pod, to_add, ni);
+}
+
+struct sk_status sk_handle_run_pre_filter_remove_pod(struct sk_handle *h, struct sk_cycle_state *cs,
+						     const struct sk_pod *pod, const struct sk_pod *to_remove,
+						     const struct sk_node_info *ni)
+{
+	return sk_fw_run_pre_filter_remove_pod(h->fw, cs, pod, to_remove, ni);
+}
+
+struct sk_status sk_handle_run_filter_with_nominated(struct sk_handle *h, struct sk_cycle_state *cs,
+						     const struct sk_pod *pod, const struct sk_node_info *ni)
+{
+	return sk_fw_run_filter_with_nominated(h->fw, cs, pod, ni);
+}
+
+int sk_handle_list_pdbs(struct sk_handle *h, struct sk_pdb ***out, char **err)
+{
+	*out = NULL;
+	if (err)
+		*err = NULL;
+	if (!h->fw->env.list_pdbs)
+		return 0;
+	return h->fw->env.list_pdbs(h->fw->env.ctx, out, err);
+}
+
+struct sk_pod *sk_handle_get_pod(struct sk_handle *h, const struct sk_pod *pod)
+{
+	if (!h->fw->env.get_pod)
+		return sk_pod_ref((struct sk_pod *)pod);
+	return h->fw->env.get_pod(h->fw->env.ctx, pod);
+}
+
+int64_t sk_handle_pod_start_time(struct sk_handle *h, const struct sk_pod *pod)
+{
+	if (h->fw->env.pod_start_time)
+		return h->fw->env.pod_start_time(h->fw->env.ctx, pod);
+	return pod->creation_time > 0 ? (int64_t)pod->creation_time * 1000000000LL : -1;
+}
+
+int64_t sk_handle_wall_now_ns(struct sk_handle *h)
+{
+	(void)h;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+bool sk_handle_terminating_by_preemption(struct sk_handle *h, const struct sk_pod *pod)
+{
+	if (h->fw->env.terminating_by_preemption)
+		return h->fw->env.terminating_by_preemption(h->fw->env.ctx, pod);
+	return pod->terminating;
+}
+
+int sk_handle_preempt_victim(struct sk_handle *h, const struct sk_pod *preemptor, const struct sk_pod *victim,
+			     const char *node_name, char **err)
+{
+	if (err)
+		*err = NULL;
+	if (!h->fw->env.preempt_victim)
+		return fail(err, "cannot preempt pod %s/%s: profile %s has no API client to delete victims", victim->ns,
+			    victim->name, h->fw->name);
+	char msg[512];
+	snprintf(msg, sizeof(msg), "%s: preempting to accommodate a higher priority pod", h->fw->name);
+	return h->fw->env.preempt_victim(h->fw->env.ctx, preemptor, victim, node_name, msg, err);
+}
+
+int sk_handle_clear_nominated(struct sk_handle *h, const struct sk_pod *pod, char **err)
+{
+	if (err)
+		*err = NULL;
+	if (h->fw->env.nominator)
+		sk_nominator_delete(h->fw->env.nominator, pod->uid);
+	if (!h->fw->env.clear_nominated)
+		return 0;
+	return h->fw->env.clear_nominated(h->fw->env.ctx, pod, err);
+}
+
+bool sk_handle_is_waiting_pod(struct sk_handle *h, const char *pod_uid)
+{
+	return sk_waiting_has(h->fw->waiting, pod_uid);
+}
+
+void sk_handle_event(struct sk_handle *h, const struct sk_pod *pod, const char *type, const char *reason,
+		     const char *action, const char *note)
+{
+	if (h->fw->env.event)
+		h->fw->env.event(h->fw->env.ctx, pod, type, reason, action, note);
+}

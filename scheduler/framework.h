@@ -106,6 +106,9 @@ struct sk_filter_diagnosis {
 	char *prefilter_msg;                /* non-NULL when PreFilter rejected */
 	const char *unschedulable_plugins[32];
 	int nunschedulable_plugins;
+	/* Nodes not in nodes[] (PreFilter rejection or left out by a PreFilterResult) were rejected
+	 * with plain Unschedulable, so preemption may help there (addition; false = they count as UU). */
+	bool absent_unschedulable;
 };
 struct sk_postfilter_result {
 	const char *nominated_node;         /* interned, or NULL; ModeOverride with "" clears */
@@ -271,6 +274,64 @@ int sk_handle_allow_waiting_pod(struct sk_handle *h, const char *pod_uid, const 
 int sk_handle_reject_waiting_pod(struct sk_handle *h, const char *pod_uid, const char *plugin_name, const char *msg);
 /* Monotonic clock in ns (injectable in tests). */
 int64_t sk_handle_now_ns(struct sk_handle *h);
+
+/* ---------- preemption support (DefaultPreemption; additions) ---------- */
+/* A PodDisruptionBudget as preemption reads it (policy/v1). */
+struct sk_pdb {
+	char *ns, *name;
+	struct kube_label_selector *selector; /* spec.selector; NULL = matches nothing (absent/invalid) */
+	int32_t disruptions_allowed;          /* status.disruptionsAllowed */
+	int ndisrupted;
+	char **disrupted_pods;                /* keys of status.disruptedPods (pod names) */
+};
+/* Decodes a policy/v1 PodDisruptionBudget. An invalid selector is kept as NULL (matches nothing,
+ * as upstream). NULL and *err (caller frees) only when obj is not an object or on ENOMEM. */
+struct sk_pdb *sk_pdb_decode(const cJSON *obj, char **err);
+void sk_pdb_free(struct sk_pdb *p);                    /* NULL ok */
+void sk_pdb_list_free(struct sk_pdb **list, int n);   /* frees each and the array; NULL ok */
+
+/* Dry-run helpers: clone/free a CycleState (sk_cycle_state_clone semantics), and run the
+ * PreFilter AddPod/RemovePod extensions and RunFilterPluginsWithNominatedPods of the plugin's own
+ * framework. Thread-safe like their runtime.h counterparts. */
+struct sk_cycle_state *sk_handle_cycle_state_clone(struct sk_handle *h, const struct sk_cycle_state *cs);
+void sk_handle_cycle_state_free(struct sk_handle *h, struct sk_cycle_state *cs);
+struct sk_status sk_handle_run_pre_filter_add_pod(struct sk_handle *h, struct sk_cycle_state *cs,
+						  const struct sk_pod *pod, const struct sk_pod *to_add,
+						  const struct sk_node_info *ni);
+struct sk_status sk_handle_run_pre_filter_remove_pod(struct sk_handle *h, struct sk_cycle_state *cs,
+						     const struct sk_pod *pod, const struct sk_pod *to_remove,
+						     const struct sk_node_info *ni);
+struct sk_status sk_handle_run_filter_with_nominated(struct sk_handle *h, struct sk_cycle_state *cs,
+						     const struct sk_pod *pod, const struct sk_node_info *ni);
+/* PodDisruptionBudgets of the cluster (env.list_pdbs). Returns the count (0 with *out NULL when the
+ * env has no PDB source), -1 and *err on failure. Caller sk_pdb_list_free's. */
+int sk_handle_list_pdbs(struct sk_handle *h, struct sk_pdb ***out, char **err);
+/* The current copy of pod from the informer (env.get_pod; new reference), or NULL when it no
+ * longer exists. Without a callback: a new reference to pod itself. */
+struct sk_pod *sk_handle_get_pod(struct sk_handle *h, const struct sk_pod *pod);
+/* status.startTime of pod in Unix ns (env.pod_start_time); -1 when the pod has none (upstream then
+ * uses "now"). Without a callback: metadata.creationTimestamp, or -1 when unset. */
+int64_t sk_handle_pod_start_time(struct sk_handle *h, const struct sk_pod *pod);
+/* Wall clock in Unix ns ("now" for pods without a start time). */
+int64_t sk_handle_wall_now_ns(struct sk_handle *h);
+/* True when pod is terminating because of scheduler preemption (deletionTimestamp set and a
+ * DisruptionTarget=True condition with reason PreemptionByScheduler; env.terminating_by_preemption).
+ * Without a callback: deletionTimestamp set (the pre-DisruptionTarget rule). */
+bool sk_handle_terminating_by_preemption(struct sk_handle *h, const struct sk_pod *pod);
+/* Evicts a preemption victim: env.preempt_victim patches the DisruptionTarget condition (reason
+ * PreemptionByScheduler, message "<profile>: preempting to accommodate a higher priority pod") and
+ * deletes the pod. 0 done, 1 the victim was already gone, or -1 and *err (caller frees); -1 with an
+ * explaining *err when the env has no such callback. */
+int sk_handle_preempt_victim(struct sk_handle *h, const struct sk_pod *preemptor, const struct sk_pod *victim,
+			     const char *node_name, char **err);
+/* Clears pod's nominatedNodeName: in the nominator at once, and through env.clear_nominated (a status
+ * patch) when set. 0, or -1 and *err. */
+int sk_handle_clear_nominated(struct sk_handle *h, const struct sk_pod *pod, char **err);
+/* True when pod uid waits at Permit in this framework. */
+bool sk_handle_is_waiting_pod(struct sk_handle *h, const char *pod_uid);
+/* Records an event on pod through env.event (no-op without one). */
+void sk_handle_event(struct sk_handle *h, const struct sk_pod *pod, const char *type, const char *reason,
+		     const char *action, const char *note);
 
 /* ---------- the registry ---------- */
 /* Every in-tree plugin's descriptor, in upstream's default-set order followed by the rest; NULL-terminated. */

@@ -23,6 +23,7 @@ extern const struct sk_plugin_desc sk_plugin_inter_pod_affinity;
 extern const struct sk_plugin_desc sk_plugin_node_resources_balanced_allocation;
 extern const struct sk_plugin_desc sk_plugin_image_locality;
 extern const struct sk_plugin_desc sk_plugin_default_binder;
+extern const struct sk_plugin_desc sk_plugin_default_preemption;
 
 const struct sk_plugin_desc *const sk_in_tree_plugins[] = {
 	&sk_plugin_scheduling_gates,
@@ -35,6 +36,7 @@ const struct sk_plugin_desc *const sk_in_tree_plugins[] = {
 	&sk_plugin_node_resources_fit,
 	&sk_plugin_pod_topology_spread,
 	&sk_plugin_inter_pod_affinity,
+	&sk_plugin_default_preemption,
 	&sk_plugin_node_resources_balanced_allocation,
 	&sk_plugin_image_locality,
 	&sk_plugin_default_binder,
@@ -49,7 +51,6 @@ const char *const sk_unavailable_default_plugins[] = {
 	"VolumeBinding",
 	"VolumeZone",
 	"DynamicResources",
-	"DefaultPreemption",
 	NULL,
 };
 

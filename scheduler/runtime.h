@@ -37,6 +37,21 @@ struct sk_framework_env {
 	 * (upstream pluginMetricsSamplePercent), see sk_cycle_state_new. */
 	void (*observe)(void *ctx, const char *profile, const char *point, const char *plugin, enum sk_code code,
 			double seconds);
+	/* ---- preemption (DefaultPreemption); every one may be NULL, see framework.h ---- */
+	/* All PodDisruptionBudgets (new list, caller sk_pdb_list_free's); count, or -1 and *err. */
+	int (*list_pdbs)(void *ctx, struct sk_pdb ***out, char **err);
+	/* Informer copy of pod (new reference) or NULL when gone. */
+	struct sk_pod *(*get_pod)(void *ctx, const struct sk_pod *pod);
+	/* status.startTime in Unix ns, -1 when unset. */
+	int64_t (*pod_start_time)(void *ctx, const struct sk_pod *pod);
+	/* deletionTimestamp set and DisruptionTarget=True/PreemptionByScheduler. */
+	bool (*terminating_by_preemption)(void *ctx, const struct sk_pod *pod);
+	/* Patch DisruptionTarget (condition_message) then DELETE the victim. 0 done, 1 already gone
+	 * (404), or -1 and *err. */
+	int (*preempt_victim)(void *ctx, const struct sk_pod *preemptor, const struct sk_pod *victim,
+			      const char *node_name, const char *condition_message, char **err);
+	/* Status patch clearing status.nominatedNodeName. 0, or -1 and *err. */
+	int (*clear_nominated)(void *ctx, const struct sk_pod *pod, char **err);
 };
 
 struct sk_framework;

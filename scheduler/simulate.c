@@ -44,6 +44,12 @@ struct sim {
 	enum sk_result last_result;
 	const struct sk_pod *last_pod; /* the pending pod of the last attempt (owned by pending[]) */
 	int write_error; /* ENOMEM while rendering */
+	/* preemption: PodDisruptionBudget documents (borrowed from the parsed input) and the victims
+	 * evicted during the running attempt ("ns/name", owned; reported and cleared by sim_observe) */
+	int npdbs;
+	const cJSON **pdbs;
+	int nvictims, capvictims;
+	char **victims;
 };
 
 /* ---------- environment callbacks ---------- */
@@ -107,6 +113,70 @@ static bool sim_is_assumed(void *ctx, const char *uid)
 	return sk_cache_is_assumed(((struct sim *)ctx)->cache, uid);
 }
 
+/* Preemption: a victim leaves the cluster at once (its deletion is not graceful here), and the
+ * queue hears AssignedPodDelete as it would from the informer. */
+static int sim_preempt_victim(void *ctx, const struct sk_pod *preemptor, const struct sk_pod *victim,
+			      const char *node_name, const char *condition_message, char **err)
+{
+	struct sim *s = ctx;
+	(void)preemptor;
+	(void)node_name;
+	(void)condition_message;
+	char key[512];
+	sk_pod_key(victim, key, sizeof key);
+	if (s->nvictims == s->capvictims) {
+		int nc = s->capvictims ? s->capvictims * 2 : 8;
+		char **v = realloc(s->victims, (size_t)nc * sizeof *v);
+		if (!v)
+			goto oom;
+		s->victims = v;
+		s->capvictims = nc;
+	}
+	if (!(s->victims[s->nvictims] = strdup(key)))
+		goto oom;
+	s->nvictims++;
+	struct sk_pod *held = sk_pod_ref((struct sk_pod *)victim);
+	int rc = sk_cache_remove_pod(s->cache, held, err);
+	if (rc == 0)
+		sk_queue_move_all(sk_scheduler_queue(s->sched), &SK_EVENT_ASSIGNED_POD_DELETE, held, NULL);
+	sk_pod_unref(held);
+	return rc;
+oom:
+	if (err)
+		*err = strdup("out of memory");
+	return -1;
+}
+
+static int sim_list_pdbs(void *ctx, struct sk_pdb ***out, char **err)
+{
+	struct sim *s = ctx;
+	*out = NULL;
+	if (s->npdbs == 0)
+		return 0;
+	struct sk_pdb **list = calloc((size_t)s->npdbs, sizeof *list);
+	if (!list) {
+		if (err)
+			*err = strdup("out of memory");
+		return -1;
+	}
+	for (int i = 0; i < s->npdbs; i++) {
+		list[i] = sk_pdb_decode(s->pdbs[i], err);
+		if (!list[i]) {
+			sk_pdb_list_free(list, i);
+			return -1;
+		}
+	}
+	*out = list;
+	return s->npdbs;
+}
+
+static void clear_victims(struct sim *s)
+{
+	for (int i = 0; i < s->nvictims; i++)
+		free(s->victims[i]);
+	s->nvictims = 0;
+}
+
 /* ---------- rendering ---------- */
 
 static void mark_attempted(struct sim *s, const struct sk_pod *pod)
@@ -119,7 +189,7 @@ static void mark_attempted(struct sim *s, const struct sk_pod *pod)
 		}
 }
 
-static cJSON *outcome_json(const struct sk_outcome *o)
+static cJSON *outcome_json(const struct sk_outcome *o, char *const *vict, int nvict)
 {
 	char key[512];
 	cJSON *j = cJSON_CreateObject();
@@ -127,6 +197,8 @@ static cJSON *outcome_json(const struct sk_outcome *o)
 		return NULL;
 	cJSON *filter = cJSON_CreateObject(), *score = cJSON_CreateObject(), *victims = cJSON_CreateArray();
 	bool ok = filter && score && victims;
+	for (int i = 0; ok && i < nvict; i++)
+		ok = cJSON_AddItemToArray(victims, cJSON_CreateString(vict[i]));
 	ok = ok && cJSON_AddStringToObject(j, "pod", sk_pod_key(o->pod, key, sizeof key));
 	ok = ok && cJSON_AddStringToObject(j, "profile", o->profile ? o->profile : "");
 	ok = ok && cJSON_AddStringToObject(j, "result", sk_result_string(o->result));
@@ -189,6 +261,8 @@ static void explain(struct sim *s, const struct sk_outcome *o)
 	fputc('\n', f);
 	if (o->message && *o->message)
 		fprintf(f, "  %s\n", o->message);
+	for (int i = 0; i < s->nvictims; i++)
+		fprintf(f, "  preempted %s\n", s->victims[i]);
 	const struct sk_score_table *t = o->scores && o->score_nodes ? o->scores : NULL;
 	int wnode = 4;
 	for (int i = 0; t && i < t->nnodes; i++)
@@ -238,9 +312,11 @@ static void sim_observe(void *ctx, const struct sk_outcome *o)
 	s->last_result = o->result;
 	if (s->opts->explain) {
 		explain(s, o);
+		clear_victims(s);
 		return;
 	}
-	cJSON *j = outcome_json(o);
+	cJSON *j = outcome_json(o, s->victims, s->nvictims);
+	clear_victims(s);
 	char *line = j ? kube_json_print(j) : NULL;
 	if (!line)
 		s->write_error = ENOMEM;
@@ -459,6 +535,14 @@ static int load(struct sim *s, const cJSON *const *objs, int n, char **err)
 				sk_pod_unref(pod);
 				cJSON_Delete(copy);
 				free(uid);
+			} else if (pass == 0 && !strcmp(kind, "PodDisruptionBudget")) {
+				const cJSON **np = realloc(s->pdbs, (size_t)(s->npdbs + 1) * sizeof *np);
+				if (!np) {
+					rc = errf(err, "out of memory");
+				} else {
+					s->pdbs = np;
+					s->pdbs[s->npdbs++] = objs[i];
+				}
 			} else if (pass == 0 && strcmp(kind, "Node") && strcmp(kind, "Pod") && strcmp(kind, "PriorityClass")) {
 				klog_warning("simulate: ignoring object", " index=%d kind=%s name=%s", i + 1, kind,
 					     name ? name : "");
@@ -480,6 +564,9 @@ static void sim_free(struct sim *s)
 	for (int i = 0; i < s->npending; i++)
 		sk_pod_unref(s->pending[i].pod);
 	free(s->pending);
+	clear_victims(s);
+	free(s->victims);
+	free(s->pdbs);
 	sk_nominator_free(s->nom);
 	sk_snapshot_free(s->snap);
 	sk_cache_free(s->cache);
@@ -539,6 +626,7 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 	struct sk_framework_env fenv = {
 		.ctx = &s, .now_ns = sim_now, .pool = s.pool, .nominator = s.nom,
 		.snapshot = sim_fw_snapshot, .bind = sim_bind,
+		.list_pdbs = sim_list_pdbs, .preempt_victim = sim_preempt_victim,
 	};
 	fws = calloc((size_t)cfg->nprofiles + 1, sizeof *fws);
 	if (!fws) {

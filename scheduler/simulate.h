@@ -5,7 +5,10 @@
  * Input objects: Nodes; Pods (bound ones, spec.nodeName set, are existing; unbound ones whose
  * spec.schedulerName names a profile are scheduled in queue order; other pods are ignored);
  * PriorityClasses (resolve spec.priority from priorityClassName or the global default, as the
- * API server's admission does); `kind: List` wrappers. Other kinds are ignored with a warning.
+ * API server's admission does); PodDisruptionBudgets (read by DefaultPreemption); `kind: List`
+ * wrappers. Other kinds are ignored with a warning. Preemption runs in memory: the victims leave
+ * the cluster at once and are listed in the attempt's "victims" (as "ns/name"), with
+ * "nominatedNode" set to the chosen node; the preemptor is retried after the deletions.
  * Binding is in memory: a bound pod joins its node before the next attempt. An unschedulable pod
  * is retried only when a later event moves it out of the unschedulable set (queueing hints); an
  * Error attempt is not retried. Pods that never reach an attempt (scheduling gates) get one

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "kube/object.h"
+#include "plugins/DefaultPreemption/default_preemption.h"
 #include "scheduler/config.h"
 
 #define HDR "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
@@ -488,24 +489,27 @@ static void test_default_profile_points(void **state)
 	      { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 },
 	      { "ImageLocality", 1 });
 	POINT(p, SK_EP_BIND, { "DefaultBinder", 0 });
-	assert_int_equal(p->points[SK_EP_POST_FILTER].n, 0);
+	POINT(p, SK_EP_POST_FILTER, { "DefaultPreemption", 0 });
 	assert_int_equal(p->points[SK_EP_RESERVE].n, 0);
 	/* every unavailable default is reported, in default order */
-	assert_int_equal(p->nunavailable, 6);
+	assert_int_equal(p->nunavailable, 5);
 	for (int i = 0; sk_unavailable_default_plugins[i]; i++)
 		assert_string_equal(p->unavailable[i], sk_unavailable_default_plugins[i]);
 	cJSON *u = sk_config_unavailable_json(cfg);
 	assert_json_equal(u, "{\"default-scheduler\":[\"VolumeRestrictions\",\"NodeVolumeLimits\",\"VolumeBinding\","
-			     "\"VolumeZone\",\"DynamicResources\",\"DefaultPreemption\"]}");
+			     "\"VolumeZone\",\"DynamicResources\"]}");
 	cJSON_Delete(u);
 	/* the framework's args view has the decoded args of the built plugins with args */
-	assert_int_equal(p->nargs, 5);
+	assert_int_equal(p->nargs, 6);
 	assert_non_null(sk_profile_args(p, "NodeResourcesFit"));
 	assert_non_null(sk_profile_args(p, "NodeAffinity"));
 	assert_non_null(sk_profile_args(p, "NodeResourcesBalancedAllocation"));
 	assert_non_null(sk_profile_args(p, "PodTopologySpread"));
 	assert_non_null(sk_profile_args(p, "InterPodAffinity"));
-	assert_null(sk_profile_args(p, "DefaultPreemption"));
+	const struct sk_default_preemption_args *dpa = sk_profile_args(p, "DefaultPreemption");
+	assert_non_null(dpa);
+	assert_int_equal(dpa->min_candidate_nodes_percentage, 10);
+	assert_int_equal(dpa->min_candidate_nodes_absolute, 100);
 	sk_config_free(cfg);
 }
 
@@ -622,16 +626,26 @@ static void test_unavailable_named_explicitly(void **state)
 	/* upstream names are accepted; not-built ones are skipped and reported */
 	struct sk_config *cfg = load_ok(HDR "profiles: [{plugins: {multiPoint: {disabled: [{name: '*'}], enabled: "
 					    "[{name: PrioritySort}, {name: DefaultBinder}]}, "
-					    "postFilter: {enabled: [{name: DefaultPreemption}]}}}]\n");
+					    "postFilter: {enabled: [{name: DynamicResources}]}}}]\n");
 	const struct sk_profile_config *p = &cfg->profiles[0];
 	assert_int_equal(p->points[SK_EP_POST_FILTER].n, 0);
 	assert_int_equal(p->nunavailable, 1);
-	assert_string_equal(p->unavailable[0], "DefaultPreemption");
+	assert_string_equal(p->unavailable[0], "DynamicResources");
 	/* its default args are still added (it is enabled) */
 	bool found = false;
 	for (int i = 0; i < p->nplugin_config; i++)
-		found |= !strcmp(p->plugin_config[i].name, "DefaultPreemption");
+		found |= !strcmp(p->plugin_config[i].name, "DynamicResources");
 	assert_true(found);
+	sk_config_free(cfg);
+
+	/* DefaultPreemption is built now: enabled at postFilter, it runs there with its args */
+	cfg = load_ok(HDR "profiles: [{plugins: {multiPoint: {disabled: [{name: '*'}], enabled: "
+			  "[{name: PrioritySort}, {name: DefaultBinder}]}, "
+			  "postFilter: {enabled: [{name: DefaultPreemption}]}}}]\n");
+	p = &cfg->profiles[0];
+	POINT(p, SK_EP_POST_FILTER, { "DefaultPreemption", 0 });
+	assert_int_equal(p->nunavailable, 0);
+	assert_non_null(sk_profile_args(p, "DefaultPreemption"));
 	sk_config_free(cfg);
 
 	/* InterPodAffinity is built now: enabled at filter only, it runs there */
@@ -872,7 +886,8 @@ static void test_validate_file(void **state)
 	assert_int_equal(sk_config_validate_file(good, out), 0);
 	fclose(out);
 	assert_non_null(strstr(buf, "warning: profile \"default-scheduler\": upstream plugins not available"));
-	assert_non_null(strstr(buf, "DefaultPreemption"));
+	assert_non_null(strstr(buf, "DynamicResources"));
+	assert_null(strstr(buf, "DefaultPreemption"));
 	free(buf);
 
 	out = open_memstream(&buf, &len);

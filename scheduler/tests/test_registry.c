@@ -17,8 +17,8 @@ static void test_in_tree_order(void **state)
 	(void)state;
 	const char *const want[] = { "SchedulingGates",  "PrioritySort", "NodeUnschedulable", "NodeName",
 				     "TaintToleration",  "NodeAffinity", "NodePorts",         "NodeResourcesFit",
-				     "PodTopologySpread", "InterPodAffinity", "NodeResourcesBalancedAllocation",
-				     "ImageLocality",    "DefaultBinder", NULL };
+				     "PodTopologySpread", "InterPodAffinity", "DefaultPreemption",
+				     "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder", NULL };
 	int i = 0;
 	for (; sk_in_tree_plugins[i]; i++) {
 		assert_non_null(want[i]);
@@ -48,6 +48,7 @@ static void test_extension_points(void **state)
 		{ "NodeResourcesFit", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 4 },
 		{ "PodTopologySpread", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 4 },
 		{ "InterPodAffinity", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 4 },
+		{ "DefaultPreemption", { SK_EP_POST_FILTER }, 1 },
 		{ "NodeResourcesBalancedAllocation", { SK_EP_PRE_SCORE, SK_EP_SCORE }, 2 },
 		{ "ImageLocality", { SK_EP_SCORE }, 1 },
 		{ "DefaultBinder", { SK_EP_BIND }, 1 },
@@ -131,8 +132,8 @@ static void test_suggest(void **state)
 static void test_unavailable(void **state)
 {
 	(void)state;
-	const char *const want[] = { "VolumeRestrictions", "NodeVolumeLimits",  "VolumeBinding", "VolumeZone",
-				     "DynamicResources",   "DefaultPreemption", NULL };
+	const char *const want[] = { "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
+				     "DynamicResources", NULL };
 	for (int i = 0; want[i]; i++) {
 		assert_string_equal(sk_unavailable_default_plugins[i], want[i]);
 		assert_null(sk_registry_lookup(want[i]));
@@ -141,10 +142,13 @@ static void test_unavailable(void **state)
 		assert_string_equal(stub->name, want[i]);
 		assert_null(stub->filter);
 	}
-	assert_null(sk_unavailable_default_plugins[6]);
+	assert_null(sk_unavailable_default_plugins[5]);
 	/* built plugins have no stub: the real descriptor wins */
 	assert_null(sk_unavailable_plugin_desc("PodTopologySpread"));
 	assert_null(sk_unavailable_plugin_desc("InterPodAffinity"));
+	assert_null(sk_unavailable_plugin_desc("DefaultPreemption"));
+	assert_non_null(sk_registry_lookup("DefaultPreemption"));
+	assert_non_null(sk_registry_lookup("DefaultPreemption")->post_filter);
 	assert_non_null(sk_registry_lookup("PodTopologySpread"));
 	assert_non_null(sk_registry_lookup("InterPodAffinity"));
 }

@@ -968,7 +968,11 @@ static void test_default_profile_end_to_end(void **state)
 	sk_queue_add(sk_scheduler_queue(sched), p);
 	run_one();
 	assert_int_equal(last_result, SK_RESULT_UNSCHEDULABLE);
-	assert_string_equal(last_msg, "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.");
+	/* DefaultPreemption: no lower-priority pod anywhere; a node whose capacity is below the
+	 * request is UU for NodeResourcesFit, so only one node was a preemption candidate */
+	assert_string_equal(last_msg, "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
+				      "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming "
+				      "pod, 2 Preemption is not helpful for scheduling.");
 	assert_int_equal(binds, 2);
 	assert_int_equal(sk_cache_assumed_count(real_cache), 2);
 	/* the rejecting plugins drive the requeue: a node add moves it */

@@ -317,6 +317,83 @@ static int main_rc(int argc, char **argv, char **errtext)
 	return rc;
 }
 
+/* ---------- preemption (DefaultPreemption in the default profile) ---------- */
+
+static const char PREEMPT_CONFIG[] =
+	"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+	"profiles:\n- schedulerName: default-scheduler\n  plugins:\n"
+	"    score:\n      disabled: [{name: '*'}]\n"
+	"      enabled: [{name: NodeResourcesFit, weight: 1}]\n";
+
+#define PREEMPT_CLUSTER(extra)                                                                                         \
+	"kind: PriorityClass\napiVersion: scheduling.k8s.io/v1\nmetadata: {name: high}\nvalue: 1000\n---\n"             \
+	"kind: PriorityClass\napiVersion: scheduling.k8s.io/v1\nmetadata: {name: low}\nvalue: 10\n---\n"               \
+	"kind: Node\nmetadata: {name: node-a}\nstatus: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n---\n"      \
+	"kind: Node\nmetadata: {name: node-b}\nstatus: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n---\n"      \
+	"kind: Pod\nmetadata: {name: low-a1}\nspec: {nodeName: node-a, priorityClassName: low, containers: [{name: c, " \
+	"resources: {requests: {cpu: '2'}}}]}\n---\n"                                                                   \
+	"kind: Pod\nmetadata: {name: low-a2}\nspec: {nodeName: node-a, priorityClassName: low, containers: [{name: c, " \
+	"resources: {requests: {cpu: '2'}}}]}\n---\n"                                                                   \
+	"kind: Pod\nmetadata: {name: low-b1, labels: {app: db}}\nspec: {nodeName: node-b, priorityClassName: low, "     \
+	"containers: [{name: c, resources: {requests: {cpu: '3'}}}]}\n---\n"                                            \
+	"kind: Pod\nmetadata: {name: mid-b2}\nspec: {nodeName: node-b, priority: 500, containers: [{name: c, "          \
+	"resources: {requests: {cpu: '1'}}}]}\n---\n" extra                                                             \
+	"kind: Pod\nmetadata: {name: important}\nspec: {priorityClassName: high, containers: [{name: c, resources: "    \
+	"{requests: {cpu: '3'}}}]}\n"
+
+static void test_preemption_golden(void **state)
+{
+	(void)state;
+	/* node-a needs both of its low pods gone, node-b only low-b1 (mid-b2 is reprieved): node-b
+	 * wins on the smallest sum of priorities; the pod is nominated, then scheduled there. */
+	char *out = run_ok(PREEMPT_CONFIG, PREEMPT_CLUSTER(""), false);
+	assert_string_equal(
+		out,
+		"{\"pod\":\"default/important\",\"profile\":\"default-scheduler\",\"result\":\"Unschedulable\",\"node\":\"\","
+		"\"message\":\"0/2 nodes are available: 2 Insufficient cpu.\",\"filter\":{\"node-a\":{\"NodeResourcesFit\":"
+		"\"Insufficient cpu\"},\"node-b\":{\"NodeResourcesFit\":\"Insufficient cpu\"}},\"score\":{},"
+		"\"nominatedNode\":\"node-b\",\"victims\":[\"default/low-b1\"]}\n"
+		"{\"pod\":\"default/important\",\"profile\":\"default-scheduler\",\"result\":\"Scheduled\",\"node\":\"node-b\","
+		"\"message\":\"\",\"filter\":{\"node-a\":{\"NodeResourcesFit\":\"Insufficient cpu\"}},\"score\":{},"
+		"\"nominatedNode\":\"\",\"victims\":[]}\n");
+	free(out);
+}
+
+static void test_preemption_respects_pdb(void **state)
+{
+	(void)state;
+	/* a PDB allowing no disruption of app=db makes node-b a violating candidate: node-a wins */
+	char *out = run_ok(PREEMPT_CONFIG,
+			   PREEMPT_CLUSTER("kind: PodDisruptionBudget\napiVersion: policy/v1\nmetadata: {name: db, "
+					   "namespace: default}\nspec: {selector: {matchLabels: {app: db}}}\n"
+					   "status: {disruptionsAllowed: 0}\n---\n"),
+			   false);
+	assert_non_null(strstr(out, "\"nominatedNode\":\"node-a\",\"victims\":[\"default/low-a1\",\"default/low-a2\"]}\n"));
+	assert_non_null(strstr(out, "\"result\":\"Scheduled\",\"node\":\"node-a\""));
+	free(out);
+}
+
+static void test_preemption_messages(void **state)
+{
+	(void)state;
+	/* equal priorities: no victims anywhere */
+	char *out = run_ok(PREEMPT_CONFIG,
+			   "kind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '2', pods: '110'}}\n---\n"
+			   "kind: Node\nmetadata: {name: n2}\nstatus: {allocatable: {cpu: '2', pods: '110'}}\n"
+			   "spec: {taints: [{key: k, value: v, effect: NoSchedule}]}\n---\n"
+			   "kind: Pod\nmetadata: {name: e}\nspec: {nodeName: n1, containers: [{name: c, resources: "
+			   "{requests: {cpu: '2'}}}]}\n---\n"
+			   "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n---\n"
+			   "kind: Pod\nmetadata: {name: never}\nspec: {priority: 100, preemptionPolicy: Never, containers: "
+			   "[{name: c, resources: {requests: {cpu: '1'}}}]}\n",
+			   false);
+	assert_non_null(strstr(out, "\"message\":\"0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated "
+				    "taint(s). preemption: 0/2 nodes are available: 1 No preemption victims found for "
+				    "incoming pod, 1 Preemption is not helpful for scheduling.\""));
+	assert_non_null(strstr(out, "preemption: not eligible due to preemptionPolicy=Never.\""));
+	free(out);
+}
+
 static void test_main_args(void **state)
 {
 	(void)state;
@@ -374,6 +451,9 @@ int main(void)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_list_wrapper),
 		cmocka_unit_test(test_main_args),
+		cmocka_unit_test(test_preemption_golden),
+		cmocka_unit_test(test_preemption_respects_pdb),
+		cmocka_unit_test(test_preemption_messages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

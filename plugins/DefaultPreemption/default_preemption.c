@@ -1,0 +1,864 @@
+/* DefaultPreemption (PostFilter): args, eligibility, candidate search (dry runs on copies of the
+ * node and the cycle state), PDB accounting, node choice, victim eviction and nomination, with
+ * upstream v1.34 semantics (framework.md §9). SchedulerAsyncPreemption is not implemented: the
+ * victims are evicted synchronously before the pod is nominated (the v1.32 behaviour).
+ * Threads: PostFilter runs on the scheduling thread; the per-node dry runs fan out over the
+ * framework's pool, each on its own NodeInfo and CycleState copies. The offset generator is an
+ * atomic. */
+#include "plugins/DefaultPreemption/default_preemption.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/log.h"
+#include "scheduler/config.h"
+
+#define NAME "DefaultPreemption"
+#define MSG_NO_VICTIMS "No preemption victims found for incoming pod"
+#define MSG_NOT_HELPFUL "Preemption is not helpful for scheduling"
+
+/* ---------- args ---------- */
+
+static int dp_args_decode(const cJSON *json, void **out, struct sk_errors *e, const char *path)
+{
+	static const char *const fields[] = { "minCandidateNodesPercentage", "minCandidateNodesAbsolute", NULL };
+	int64_t pct = 10, abs_ = 100;
+	if (sk_json_check_object(json, path, fields, true, e) < 0 ||
+	    sk_args_check_type_meta(json, "DefaultPreemptionArgs", path, e) < 0 ||
+	    sk_json_int(json, "minCandidateNodesPercentage", path, INT32_MIN, INT32_MAX, &pct, NULL, e) < 0 ||
+	    sk_json_int(json, "minCandidateNodesAbsolute", path, INT32_MIN, INT32_MAX, &abs_, NULL, e) < 0)
+		return -1;
+	int rc = 0;
+	char *pp = sk_path_child(path, "minCandidateNodesPercentage");
+	char *ap = sk_path_child(path, "minCandidateNodesAbsolute");
+	if (pct < 0 || pct > 100) {
+		sk_err_invalid_int(e, pp, pct, "not in valid range [0, 100]");
+		rc = -1;
+	}
+	if (abs_ < 0) {
+		sk_err_invalid_int(e, ap, abs_, "not in valid range [0, inf)");
+		rc = -1;
+	}
+	if (pct == 0 && abs_ == 0) {
+		sk_err_invalid_int(e, pp, pct, "cannot be zero at the same time as minCandidateNodesAbsolute");
+		sk_err_invalid_int(e, ap, abs_, "cannot be zero at the same time as minCandidateNodesPercentage");
+		rc = -1;
+	}
+	free(pp);
+	free(ap);
+	if (rc < 0)
+		return -1;
+	struct sk_default_preemption_args *a = calloc(1, sizeof(*a));
+	if (!a) {
+		sk_errors_addf(e, "%s: out of memory", path);
+		return -1;
+	}
+	a->min_candidate_nodes_percentage = (int32_t)pct;
+	a->min_candidate_nodes_absolute = (int32_t)abs_;
+	*out = a;
+	return 0;
+}
+
+static cJSON *dp_args_encode(const void *p)
+{
+	const struct sk_default_preemption_args *a = p;
+	cJSON *o = sk_args_json_new("DefaultPreemptionArgs");
+	if (!o || !cJSON_AddNumberToObject(o, "minCandidateNodesPercentage", a->min_candidate_nodes_percentage) ||
+	    !cJSON_AddNumberToObject(o, "minCandidateNodesAbsolute", a->min_candidate_nodes_absolute)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static void dp_args_free(void *p) { free(p); }
+
+/* ---------- instance ---------- */
+
+struct dp {
+	struct sk_default_preemption_args args;
+	atomic_uint_fast64_t rng; /* xorshift state for the candidate offset */
+};
+
+static int32_t (*offset_fn)(int32_t n);
+
+void sk_dp_set_offset_fn(int32_t (*fn)(int32_t n)) { offset_fn = fn; }
+
+static int dp_init(struct sk_plugin *self, const void *args, char **err)
+{
+	struct dp *d = calloc(1, sizeof(*d));
+	if (!d) {
+		*err = strdup("out of memory");
+		return -1;
+	}
+	if (args) {
+		d->args = *(const struct sk_default_preemption_args *)args;
+	} else {
+		d->args.min_candidate_nodes_percentage = 10;
+		d->args.min_candidate_nodes_absolute = 100;
+	}
+	/* A fixed seed keeps `simulate` reproducible; upstream's offset is random, any value is valid. */
+	atomic_init(&d->rng, 0x9e3779b97f4a7c15ULL);
+	self->priv = d;
+	return 0;
+}
+
+static void dp_fini(struct sk_plugin *self)
+{
+	free(self->priv);
+	self->priv = NULL;
+}
+
+static int32_t random_offset(struct dp *d, int32_t n)
+{
+	if (n <= 0)
+		return 0;
+	if (offset_fn)
+		return offset_fn(n);
+	uint_fast64_t x = atomic_load(&d->rng), nx;
+	do {
+		nx = x;
+		nx ^= nx << 13;
+		nx ^= nx >> 7;
+		nx ^= nx << 17;
+	} while (!atomic_compare_exchange_weak(&d->rng, &x, nx));
+	return (int32_t)(nx % (uint64_t)n);
+}
+
+int32_t sk_dp_num_candidates(const struct sk_default_preemption_args *a, int32_t num_nodes)
+{
+	int32_t n = (int32_t)((int64_t)num_nodes * a->min_candidate_nodes_percentage / 100);
+	if (n < a->min_candidate_nodes_absolute)
+		n = a->min_candidate_nodes_absolute;
+	if (n > num_nodes)
+		n = num_nodes;
+	return n;
+}
+
+/* ---------- victims ---------- */
+
+void sk_dp_candidate_clear(struct sk_dp_candidate *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->nvictims; i++)
+		sk_pod_unref(c->victims[i].pod);
+	free(c->victims);
+	c->victims = NULL;
+	c->nvictims = 0;
+	c->num_pdb_violations = 0;
+}
+
+bool sk_dp_more_important(const struct sk_dp_victim *a, const struct sk_dp_victim *b)
+{
+	if (a->pod->priority != b->pod->priority)
+		return a->pod->priority > b->pod->priority;
+	return a->start_ns < b->start_ns;
+}
+
+/* Stable insertion sort by importance (victim lists are short; sort.Slice order among equals is
+ * unspecified upstream, stability keeps node order). */
+static void sort_by_importance(struct sk_dp_victim *v, int n)
+{
+	for (int i = 1; i < n; i++) {
+		struct sk_dp_victim x = v[i];
+		int j = i - 1;
+		while (j >= 0 && sk_dp_more_important(&x, &v[j])) {
+			v[j + 1] = v[j];
+			j--;
+		}
+		v[j + 1] = x;
+	}
+}
+
+static bool pdb_matches(const struct sk_pdb *pdb, const struct sk_pod *pod)
+{
+	if (!pdb->selector || strcmp(pdb->ns ? pdb->ns : "", pod->ns ? pod->ns : "") != 0)
+		return false;
+	if (kube_label_selector_is_empty(pdb->selector) || kube_label_selector_is_nothing(pdb->selector))
+		return false;
+	return kube_label_selector_matches(pdb->selector, sk_labels_get, &pod->labels);
+}
+
+void sk_dp_pdb_violations(struct sk_dp_victim *pods, int n, struct sk_pdb *const *pdbs, int npdbs, bool *violating)
+{
+	int64_t small[32];
+	int64_t *allowed = npdbs <= 32 ? small : calloc((size_t)npdbs, sizeof(*allowed));
+	for (int i = 0; i < n; i++)
+		violating[i] = false;
+	if (!allowed) /* ENOMEM: no PDB accounting rather than a wrong one */
+		return;
+	for (int k = 0; k < npdbs; k++)
+		allowed[k] = pdbs[k]->disruptions_allowed;
+	for (int i = 0; i < n; i++) {
+		const struct sk_pod *pod = pods[i].pod;
+		if (pod->labels.n == 0)
+			continue;
+		for (int k = 0; k < npdbs; k++) {
+			const struct sk_pdb *pdb = pdbs[k];
+			if (!pdb_matches(pdb, pod))
+				continue;
+			bool disrupted = false;
+			for (int d = 0; d < pdb->ndisrupted && !disrupted; d++)
+				disrupted = strcmp(pdb->disrupted_pods[d], pod->name) == 0;
+			if (disrupted)
+				continue;
+			if (--allowed[k] < 0)
+				violating[i] = true;
+		}
+	}
+	if (allowed != small)
+		free(allowed);
+}
+
+static struct sk_status remove_victim(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				      struct sk_node_info *ni, struct sk_pod *victim)
+{
+	if (sk_node_info_remove_pod(ni, victim) != 0)
+		return sk_statusf(SK_ERROR, "no corresponding pod %s in pods of node %s", victim->name,
+				  ni->node ? ni->node->name : "");
+	struct sk_status s = sk_handle_run_pre_filter_remove_pod(self->handle, cs, pod, victim, ni);
+	if (s.code != SK_SUCCESS && s.code != SK_ERROR) {
+		char *m = sk_status_message(&s);
+		sk_status_reset(&s);
+		s = sk_statusf(SK_ERROR, "%s", m ? m : "");
+		free(m);
+	}
+	return s;
+}
+
+static struct sk_status add_victim(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				   struct sk_node_info *ni, struct sk_pod *victim)
+{
+	if (sk_node_info_add_pod(ni, victim) != 0)
+		return sk_status(SK_ERROR, "adding pod to node: out of memory");
+	struct sk_status s = sk_handle_run_pre_filter_add_pod(self->handle, cs, pod, victim, ni);
+	if (s.code != SK_SUCCESS && s.code != SK_ERROR) {
+		char *m = sk_status_message(&s);
+		sk_status_reset(&s);
+		s = sk_statusf(SK_ERROR, "%s", m ? m : "");
+		free(m);
+	}
+	return s;
+}
+
+struct sk_status sk_dp_select_victims_on_node(struct sk_plugin *self, struct sk_cycle_state *cs,
+					      const struct sk_pod *pod, struct sk_node_info *ni,
+					      struct sk_pdb *const *pdbs, int npdbs, int64_t now_ns,
+					      struct sk_dp_candidate *c)
+{
+	struct sk_status st = sk_ok();
+	struct sk_dp_victim *pot = NULL;
+	bool *viol = NULL;
+	int npot = 0;
+	c->nvictims = 0;
+	c->victims = NULL;
+	c->num_pdb_violations = 0;
+	if (ni->npods > 0) {
+		pot = calloc((size_t)ni->npods, sizeof(*pot));
+		if (!pot)
+			return sk_status(SK_ERROR, "selecting victims: out of memory");
+	}
+	for (int i = 0; i < ni->npods; i++) {
+		struct sk_pod *p = ni->pods[i].pod;
+		if (p->priority < pod->priority) {
+			int64_t t = sk_handle_pod_start_time(self->handle, p);
+			pot[npot].pod = sk_pod_ref(p);
+			pot[npot].start_ns = t >= 0 ? t : now_ns;
+			npot++;
+		}
+	}
+	for (int i = 0; i < npot; i++) {
+		st = remove_victim(self, cs, pod, ni, pot[i].pod);
+		if (st.code != SK_SUCCESS)
+			goto out;
+	}
+	if (npot == 0) {
+		st = sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NO_VICTIMS);
+		goto out;
+	}
+	st = sk_handle_run_filter_with_nominated(self->handle, cs, pod, ni);
+	if (st.code != SK_SUCCESS)
+		goto out;
+	sort_by_importance(pot, npot);
+	viol = calloc((size_t)npot, sizeof(*viol));
+	c->victims = calloc((size_t)npot, sizeof(*c->victims));
+	if (!viol || !c->victims) {
+		st = sk_status(SK_ERROR, "selecting victims: out of memory");
+		goto out;
+	}
+	sk_dp_pdb_violations(pot, npot, pdbs, npdbs, viol);
+	int nviolating = 0;
+	for (int i = 0; i < npot; i++)
+		nviolating += viol[i];
+	/* Reprieve: PDB-violating victims first, then the others, most important first. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < npot; i++) {
+			if (viol[i] != (pass == 0))
+				continue;
+			st = add_victim(self, cs, pod, ni, pot[i].pod);
+			if (st.code != SK_SUCCESS)
+				goto out;
+			struct sk_status fs = sk_handle_run_filter_with_nominated(self->handle, cs, pod, ni);
+			bool fits = fs.code == SK_SUCCESS;
+			sk_status_reset(&fs);
+			if (fits)
+				continue;
+			st = remove_victim(self, cs, pod, ni, pot[i].pod);
+			if (st.code != SK_SUCCESS)
+				goto out;
+			c->victims[c->nvictims].pod = sk_pod_ref(pot[i].pod);
+			c->victims[c->nvictims].start_ns = pot[i].start_ns;
+			c->nvictims++;
+			if (pass == 0)
+				c->num_pdb_violations++;
+			klog_info(5, "Pod is a potential preemption victim on node", " pod=%s/%s node=%s",
+				  pot[i].pod->ns, pot[i].pod->name, ni->node ? ni->node->name : "");
+		}
+	}
+	if (nviolating != 0 && nviolating != npot)
+		sort_by_importance(c->victims, c->nvictims);
+out:
+	for (int i = 0; i < npot; i++)
+		sk_pod_unref(pot[i].pod);
+	free(pot);
+	free(viol);
+	if (st.code != SK_SUCCESS)
+		sk_dp_candidate_clear(c);
+	return st;
+}
+
+/* ---------- choosing the node ---------- */
+
+/* GetEarliestPodStartTime over the victims that have the highest victim priority. */
+static int64_t earliest_start(const struct sk_dp_candidate *c)
+{
+	int64_t earliest = c->victims[0].start_ns;
+	int32_t maxp = c->victims[0].pod->priority;
+	for (int i = 0; i < c->nvictims; i++) {
+		int32_t p = c->victims[i].pod->priority;
+		if (p == maxp) {
+			if (c->victims[i].start_ns < earliest)
+				earliest = c->victims[i].start_ns;
+		} else if (p > maxp) {
+			maxp = p;
+			earliest = c->victims[i].start_ns;
+		}
+	}
+	return earliest;
+}
+
+static int64_t criterion(const struct sk_dp_candidate *c, int k)
+{
+	switch (k) {
+	case 0: /* fewest PDB violations */
+		return -(int64_t)c->num_pdb_violations;
+	case 1: /* lowest highest-victim priority */
+		return c->nvictims ? -(int64_t)c->victims[0].pod->priority : INT64_MIN;
+	case 2: { /* smallest sum of (priority + 2^31) */
+		int64_t sum = 0;
+		for (int i = 0; i < c->nvictims; i++)
+			sum += (int64_t)c->victims[i].pod->priority + 2147483648LL;
+		return -sum;
+	}
+	case 3: /* fewest victims */
+		return -(int64_t)c->nvictims;
+	default: /* latest start of the oldest highest-priority victim */
+		return c->nvictims ? earliest_start(c) : INT64_MIN;
+	}
+}
+
+int sk_dp_pick_one_node(const struct sk_dp_candidate *cands, int n)
+{
+	if (n <= 0)
+		return -1;
+	int small[64];
+	int *sel = n <= 64 ? small : malloc((size_t)n * sizeof(int));
+	if (!sel)
+		return 0;
+	int nsel = n;
+	for (int i = 0; i < n; i++)
+		sel[i] = i;
+	int pick = -1;
+	for (int k = 0; k < 5 && pick < 0; k++) {
+		int64_t best = INT64_MIN;
+		int nkeep = 0;
+		for (int i = 0; i < nsel; i++) {
+			int64_t s = criterion(&cands[sel[i]], k);
+			if (s > best) {
+				best = s;
+				nkeep = 0;
+			}
+			if (s == best)
+				sel[nkeep++] = sel[i];
+		}
+		nsel = nkeep;
+		if (nsel == 1)
+			pick = sel[0];
+	}
+	if (pick < 0)
+		pick = sel[0];
+	if (sel != small)
+		free(sel);
+	return pick;
+}
+
+/* ---------- the dry run ---------- */
+
+struct node_result {
+	struct sk_status status;
+	struct sk_dp_candidate cand;
+	bool done;
+};
+
+struct dry_run {
+	struct sk_plugin *self;
+	struct sk_cycle_state *cs;
+	const struct sk_pod *pod;
+	const struct sk_node_info **potential;
+	int npotential;
+	int offset;
+	int base;          /* first index of the running batch */
+	struct sk_pdb **pdbs;
+	int npdbs;
+	int64_t now_ns;
+	struct node_result *res; /* [npotential], by i (not node index) */
+};
+
+static void check_node(int j, void *arg)
+{
+	struct dry_run *d = arg;
+	int i = d->base + j;
+	struct node_result *r = &d->res[i];
+	const struct sk_node_info *orig = d->potential[(d->offset + i) % d->npotential];
+	r->done = true;
+	r->cand.node = orig->node ? orig->node->name : "";
+	struct sk_node_info *ni = sk_node_info_clone(orig);
+	struct sk_cycle_state *cs = sk_handle_cycle_state_clone(d->self->handle, d->cs);
+	if (!ni || !cs) {
+		r->status = sk_status(SK_ERROR, "preemption dry run: out of memory");
+	} else {
+		r->status = sk_dp_select_victims_on_node(d->self, cs, d->pod, ni, d->pdbs, d->npdbs, d->now_ns,
+							 &r->cand);
+		if (r->status.code == SK_SUCCESS && r->cand.nvictims == 0)
+			r->status = sk_statusf(SK_ERROR, "expected at least one victim pod on node \"%s\"", r->cand.node);
+	}
+	sk_node_info_free(ni);
+	sk_handle_cycle_state_free(d->self->handle, cs);
+}
+
+/* ---------- messages ---------- */
+
+struct reason_count {
+	const char *reason;
+	int count;
+};
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void count(struct reason_count *rc, int *n, const char *reason, int k)
+{
+	for (int i = 0; i < *n; i++)
+		if (!strcmp(rc[i].reason, reason)) {
+			rc[i].count += k;
+			return;
+		}
+	rc[*n].reason = reason;
+	rc[*n].count = k;
+	(*n)++;
+}
+
+/* "0/<all> nodes are available: <histogram>." over the failed nodes, the others counting as
+ * "Preemption is not helpful for scheduling" (FitError with absent nodes UU). Caller frees. */
+static char *fit_error(int num_all, const struct node_result *res, int n)
+{
+	int cap = 1;
+	for (int i = 0; i < n; i++)
+		if (res[i].done)
+			cap += res[i].status.nreasons;
+	struct reason_count *rc = calloc((size_t)cap, sizeof(*rc));
+	char **items = calloc((size_t)cap, sizeof(char *));
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = rc && items ? open_memstream(&out, &len) : NULL;
+	if (!f) {
+		free(rc);
+		free(items);
+		return NULL;
+	}
+	int nrc = 0, nfailed = 0;
+	for (int i = 0; i < n; i++) {
+		if (!res[i].done || res[i].status.code == SK_SUCCESS)
+			continue;
+		nfailed++;
+		for (int r = 0; r < res[i].status.nreasons; r++)
+			count(rc, &nrc, res[i].status.reasons[r], 1);
+	}
+	if (num_all > nfailed)
+		count(rc, &nrc, MSG_NOT_HELPFUL, num_all - nfailed);
+	int nitems = 0;
+	for (int i = 0; i < nrc; i++)
+		if (asprintf(&items[nitems], "%d %s", rc[i].count, rc[i].reason) >= 0)
+			nitems++;
+	qsort(items, (size_t)nitems, sizeof(char *), cmp_str);
+	fprintf(f, "0/%d nodes are available:", num_all);
+	for (int i = 0; i < nitems; i++) {
+		fprintf(f, "%s%s", i ? ", " : " ", items[i]);
+		free(items[i]);
+	}
+	if (nitems)
+		fputc('.', f);
+	free(items);
+	free(rc);
+	if (fclose(f) != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+static struct sk_status prefixed(enum sk_code code, const char *msg)
+{
+	return sk_statusf(code, "preemption: %s", msg ? msg : "out of memory");
+}
+
+/* ---------- PostFilter ---------- */
+
+static const struct sk_status *diag_status(const struct sk_filter_diagnosis *diag, const char *node)
+{
+	for (int i = 0; i < diag->n; i++)
+		if (diag->nodes[i].node && diag->nodes[i].node->node && !strcmp(diag->nodes[i].node->node->name, node))
+			return &diag->nodes[i].status;
+	return NULL;
+}
+
+static enum sk_code diag_code(const struct sk_filter_diagnosis *diag, const char *node)
+{
+	const struct sk_status *s = diag_status(diag, node);
+	if (s)
+		return s->code;
+	return diag->absent_unschedulable ? SK_UNSCHEDULABLE : SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
+}
+
+struct named_code {
+	const char *name;
+	enum sk_code code;
+};
+
+static int cmp_named_code(const void *a, const void *b)
+{
+	return strcmp(((const struct named_code *)a)->name, ((const struct named_code *)b)->name);
+}
+
+/* PodEligibleToPreemptOthers: NULL when eligible, else the reason. */
+static const char *eligible(struct sk_plugin *self, const struct sk_pod *pod, const struct sk_filter_diagnosis *diag,
+			    const struct sk_snapshot *snap)
+{
+	if (pod->preempt_never)
+		return "not eligible due to preemptionPolicy=Never.";
+	const char *nom = pod->nominated_node_name;
+	if (!nom || !*nom)
+		return NULL;
+	if (diag_code(diag, nom) == SK_UNSCHEDULABLE_AND_UNRESOLVABLE)
+		return NULL;
+	const struct sk_node_info *ni = snap ? sk_snapshot_get(snap, nom) : NULL;
+	for (int i = 0; ni && i < ni->npods; i++) {
+		const struct sk_pod *p = ni->pods[i].pod;
+		if (p->priority < pod->priority && sk_handle_terminating_by_preemption(self->handle, p))
+			return "not eligible due to a terminating pod on the nominated node.";
+	}
+	return NULL;
+}
+
+/* prepareCandidate: evict the victims (in parallel), then clear lower-priority nominations on the
+ * node. A victim already being deleted gets no API call; a waiting (Permit) victim is rejected. */
+struct evict_job {
+	struct sk_plugin *self;
+	const struct sk_pod *pod;
+	const struct sk_dp_candidate *c;
+	const char *note;
+	pthread_mutex_t mu; /* guards err */
+	char *err;
+};
+
+static void evict_one(int i, void *arg)
+{
+	struct evict_job *j = arg;
+	const struct sk_pod *v = j->c->victims[i].pod, *pod = j->pod;
+	if (v->terminating) {
+		klog_info(2, "Victim Pod is already being deleted, skipping the API call for it",
+			  " preemptor=%s/%s node=%s victim=%s/%s", pod->ns, pod->name, j->c->node, v->ns, v->name);
+		return;
+	}
+	pthread_mutex_lock(&j->mu);
+	bool failed = j->err != NULL;
+	pthread_mutex_unlock(&j->mu);
+	if (failed) /* upstream cancels the remaining work after the first error */
+		return;
+	if (sk_handle_is_waiting_pod(j->self->handle, v->uid) &&
+	    sk_handle_reject_waiting_pod(j->self->handle, v->uid, NAME, "preempted") == 0) {
+		klog_info(2, "Preemptor pod rejected a waiting pod", " preemptor=%s/%s waitingPod=%s/%s node=%s", pod->ns,
+			  pod->name, v->ns, v->name, j->c->node);
+	} else {
+		char *err = NULL;
+		int rc = sk_handle_preempt_victim(j->self->handle, pod, v, j->c->node, &err);
+		if (rc < 0) {
+			pthread_mutex_lock(&j->mu);
+			if (!j->err) {
+				j->err = err ? err : strdup("preempting a victim failed");
+				err = NULL;
+			}
+			pthread_mutex_unlock(&j->mu);
+			free(err);
+			return;
+		}
+		free(err);
+		if (rc > 0) { /* already gone: nothing to report */
+			klog_info(2, "Victim Pod is already deleted", " preemptor=%s/%s victim=%s/%s node=%s", pod->ns,
+				  pod->name, v->ns, v->name, j->c->node);
+			return;
+		}
+	}
+	sk_handle_event(j->self->handle, v, "Normal", "Preempted", "Preempting", j->note);
+}
+
+static struct sk_status prepare_candidate(struct sk_plugin *self, const struct sk_pod *pod,
+					  const struct sk_dp_candidate *c)
+{
+	char note[512];
+	snprintf(note, sizeof(note), "Preempted by pod %s on node %s", pod->uid ? pod->uid : "", c->node);
+	struct evict_job j = { .self = self, .pod = pod, .c = c, .note = note };
+	pthread_mutex_init(&j.mu, NULL);
+	sk_handle_parallel_for(self->handle, c->nvictims, evict_one, &j);
+	pthread_mutex_destroy(&j.mu);
+	if (j.err) {
+		struct sk_status s = prefixed(SK_ERROR, j.err);
+		free(j.err);
+		return s;
+	}
+	struct sk_pod **nominated = NULL;
+	int nn = sk_handle_nominated_pods(self->handle, c->node, &nominated);
+	for (int i = 0; i < nn; i++) {
+		struct sk_pod *np = nominated[i];
+		if (np->priority < pod->priority && strcmp(np->uid, pod->uid) != 0) {
+			char *err = NULL;
+			if (sk_handle_clear_nominated(self->handle, np, &err) != 0)
+				klog_error("Cannot clear 'NominatedNodeName' field", " pod=%s/%s err=\"%s\"", np->ns,
+					   np->name, err ? err : "");
+			free(err);
+		}
+		sk_pod_unref(np);
+	}
+	free(nominated);
+	return sk_ok();
+}
+
+static struct sk_status dp_post_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *in,
+				       const struct sk_filter_diagnosis *diag, struct sk_postfilter_result *result)
+{
+	struct dp *d = self->priv;
+	struct sk_status ret = sk_ok();
+	struct sk_pdb **pdbs = NULL;
+	int npdbs = 0;
+	const struct sk_node_info **potential = NULL;
+	struct node_result *res = NULL;
+	struct sk_dp_candidate *cands = NULL;
+	int ncands = 0, npotential = 0;
+
+	struct sk_pod *pod = sk_handle_get_pod(self->handle, in);
+	if (!pod)
+		return sk_statusf(SK_ERROR, "preemption: pod \"%s\" not found", in->name);
+	const struct sk_snapshot *snap = sk_handle_snapshot(self->handle);
+	const char *why = eligible(self, pod, diag, snap);
+	if (why) {
+		klog_info(5, "Pod is not eligible for preemption", " pod=%s/%s reason=\"%s\"", pod->ns, pod->name, why);
+		ret = prefixed(SK_UNSCHEDULABLE, why);
+		goto out;
+	}
+	int num_all = snap ? snap->nnodes : 0;
+	if (num_all == 0) {
+		ret = prefixed(SK_ERROR, "no nodes available");
+		goto out;
+	}
+	potential = calloc((size_t)num_all, sizeof(*potential));
+	if (!potential) {
+		ret = prefixed(SK_ERROR, NULL);
+		goto out;
+	}
+	/* NodesForStatusCode(Unschedulable), in snapshot order; statuses looked up by name */
+	struct named_code *codes = diag->n ? calloc((size_t)diag->n, sizeof(*codes)) : NULL;
+	if (diag->n && !codes) {
+		ret = prefixed(SK_ERROR, NULL);
+		goto out;
+	}
+	int ncodes = 0;
+	for (int i = 0; i < diag->n; i++)
+		if (diag->nodes[i].node && diag->nodes[i].node->node) {
+			codes[ncodes].name = diag->nodes[i].node->node->name;
+			codes[ncodes].code = diag->nodes[i].status.code;
+			ncodes++;
+		}
+	if (ncodes > 1)
+		qsort(codes, (size_t)ncodes, sizeof(*codes), cmp_named_code);
+	enum sk_code absent = diag->absent_unschedulable ? SK_UNSCHEDULABLE : SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
+	for (int i = 0; i < num_all; i++) {
+		const struct sk_node_info *ni = snap->nodes[i];
+		if (!ni->node)
+			continue;
+		struct named_code key = { .name = ni->node->name };
+		const struct named_code *hit = ncodes ? bsearch(&key, codes, (size_t)ncodes, sizeof(*codes), cmp_named_code) : NULL;
+		if ((hit ? hit->code : absent) == SK_UNSCHEDULABLE)
+			potential[npotential++] = ni;
+	}
+	free(codes);
+	if (npotential == 0) {
+		klog_info(3, "Preemption will not help schedule pod on any node", " pod=%s/%s", pod->ns, pod->name);
+		char *m = fit_error(num_all, NULL, 0);
+		ret = prefixed(SK_UNSCHEDULABLE, m);
+		free(m);
+		result->clear_nominated = true;
+		goto out;
+	}
+	char *err = NULL;
+	npdbs = sk_handle_list_pdbs(self->handle, &pdbs, &err);
+	if (npdbs < 0) {
+		ret = prefixed(SK_ERROR, err ? err : "listing PodDisruptionBudgets failed");
+		free(err);
+		npdbs = 0;
+		pdbs = NULL;
+		goto out;
+	}
+	free(err);
+	int32_t offset = random_offset(d, npotential);
+	int32_t want = sk_dp_num_candidates(&d->args, npotential);
+	res = calloc((size_t)npotential, sizeof(*res));
+	cands = calloc((size_t)npotential, sizeof(*cands));
+	if (!res || !cands) {
+		ret = prefixed(SK_ERROR, NULL);
+		goto out;
+	}
+	struct dry_run dr = { .self = self, .cs = cs, .pod = pod, .potential = potential, .npotential = npotential,
+			      .offset = offset, .pdbs = pdbs, .npdbs = npdbs,
+			      .now_ns = sk_handle_wall_now_ns(self->handle), .res = res };
+	/* Batches of `parallelism` nodes; results are taken in offset order, so the candidate list and
+	 * the stopping point do not depend on thread timing. */
+	int batch = sk_handle_parallelism(self->handle);
+	if (batch < 1)
+		batch = 1;
+	int nonviolating = 0, violating = 0;
+	bool stop = false;
+	struct sk_dp_candidate *viol = calloc((size_t)npotential, sizeof(*viol));
+	if (!viol) {
+		ret = prefixed(SK_ERROR, NULL);
+		goto out;
+	}
+	for (int base = 0; base < npotential && !stop; base += batch) {
+		int n = npotential - base < batch ? npotential - base : batch;
+		dr.base = base;
+		sk_handle_parallel_for(self->handle, n, check_node, &dr);
+		for (int i = base; i < base + n; i++) {
+			struct node_result *r = &res[i];
+			if (stop) { /* cancelled upstream: never ran */
+				sk_dp_candidate_clear(&r->cand);
+				sk_status_reset(&r->status);
+				r->done = false;
+				continue;
+			}
+			if (r->status.code != SK_SUCCESS)
+				continue;
+			if (r->cand.num_pdb_violations == 0)
+				cands[nonviolating++] = r->cand;
+			else
+				viol[violating++] = r->cand;
+			memset(&r->cand, 0, sizeof(r->cand));
+			if (nonviolating > 0 && nonviolating + violating >= want)
+				stop = true;
+		}
+	}
+	memcpy(cands + nonviolating, viol, (size_t)violating * sizeof(*viol));
+	free(viol);
+	ncands = nonviolating + violating;
+	if (ncands == 0) {
+		/* errors first (an aggregate), else the FitError over the dry-run statuses */
+		int nerr = 0;
+		char *agg = NULL;
+		size_t alen = 0;
+		FILE *f = open_memstream(&agg, &alen);
+		for (int i = 0; f && i < npotential; i++) {
+			if (!res[i].done || res[i].status.code != SK_ERROR)
+				continue;
+			char *m = sk_status_message(&res[i].status);
+			fprintf(f, "%s%s", nerr ? ", " : "", m ? m : "");
+			free(m);
+			nerr++;
+		}
+		if (f)
+			fclose(f);
+		if (nerr) {
+			if (nerr > 1) {
+				char *w = NULL;
+				if (asprintf(&w, "[%s]", agg) < 0)
+					w = NULL;
+				free(agg);
+				agg = w;
+			}
+			ret = prefixed(SK_ERROR, agg);
+			free(agg);
+			goto out;
+		}
+		free(agg);
+		char *m = fit_error(num_all, res, npotential);
+		ret = prefixed(SK_UNSCHEDULABLE, m);
+		free(m);
+		result->clear_nominated = true;
+		goto out;
+	}
+	int best = ncands == 1 ? 0 : sk_dp_pick_one_node(cands, ncands);
+	if (best < 0 || !cands[best].node || !*cands[best].node) {
+		ret = prefixed(SK_UNSCHEDULABLE, "no candidate node for preemption");
+		goto out;
+	}
+	ret = prepare_candidate(self, pod, &cands[best]);
+	if (ret.code != SK_SUCCESS)
+		goto out;
+	result->nominated_node = sk_intern(cands[best].node);
+out:
+	for (int i = 0; res && i < npotential; i++) {
+		sk_dp_candidate_clear(&res[i].cand);
+		sk_status_reset(&res[i].status);
+	}
+	for (int i = 0; i < ncands; i++)
+		sk_dp_candidate_clear(&cands[i]);
+	free(cands);
+	free(res);
+	free(potential);
+	sk_pdb_list_free(pdbs, npdbs);
+	sk_pod_unref(pod);
+	return ret;
+}
+
+/* Without async preemption nothing is gated by this plugin: no events (upstream returns none). */
+static int dp_events(struct sk_plugin *self, struct sk_event_registration *out, int max)
+{
+	(void)self;
+	(void)out;
+	(void)max;
+	return 0;
+}
+
+const struct sk_plugin_desc sk_plugin_default_preemption = {
+	.abi_version = SK_PLUGIN_ABI_VERSION,
+	.name = NAME,
+	.args_kind = "DefaultPreemptionArgs",
+	.args_decode = dp_args_decode,
+	.args_encode = dp_args_encode,
+	.args_free = dp_args_free,
+	.init = dp_init,
+	.fini = dp_fini,
+	.post_filter = dp_post_filter,
+	.events_to_register = dp_events,
+};

@@ -1,0 +1,230 @@
+/* Tests for scheduler/preempt_client.c against the in-process local API server: the victim's
+ * DisruptionTarget patch then DELETE (a finalizer keeps the object visible), a victim already gone,
+ * PDBs by LIST, clearing nominatedNodeName, and the JSON helpers (startTime, terminating by
+ * preemption). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "e2e/apiserver/server.h"
+#include "kube/config.h"
+#include "kube/informer.h"
+#include "kube/object.h"
+#include "kube/rest.h"
+#include "scheduler/preempt_client.h"
+#include "scheduler/tests/fixtures.h"
+
+struct env {
+	struct apis_server *srv;
+	struct kube_client *c;
+	struct sk_preempt_client *pc;
+};
+
+static int setup(void **state)
+{
+	struct env *v = calloc(1, sizeof *v);
+	if (!v)
+		return -1;
+	*state = v;
+	struct apis_opts o = APIS_OPTS_DEFAULT;
+	if (apis_server_start(&o, &v->srv) != 0)
+		return -1;
+	struct kube_config *cfg = kube_config_new(apis_server_url(v->srv));
+	if (!cfg)
+		return -1;
+	cfg->qps = 0;
+	char *err = NULL;
+	int rc = kube_client_new(cfg, &v->c, &err);
+	free(err);
+	kube_config_free(cfg);
+	v->pc = sk_preempt_client_new(v->c, NULL, NULL);
+	return rc == 0 && v->pc ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct env *v = *state;
+	sk_preempt_client_free(v->pc);
+	kube_client_free(v->c);
+	apis_server_stop(v->srv);
+	free(v);
+	return 0;
+}
+
+static void create(struct env *v, const char *group, const char *version, const char *resource, const char *ns,
+		   const char *yaml)
+{
+	char *path = kube_path(group, version, resource, ns, NULL, NULL);
+	cJSON *obj = fx_json(yaml);
+	struct kube_error ke = { 0 };
+	if (kube_create(v->c, path, obj, NULL, &ke) != 0)
+		fail_msg("create %s: %s", resource, ke.message);
+	cJSON_Delete(obj);
+	free(path);
+}
+
+static cJSON *get_pod(struct env *v, const char *name, struct kube_error *ke)
+{
+	char *path = kube_path("", "v1", "pods", "default", name, NULL);
+	cJSON *out = NULL;
+	if (kube_get(v->c, path, &out, ke) != 0)
+		out = NULL;
+	free(path);
+	return out;
+}
+
+static void test_victim_patch_then_delete(void **state)
+{
+	struct env *v = *state;
+	create(v, "", "v1", "pods", "default",
+	       "{apiVersion: v1, kind: Pod, metadata: {name: victim, namespace: default, finalizers: [test/keep]}, "
+	       "spec: {nodeName: n1, containers: [{name: c, image: x}]}}");
+	cJSON *obj = get_pod(v, "victim", &(struct kube_error){ 0 });
+	assert_non_null(obj);
+	char *e = NULL;
+	struct sk_pod *victim = sk_pod_decode(obj, &e);
+	cJSON_Delete(obj);
+	assert_non_null(victim);
+	struct sk_pod *pre = fx_pod("{metadata: {name: p, uid: p}, spec: {priority: 10, containers: [{name: c}]}}");
+	char *err = NULL;
+	assert_int_equal(sk_preempt_victim(v->pc, pre, victim, "n1", "prof: preempting to accommodate a higher priority pod",
+					   &err),
+			 0);
+	assert_null(err);
+	obj = get_pod(v, "victim", &(struct kube_error){ 0 });
+	assert_non_null(obj); /* held by the finalizer, deletionTimestamp set */
+	assert_non_null(kube_obj_get_string(obj, "metadata.deletionTimestamp"));
+	const cJSON *c = kube_condition_find(kube_obj_get(obj, "status.conditions"), "DisruptionTarget");
+	assert_non_null(c);
+	assert_string_equal(kube_obj_get_string(c, "status"), "True");
+	assert_string_equal(kube_obj_get_string(c, "reason"), "PreemptionByScheduler");
+	assert_string_equal(kube_obj_get_string(c, "message"), "prof: preempting to accommodate a higher priority pod");
+	assert_true(sk_preempt_terminating_of(obj));
+	cJSON_Delete(obj);
+
+	/* a victim that is already gone: 1, no error */
+	struct sk_pod *gone = fx_pod("{metadata: {name: nosuch, uid: nosuch}, spec: {containers: [{name: c}]}}");
+	assert_int_equal(sk_preempt_victim(v->pc, pre, gone, "n1", "m", &err), 1);
+	assert_null(err);
+	sk_pod_unref(gone);
+	sk_pod_unref(victim);
+	sk_pod_unref(pre);
+}
+
+static void test_condition_already_present_skips_patch(void **state)
+{
+	struct env *v = *state;
+	create(v, "", "v1", "pods", "default",
+	       "{apiVersion: v1, kind: Pod, metadata: {name: again, namespace: default}, "
+	       "spec: {nodeName: n1, containers: [{name: c, image: x}]}}");
+	char *spath = kube_path("", "v1", "pods", "default", "again", "status");
+	cJSON *patch = fx_json("{status: {conditions: [{type: DisruptionTarget, status: 'True', reason: "
+			       "PreemptionByScheduler, message: 'prof: preempting to accommodate a higher priority pod'}]}}");
+	struct kube_error ke = { 0 };
+	assert_int_equal(kube_patch(v->c, spath, KUBE_PATCH_STRATEGIC, patch, NULL, &ke), 0);
+	cJSON_Delete(patch);
+	free(spath);
+	struct kube_informer *inf = NULL;
+	struct kube_informer_opts o = { .version = "v1", .resource = "pods" };
+	assert_int_equal(kube_informer_new(v->c, &o, &inf), 0);
+	assert_int_equal(kube_informer_start(inf), 0);
+	assert_true(kube_informer_wait_for_sync(inf, 10000));
+	struct sk_preempt_client *pc = sk_preempt_client_new(v->c, inf, NULL);
+	cJSON *obj = get_pod(v, "again", &ke);
+	char *e = NULL;
+	struct sk_pod *victim = sk_pod_decode(obj, &e);
+	cJSON_Delete(obj);
+	struct sk_pod *pre = fx_pod("{metadata: {name: p, uid: p}, spec: {priority: 10, containers: [{name: c}]}}");
+	uint64_t patches = kube_client_request_count(v->c, "PATCH", 200);
+	char *err = NULL;
+	assert_int_equal(sk_preempt_victim(pc, pre, victim, "n1", "prof: preempting to accommodate a higher priority pod",
+					   &err),
+			 0);
+	assert_true(kube_client_request_count(v->c, "PATCH", 200) == patches); /* no second patch */
+	assert_null(get_pod(v, "again", &ke));                                   /* but deleted */
+	assert_true(kube_error_is_not_found(&ke));
+	sk_pod_unref(victim);
+	sk_pod_unref(pre);
+	sk_preempt_client_free(pc);
+	kube_informer_free(inf);
+}
+
+static void test_list_pdbs_by_list(void **state)
+{
+	struct env *v = *state;
+	create(v, "policy", "v1", "poddisruptionbudgets", "default",
+	       "{apiVersion: policy/v1, kind: PodDisruptionBudget, metadata: {name: db, namespace: default}, "
+	       "spec: {minAvailable: 1, selector: {matchLabels: {app: db}}}}");
+	struct sk_pdb **l = NULL;
+	char *err = NULL;
+	int n = sk_preempt_list_pdbs(v->pc, &l, &err);
+	assert_int_equal(n, 1);
+	assert_string_equal(l[0]->name, "db");
+	assert_string_equal(l[0]->ns, "default");
+	assert_non_null(l[0]->selector);
+	sk_pdb_list_free(l, n);
+}
+
+static void test_clear_nominated(void **state)
+{
+	struct env *v = *state;
+	create(v, "", "v1", "pods", "default",
+	       "{apiVersion: v1, kind: Pod, metadata: {name: nom, namespace: default}, spec: {containers: [{name: c, image: x}]}}");
+	char *spath = kube_path("", "v1", "pods", "default", "nom", "status");
+	cJSON *patch = fx_json("{status: {nominatedNodeName: n1}}");
+	struct kube_error ke = { 0 };
+	assert_int_equal(kube_patch(v->c, spath, KUBE_PATCH_MERGE, patch, NULL, &ke), 0);
+	cJSON_Delete(patch);
+	free(spath);
+	cJSON *obj = get_pod(v, "nom", &ke);
+	char *e = NULL;
+	struct sk_pod *p = sk_pod_decode(obj, &e);
+	cJSON_Delete(obj);
+	assert_non_null(p);
+	assert_string_equal(p->nominated_node_name, "n1");
+	char *err = NULL;
+	assert_int_equal(sk_preempt_clear_nominated(v->pc, p, &err), 0);
+	obj = get_pod(v, "nom", &ke);
+	assert_null(kube_obj_get_string(obj, "status.nominatedNodeName"));
+	cJSON_Delete(obj);
+	sk_pod_unref(p);
+}
+
+static void test_json_helpers(void **state)
+{
+	(void)state;
+	cJSON *p = fx_json("{metadata: {name: a}, status: {startTime: '1970-01-01T00:00:05Z'}}");
+	assert_true(sk_preempt_start_time_of(p) == 5000000000LL);
+	assert_false(sk_preempt_terminating_of(p));
+	cJSON_Delete(p);
+	p = fx_json("{metadata: {name: a}, status: {}}");
+	assert_true(sk_preempt_start_time_of(p) == -1);
+	cJSON_Delete(p);
+	/* the condition without a deletionTimestamp, or with another reason, is not "terminating by preemption" */
+	p = fx_json("{metadata: {name: a}, status: {conditions: [{type: DisruptionTarget, status: 'True', reason: "
+		    "PreemptionByScheduler}]}}");
+	assert_false(sk_preempt_terminating_of(p));
+	cJSON_Delete(p);
+	p = fx_json("{metadata: {name: a, deletionTimestamp: '2026-01-01T00:00:00Z'}, status: {conditions: [{type: "
+		    "DisruptionTarget, status: 'True', reason: EvictionByEvictionAPI}]}}");
+	assert_false(sk_preempt_terminating_of(p));
+	cJSON_Delete(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_victim_patch_then_delete, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_condition_already_present_skips_patch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_pdbs_by_list, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_clear_nominated, setup, teardown),
+		cmocka_unit_test(test_json_helpers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
