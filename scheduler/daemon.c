@@ -31,6 +31,7 @@
 #include "scheduler/metrics_sched.h"
 #include "scheduler/nominator.h"
 #include "scheduler/parallel.h"
+#include "scheduler/preempt_client.h"
 #include "scheduler/runtime.h"
 #include "scheduler/schedule_one.h"
 
@@ -406,6 +407,8 @@ struct sk_daemon {
 
 	struct kube_client *client, *event_client;
 	struct kube_informer *pods, *nodes;
+	struct kube_informer *pdbs;      /* PodDisruptionBudgets, read by DefaultPreemption */
+	struct sk_preempt_client *preempt;
 	struct sk_cache *cache;
 	struct sk_snapshot *snap;
 	struct sk_nominator *nom;
@@ -880,6 +883,44 @@ static struct sk_pod *se_get_pod(void *ctx, const struct sk_pod *pod)
 	return g.out;
 }
 
+/* ---------- framework env: preemption (ctx = struct profile_ctx *) ---------- */
+
+static struct sk_daemon *pc_daemon(void *ctx) { return ((struct profile_ctx *)ctx)->d; }
+
+static int fw_list_pdbs(void *ctx, struct sk_pdb ***out, char **err)
+{
+	*out = NULL;
+	return sk_preempt_list_pdbs(pc_daemon(ctx)->preempt, out, err);
+}
+
+static struct sk_pod *fw_get_pod(void *ctx, const struct sk_pod *pod) { return se_get_pod(pc_daemon(ctx), pod); }
+
+static int64_t fw_pod_start_time(void *ctx, const struct sk_pod *pod)
+{
+	return sk_preempt_pod_start_time(pc_daemon(ctx)->preempt, pod);
+}
+
+static bool fw_terminating_by_preemption(void *ctx, const struct sk_pod *pod)
+{
+	return sk_preempt_terminating_by_preemption(pc_daemon(ctx)->preempt, pod);
+}
+
+/* Evicts a victim. A profile dropped by a reload evicts nothing, as it binds nothing. */
+static int fw_preempt_victim(void *ctx, const struct sk_pod *preemptor, const struct sk_pod *victim, const char *node,
+			     const char *msg, char **err)
+{
+	struct profile_ctx *pc = ctx;
+	if (atomic_load(&pc->removed))
+		return errf(err, "preempting for pod %s/%s: profile %s was removed by a configuration reload",
+			    preemptor->ns, preemptor->name, pc->name);
+	return sk_preempt_victim(pc->d->preempt, preemptor, victim, node, msg, err);
+}
+
+static int fw_clear_nominated(void *ctx, const struct sk_pod *pod, char **err)
+{
+	return sk_preempt_clear_nominated(pc_daemon(ctx)->preempt, pod, err);
+}
+
 static void patch_job_free(struct patch_job *j)
 {
 	if (!j)
@@ -1258,6 +1299,9 @@ static struct gen *gen_build(struct sk_daemon *d, struct sk_config *cfg, const s
 		struct sk_framework_env fenv = {
 			.ctx = pc, .pool = d->pool, .nominator = d->nom, .snapshot = fw_snapshot,
 			.bind = fw_bind, .event = fw_event, .observe = fw_observe,
+			.list_pdbs = fw_list_pdbs, .get_pod = fw_get_pod, .pod_start_time = fw_pod_start_time,
+			.terminating_by_preemption = fw_terminating_by_preemption,
+			.preempt_victim = fw_preempt_victim, .clear_nominated = fw_clear_nominated,
 		};
 		if (!(g->fws[i] = sk_framework_new(cfg, p, &fenv, &e))) {
 			errf(err, "profile %s: %s", p->scheduler_name, e ? e : "cannot build");
@@ -1896,7 +1940,10 @@ int sk_daemon_new(const struct sk_daemon_opts *opts, struct sk_daemon **out, cha
 	/* informers */
 	struct kube_informer_opts po = { .version = "v1", .resource = "pods" };
 	struct kube_informer_opts no = { .version = "v1", .resource = "nodes" };
-	if (kube_informer_new(d->client, &po, &d->pods) != 0 || kube_informer_new(d->client, &no, &d->nodes) != 0) {
+	struct kube_informer_opts pdbo = { .group = "policy", .version = "v1", .resource = "poddisruptionbudgets" };
+	if (kube_informer_new(d->client, &po, &d->pods) != 0 || kube_informer_new(d->client, &no, &d->nodes) != 0 ||
+	    kube_informer_new(d->client, &pdbo, &d->pdbs) != 0 ||
+	    !(d->preempt = sk_preempt_client_new(d->client, d->pods, d->pdbs))) {
 		errf(err, "informers: out of memory");
 		goto fail;
 	}
@@ -1983,7 +2030,7 @@ int sk_daemon_start(struct sk_daemon *d, char **err)
 	d->house_running = true;
 	if (sk_queue_start_flushers(sk_scheduler_queue(d->sched)) != 0)
 		return errf(err, "cannot start the queue flushers");
-	if (kube_informer_start(d->nodes) != 0 || kube_informer_start(d->pods) != 0)
+	if (kube_informer_start(d->nodes) != 0 || kube_informer_start(d->pods) != 0 || kube_informer_start(d->pdbs) != 0)
 		return errf(err, "cannot start the informers");
 	if (pthread_create(&d->reap_thread, NULL, reaper_main, d) != 0)
 		return errf(err, "cannot start the configuration reaper thread");
@@ -2135,6 +2182,8 @@ void sk_daemon_stop(struct sk_daemon *d)
 		kube_informer_stop(d->pods);
 	if (d->nodes)
 		kube_informer_stop(d->nodes);
+	if (d->pdbs)
+		kube_informer_stop(d->pdbs);
 	if (d->patch_running) {
 		pthread_mutex_lock(&d->patch_mu);
 		d->patch_stop = true;
@@ -2168,6 +2217,8 @@ void sk_daemon_free(struct sk_daemon *d)
 	kube_informer_free(d->pods);
 	kube_informer_free(d->nodes);
 	sk_scheduler_free(d->sched);
+	sk_preempt_client_free(d->preempt); /* after the scheduler: binding cycles may still evict */
+	kube_informer_free(d->pdbs);
 	/* The scheduler is gone: no cycle holds a framework any more. */
 	gen_free(d, d->gen);
 	for (struct gen *g = d->retired, *n; g; g = n) {

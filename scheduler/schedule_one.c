@@ -446,6 +446,9 @@ static enum algo_result schedule_pod(struct sk_scheduler *s, struct sk_framework
 			return ALGO_ERROR;
 		}
 		a->diag.prefilter_msg = sk_status_message(&st);
+		/* Every node carries the PreFilter status: plain Unschedulable leaves them all as
+		 * preemption candidates (framework.md §9.3). */
+		a->diag.absent_unschedulable = st.code == SK_UNSCHEDULABLE;
 		add_plugin_status(a, &st);
 		a->absent = st;
 		a->has_absent = true;

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# End to end: DefaultPreemption in bin/schedkit-scheduler against the local API server.
+# One 1-CPU node holds a low-priority pod; a high-priority pod that only fits if it goes gets it
+# evicted (DisruptionTarget condition, then delete), is nominated, and is bound to that node.
+# A preemptionPolicy: Never pod of the same priority preempts nothing and stays Unschedulable.
+# Prints TAP-style ok / not ok lines. Env: SK_BIN (binaries), SK_ROOT (repo).
+set -u
+SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+SK_BIN=${SK_BIN:-$SK_ROOT/bin}
+. "$SK_ROOT/e2e/lib/scheduler_lib.sh"
+
+work=$(mktemp -d /tmp/sk-preempt-e2e.XXXXXX)
+pids=()
+cleanup() {
+  local i
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[i]}" 2>/dev/null; wait "${pids[i]}" 2>/dev/null; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
+fatal() { notok "$*"; for f in "$work"/*.log; do echo "--- $f"; tail -20 "$f"; done; exit 1; }
+
+"$SK_BIN/schedkit-apiserver" --port 0 --write-kubeconfig "$work/kubeconfig" --simulate-kubelet \
+  --kubelet-delay-ms 50 >"$work/apiserver.log" 2>&1 &
+pids+=($!)
+export KUBECONFIG=$work/kubeconfig
+sk_wait_for 20 test -s "$work/kubeconfig" || fatal "local API server wrote its kubeconfig"
+sk_wait_for 20 kubectl get --raw /readyz >/dev/null 2>&1 || fatal "local API server ready"
+
+cat >"$work/config.yaml" <<'YAML'
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
+podInitialBackoffSeconds: 1
+podMaxBackoffSeconds: 1
+profiles:
+- schedulerName: default-scheduler
+YAML
+
+kubectl apply -f - >/dev/null <<'YAML' || fatal "create node and priority classes"
+apiVersion: v1
+kind: Node
+metadata:
+  name: only-node
+  labels: {kubernetes.io/hostname: only-node}
+status:
+  allocatable: {cpu: "1", memory: 4Gi, pods: "10"}
+  capacity: {cpu: "1", memory: 4Gi, pods: "10"}
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high-never}
+value: 1000
+preemptionPolicy: Never
+YAML
+
+"$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$KUBECONFIG" --secure-port 0 --v=2 \
+  >"$work/scheduler.log" 2>&1 &
+pids+=($!)
+
+pod() { # name priorityClass(or "") cpu
+  local pc=""
+  [ -n "$2" ] && pc="\"priorityClassName\":\"$2\","
+  echo "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"$1\",\"namespace\":\"default\"},\"spec\":{$pc\"containers\":[{\"name\":\"c\",\"image\":\"pause\",\"resources\":{\"requests\":{\"cpu\":\"$3\"}}}]}}"
+}
+node_of() { kubectl get pod "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
+
+pod low "" 700m | kubectl create -f - >/dev/null || fatal "create low"
+sk_wait_for 20 bash -c '[ "$(kubectl get pod low -o jsonpath={.spec.nodeName})" = only-node ]' || fatal "low-priority pod bound"
+ok "low-priority pod bound to only-node"
+
+pod never high-never 700m | kubectl create -f - >/dev/null || fatal "create never"
+sk_wait_for 20 bash -c 'kubectl get pod never -o jsonpath="{.status.conditions[?(@.type==\"PodScheduled\")].message}" | grep -q "not eligible due to preemptionPolicy=Never"'
+check "a preemptionPolicy=Never pod reports 'not eligible due to preemptionPolicy=Never.'" \
+  bash -c 'kubectl get pod never -o jsonpath="{.status.conditions[?(@.type==\"PodScheduled\")].message}" | grep -q "preemption: not eligible due to preemptionPolicy=Never."'
+check "the low-priority pod is still there after the Never pod's attempt" bash -c '[ "$(kubectl get pod low -o jsonpath={.spec.nodeName})" = only-node ]'
+kubectl delete pod never --wait=false >/dev/null
+
+pod high high 700m | kubectl create -f - >/dev/null || fatal "create high"
+sk_wait_for 30 bash -c '! kubectl get pod low >/dev/null 2>&1'
+check "the low-priority victim was deleted" bash -c '! kubectl get pod low >/dev/null 2>&1'
+sk_wait_for 30 bash -c '[ "$(kubectl get pod high -o jsonpath={.spec.nodeName})" = only-node ]'
+check "the high-priority pod is bound to the node it preempted on" bash -c '[ "$(kubectl get pod high -o jsonpath={.spec.nodeName})" = only-node ]'
+check "a Preempted event names the victim" bash -c 'kubectl get events -A -o json | jq -e "[.items[] | select(.reason == \"Preempted\" and .involvedObject.name == \"low\")] | length >= 1" >/dev/null'
+check "no sanitizer report in the scheduler log" bash -c '! grep -q "ERROR: AddressSanitizer\|runtime error:" "$1"' _ "$work/scheduler.log"
