@@ -15,46 +15,8 @@
 
 #include "kube/object.h"
 #include "operator/resources.h"
+#include "operator/tests/golden.h"
 
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	if (buf)
-		buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
-static void assert_golden(const char *name, const char *text)
-{
-	char path[512];
-	const char *root = getenv("SK_ROOT");
-	snprintf(path, sizeof path, "%s/operator/tests/golden/%s", root ? root : ".", name);
-	if (getenv("SK_UPDATE_GOLDEN")) {
-		FILE *f = fopen(path, "wb");
-		assert_non_null(f);
-		fputs(text, f);
-		fclose(f);
-		return;
-	}
-	char *want = read_file(path);
-	if (!want)
-		fail_msg("golden file %s missing (SK_UPDATE_GOLDEN=1 creates it)", path);
-	if (strcmp(want, text))
-		print_error("%s differs; got:\n%s\n", path, text);
-	assert_string_equal(want, text);
-	free(want);
-}
 
 static const struct op_resources_opts opts = { .namespace = "schedkit-system", .scheduler_image = "schedkit/schedkit:v1",
 					       .replicas = 2, .scheduler_verbosity = 2 };
