@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "scheduler/extender.h"
+
 #define MAX_REGISTRATIONS 64
 
 struct sk_handle {
@@ -41,6 +43,9 @@ struct sk_framework {
 	struct sk_plugin **pts[SK_EP_COUNT];
 	int32_t *weights;             /* per score plugin */
 	struct sk_waiting_pods *waiting;
+	/* HTTP extenders: the top-level ones then the profile's own, ignorable ones last (immutable) */
+	int nextenders;
+	struct sk_extender **extenders;
 };
 
 struct cs_slot {
@@ -209,6 +214,7 @@ static void framework_free(struct sk_framework *fw)
 	for (int ep = 0; ep < SK_EP_COUNT; ep++)
 		free(fw->pts[ep]);
 	sk_waiting_free(fw->waiting);
+	sk_extenders_free(fw->extenders, fw->nextenders);
 	free(fw->weights);
 	free(fw->events);
 	free(fw->inited);
@@ -406,6 +412,15 @@ struct sk_framework *sk_framework_new(const struct sk_config *cfg, const struct 
 		framework_free(fw);
 		return NULL;
 	}
+	char *eerr = NULL;
+	int ne = sk_extenders_build(cfg ? cfg->extenders : NULL, profile->extenders, &fw->extenders, &eerr);
+	if (ne < 0) {
+		fail(err, "profile %s: %s", fw->name, eerr ? eerr : "building extenders failed");
+		free(eerr);
+		framework_free(fw);
+		return NULL;
+	}
+	fw->nextenders = ne;
 	return fw;
 }
 
@@ -442,6 +457,11 @@ struct sk_plugin *sk_framework_point_plugin(const struct sk_framework *fw, enum 
 }
 int32_t sk_framework_score_weight(const struct sk_framework *fw, int i) { return fw->weights[i]; }
 bool sk_framework_has(const struct sk_framework *fw, enum sk_ext_point ep) { return fw->n[ep] > 0; }
+int sk_framework_nextenders(const struct sk_framework *fw) { return fw->nextenders; }
+struct sk_extender *sk_framework_extender(const struct sk_framework *fw, int i)
+{
+	return i >= 0 && i < fw->nextenders ? fw->extenders[i] : NULL;
+}
 
 /* ---------- cycle state ---------- */
 
@@ -1338,8 +1358,8 @@ int sk_fw_queueing_hint(struct sk_framework *fw, const char *plugin, const struc
 			slot = i;
 			break;
 		}
-	if (slot < 0)
-		return -1;
+	if (slot < 0) /* extenders have no hints: their rejections requeue on every event (upstream) */
+		return fw->nextenders > 0 && strcmp(plugin, SK_EXTENDER_NAME) == 0 ? SK_QUEUE : -1;
 	struct plugin_events *pe = &fw->events[slot];
 	int result = -1;
 	for (int i = 0; i < pe->n; i++) {

@@ -79,6 +79,11 @@ int sk_framework_point_len(const struct sk_framework *fw, enum sk_ext_point ep);
 struct sk_plugin *sk_framework_point_plugin(const struct sk_framework *fw, enum sk_ext_point ep, int i);
 int32_t sk_framework_score_weight(const struct sk_framework *fw, int i); /* i-th score plugin */
 bool sk_framework_has(const struct sk_framework *fw, enum sk_ext_point ep);
+/* HTTP extenders of this framework (extender.h): the top-level config's then the profile's own,
+ * ignorable ones moved last; built by sk_framework_new, immutable, freed with the framework. */
+struct sk_extender;
+int sk_framework_nextenders(const struct sk_framework *fw);
+struct sk_extender *sk_framework_extender(const struct sk_framework *fw, int i); /* NULL out of range */
 int64_t sk_framework_now_ns(const struct sk_framework *fw);
 
 /* ---------- cycle state ---------- */

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "kube/log.h"
+#include "scheduler/extender.h"
 
 #define MAX_PLUGIN_NAMES 32
 #define EVENT_NOTE_LIMIT 1024
@@ -407,6 +408,114 @@ static int pass_filters(struct sk_scheduler *s, struct sk_framework *fw, struct 
 	return rc ? -1 : nf;
 }
 
+/* ---------- extenders (spec/extender.md §4-§7) ---------- */
+
+/* Adds an extender's rejection of `name` to the diagnosis (findNodesThatPassExtenders): an
+ * UnschedulableAndUnresolvable one replaces the node's status keeping its reasons; an
+ * Unschedulable one appends to an existing status. */
+static void add_extender_status(struct attempt *a, const struct sk_snapshot *snap, const struct sk_extender_failed *f)
+{
+	const struct sk_node_info *ni = sk_snapshot_get(snap, f->node);
+	if (!ni)
+		return; /* not a node of this snapshot: nothing to key it by */
+	for (int i = 0; i < a->diag.n; i++) {
+		struct sk_status *st = &a->diag.nodes[i].status;
+		if (a->diag.nodes[i].node != ni)
+			continue;
+		if (f->unresolvable)
+			st->code = SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
+		sk_status_addf(st, "%s", f->message);
+		return;
+	}
+	struct sk_status st = sk_statusf(f->unresolvable ? SK_UNSCHEDULABLE_AND_UNRESOLVABLE : SK_UNSCHEDULABLE, "%s",
+					 f->message);
+	st.plugin = SK_EXTENDER_NAME;
+	add_node_status(a, ni, st);
+}
+
+/* Runs the filter extenders in order over feasible[0..*nf) (narrowed in place). record: put the
+ * rejections in the diagnosis. 0, or -1 and *err (Error) when a non-ignorable extender failed. */
+static int pass_extenders(struct sk_framework *fw, const struct sk_pod *pod, struct attempt *a,
+			  const struct sk_snapshot *snap, const struct sk_node_info **feasible, int *nf, bool record,
+			  struct sk_status *err)
+{
+	int next = sk_framework_nextenders(fw);
+	for (int i = 0; i < next && *nf > 0; i++) {
+		const struct sk_extender *e = sk_framework_extender(fw, i);
+		if (!sk_extender_is_filter(e) || !sk_extender_is_interested(e, pod))
+			continue;
+		struct sk_extender_filter_result r;
+		char *msg = NULL;
+		if (sk_extender_filter(e, pod, (const struct sk_node_info *const *)feasible, *nf, &r, &msg) != 0) {
+			if (sk_extender_is_ignorable(e)) {
+				klog_info(2, "Skipping extender as it returned error and has ignorable flag set",
+					  " pod=%s/%s extender=%s err=\"%s\"", pod->ns, pod->name, sk_extender_name(e),
+					  msg ? msg : "");
+				free(msg);
+				continue;
+			}
+			*err = sk_statusf(SK_ERROR, "%s", msg ? msg : "extender filter failed");
+			free(msg);
+			return -1;
+		}
+		if (record)
+			for (int k = 0; k < r.nfailed; k++)
+				add_extender_status(a, snap, &r.failed[k]);
+		memcpy(feasible, r.nodes, (size_t)r.n * sizeof(*feasible));
+		*nf = r.n;
+		sk_extender_filter_result_free(&r);
+	}
+	return 0;
+}
+
+/* Prioritize extenders (serially; upstream runs them in parallel and waits for all): adds
+ * Score × weight × 10 to totals. Errors are ignored, as upstream does. */
+static void run_prioritize_extenders(struct sk_framework *fw, const struct sk_pod *pod,
+				     const struct sk_node_info *const *nodes, int n, int64_t *totals)
+{
+	int next = sk_framework_nextenders(fw);
+	for (int i = 0; i < next; i++) {
+		const struct sk_extender *e = sk_framework_extender(fw, i);
+		if (!sk_extender_is_prioritizer(e) || !sk_extender_is_interested(e, pod))
+			continue;
+		char *msg = NULL;
+		if (sk_extender_prioritize(e, pod, nodes, n, totals, &msg) != 0) {
+			klog_info(5, "Failed to run extender's priority function. No score given by this extender.",
+				  " pod=%s/%s extender=%s err=\"%s\"", pod->ns, pod->name, sk_extender_name(e),
+				  msg ? msg : "");
+			free(msg);
+		}
+	}
+}
+
+/* extendersBinding: the first interested binder binds. Returns false when no extender bound
+ * (then the Bind plugins run); else true with *st Success or Error. */
+static bool extenders_bind(struct sk_framework *fw, const struct sk_pod *pod, const char *node, struct sk_status *st)
+{
+	int next = sk_framework_nextenders(fw);
+	for (int i = 0; i < next; i++) {
+		const struct sk_extender *e = sk_framework_extender(fw, i);
+		if (!sk_extender_is_binder(e) || !sk_extender_is_interested(e, pod))
+			continue;
+		char *msg = NULL;
+		if (sk_extender_bind(e, pod, node, &msg) != 0) {
+			if (sk_extender_is_ignorable(e)) {
+				klog_info(2, "Skipping extender in bind as it returned error and has ignorable flag set",
+					  " pod=%s/%s extender=%s err=\"%s\"", pod->ns, pod->name, sk_extender_name(e),
+					  msg ? msg : "");
+				free(msg);
+				continue;
+			}
+			*st = sk_statusf(SK_ERROR, "%s", msg ? msg : "extender bind failed");
+			free(msg);
+			return true;
+		}
+		*st = sk_ok();
+		return true;
+	}
+	return false;
+}
+
 /* ---------- scheduling algorithm (SchedulePod) ---------- */
 
 enum algo_result { ALGO_HOST, ALGO_FIT_ERROR, ALGO_ERROR, ALGO_NO_NODES };
@@ -466,8 +575,22 @@ static enum algo_result schedule_pod(struct sk_scheduler *s, struct sk_framework
 		if (ni) {
 			struct sk_status fs = sk_fw_run_filter_with_nominated(fw, cs, pod, ni);
 			if (fs.code == SK_SUCCESS) {
-				*host = node_name(ni);
-				return ALGO_HOST;
+				/* evaluateNominatedNode: the extenders see it too; an extender error or
+				 * rejection falls through to the full pass */
+				const struct sk_node_info *one[1] = { ni };
+				int n1 = 1;
+				struct sk_status xe = sk_ok();
+				if (pass_extenders(fw, pod, a, snap, one, &n1, false, &xe) == 0 && n1 == 1) {
+					*host = node_name(ni);
+					return ALGO_HOST;
+				}
+				if (xe.code == SK_ERROR) {
+					char *m = sk_status_message(&xe);
+					klog_info(2, "Evaluation failed on nominated node", " pod=%s/%s node=%s err=\"%s\"",
+						  pod->ns, pod->name, node_name(ni), m ? m : "");
+					free(m);
+					sk_status_reset(&xe);
+				}
 			}
 			if (fs.code == SK_ERROR) {
 				klog_info(2, "Evaluation failed on nominated node", " pod=%s/%s node=%s", pod->ns,
@@ -513,7 +636,13 @@ static enum algo_result schedule_pod(struct sk_scheduler *s, struct sk_framework
 
 	const struct sk_config *cfg = sk_framework_config(fw);
 	int want = cfg ? sk_num_feasible_nodes_to_find(cfg, sk_framework_profile(fw), n) : n;
-	if (!sk_framework_has(fw, SK_EP_SCORE))
+	bool ext_filter = false, ext_score = false;
+	for (int i = 0; i < sk_framework_nextenders(fw); i++) {
+		ext_filter |= sk_extender_is_filter(sk_framework_extender(fw, i));
+		ext_score |= sk_extender_is_prioritizer(sk_framework_extender(fw, i));
+	}
+	/* one node is enough only when nothing scores and no extender filters */
+	if (!sk_framework_has(fw, SK_EP_SCORE) && !ext_score && !ext_filter)
 		want = 1;
 	if (want < 1)
 		want = 1;
@@ -543,6 +672,15 @@ static enum algo_result schedule_pod(struct sk_scheduler *s, struct sk_framework
 		ret = ALGO_ERROR;
 		goto out;
 	}
+	if (ext_filter) {
+		int before = nf;
+		if (pass_extenders(fw, pod, a, snap, feasible, &nf, true, err) != 0) {
+			ret = ALGO_ERROR;
+			goto out;
+		}
+		if (nf != before)
+			add_unschedulable_plugin(a, SK_EXTENDER_NAME);
+	}
 	if (nf == 0) {
 		ret = ALGO_FIT_ERROR;
 		goto out;
@@ -556,7 +694,9 @@ static enum algo_result schedule_pod(struct sk_scheduler *s, struct sk_framework
 	/* prioritizeNodes + selectHost */
 	const int64_t *totals = NULL;
 	int64_t *ones = NULL;
+	int next = sk_framework_nextenders(fw);
 	if (!sk_framework_has(fw, SK_EP_SCORE)) {
+		/* no Score plugins: every node scores 1 without extenders, 0 + extender scores with */
 		ones = malloc((size_t)nf * sizeof(*ones));
 		if (!ones) {
 			*err = sk_status(SK_ERROR, "scoring nodes: out of memory");
@@ -564,7 +704,9 @@ static enum algo_result schedule_pod(struct sk_scheduler *s, struct sk_framework
 			goto out;
 		}
 		for (int i = 0; i < nf; i++)
-			ones[i] = 1;
+			ones[i] = next > 0 ? 0 : 1;
+		if (next > 0)
+			run_prioritize_extenders(fw, pod, feasible, nf, ones);
 		totals = ones;
 	} else {
 		st = sk_fw_run_pre_score(fw, cs, pod, feasible, nf);
@@ -580,6 +722,8 @@ static enum algo_result schedule_pod(struct sk_scheduler *s, struct sk_framework
 			goto out;
 		}
 		a->scored = true;
+		if (next > 0)
+			run_prioritize_extenders(fw, pod, feasible, nf, a->scores.total);
 		totals = a->scores.total;
 		if (s->env.want_details) {
 			a->score_nodes = malloc((size_t)nf * sizeof(char *));
@@ -759,7 +903,8 @@ static void binding_cycle(struct sk_scheduler *s, struct bind_job *j)
 		 * WaitOnPermit): the plain status message, no rejecting plugins, so the pod goes to the
 		 * (error) backoff queue whatever its queueing hints say. */
 		if (st.code == SK_SUCCESS) {
-			st = sk_fw_run_bind(fw, j->cs, j->assumed, j->node);
+			if (!extenders_bind(fw, j->assumed, j->node, &st))
+				st = sk_fw_run_bind(fw, j->cs, j->assumed, j->node);
 			char *e = NULL;
 			if (s->env.finish_binding && s->env.finish_binding(s->env.ctx, j->assumed, &e) != 0) {
 				klog_error("Scheduler cache FinishBinding failed", " pod=%s/%s err=\"%s\"", j->assumed->ns,

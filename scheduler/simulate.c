@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -769,6 +770,7 @@ static const char *flag_value(int argc, char **argv, int *i, const char *name, b
 
 int sk_simulate_main(int argc, char **argv, FILE *out, FILE *errout)
 {
+	signal(SIGPIPE, SIG_IGN); /* an extender closing its connection must not kill the run */
 	const char *config_path = NULL, *cluster_path = NULL;
 	struct sk_simulate_opts opts = { .seed = 1 };
 	for (int i = 1; i < argc; i++) {
