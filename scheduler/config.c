@@ -1212,6 +1212,77 @@ static void sha256_hex(const char *text, size_t len, char out[65])
 }
 
 /* Builds profile pi from the user's input: defaults, merge, names, args, expansion, weights. */
+/* Extended resources that extenders manage with ignoredByScheduler, unique, in order. */
+static int collect_ignored_resources(const cJSON *extenders, cJSON *names)
+{
+	const cJSON *x;
+	cJSON_ArrayForEach(x, extenders) {
+		const cJSON *r;
+		cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(x, "managedResources")) {
+			const cJSON *name = cJSON_GetObjectItemCaseSensitive(r, "name");
+			if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "ignoredByScheduler")) || !cJSON_IsString(name))
+				continue;
+			bool seen = false;
+			const cJSON *have;
+			cJSON_ArrayForEach(have, names)
+				seen = seen || !strcmp(have->valuestring, name->valuestring);
+			if (!seen && !cJSON_AddItemToArray(names, cJSON_CreateString(name->valuestring)))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* Upstream scheduler.New: resources extenders manage with ignoredByScheduler become
+ * NodeResourcesFit's ignoredResources, replacing the configured list (the extenders take
+ * precedence); a profile without NodeResourcesFit args is an error. schedkit counts a profile's
+ * own extenders too, for that profile. */
+static int apply_extender_ignored_resources(const struct sk_config *cfg, struct sk_profile_config *p, int pi,
+					    struct sk_errors *e)
+{
+	cJSON *names = cJSON_CreateArray();
+	if (!names || collect_ignored_resources(cfg->extenders, names) < 0 ||
+	    collect_ignored_resources(p->extenders, names) < 0) {
+		cJSON_Delete(names);
+		return -1;
+	}
+	int rc = 0;
+	bool found = cJSON_GetArraySize(names) == 0;
+	for (int i = 0; i < p->nplugin_config && !found; i++) {
+		struct sk_plugin_config_entry *pc = &p->plugin_config[i];
+		if (strcmp(pc->name, "NodeResourcesFit") || !pc->desc || !pc->args || !pc->desc->args_encode)
+			continue;
+		found = true;
+		cJSON *json = pc->desc->args_encode(pc->args);
+		cJSON *copy = cJSON_Duplicate(names, 1);
+		void *args = NULL;
+		if (!json || !copy) {
+			cJSON_Delete(copy);
+			rc = -1;
+		} else {
+			cJSON_DeleteItemFromObjectCaseSensitive(json, "ignoredResources");
+			cJSON_AddItemToObject(json, "ignoredResources", copy);
+			char *ap = pathf("profiles[%d].pluginConfig(NodeResourcesFit).args.ignoredResources", pi);
+			if (pc->desc->args_decode(json, &args, e, ap) == 0) {
+				for (int k = 0; k < p->nargs; k++)
+					if (p->args[k].args == pc->args)
+						p->args[k].args = args;
+				pc->desc->args_free(pc->args);
+				pc->args = args;
+			}
+			path_free(ap);
+		}
+		cJSON_Delete(json);
+	}
+	if (!found) {
+		char *path = pathf("profiles[%d]", pi);
+		sk_errors_addf(e, "%s: can't find NodeResourcesFitArgs in plugin config (extenders manage resources with ignoredByScheduler)", path);
+		path_free(path);
+	}
+	cJSON_Delete(names);
+	return rc;
+}
+
 static int build_profile(struct sk_config *cfg, int pi, struct user_profile *u, struct sk_errors *e)
 {
 	struct sk_profile_config *p = &cfg->profiles[pi];
@@ -1229,7 +1300,7 @@ static int build_profile(struct sk_config *cfg, int pi, struct user_profile *u, 
 		if (merge_set(&u->sets[ep], ep, &p->merged[ep]) < 0)
 			return -1;
 	check_enabled_names(u, pi, e);
-	if (build_plugin_config(p, u, pi, e) < 0)
+	if (build_plugin_config(p, u, pi, e) < 0 || apply_extender_ignored_resources(cfg, p, pi, e) < 0)
 		return -1;
 
 	/* validateKubeSchedulerProfile */

@@ -384,6 +384,46 @@ static const struct error_case error_cases[] = {
 	  "unknown field \"extenders[0].filterverb\"" },
 };
 
+/* Upstream scheduler.New: extender-managed resources with ignoredByScheduler replace
+ * NodeResourcesFit's ignoredResources; without NodeResourcesFit args it is an error. */
+static void test_extender_ignored_resources(void **state)
+{
+	(void)state;
+	struct sk_config *cfg = load_ok(
+		"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+		"extenders:\n- urlPrefix: http://127.0.0.1:1/x\n  filterVerb: filter\n  managedResources:\n"
+		"  - {name: example.com/foo, ignoredByScheduler: true}\n  - {name: example.com/bar}\n"
+		"profiles:\n- schedulerName: a\n  pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
+		"      ignoredResources: [example.com/old]\n"
+		"- schedulerName: b\n  extenders:\n  - urlPrefix: http://127.0.0.1:1/y\n    filterVerb: filter\n"
+		"    managedResources: [{name: example.com/baz, ignoredByScheduler: true}]\n");
+	cJSON *json = sk_config_to_json(cfg);
+	assert_non_null(json);
+	const char *want[] = { "[\"example.com/foo\"]", "[\"example.com/foo\",\"example.com/baz\"]" };
+	for (int i = 0; i < 2; i++) {
+		const cJSON *pcs = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(json, "profiles"), i), "pluginConfig");
+		const cJSON *pc, *got = NULL;
+		cJSON_ArrayForEach(pc, pcs)
+			if (!strcmp(cJSON_GetObjectItem(pc, "name")->valuestring, "NodeResourcesFit"))
+				got = cJSON_GetObjectItem(cJSON_GetObjectItem(pc, "args"), "ignoredResources");
+		assert_non_null(got);
+		assert_json_equal(got, want[i]);
+	}
+	cJSON_Delete(json);
+	sk_config_free(cfg);
+
+	struct sk_errors e = { 0 };
+	assert_null(load("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+			 "extenders:\n- urlPrefix: http://127.0.0.1:1/x\n  filterVerb: filter\n"
+			 "  managedResources: [{name: example.com/foo, ignoredByScheduler: true}]\n"
+			 "profiles:\n- schedulerName: a\n  plugins:\n    multiPoint:\n      disabled: [{name: NodeResourcesFit}]\n",
+			 &e));
+	char *msg = sk_errors_join(&e, "\n");
+	assert_non_null(strstr(msg, "profiles[0]: can't find NodeResourcesFitArgs in plugin config"));
+	free(msg);
+	sk_errors_free(&e);
+}
+
 static void test_validation_errors(void **state)
 {
 	(void)state;
@@ -975,6 +1015,7 @@ int main(void)
 		cmocka_unit_test(test_fit_args_of_disabled_plugin),
 		cmocka_unit_test(test_rich_round_trip),
 		cmocka_unit_test(test_num_feasible_nodes),
+		cmocka_unit_test(test_extender_ignored_resources),
 		cmocka_unit_test(test_validate_file),
 		cmocka_unit_test(test_decode_helpers),
 		cmocka_unit_test(test_ext_point_helpers),
