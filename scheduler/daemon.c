@@ -803,12 +803,13 @@ static int fw_bind(void *ctx, const struct sk_pod *pod, const char *node_name, c
 	int rc = kube_create(d->client, path, b, NULL, &ke);
 	free(path);
 	cJSON_Delete(b);
+	/* The test hook runs inside the in-flight window, so a reload that returned has seen it. */
+	if (d->opts.on_binding)
+		d->opts.on_binding(d->opts.on_binding_ctx, pod, node_name, rc == 0 ? 201 : ke.http_code);
 	pthread_mutex_lock(&pc->bind_mu);
 	if (--pc->binds == 0)
 		pthread_cond_broadcast(&pc->bind_cv);
 	pthread_mutex_unlock(&pc->bind_mu);
-	if (d->opts.on_binding)
-		d->opts.on_binding(d->opts.on_binding_ctx, pod, node_name, rc == 0 ? 201 : ke.http_code);
 	if (rc == 0)
 		return 0;
 	if (ke.http_code == 0 && atomic_load(&d->stopping))
