@@ -164,3 +164,17 @@ char *ph_message(struct sk_status *s)
 	sk_status_reset(s);
 	return m;
 }
+
+sk_hint_fn ph_find_hint(struct sk_plugin *pl, uint32_t resource, uint32_t *actions)
+{
+	struct sk_event_registration regs[16];
+	int n = pl->desc->events_to_register(pl, regs, 16);
+	for (int i = 0; i < n; i++)
+		if (regs[i].event.resource & resource) {
+			if (actions)
+				*actions = regs[i].event.action;
+			return regs[i].hint;
+		}
+	fail_msg("plugin %s registers no event for resource 0x%x", pl->desc->name, resource);
+	return NULL;
+}

@@ -40,5 +40,8 @@ enum sk_code ph_scores(struct ph *h, struct sk_plugin *pl, const struct sk_pod *
 struct sk_status ph_filter(struct ph *h, struct sk_plugin *pl, const struct sk_pod *pod, const struct sk_node_info *ni);
 /* Filter message (reasons joined), "" for success; caller frees. Resets the status. */
 char *ph_message(struct sk_status *s);
+/* The queueing hint of the plugin's first event registration for `resource` (any of its bits);
+ * *actions (if non-NULL) gets that registration's actions. Fails the test when there is none. */
+sk_hint_fn ph_find_hint(struct sk_plugin *pl, uint32_t resource, uint32_t *actions);
 
 #endif

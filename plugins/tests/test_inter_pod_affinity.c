@@ -327,27 +327,14 @@ static void test_score_args(void **state)
 	ph_free(h);
 }
 
-static sk_hint_fn find_hint(struct sk_plugin *pl, uint32_t resource, uint32_t *actions)
-{
-	struct sk_event_registration regs[8];
-	int n = pl->desc->events_to_register(pl, regs, 8);
-	for (int i = 0; i < n; i++)
-		if (regs[i].event.resource == resource) {
-			*actions = regs[i].event.action;
-			return regs[i].hint;
-		}
-	fail();
-	return NULL;
-}
-
 static void test_hints(void **state)
 {
 	(void)state;
 	struct ph *h = ph_new(NULL);
 	struct sk_plugin *pl = ph_plugin(h, "InterPodAffinity");
 	uint32_t pa = 0, na = 0;
-	sk_hint_fn pod_hint = find_hint(pl, SK_EV_POD, &pa);
-	sk_hint_fn node_hint = find_hint(pl, SK_EV_NODE, &na);
+	sk_hint_fn pod_hint = ph_find_hint(pl, SK_EV_POD, &pa);
+	sk_hint_fn node_hint = ph_find_hint(pl, SK_EV_NODE, &na);
 	assert_int_equal(pa, SK_ACT_ADD | SK_ACT_UPDATE_POD_LABEL | SK_ACT_DELETE);
 	assert_int_equal(na, SK_ACT_ADD | SK_ACT_UPDATE_NODE_LABEL | SK_ACT_UPDATE_NODE_TAINT);
 

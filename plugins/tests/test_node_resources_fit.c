@@ -503,22 +503,12 @@ static void test_filter_without_prefilter_state(void **state)
 
 /* ---------- queueing hints ---------- */
 
-static sk_hint_fn find_hint(struct sk_plugin *pl, uint32_t resource)
-{
-	struct sk_event_registration regs[8];
-	int n = pl->desc->events_to_register(pl, regs, 8);
-	for (int i = 0; i < n; i++)
-		if (regs[i].event.resource & resource)
-			return regs[i].hint;
-	return NULL;
-}
-
 static void test_hints(void **state)
 {
 	(void)state;
 	struct ph *h = ph_new(NULL);
 	struct sk_plugin *pl = ph_plugin(h, "NodeResourcesFit");
-	sk_hint_fn node_hint = find_hint(pl, SK_EV_NODE), pod_hint = find_hint(pl, SK_EV_POD);
+	sk_hint_fn node_hint = ph_find_hint(pl, SK_EV_NODE, NULL), pod_hint = ph_find_hint(pl, SK_EV_POD, NULL);
 	assert_non_null(node_hint);
 	assert_non_null(pod_hint);
 	struct sk_pod *p = pod("p", NULL, REQ("2", "2"));

@@ -377,27 +377,14 @@ static void test_list_defaults(void **state)
 	ph_free(h);
 }
 
-static sk_hint_fn find_hint(struct sk_plugin *pl, uint32_t resource, uint32_t *actions)
-{
-	struct sk_event_registration regs[8];
-	int n = pl->desc->events_to_register(pl, regs, 8);
-	for (int i = 0; i < n; i++)
-		if (regs[i].event.resource == resource) {
-			*actions = regs[i].event.action;
-			return regs[i].hint;
-		}
-	fail();
-	return NULL;
-}
-
 static void test_hints(void **state)
 {
 	(void)state;
 	struct ph *h = ph_new(NULL);
 	struct sk_plugin *pl = ph_plugin(h, "PodTopologySpread");
 	uint32_t pod_actions = 0, node_actions = 0;
-	sk_hint_fn pod_hint = find_hint(pl, SK_EV_POD, &pod_actions);
-	sk_hint_fn node_hint = find_hint(pl, SK_EV_NODE, &node_actions);
+	sk_hint_fn pod_hint = ph_find_hint(pl, SK_EV_POD, &pod_actions);
+	sk_hint_fn node_hint = ph_find_hint(pl, SK_EV_NODE, &node_actions);
 	assert_int_equal(pod_actions, SK_ACT_ADD | SK_ACT_UPDATE_POD_LABEL | SK_ACT_UPDATE_POD_TOLERATIONS | SK_ACT_DELETE);
 	assert_int_equal(node_actions,
 			 SK_ACT_ADD | SK_ACT_DELETE | SK_ACT_UPDATE_NODE_LABEL | SK_ACT_UPDATE_NODE_TAINT);
