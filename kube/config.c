@@ -205,34 +205,8 @@ char *kube_base64_decode(const char *in, size_t *out_len)
 
 static char *read_file(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		if (n + 1 >= cap) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		size_t r = fread(buf + n, 1, cap - 1 - n, f);
-		n += r;
-		if (r == 0)
-			break;
-	}
-	fclose(f);
-	if (buf) {
-		buf[n] = 0;
-		if (len)
-			*len = n;
-	}
-	return buf;
+	int e;
+	return kube_read_file(path, 0, len, &e);
 }
 
 static char *trimmed_file(const char *path)

@@ -8,9 +8,11 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <yaml.h>
 
@@ -1921,4 +1923,48 @@ int kube_time_parse_rfc3339(const char *s, time_t *out)
 		return -1;
 	*out = t - off;
 	return 0;
+}
+
+char *kube_read_file(const char *path, size_t max_bytes, size_t *len, int *errnum)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*errnum = errno;
+		return NULL;
+	}
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap + 1);
+	int e = 0;
+	while (buf) {
+		if (n == cap) {
+			if (max_bytes && cap >= max_bytes) {
+				e = EFBIG;
+				break;
+			}
+			char *nb = realloc(buf, cap * 2 + 1);
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			e = errno;
+			break;
+		}
+		if (r == 0) {
+			close(fd);
+			buf[n] = '\0';
+			if (len)
+				*len = n;
+			return buf;
+		}
+		n += (size_t)r;
+	}
+	close(fd);
+	free(buf);
+	*errnum = e ? e : ENOMEM;
+	return NULL;
 }

@@ -112,4 +112,10 @@ void kube_time_rfc3339(char buf[32], time_t t);
  * Returns 0 or -1. */
 int kube_time_parse_rfc3339(const char *s, time_t *out);
 
+/* Reads a whole file through one descriptor (a path swapped atomically, as kubelet does for
+ * ConfigMap volumes, yields the old or the new content, never a mix). Returns the bytes,
+ * NUL-terminated (caller frees), and *len; NULL with *errnum = errno, ENOMEM, or EFBIG when
+ * max_bytes (0 = no limit) is exceeded. */
+char *kube_read_file(const char *path, size_t max_bytes, size_t *len, int *errnum);
+
 #endif

@@ -1468,32 +1468,11 @@ struct sk_config *sk_config_load(const char *text, size_t len, struct sk_errors 
 
 struct sk_config *sk_config_load_file(const char *path, struct sk_errors *errs)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		sk_errors_addf(errs, "failed to read config file \"%s\": %s", path, strerror(errno));
-		return NULL;
-	}
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		size_t r = fread(buf + len, 1, cap - len, f);
-		len += r;
-		if (len < cap)
-			break;
-		char *n = realloc(buf, cap * 2);
-		if (!n) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		buf = n;
-		cap *= 2;
-	}
-	bool failed = ferror(f);
-	fclose(f);
-	if (!buf || failed) {
-		sk_errors_addf(errs, "failed to read config file \"%s\": %s", path, buf ? "read error" : "out of memory");
-		free(buf);
+	size_t len;
+	int e;
+	char *buf = kube_read_file(path, 0, &len, &e);
+	if (!buf) {
+		sk_errors_addf(errs, "failed to read config file \"%s\": %s", path, strerror(e));
 		return NULL;
 	}
 	struct sk_config *cfg = sk_config_load(buf, len, errs);

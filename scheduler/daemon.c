@@ -1582,45 +1582,10 @@ static void sha256_hex(const void *buf, size_t len, char out[65])
  * path resolves to either the old or the new content, never a mix. 0, or -1 and *err. */
 static int read_file(const char *path, char **out, size_t *len, char **err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errf(err, "reading %s: %s", path, strerror(errno));
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	for (;;) {
-		if (!buf) {
-			close(fd);
-			return errf(err, "reading %s: out of memory", path);
-		}
-		if (n == cap) {
-			if (cap >= MAX_CONFIG_BYTES) {
-				free(buf);
-				close(fd);
-				return errf(err, "reading %s: larger than %d bytes", path, MAX_CONFIG_BYTES);
-			}
-			char *nb = realloc(buf, cap * 2);
-			if (!nb)
-				free(buf);
-			buf = nb;
-			cap *= 2;
-			continue;
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			close(fd);
-			return errf(err, "reading %s: %s", path, strerror(e));
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	*out = buf;
-	*len = n;
+	int e;
+	if (!(*out = kube_read_file(path, MAX_CONFIG_BYTES, len, &e)))
+		return e == EFBIG ? errf(err, "reading %s: larger than %d bytes", path, MAX_CONFIG_BYTES)
+				  : errf(err, "reading %s: %s", path, strerror(e));
 	return 0;
 }
 

@@ -707,36 +707,10 @@ done:
 
 static char *read_file(const char *path, size_t *len, char **err)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		errf(err, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	size_t cap = 65536, n = 0;
-	char *buf = malloc(cap + 1);
-	while (buf) {
-		size_t r = fread(buf + n, 1, cap - n, f);
-		n += r;
-		if (n < cap)
-			break;
-		char *nb = realloc(buf, cap * 2 + 1);
-		if (!nb) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		buf = nb;
-		cap *= 2;
-	}
-	bool bad = ferror(f);
-	fclose(f);
-	if (!buf || bad) {
-		free(buf);
-		errf(err, "%s: %s", path, buf ? "read error" : "out of memory");
-		return NULL;
-	}
-	buf[n] = '\0';
-	*len = n;
+	int e;
+	char *buf = kube_read_file(path, 0, len, &e);
+	if (!buf)
+		errf(err, "%s: %s", path, strerror(e));
 	return buf;
 }
 

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <unistd.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -590,9 +592,39 @@ static void test_time(void **state)
 	}
 }
 
+static void test_read_file(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/sk-read-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	char big[10000];
+	for (size_t i = 0; i < sizeof big; i++)
+		big[i] = (char)('a' + i % 26);
+	assert_int_equal(write(fd, big, sizeof big), (ssize_t)sizeof big);
+	close(fd);
+	size_t len = 0;
+	int e = 0;
+	char *got = kube_read_file(path, 0, &len, &e);
+	assert_non_null(got);
+	assert_int_equal(len, sizeof big);
+	assert_memory_equal(got, big, sizeof big);
+	assert_int_equal(got[len], '\0');
+	free(got);
+	assert_null(kube_read_file(path, 4096, &len, &e));
+	assert_int_equal(e, EFBIG);
+	got = kube_read_file(path, sizeof big * 4, &len, &e);
+	assert_non_null(got);
+	free(got);
+	unlink(path);
+	assert_null(kube_read_file(path, 0, &len, &e));
+	assert_int_equal(e, ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_read_file),
 		cmocka_unit_test(test_scalar_typing),	cmocka_unit_test(test_keys_and_structure),
 		cmocka_unit_test(test_parse_errors),	cmocka_unit_test(test_yaml_round_trip),
 		cmocka_unit_test(test_yaml_emit_format), cmocka_unit_test(test_json_print),
