@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "kube/log.h"
+#include "kube/hash.h"
 
 #define NOTE_MAX 1024
 #define SERIES_EXPIRY_S 360.0   /* client-go forgets series unobserved for 6 minutes */
@@ -65,14 +66,6 @@ struct kube_event_recorder {
 };
 
 /* ---------- helpers ---------- */
-
-static uint32_t key_hash(const char *s)
-{
-	uint32_t h = 2166136261u; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
 
 static void bucket_unlink(struct kube_event_recorder *r, struct cached *c)
 {
@@ -479,7 +472,7 @@ static void process(struct kube_event_recorder *r, struct pending *p)
 		pending_free(p);
 		return;
 	}
-	uint32_t hash = key_hash(key);
+	uint32_t hash = kube_fnv1a32(key);
 	struct cached *c;
 	for (c = r->buckets[hash % CACHE_BUCKETS]; c; c = c->hnext)
 		if (c->hash == hash && strcmp(c->key, key) == 0)

@@ -19,6 +19,7 @@
 
 #include "kube/log.h"
 #include "kube/watch.h"
+#include "kube/hash.h"
 
 #define MAX_INDEX_KEYS 16
 
@@ -27,21 +28,11 @@
 struct hnode { struct hnode *next; uint64_t hash; char *key; void *val; };
 struct hmap { struct hnode **b; size_t nb, n; };
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;   /* FNV-1a */
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 static struct hnode *hmap_find(const struct hmap *m, const char *key)
 {
 	if (!m->nb)
 		return NULL;
-	uint64_t h = hash_str(key);
+	uint64_t h = kube_fnv1a64(key);
 	for (struct hnode *n = m->b[h & (m->nb - 1)]; n; n = n->next)
 		if (n->hash == h && strcmp(n->key, key) == 0)
 			return n;
@@ -79,7 +70,7 @@ static struct hnode *hmap_insert(struct hmap *m, const char *key, void *val)
 		free(n);
 		return NULL;
 	}
-	n->hash = hash_str(key);
+	n->hash = kube_fnv1a64(key);
 	n->val = val;
 	n->next = m->b[n->hash & (m->nb - 1)];
 	m->b[n->hash & (m->nb - 1)] = n;
@@ -92,7 +83,7 @@ static void *hmap_remove(struct hmap *m, const char *key)
 {
 	if (!m->nb)
 		return NULL;
-	uint64_t h = hash_str(key);
+	uint64_t h = kube_fnv1a64(key);
 	for (struct hnode **pp = &m->b[h & (m->nb - 1)]; *pp; pp = &(*pp)->next) {
 		struct hnode *n = *pp;
 		if (n->hash == h && strcmp(n->key, key) == 0) {

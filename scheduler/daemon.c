@@ -34,6 +34,7 @@
 #include "scheduler/preempt_client.h"
 #include "scheduler/runtime.h"
 #include "scheduler/schedule_one.h"
+#include "kube/hash.h"
 
 #define CONFIG_HASH_ANNOTATION "schedkit.io/config-hash"
 #define DEFAULT_BINDER_THREADS 16
@@ -463,14 +464,6 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static uint32_t hash_str(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
 /* ---------- 409 conflicts: pods someone else bound (or that are being deleted) ---------- */
 
 static void conflict_add(struct sk_daemon *d, const char *uid)
@@ -480,7 +473,7 @@ static void conflict_add(struct sk_daemon *d, const char *uid)
 		free(c);
 		return;
 	}
-	uint32_t b = hash_str(uid) % CONFLICT_BUCKETS;
+	uint32_t b = kube_fnv1a32(uid) % CONFLICT_BUCKETS;
 	pthread_mutex_lock(&d->conflict_mu);
 	c->next = d->conflicts[b];
 	d->conflicts[b] = c;
@@ -490,7 +483,7 @@ static void conflict_add(struct sk_daemon *d, const char *uid)
 /* Tests (and with remove, clears) membership. */
 static bool conflict_has(struct sk_daemon *d, const char *uid, bool remove)
 {
-	uint32_t b = hash_str(uid) % CONFLICT_BUCKETS;
+	uint32_t b = kube_fnv1a32(uid) % CONFLICT_BUCKETS;
 	bool found = false;
 	pthread_mutex_lock(&d->conflict_mu);
 	for (struct conflict **pp = &d->conflicts[b]; *pp; pp = &(*pp)->next)

@@ -1,6 +1,7 @@
 /* Scheduler metrics (metrics_sched.h): registration with upstream names, help texts and buckets,
  * and the small uid -> first-attempt map behind the SLI histogram. */
 #include "scheduler/metrics_sched.h"
+#include "kube/hash.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -3,6 +3,7 @@
  * backoffQ heap, the unschedulable array, or the in-flight array (popped, not handed back yet).
  * Cluster events seen while pods are in flight are kept in a list, pruned as attempts finish. */
 #include "scheduler/queue.h"
+#include "kube/hash.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -77,17 +78,9 @@ static int64_t now_ns(struct sk_queue *q)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static unsigned hash_str(const char *s)
-{
-	unsigned h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
 static struct qitem *lookup(struct sk_queue *q, const char *uid)
 {
-	for (struct qitem *it = q->buckets[hash_str(uid) & (unsigned)(q->nbuckets - 1)]; it; it = it->hnext)
+	for (struct qitem *it = q->buckets[kube_fnv1a32(uid) & (unsigned)(q->nbuckets - 1)]; it; it = it->hnext)
 		if (strcmp(it->qp.pod->uid, uid) == 0)
 			return it;
 	return NULL;
@@ -104,7 +97,7 @@ static int hash_insert(struct sk_queue *q, struct qitem *it)
 			struct qitem *x = q->buckets[i];
 			while (x) {
 				struct qitem *next = x->hnext;
-				unsigned h = hash_str(x->qp.pod->uid) & (unsigned)(nb - 1);
+				unsigned h = kube_fnv1a32(x->qp.pod->uid) & (unsigned)(nb - 1);
 				x->hnext = b[h];
 				b[h] = x;
 				x = next;
@@ -114,7 +107,7 @@ static int hash_insert(struct sk_queue *q, struct qitem *it)
 		q->buckets = b;
 		q->nbuckets = nb;
 	}
-	unsigned h = hash_str(it->qp.pod->uid) & (unsigned)(q->nbuckets - 1);
+	unsigned h = kube_fnv1a32(it->qp.pod->uid) & (unsigned)(q->nbuckets - 1);
 	it->hnext = q->buckets[h];
 	q->buckets[h] = it;
 	q->nitems++;
@@ -123,7 +116,7 @@ static int hash_insert(struct sk_queue *q, struct qitem *it)
 
 static void hash_remove(struct sk_queue *q, struct qitem *it)
 {
-	struct qitem **pp = &q->buckets[hash_str(it->qp.pod->uid) & (unsigned)(q->nbuckets - 1)];
+	struct qitem **pp = &q->buckets[kube_fnv1a32(it->qp.pod->uid) & (unsigned)(q->nbuckets - 1)];
 	for (; *pp; pp = &(*pp)->hnext)
 		if (*pp == it) {
 			*pp = it->hnext;
