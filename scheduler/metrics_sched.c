@@ -1,7 +1,6 @@
 /* Scheduler metrics (metrics_sched.h): registration with upstream names, help texts and buckets,
  * and the small uid -> first-attempt map behind the SLI histogram. */
 #include "scheduler/metrics_sched.h"
-#include "kube/hash.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -9,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "kube/hash.h"
 
 #define SLI_BUCKETS 1024 /* hash chains of the SLI map */
 
