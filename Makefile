@@ -2,7 +2,9 @@
 #
 # Layout convention (new files are picked up without editing this file):
 #   kube/*.c                      -> lib/libkube.a
-#   scheduler/*.c, plugins/*/*.c  -> lib/libsched.a   (plugins/sdk/examples excluded)
+#   scheduler/*.c, scheduler/*/*.c, plugins/*/*.c -> lib/libsched.a (cmd/tests/bench, plugins/sdk
+#                                 and plugins/examples excluded)
+#   plugins/sdk/include/          -> the plugin API headers (#include "schedkit/plugin.h")
 #   scheduler/cmd/*.c             -> bin/schedkit-scheduler
 #   operator/*.c                  -> lib/libop.a,  operator/cmd/*.c -> bin/schedkit-operator
 #   e2e/apiserver/*.c (not main.c)-> lib/libapiserver.a, e2e/apiserver/main.c -> bin/schedkit-apiserver
@@ -25,15 +27,16 @@ ifdef SAN
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
 OPT     ?= -O2 -g
-CFLAGS  += $(OPT) -std=c11 -Wall -Wextra -Werror -Wno-format-zero-length -D_GNU_SOURCE -pthread -I. \
+CFLAGS  += $(OPT) -std=c11 -Wall -Wextra -Werror -Wno-format-zero-length -D_GNU_SOURCE -pthread -I. -Iplugins/sdk/include \
            $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(SAN_FLAGS)
 LDFLAGS += -pthread $(SAN_FLAGS)
 LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lm
 TEST_LDLIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
 KUBE_SRC  := $(wildcard kube/*.c)
-SCHED_SRC := $(wildcard scheduler/*.c) $(wildcard plugins/*/*.c)
-SCHED_SRC := $(filter-out plugins/sdk/% plugins/tests/% plugins/bench/%,$(SCHED_SRC))
+SCHED_SRC := $(wildcard scheduler/*.c) $(wildcard scheduler/*/*.c) $(wildcard plugins/*/*.c)
+SCHED_SRC := $(filter-out scheduler/cmd/% scheduler/tests/% scheduler/bench/% \
+               plugins/sdk/% plugins/examples/% plugins/tests/% plugins/bench/%,$(SCHED_SRC))
 OP_SRC    := $(wildcard operator/*.c)
 APIS_SRC  := $(filter-out e2e/apiserver/main.c,$(wildcard e2e/apiserver/*.c))
 TEST_SRC  := $(wildcard */tests/test_*.c) $(wildcard */*/tests/test_*.c)

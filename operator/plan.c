@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "kube/object.h"
-#include "scheduler/config.h"
+#include "scheduler/config/config.h"
 
 /* Working state for one SchedulerProfile while the plan is built. */
 struct cand {

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "kube/log.h"
-#include "scheduler/extender.h"
+#include "scheduler/framework/extender.h"
 
 #define MAX_PLUGIN_NAMES 32
 #define EVENT_NOTE_LIMIT 1024
@@ -408,7 +408,7 @@ static int pass_filters(struct sk_scheduler *s, struct sk_framework *fw, struct 
 	return rc ? -1 : nf;
 }
 
-/* ---------- extenders (spec/extender.md §4-§7) ---------- */
+/* ---------- extenders (pkg/scheduler/extender.go and staging/src/k8s.io/kube-scheduler/extender/v1/types.go) ---------- */
 
 /* Adds an extender's rejection of `name` to the diagnosis (findNodesThatPassExtenders): an
  * UnschedulableAndUnresolvable one replaces the node's status keeping its reasons; an
@@ -556,7 +556,7 @@ static enum algo_result schedule_pod(struct sk_scheduler *s, struct sk_framework
 		}
 		a->diag.prefilter_msg = sk_status_message(&st);
 		/* Every node carries the PreFilter status: plain Unschedulable leaves them all as
-		 * preemption candidates (framework.md §9.3). */
+		 * preemption candidates (pkg/scheduler/framework/preemption/preemption.go (SelectVictimsOnNode)). */
 		a->diag.absent_unschedulable = st.code == SK_UNSCHEDULABLE;
 		add_plugin_status(a, &st);
 		a->absent = st;

@@ -1,4 +1,4 @@
-/* One scheduling attempt and its binding cycle (upstream schedule_one.go; framework.md §2-§6):
+/* One scheduling attempt and its binding cycle (pkg/scheduler/schedule_one.go):
  * the scheduler object owns the queue, the profiles' frameworks (swappable on reload), the
  * round-robin filter start index, the tie-break RNG and the binder threads.
  *
@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "scheduler/queue.h"
-#include "scheduler/runtime.h"
+#include "scheduler/backend/queue.h"
+#include "scheduler/framework/runtime.h"
 
 enum sk_result { SK_RESULT_SCHEDULED = 0, SK_RESULT_UNSCHEDULABLE, SK_RESULT_ERROR };
 const char *sk_result_string(enum sk_result r); /* "Scheduled", "Unschedulable", "Error" */
@@ -97,7 +97,7 @@ int sk_schedule_one(struct sk_scheduler *s, bool block);
 void sk_scheduler_wait_bindings(struct sk_scheduler *s);
 int sk_scheduler_next_start_index(struct sk_scheduler *s);
 
-/* FitError message (framework.md §4): "0/<num_all> nodes are available: ...". statuses: the
+/* FitError message (pkg/scheduler/framework/types.go (FitError.Error)): "0/<num_all> nodes are available: ...". statuses: the
  * rejected nodes; absent: status of the nodes not in statuses (count num_all - n) or NULL;
  * prefilter_msg / postfilter_msg may be NULL or "". Caller frees. */
 char *sk_fit_error_message(int num_all, const struct sk_node_status *statuses, int n, const struct sk_status *absent,

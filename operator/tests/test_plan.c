@@ -14,7 +14,7 @@
 
 #include "kube/object.h"
 #include "operator/plan.h"
-#include "scheduler/config.h"
+#include "scheduler/config/config.h"
 
 static const struct op_render_opts ro = { "schedkit-system", "schedkit-scheduler" };
 

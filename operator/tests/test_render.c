@@ -15,7 +15,7 @@
 
 #include "kube/object.h"
 #include "operator/render.h"
-#include "scheduler/config.h"
+#include "scheduler/config/config.h"
 #include "operator/tests/golden.h"
 
 

@@ -1,8 +1,8 @@
-/* DefaultBinder (Bind): POSTs the pod's binding through the framework handle (plugins.md §18).
+/* DefaultBinder (Bind): POSTs the pod's binding through the framework handle (pkg/scheduler/framework/plugins/defaultbinder/default_binder.go).
  * An API error becomes an Error status carrying its message. */
 #include <stdlib.h>
 
-#include "scheduler/framework.h"
+#include "schedkit/plugin.h"
 
 static struct sk_status default_binder_bind(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 					    const char *node_name)

@@ -1,6 +1,6 @@
 /* DefaultPreemption (PostFilter): args, eligibility, candidate search (dry runs on copies of the
  * node and the cycle state), PDB accounting, node choice, victim eviction and nomination, with
- * upstream v1.34 semantics (framework.md §9). SchedulerAsyncPreemption is not implemented: the
+ * upstream v1.34 semantics (pkg/scheduler/framework/preemption/preemption.go). SchedulerAsyncPreemption is not implemented: the
  * victims are evicted synchronously before the pod is nominated (the v1.32 behaviour).
  * Threads: PostFilter runs on the scheduling thread; the per-node dry runs fan out over the
  * framework's pool, each on its own NodeInfo and CycleState copies. The offset generator is an
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "kube/log.h"
-#include "scheduler/config.h"
+#include "scheduler/config/config.h"
 
 #define NAME "DefaultPreemption"
 #define MSG_NO_VICTIMS "No preemption victims found for incoming pod"

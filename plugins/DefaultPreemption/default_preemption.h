@@ -1,4 +1,4 @@
-/* DefaultPreemption (PostFilter; framework.md §9, upstream pkg/scheduler/framework/preemption and
+/* DefaultPreemption (PostFilter; pkg/scheduler/framework/preemption/preemption.go, upstream pkg/scheduler/framework/preemption and
  * plugins/defaultpreemption): when no node fits, finds the node where evicting the fewest and least
  * important lower-priority pods makes room, evicts them and nominates the pod to that node.
  * The pieces are exposed here for tests (upstream's default_preemption_test tables). */
@@ -7,11 +7,11 @@
 
 #include <stdint.h>
 
-#include "scheduler/framework.h"
+#include "schedkit/plugin.h"
 
 extern const struct sk_plugin_desc sk_plugin_default_preemption;
 
-/* DefaultPreemptionArgs, defaulted and validated (config.md §7). */
+/* DefaultPreemptionArgs, defaulted and validated (pkg/scheduler/apis/config/validation/validation_pluginargs.go). */
 struct sk_default_preemption_args {
 	int32_t min_candidate_nodes_percentage; /* default 10 */
 	int32_t min_candidate_nodes_absolute;   /* default 100 */

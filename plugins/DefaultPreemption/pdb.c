@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "kube/object.h"
-#include "scheduler/framework.h"
+#include "schedkit/plugin.h"
 
 void sk_pdb_free(struct sk_pdb *p)
 {

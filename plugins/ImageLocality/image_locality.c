@@ -1,6 +1,6 @@
 /* ImageLocality (Score): prefers nodes that already have the pod's container images, weighted by
- * how widely each image is spread over the cluster (plugins.md §16). */
-#include "scheduler/framework.h"
+ * how widely each image is spread over the cluster (pkg/scheduler/framework/plugins/imagelocality/image_locality.go). */
+#include "schedkit/plugin.h"
 
 #define MIB 1048576LL
 #define MIN_THRESHOLD (23 * MIB)

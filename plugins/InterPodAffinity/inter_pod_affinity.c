@@ -1,5 +1,5 @@
 /* InterPodAffinity (PreFilter + AddPod/RemovePod, Filter, PreScore, Score, NormalizeScore,
- * EnqueueExtensions) and InterPodAffinityArgs (plugins.md §15, config.md §7).
+ * EnqueueExtensions) and InterPodAffinityArgs (pkg/scheduler/framework/plugins/interpodaffinity/, pkg/scheduler/apis/config/validation/validation_pluginargs.go).
  *
  * PreFilter counts, per (topology key, value), the existing pods matching the incoming pod's
  * required (anti-)affinity terms and the existing pods whose required anti-affinity matches the
@@ -21,8 +21,8 @@
 
 #include "kube/selector.h"
 #include "plugins/PodTopologySpread/tpmap.h"
-#include "scheduler/config.h"
-#include "scheduler/framework.h"
+#include "scheduler/config/config.h"
+#include "schedkit/plugin.h"
 
 #define ERR_REASON_EXISTING_ANTI_AFFINITY "node(s) didn't satisfy existing pods anti-affinity rules"
 #define ERR_REASON_AFFINITY "node(s) didn't match pod affinity rules"

@@ -1,13 +1,13 @@
 /* NodeAffinity (PreFilter, Filter, PreScore, Score, NormalizeScore) and NodeAffinityArgs
- * (plugins.md §6, config.md §7): spec.nodeSelector and required node affinity filter nodes, the
+ * (pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go, pkg/scheduler/apis/config/validation/validation_pluginargs.go): spec.nodeSelector and required node affinity filter nodes, the
  * scheduler-enforced addedAffinity filters every pod, preferred terms score.
  * Instances borrow their compiled args (the config outlives the framework). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "kube/nodeselector.h"
-#include "scheduler/config.h"
-#include "scheduler/framework.h"
+#include "scheduler/config/config.h"
+#include "schedkit/plugin.h"
 
 #define ERR_REASON_POD "node(s) didn't match Pod's node affinity/selector"
 #define ERR_REASON_ENFORCED "node(s) didn't match scheduler-enforced node affinity"
@@ -266,7 +266,7 @@ static struct sk_status na_score(struct sk_plugin *self, struct sk_cycle_state *
 	return sk_ok();
 }
 
-/* DefaultNormalizeScore(MaxNodeScore, reverse=false) (plugins.md §19). */
+/* DefaultNormalizeScore(MaxNodeScore, reverse=false) (pkg/scheduler/framework/plugins/helper/normalize_score.go). */
 static struct sk_status na_normalize(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				     struct sk_node_score *scores, int n)
 {

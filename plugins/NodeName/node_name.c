@@ -1,7 +1,7 @@
-/* NodeName (Filter): a pod that names a node in spec.nodeName fits only that node (plugins.md §4). */
+/* NodeName (Filter): a pod that names a node in spec.nodeName fits only that node (pkg/scheduler/framework/plugins/nodename/node_name.go). */
 #include <string.h>
 
-#include "scheduler/framework.h"
+#include "schedkit/plugin.h"
 
 #define ERR_REASON_NODE_NAME "node(s) didn't match the requested node name"
 

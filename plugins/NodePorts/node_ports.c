@@ -1,9 +1,9 @@
-/* NodePorts (PreFilter, Filter): a pod's host ports must be free on the node (plugins.md §7).
+/* NodePorts (PreFilter, Filter): a pod's host ports must be free on the node (pkg/scheduler/framework/plugins/nodeports/node_ports.go).
  * PreFilter records the wanted ports in CycleState (a borrowed pointer to the pod, which outlives
  * the cycle); Filter without that state is an Error, as upstream. */
 #include <string.h>
 
-#include "scheduler/framework.h"
+#include "schedkit/plugin.h"
 
 #define ERR_REASON_PORTS "node(s) didn't have free ports for the requested pod ports"
 

@@ -1,4 +1,4 @@
-/* NodeResourcesBalancedAllocation (PreScore, Score) and its args (plugins.md §9, config.md §7):
+/* NodeResourcesBalancedAllocation (PreScore, Score) and its args (pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go, pkg/scheduler/apis/config/validation/validation_pluginargs.go):
  * prefers nodes whose resource fractions, after placing the pod, are close to each other.
  * Uses real requests (no 100m/200Mi defaults); best-effort pods are skipped at PreScore (v1.33+).
  * Instances borrow their args (the config outlives the framework). */
@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "plugins/NodeResourcesFit/resource_allocation.h"
-#include "scheduler/config.h"
-#include "scheduler/framework.h"
+#include "scheduler/config/config.h"
+#include "schedkit/plugin.h"
 
 struct balanced_args {
 	int nresources;

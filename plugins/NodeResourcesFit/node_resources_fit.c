@@ -1,5 +1,5 @@
-/* NodeResourcesFit (PreFilter, Filter, PreScore, Score) and NodeResourcesFitArgs (plugins.md §8,
- * config.md §7): the node must have room for the pod's requests; nodes are scored by
+/* NodeResourcesFit (PreFilter, Filter, PreScore, Score) and NodeResourcesFitArgs (pkg/scheduler/framework/plugins/noderesources/fit.go,
+ * pkg/scheduler/apis/config/validation/validation_pluginargs.go): the node must have room for the pod's requests; nodes are scored by
  * LeastAllocated, MostAllocated or RequestedToCapacityRatio over the args' resources.
  * Instances borrow their args (the config outlives the framework). */
 #include <inttypes.h>
@@ -10,8 +10,8 @@
 
 #include "kube/object.h"
 #include "plugins/NodeResourcesFit/resource_allocation.h"
-#include "scheduler/config.h"
-#include "scheduler/framework.h"
+#include "scheduler/config/config.h"
+#include "schedkit/plugin.h"
 
 enum fit_strategy { FIT_LEAST_ALLOCATED = 0, FIT_MOST_ALLOCATED, FIT_REQUESTED_TO_CAPACITY_RATIO };
 static const char *const strategy_names[] = { "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio", NULL };
@@ -391,7 +391,7 @@ static struct sk_status fit_pre_filter(struct sk_plugin *self, struct sk_cycle_s
 				       struct sk_prefilter_result *result)
 {
 	(void)result;
-	/* The state is the pod's computed requests (plugins.md §0), borrowed from the pod. */
+	/* The state is the pod's computed requests (staging/src/k8s.io/component-helpers/resource/helpers.go (PodRequests)), borrowed from the pod. */
 	sk_cycle_state_put(cs, self->slot, (void *)pod, &borrowed_ops);
 	return sk_ok();
 }

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/config.h"
-#include "scheduler/framework.h"
+#include "scheduler/config/config.h"
+#include "schedkit/plugin.h"
 
 /* v1helper.IsExtendedResourceName: a name with a '/' that is not kubernetes.io/-prefixed (and not
  * "requests."-prefixed). Names are assumed valid (the API server validated them). */

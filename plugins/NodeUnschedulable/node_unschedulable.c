@@ -1,8 +1,8 @@
 /* NodeUnschedulable (Filter): rejects nodes with spec.unschedulable unless the pod tolerates the
- * node.kubernetes.io/unschedulable:NoSchedule taint (plugins.md §3). */
+ * node.kubernetes.io/unschedulable:NoSchedule taint (pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go). */
 #include <string.h>
 
-#include "scheduler/framework.h"
+#include "schedkit/plugin.h"
 
 #define ERR_REASON_UNKNOWN_CONDITION "node(s) had unknown conditions"
 #define ERR_REASON_UNSCHEDULABLE "node(s) were unschedulable"

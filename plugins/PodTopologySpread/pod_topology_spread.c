@@ -1,5 +1,5 @@
 /* PodTopologySpread (PreFilter + AddPod/RemovePod, Filter, PreScore, Score, NormalizeScore,
- * EnqueueExtensions) and PodTopologySpreadArgs (plugins.md §14, config.md §7).
+ * EnqueueExtensions) and PodTopologySpreadArgs (pkg/scheduler/framework/plugins/podtopologyspread/, pkg/scheduler/apis/config/validation/validation_pluginargs.go).
  *
  * Hard constraints (DoNotSchedule) are counted once per cycle in PreFilter over the whole snapshot
  * (per-node counting runs on the framework's worker pool), so Filter is O(constraints) per node.
@@ -27,8 +27,8 @@
 #include "kube/nodeselector.h"
 #include "kube/selector.h"
 #include "plugins/PodTopologySpread/tpmap.h"
-#include "scheduler/config.h"
-#include "scheduler/framework.h"
+#include "scheduler/config/config.h"
+#include "schedkit/plugin.h"
 
 #define ERR_REASON_CONSTRAINTS_NOT_MATCH "node(s) didn't match pod topology spread constraints"
 #define ERR_REASON_NODE_LABEL_NOT_MATCH ERR_REASON_CONSTRAINTS_NOT_MATCH " (missing required label)"
@@ -245,7 +245,7 @@ struct pts {
 	const struct pts_default *defaults; /* borrowed from args, or the system table */
 };
 
-/* config.md §7: used when defaultingType is System. Keys are compared with strcmp only. */
+/* pkg/scheduler/apis/config/validation/validation_pluginargs.go: used when defaultingType is System. Keys are compared with strcmp only. */
 static const struct pts_default system_defaults[2] = {
 	{ .max_skew = 3, .min_domains = 1, .key = LABEL_HOSTNAME, .when = SK_SCHEDULE_ANYWAY },
 	{ .max_skew = 5, .min_domains = 1, .key = LABEL_ZONE, .when = SK_SCHEDULE_ANYWAY },

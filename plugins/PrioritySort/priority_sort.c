@@ -1,6 +1,6 @@
 /* PrioritySort (QueueSort): higher spec.priority first, then the earlier queue timestamp
- * (plugins.md §1). */
-#include "scheduler/framework.h"
+ * (pkg/scheduler/framework/plugins/queuesort/priority_sort.go). */
+#include "schedkit/plugin.h"
 
 static bool priority_sort_less(struct sk_plugin *self, const struct sk_queued_pod *a, const struct sk_queued_pod *b)
 {

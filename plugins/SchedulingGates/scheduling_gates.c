@@ -1,9 +1,9 @@
 /* SchedulingGates (PreEnqueue): a pod with spec.schedulingGates stays out of activeQ until the
- * gates are removed (plugins.md §2). */
+ * gates are removed (pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates.go). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/framework.h"
+#include "schedkit/plugin.h"
 
 static struct sk_status gates_pre_enqueue(struct sk_plugin *self, const struct sk_pod *pod)
 {

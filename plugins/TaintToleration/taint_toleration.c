@@ -1,6 +1,6 @@
 /* TaintToleration (Filter, PreScore, Score, NormalizeScore): rejects nodes with a NoSchedule or
  * NoExecute taint the pod does not tolerate; scores nodes by their untolerated PreferNoSchedule
- * taints, fewer is better (plugins.md §5).
+ * taints, fewer is better (pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go).
  *
  * Reason string: the v1.34 patch releases after upstream PR 135023 (and v1.35) report the fixed
  * `node(s) had untolerated taint(s)`; v1.34.0/1.34.1 printed the taint. We follow the latest 1.34
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/framework.h"
+#include "schedkit/plugin.h"
 
 #define ERR_REASON_UNTOLERATED "node(s) had untolerated taint(s)"
 
@@ -91,7 +91,7 @@ static struct sk_status taint_score(struct sk_plugin *self, struct sk_cycle_stat
 	return sk_ok();
 }
 
-/* DefaultNormalizeScore(MaxNodeScore, reverse=true) (plugins.md §19). */
+/* DefaultNormalizeScore(MaxNodeScore, reverse=true) (pkg/scheduler/framework/plugins/helper/normalize_score.go). */
 static struct sk_status taint_normalize(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 					struct sk_node_score *scores, int n)
 {

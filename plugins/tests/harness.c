@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "plugins/tests/harness.h"
-#include "scheduler/cache.h"
+#include "scheduler/backend/cache.h"
 
 static const struct sk_snapshot *ph_snapshot(void *ctx)
 {

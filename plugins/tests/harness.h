@@ -1,14 +1,14 @@
 /* Test harness for the in-tree plugin tests (plugins/tests/test_*.c): builds a real framework
- * (scheduler/framework.c) from a config, so plugin instances get their args, CycleState slots and
+ * (scheduler/framework/framework.c) from a config, so plugin instances get their args, CycleState slots and
  * a handle whose snapshot and binder the test controls, then calls the plugin callbacks directly.
  * Linked into every test through lib/libtestsupport.a. */
 #ifndef SK_PLUGINS_TEST_HARNESS_H
 #define SK_PLUGINS_TEST_HARNESS_H
 
-#include "scheduler/config.h"
-#include "scheduler/framework.h"
-#include "scheduler/runtime.h"
-#include "scheduler/types.h"
+#include "scheduler/config/config.h"
+#include "schedkit/plugin.h"
+#include "scheduler/framework/runtime.h"
+#include "schedkit/types.h"
 
 struct ph {
 	struct sk_config *cfg;

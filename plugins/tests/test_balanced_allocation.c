@@ -1,5 +1,5 @@
 /* Tests for plugins/NodeResourcesBalancedAllocation against upstream's balanced_allocation_test
- * examples (plugins.md §9): real requests, the std formula, best-effort Skip (v1.33+). */
+ * examples (pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go): real requests, the std formula, best-effort Skip (v1.33+). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -13,9 +13,9 @@
 #include <cmocka.h>
 
 #include "plugins/DefaultPreemption/default_preemption.h"
-#include "scheduler/config.h"
-#include "scheduler/parallel.h"
-#include "scheduler/runtime.h"
+#include "scheduler/config/config.h"
+#include "scheduler/framework/parallel.h"
+#include "scheduler/framework/runtime.h"
 #include "scheduler/tests/fixtures.h"
 
 #define LOW "0"
@@ -973,7 +973,7 @@ static void test_args(void **state)
 	free(s);
 	cJSON_Delete(enc);
 	d->args_free(a);
-	/* validation (config.md §7) */
+	/* validation (pkg/scheduler/apis/config/validation/validation_pluginargs.go) */
 	const struct {
 		const char *json, *want;
 	} bad[] = {

@@ -1,4 +1,4 @@
-/* Tests for plugins/ImageLocality against upstream's image_locality_test examples (plugins.md §16). */
+/* Tests for plugins/ImageLocality against upstream's image_locality_test examples (pkg/scheduler/framework/plugins/imagelocality/image_locality.go). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

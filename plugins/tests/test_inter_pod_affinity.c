@@ -1,6 +1,6 @@
 /* Tests for plugins/InterPodAffinity: Filter cases ported from upstream filtering_test
  * (TestRequiredAffinitySingleNode, TestRequiredAffinityMultipleNodes), AddPod/RemovePod on a cloned
- * state, the scoring examples of plugins.md §15 and cases from upstream scoring_test
+ * state, the scoring examples of pkg/scheduler/framework/plugins/interpodaffinity/ and cases from upstream scoring_test
  * (TestPreferredAffinity, hardPodAffinityWeight, ignorePreferredTermsOfExistingPods), namespace
  * selectors without namespace labels, queueing hints and InterPodAffinityArgs. */
 #include <setjmp.h>
@@ -225,12 +225,12 @@ struct score_case {
 #define S2 SEL(EXPR("security", "In", "\"S2\""))
 
 static const struct score_case score_cases[] = {
-	{ "Affinity: different Label operators and values (plugins.md §15)", PL_S1,
+	{ "Affinity: different Label operators and values (pkg/scheduler/framework/plugins/interpodaffinity/)", PL_S1,
 	  PAFF(WTERM(8, TERM(SEL(EXPR("security", "NotIn", "\"S1\"") "," EXPR("security", "In", "\"S2\"")), "region")) ","
 	       WTERM(2, TERM(SEL(EXPR0("security", "Exists") "," EXPR0("wrongkey", "DoesNotExist")), "region"))),
 	  "node1 region=China; node2 region=India; node3 az=az1",
 	  "node1 security=S1; node2 security=S2; node3 security=S1", { 20, 100, 0 }, false },
-	{ "Affinity: nodes in one region have more matching pods (plugins.md §15)", PL_S1,
+	{ "Affinity: nodes in one region have more matching pods (pkg/scheduler/framework/plugins/interpodaffinity/)", PL_S1,
 	  PAFF(WTERM(6, TERM(S2, "region"))),
 	  "m1 region=China; m2 region=China; m3 region=India; m4 region=China; m5 region=India",
 	  "m1 security=S2; m2 security=S2; m4 security=S2; m4 security=S2; m3 security=S2; m5 security=S2",

@@ -1,6 +1,6 @@
 /* Tests for plugins/NodeAffinity: Filter cases from upstream node_affinity_test (nodeSelector,
  * required terms, matchFields, addedAffinity), PreFilter/PreScore Skip, the score example
- * (plugins.md §6), NodeAffinityArgs round trip, and the node hint. */
+ * (pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go), NodeAffinityArgs round trip, and the node hint. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* Tests for plugins/NodeResourcesFit: Filter reasons (fit_test), the three scoring strategies
  * against upstream's worked examples (least_allocated_test, most_allocated_test,
- * requested_to_capacity_ratio_test; plugins.md §8), CycleState use and the queueing hints. */
+ * requested_to_capacity_ratio_test; pkg/scheduler/framework/plugins/noderesources/fit.go), CycleState use and the queueing hints. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -396,7 +396,7 @@ static void test_filter_sidecar_requests(void **state)
 {
 	(void)state;
 	/* A restartable init container (sidecar) runs for the pod's life: cpu need is
-	 * max(1 + 2, 3 + 2) = 5 (plugins.md §0), which does not fit in the 4 free cpus; counting
+	 * max(1 + 2, 3 + 2) = 5 (staging/src/k8s.io/component-helpers/resource/helpers.go (PodRequests)), which does not fit in the 4 free cpus; counting
 	 * the sidecar as a plain init container would give max(1, 3) = 3 and fit. */
 	struct ph *h = ph_new(NULL);
 	struct sk_plugin *pl = ph_plugin(h, "NodeResourcesFit");

@@ -1,7 +1,7 @@
 /* Tests for plugins/PodTopologySpread: Filter cases ported from upstream filtering_test
  * (TestSingleConstraint, TestMultipleConstraints, minDomains, node inclusion policies),
  * AddPod/RemovePod on a cloned state (TestPreFilterStateAddPod/RemovePod), the scoring examples of
- * plugins.md §14 and upstream scoring_test (TestPodTopologySpreadScore), default constraints
+ * pkg/scheduler/framework/plugins/podtopologyspread/ and upstream scoring_test (TestPodTopologySpreadScore), default constraints
  * (System and List, with the same-owner stand-in for the owner's selector), queueing hints and
  * PodTopologySpreadArgs. */
 #include <setjmp.h>
@@ -253,7 +253,7 @@ static const struct score_case score_cases[] = {
 	{ "one constraint on node, all nodes have the same number of matching pods", "foo",
 	  CONSTRAINTS(SPREAD(1, HOST, SA, EXISTS("foo"))), NULL, HN("node-a") ";" HN("node-b"), "node-a foo; node-b foo",
 	  NULL, { 100, 100 } },
-	{ "one constraint on node, all 4 nodes are candidates (plugins.md §14)", "foo",
+	{ "one constraint on node, all 4 nodes are candidates (pkg/scheduler/framework/plugins/podtopologyspread/)", "foo",
 	  CONSTRAINTS(SPREAD(1, HOST, SA, EXISTS("foo"))), NULL,
 	  HN("node-a") ";" HN("node-b") ";" HN("node-c") ";" HN("node-d"),
 	  "node-a foo; node-a foo; node-b foo; node-d foo; node-d foo; node-d foo", NULL, { 20, 60, 100, 0 } },
@@ -264,7 +264,7 @@ static const struct score_case score_cases[] = {
 	{ "one constraint on node, null selector", "foo", CONSTRAINTS(SPREAD(1, HOST, SA, "null")), NULL,
 	  HN("node-a") ";" HN("node-b") ";" HN("node-c") ";" HN("node-d"),
 	  "node-a foo; node-a foo; node-b foo; node-d foo; node-d foo; node-d foo", NULL, { 100, 100, 100, 100 } },
-	{ "one constraint on node, all 4 nodes are candidates, maxSkew=2 (plugins.md §14)", "foo",
+	{ "one constraint on node, all 4 nodes are candidates, maxSkew=2 (pkg/scheduler/framework/plugins/podtopologyspread/)", "foo",
 	  CONSTRAINTS(SPREAD(2, HOST, SA, EXISTS("foo"))), NULL,
 	  HN("node-a") ";" HN("node-b") ";" HN("node-c") ";" HN("node-d"),
 	  "node-a foo; node-a foo; node-b foo; node-d foo; node-d foo; node-d foo", NULL, { 33, 66, 100, 16 } },
@@ -290,7 +290,7 @@ static const struct score_case score_cases[] = {
 	  "node-a foo; node-a foo; node-a foo; node-a foo; node-b foo; node-b foo; node-x foo; node-y foo; node-y foo; "
 	  "node-y foo",
 	  "node-a node-b node-x", { 16, 0, 100 } },
-	{ "one constraint on zone, 3 out of 4 nodes are candidates (plugins.md §14)", "foo",
+	{ "one constraint on zone, 3 out of 4 nodes are candidates (pkg/scheduler/framework/plugins/podtopologyspread/)", "foo",
 	  CONSTRAINTS(SPREAD(1, "zone", SA, EXISTS("foo"))), NULL,
 	  "node-a zone=zone1," HOST "=node-a; node-b zone=zone1," HOST "=node-b; node-x zone=zone2," HOST
 	  "=node-x; node-y zone=zone2," HOST "=node-y",

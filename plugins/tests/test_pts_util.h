@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "plugins/tests/harness.h"
-#include "scheduler/cache.h"
-#include "scheduler/parallel.h"
+#include "scheduler/backend/cache.h"
+#include "scheduler/framework/parallel.h"
 #include "scheduler/tests/fixtures.h"
 
 #define TU_MAX 32

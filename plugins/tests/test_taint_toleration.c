@@ -1,5 +1,5 @@
 /* Tests for plugins/TaintToleration: Filter cases from upstream taint_toleration_test (with the
- * latest v1.34 reason string), the score example (plugins.md §5), and the queueing hints. */
+ * latest v1.34 reason string), the score example (pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go), and the queueing hints. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

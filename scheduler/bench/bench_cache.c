@@ -9,8 +9,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "scheduler/cache.h"
-#include "scheduler/types.h"
+#include "scheduler/backend/cache.h"
+#include "schedkit/types.h"
 
 #define NNODES 5000
 #define NPODS 10000

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "scheduler/parallel.h"
+#include "scheduler/framework/parallel.h"
 
 static volatile double sink;
 

@@ -11,10 +11,10 @@
 
 #include "kube/log.h"
 #include "kube/object.h"
-#include "scheduler/cache.h"
-#include "scheduler/config.h"
-#include "scheduler/parallel.h"
-#include "scheduler/runtime.h"
+#include "scheduler/backend/cache.h"
+#include "scheduler/config/config.h"
+#include "scheduler/framework/parallel.h"
+#include "scheduler/framework/runtime.h"
 #include "scheduler/schedule_one.h"
 
 struct bench {

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "scheduler/daemon.h"
-#include "scheduler/simulate.h"
+#include "scheduler/daemon/daemon.h"
+#include "scheduler/simulate/simulate.h"
 
 int main(int argc, char **argv)
 {

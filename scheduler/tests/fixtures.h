@@ -19,8 +19,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "scheduler/cache.h"
-#include "scheduler/types.h"
+#include "scheduler/backend/cache.h"
+#include "schedkit/types.h"
 
 /* Parsed object (caller cJSON_Delete); fails the test on a syntax error. */
 cJSON *fx_json(const char *text);

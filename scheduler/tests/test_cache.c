@@ -1,4 +1,4 @@
-/* Tests for scheduler/cache.c: node tree order, assume/forget/confirm/expire, informer events,
+/* Tests for scheduler/backend/cache.c: node tree order, assume/forget/confirm/expire, informer events,
  * pods on unknown nodes, incremental snapshots by generation, affinity lists, image states. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "scheduler/cache.h"
+#include "scheduler/backend/cache.h"
 #include "scheduler/tests/fixtures.h"
 
 static struct sk_node *node_z(const char *name, const char *zone)
@@ -61,7 +61,7 @@ static void expect_order(struct sk_cache *c, const char *want)
 	assert_string_equal(got, want);
 }
 
-/* ---------- node tree (framework.md §5; upstream node_tree_test) ---------- */
+/* ---------- node tree (pkg/scheduler/schedule_one.go (findNodesThatPassFilters); upstream node_tree_test) ---------- */
 
 static void test_node_tree_order(void **state)
 {

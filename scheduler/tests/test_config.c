@@ -1,4 +1,4 @@
-/* Tests for scheduler/config.c (+ config_decode.c, config_args.c): the upstream defaulted form of a
+/* Tests for scheduler/config/config.c (+ config_decode.c, config_args.c): the upstream defaulted form of a
  * minimal config, every validation message, mergePluginSet and multiPoint expansion cases from
  * upstream's default_plugins_test / framework_test (values only), args defaults, the sha256, the
  * adaptive percentage, and sk_config_validate_file. */
@@ -15,7 +15,7 @@
 
 #include "kube/object.h"
 #include "plugins/DefaultPreemption/default_preemption.h"
-#include "scheduler/config.h"
+#include "scheduler/config/config.h"
 
 #define HDR "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 

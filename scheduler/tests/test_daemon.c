@@ -1,4 +1,4 @@
-/* Tests for scheduler/daemon.c: upstream flag parsing (table-driven), node-update action bits,
+/* Tests for scheduler/daemon/daemon.c: upstream flag parsing (table-driven), node-update action bits,
  * and the daemon end to end against the in-process local API server (e2e/apiserver): binding,
  * other schedulerNames untouched, FailedScheduling + PodScheduled=False, a node added later,
  * the Lease with the config hash, /readyz /metrics /configz, and the lease release on stop. */
@@ -19,8 +19,8 @@
 #include "kube/log.h"
 #include "kube/object.h"
 #include "kube/rest.h"
-#include "scheduler/daemon.h"
-#include "scheduler/framework.h"
+#include "scheduler/daemon/daemon.h"
+#include "schedkit/plugin.h"
 #include "scheduler/tests/fixtures.h"
 
 /* ---------- flags ---------- */

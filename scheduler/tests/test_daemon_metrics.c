@@ -16,7 +16,7 @@
 #define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) < (eps))
 
 #include "kube/metrics.h"
-#include "scheduler/metrics_sched.h"
+#include "scheduler/daemon/metrics_sched.h"
 #include "scheduler/tests/fixtures.h"
 
 static void test_attempts_and_sli(void **state)

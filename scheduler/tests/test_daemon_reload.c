@@ -1,4 +1,4 @@
-/* Tests for the configuration reload of scheduler/daemon.c, against the in-process local API
+/* Tests for the configuration reload of scheduler/daemon/daemon.c, against the in-process local API
  * server: the --config file lives in a kubelet-style ConfigMap volume (`..data` symlink swapped
  * atomically). Adding a profile schedules its pending pods and moves the Lease's config hash; an
  * invalid file, or one changing what needs a restart, keeps the running configuration and hash;
@@ -25,8 +25,8 @@
 #include "kube/log.h"
 #include "kube/object.h"
 #include "kube/rest.h"
-#include "scheduler/daemon.h"
-#include "scheduler/types.h"
+#include "scheduler/daemon/daemon.h"
+#include "schedkit/types.h"
 
 #define NPODS_MAX 1024
 

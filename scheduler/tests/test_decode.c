@@ -1,4 +1,4 @@
-/* Tests for scheduler/decode.c: every decoded field, the plugins.md §0 request arithmetic,
+/* Tests for scheduler/api/decode.c: every decoded field, the staging/src/k8s.io/component-helpers/resource/helpers.go (PodRequests) request arithmetic,
  * hostile inputs, and the labels/resources/toleration helpers. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "scheduler/tests/fixtures.h"
-#include "scheduler/types.h"
+#include "schedkit/types.h"
 
 #define MI (1024LL * 1024)
 #define GI (1024LL * MI)
@@ -77,13 +77,13 @@ static void test_pod_defaults(void **state)
 	assert_true(p->terminating);
 	assert_false(p->preempt_never);
 	assert_true(p->requests_nothing);
-	assert_int_equal(p->non_zero_milli_cpu, 0); /* no containers: counts as 0 (plugins.md §0) */
+	assert_int_equal(p->non_zero_milli_cpu, 0); /* no containers: counts as 0 (staging/src/k8s.io/component-helpers/resource/helpers.go (PodRequests)) */
 	assert_int_equal(p->non_zero_memory, 0);
 	assert_int_equal(p->ncontainers, 0);
 	sk_pod_unref(p);
 }
 
-/* ---------- requests (plugins.md §0) ---------- */
+/* ---------- requests (staging/src/k8s.io/component-helpers/resource/helpers.go (PodRequests)) ---------- */
 
 struct req_case {
 	const char *name;
@@ -576,7 +576,7 @@ static void test_pod_with_node(void **state)
 	sk_node_unref(NULL);
 }
 
-/* In-place resize: status resources of running containers count (plugins.md §0 item 5). */
+/* In-place resize: status resources of running containers count (staging/src/k8s.io/component-helpers/resource/helpers.go (PodRequests) item 5). */
 static void test_resize_status(void **state)
 {
 	(void)state;

@@ -1,4 +1,4 @@
-/* Tests for scheduler/extender.c and the extender steps of schedule_one.c, against the fake
+/* Tests for scheduler/framework/extender.c and the extender steps of schedule_one.c, against the fake
  * extender (fake_extender.h): wire format of each verb (exact keys), response decoding, errors
  * and timeouts, ignorable ordering, weight arithmetic, managedResources, nodeCacheCapable, and in
  * the scheduling cycle: filter narrowing and FitError reasons (U vs UU), Error vs ignorable,
@@ -17,7 +17,7 @@
 #include <openssl/evp.h>
 #include <unistd.h>
 
-#include "scheduler/extender.h"
+#include "scheduler/framework/extender.h"
 #include "scheduler/schedule_one.h"
 #include "scheduler/tests/fake_extender.h"
 #include "scheduler/tests/fixtures.h"

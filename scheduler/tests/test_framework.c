@@ -1,4 +1,4 @@
-/* Tests for scheduler/framework.c (+ waiting.c, nominator.c): profile build, every extension point
+/* Tests for scheduler/framework/framework.c (+ waiting.c, nominator.c): profile build, every extension point
  * with every status code and upstream's effects, cycle state, handle, queueing hints. The test
  * plugins TestA..TestD come from scheduler/tests/testkit.c. */
 #include <pthread.h>
@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "scheduler/cache.h"
-#include "scheduler/runtime.h"
+#include "scheduler/backend/cache.h"
+#include "scheduler/framework/runtime.h"
 #include "scheduler/tests/fixtures.h"
 #include "scheduler/tests/testkit.h"
 

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "scheduler/types.h"
+#include "schedkit/types.h"
 
 static void test_identity(void **state)
 {

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "scheduler/cache.h"
+#include "scheduler/backend/cache.h"
 #include "scheduler/tests/fixtures.h"
 
 #define MI (1024LL * 1024)

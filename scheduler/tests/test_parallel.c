@@ -1,4 +1,4 @@
-/* Tests for scheduler/parallel.c: every index runs exactly once, chunk sizes follow upstream,
+/* Tests for scheduler/framework/parallel.c: every index runs exactly once, chunk sizes follow upstream,
  * early stop leaves a processed prefix, nested calls run inline instead of deadlocking. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "scheduler/parallel.h"
+#include "scheduler/framework/parallel.h"
 
 struct count_ctx {
 	atomic_int *hits;

@@ -17,7 +17,7 @@
 #include "kube/informer.h"
 #include "kube/object.h"
 #include "kube/rest.h"
-#include "scheduler/preempt_client.h"
+#include "scheduler/daemon/preempt_client.h"
 #include "scheduler/tests/fixtures.h"
 
 struct env {

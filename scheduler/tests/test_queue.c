@@ -1,4 +1,4 @@
-/* Tests for scheduler/queue.c: activeQ order, backoff durations and windows, unschedulable pods and
+/* Tests for scheduler/backend/queue.c: activeQ order, backoff durations and windows, unschedulable pods and
  * their flush, PreEnqueue gating, requeueing through queueing hints (including events seen while a
  * pod is in flight), pending-pod updates and deletes, Pop blocking and close. Time is the injectable
  * clock `clk`; nothing sleeps. */
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "scheduler/queue.h"
+#include "scheduler/backend/queue.h"
 #include "scheduler/tests/fixtures.h"
 
 #define S 1000000000LL

@@ -1,4 +1,4 @@
-/* Tests for scheduler/registry.c: the in-tree table and its order, lookups, out-of-tree
+/* Tests for scheduler/framework/registry.c: the in-tree table and its order, lookups, out-of-tree
  * registration rules, "did you mean" suggestions, and the unavailable defaults. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "scheduler/config.h"
-#include "scheduler/framework.h"
+#include "scheduler/config/config.h"
+#include "schedkit/plugin.h"
 
 static void test_in_tree_order(void **state)
 {
@@ -32,7 +32,7 @@ static void test_in_tree_order(void **state)
 static void test_extension_points(void **state)
 {
 	(void)state;
-	/* plugins.md §20 */
+	/* pkg/scheduler/framework/plugins/registry.go */
 	const struct {
 		const char *name;
 		enum sk_ext_point eps[6];
@@ -71,7 +71,7 @@ static void test_extension_points(void **state)
 	assert_non_null(sk_registry_lookup("NodeAffinity")->normalize_score);
 	assert_null(sk_registry_lookup("NodeResourcesFit")->normalize_score);
 	assert_null(sk_registry_lookup("ImageLocality")->normalize_score);
-	/* both with the PreFilter extensions (AddPod/RemovePod) and NormalizeScore (plugins.md §20) */
+	/* both with the PreFilter extensions (AddPod/RemovePod) and NormalizeScore (pkg/scheduler/framework/plugins/registry.go) */
 	const char *const spread_affinity[] = { "PodTopologySpread", "InterPodAffinity" };
 	for (int i = 0; i < 2; i++) {
 		const struct sk_plugin_desc *d = sk_registry_lookup(spread_affinity[i]);

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "scheduler/cache.h"
+#include "scheduler/backend/cache.h"
 #include "scheduler/schedule_one.h"
 #include "scheduler/tests/fixtures.h"
 #include "scheduler/tests/testkit.h"

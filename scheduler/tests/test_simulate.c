@@ -1,4 +1,4 @@
-/* Tests for scheduler/simulate.c: golden JSON lines on small clusters (filter reasons, scores,
+/* Tests for scheduler/simulate/simulate.c: golden JSON lines on small clusters (filter reasons, scores,
  * FitError messages, queue order by priority, in-memory binding, ignored pods, gated pods,
  * admission errors), the --explain table, and the subcommand's argument handling. */
 #include <setjmp.h>
@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "scheduler/config.h"
-#include "scheduler/simulate.h"
+#include "scheduler/config/config.h"
+#include "scheduler/simulate/simulate.h"
 
 /* The default profile with its Score and PostFilter sets pinned, so the golden lines do not move
  * when more upstream default plugins (scoring, preemption) are built into the registry. */

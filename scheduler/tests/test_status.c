@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "scheduler/framework.h"
+#include "schedkit/plugin.h"
 
 static void test_code_strings(void **state)
 {

@@ -1,0 +1,348 @@
+/* The scheduling framework's public face: status codes, cycle state, the plugin descriptor, the
+ * handle plugins use to reach the scheduler, and the registry. In-tree plugins (plugins/<Name>/)
+ * and out-of-tree plugins (plugins/sdk/, later) are written against this header only.
+ *
+ * A plugin is plain data (the nginx module model): one const struct sk_plugin_desc with a name,
+ * an args decoder and optional function pointers, one per extension point; NULL means "does not
+ * implement". The framework resolves the enabled plugins of each extension point into flat arrays
+ * when a profile is built (framework.c), so the per-pod loops never test for NULL. */
+#ifndef SK_FRAMEWORK_H
+#define SK_FRAMEWORK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "schedkit/types.h"
+
+#define SK_PLUGIN_ABI_VERSION 1
+#define SK_MAX_NODE_SCORE 100
+#define SK_MIN_NODE_SCORE 0
+#define SK_MAX_EXTENDER_PRIORITY 10
+
+/* ---------- status (pkg/scheduler/framework/interface.go (Code)) ---------- */
+enum sk_code {
+	SK_SUCCESS = 0,
+	SK_ERROR,
+	SK_UNSCHEDULABLE,
+	SK_UNSCHEDULABLE_AND_UNRESOLVABLE,
+	SK_WAIT,
+	SK_SKIP,
+	SK_PENDING,
+};
+const char *sk_code_string(enum sk_code c); /* "Success", "Error", "Unschedulable", ... */
+
+#define SK_STATUS_MAX_REASONS 6
+/* Returned by value. reasons[i] is a static string unless bit i of owned is set, in which case it
+ * was malloc'd by sk_status_addf and is freed by sk_status_reset. A zeroed struct is Success.
+ * plugin is set by the framework to the name of the plugin that returned it. */
+struct sk_status {
+	enum sk_code code;
+	uint8_t nreasons;
+	uint8_t owned;
+	const char *plugin;
+	const char *reasons[SK_STATUS_MAX_REASONS];
+};
+static inline struct sk_status sk_ok(void) { struct sk_status s = { 0 }; return s; }
+/* A status with one static reason (may be NULL for none). */
+struct sk_status sk_status(enum sk_code code, const char *static_reason);
+/* A status with one formatted reason (owned). */
+struct sk_status sk_statusf(enum sk_code code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sk_status_add(struct sk_status *s, const char *static_reason);
+void sk_status_addf(struct sk_status *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sk_status_reset(struct sk_status *s);            /* frees owned reasons, back to Success */
+struct sk_status sk_status_copy(const struct sk_status *s); /* deep copy (owned reasons duplicated) */
+char *sk_status_message(const struct sk_status *s);   /* reasons joined by ", "; caller frees */
+static inline bool sk_is_success(const struct sk_status *s) { return s->code == SK_SUCCESS; }
+static inline bool sk_is_rejected(const struct sk_status *s)
+{
+	return s->code == SK_UNSCHEDULABLE || s->code == SK_UNSCHEDULABLE_AND_UNRESOLVABLE || s->code == SK_PENDING;
+}
+
+/* ---------- cycle state (upstream CycleState) ---------- */
+/* Per-pod scratch shared by a profile's plugins during one scheduling cycle. Each plugin instance
+ * owns one slot (struct sk_plugin.slot). Data written at PreFilter/PreScore is read by
+ * Filter/Score from many threads at once: it must be treated as read-only after PreFilter/PreScore.
+ * clone is needed for data that PreFilter AddPod/RemovePod modify (dry runs clone the state). */
+struct sk_state_ops {
+	void (*free)(void *data);
+	void *(*clone)(const void *data); /* NULL: shared by pointer in clones (immutable data) */
+};
+struct sk_cycle_state;
+void *sk_cycle_state_get(const struct sk_cycle_state *cs, int slot);
+/* Replaces any previous data in the slot (freeing it). */
+void sk_cycle_state_put(struct sk_cycle_state *cs, int slot, void *data, const struct sk_state_ops *ops);
+/* Pods to activate after this cycle (PodsToActivate), by "ns/name". */
+void sk_cycle_state_activate_pod(struct sk_cycle_state *cs, const char *pod_key);
+
+/* ---------- types passed to extension points ---------- */
+struct sk_plugin;
+struct sk_handle;
+
+struct sk_node_score {
+	const char *name;   /* node name (interned) */
+	int64_t score;
+};
+
+/* PreFilterResult: the set of nodes worth filtering. A plugin that narrows sets all=false and adds
+ * names; the framework intersects the results of all plugins (pkg/scheduler/framework/runtime/framework.go (RunPreFilterPlugins)). */
+struct sk_prefilter_result {
+	bool all;           /* true = no narrowing (initial value) */
+	int n, cap;
+	const char **names; /* interned */
+};
+int sk_prefilter_result_add(struct sk_prefilter_result *r, const char *node_name);
+
+/* Filter outcomes per node, given to PostFilter. */
+struct sk_node_status {
+	const struct sk_node_info *node;
+	struct sk_status status;
+};
+struct sk_filter_diagnosis {
+	int n;
+	struct sk_node_status *nodes;       /* one per rejected node */
+	int num_all_nodes;
+	char *prefilter_msg;                /* non-NULL when PreFilter rejected */
+	const char *unschedulable_plugins[32];
+	int nunschedulable_plugins;
+	/* Nodes not in nodes[] (PreFilter rejection or left out by a PreFilterResult) were rejected
+	 * with plain Unschedulable, so preemption may help there (addition; false = they count as UU). */
+	bool absent_unschedulable;
+};
+struct sk_postfilter_result {
+	const char *nominated_node;         /* interned, or NULL; ModeOverride with "" clears */
+	bool clear_nominated;
+};
+
+/* Queue item as seen by QueueSort. */
+struct sk_queued_pod {
+	struct sk_pod *pod;
+	int64_t timestamp_ns;    /* when added or re-queued (PrioritySort tie-break) */
+	int attempts;
+	int unschedulable_count;
+	int consecutive_errors;
+	int64_t initial_attempt_ns;
+	const char *unschedulable_plugins[16]; /* names that rejected it last time */
+	int nunschedulable_plugins;
+	const char *pending_plugins[8];
+	int npending_plugins;
+	const char *gating_plugin;           /* PreEnqueue plugin that gated it, or NULL */
+};
+
+/* ---------- cluster events and queueing hints (EnqueueExtensions) ---------- */
+enum sk_event_resource {
+	SK_EV_POD = 1 << 0,
+	SK_EV_ASSIGNED_POD = 1 << 1,
+	SK_EV_UNSCHEDULED_POD = 1 << 2,
+	SK_EV_NODE = 1 << 3,
+	SK_EV_PV = 1 << 4,
+	SK_EV_PVC = 1 << 5,
+	SK_EV_STORAGE_CLASS = 1 << 6,
+	SK_EV_CSI_NODE = 1 << 7,
+	SK_EV_CSI_DRIVER = 1 << 8,
+	SK_EV_NAMESPACE = 1 << 9,
+	SK_EV_WILDCARD = 1 << 30,
+};
+enum sk_event_action {
+	SK_ACT_ADD = 1 << 0,
+	SK_ACT_DELETE = 1 << 1,
+	SK_ACT_UPDATE_NODE_ALLOCATABLE = 1 << 2,
+	SK_ACT_UPDATE_NODE_LABEL = 1 << 3,
+	SK_ACT_UPDATE_NODE_TAINT = 1 << 4,
+	SK_ACT_UPDATE_NODE_CONDITION = 1 << 5,
+	SK_ACT_UPDATE_NODE_ANNOTATION = 1 << 6,
+	SK_ACT_UPDATE_POD_LABEL = 1 << 7,
+	SK_ACT_UPDATE_POD_SCALE_DOWN = 1 << 8,
+	SK_ACT_UPDATE_POD_TOLERATIONS = 1 << 9,
+	SK_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1 << 10,
+	SK_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM = 1 << 11,
+	SK_ACT_UPDATE = 0x0ffc, /* any update */
+	SK_ACT_ALL = 0x0fff,
+};
+struct sk_cluster_event {
+	uint32_t resource;  /* enum sk_event_resource */
+	uint32_t action;    /* enum sk_event_action bits */
+	const char *label;  /* for logs/metrics, e.g. "NodeAdd" */
+};
+enum sk_hint { SK_QUEUE_SKIP = 0, SK_QUEUE = 1 };
+/* old_obj/new_obj are struct sk_pod* or struct sk_node* depending on the event resource (NULL for
+ * add/delete sides); other resources pass NULL. Must be cheap and must not block. */
+typedef enum sk_hint (*sk_hint_fn)(struct sk_plugin *self, const struct sk_pod *pod, const void *old_obj,
+				   const void *new_obj);
+struct sk_event_registration {
+	struct sk_cluster_event event;
+	sk_hint_fn hint;    /* NULL = always Queue */
+};
+
+/* ---------- errors while decoding config/args ---------- */
+/* Collected validation errors; each message is prefixed by its field path, e.g.
+ * "profiles[0].pluginConfig[1].args.scoringStrategy.type: Unsupported value: \"Foo\": supported values: ..." */
+struct sk_errors {
+	int n, cap;
+	char **msgs;
+};
+void sk_errors_addf(struct sk_errors *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sk_errors_free(struct sk_errors *e);
+char *sk_errors_join(const struct sk_errors *e, const char *sep); /* caller frees */
+
+/* ---------- the plugin descriptor ---------- */
+/* All callbacks get `self`: the instance (see struct sk_plugin) so they reach their private data and
+ * CycleState slot. Callbacks that run per node (filter, score, pre_filter_add_pod/remove_pod) are
+ * called from several threads at once and must not modify shared state. Legal status codes per
+ * point follow upstream: PreFilter Success/Skip/Unschedulable/UU/Error; Filter Success/U/UU/Error;
+ * PreScore Success/Skip/Error; Score Success/Error; Permit Success/Wait/U/UU/Error; Bind
+ * Success/Skip/Error. */
+struct sk_plugin_desc {
+	uint32_t abi_version;      /* SK_PLUGIN_ABI_VERSION */
+	const char *name;          /* upstream name, e.g. "NodeResourcesFit" */
+
+	/* Args. args_kind is "<Name>Args" or NULL when the plugin takes none. args_decode parses JSON
+	 * args (NULL = absent: fill upstream defaults), applies defaults, validates; errors go to errs
+	 * prefixed with path (e.g. "profiles[0].pluginConfig[2].args"); returns 0 or -1. */
+	const char *args_kind;
+	int (*args_decode)(const cJSON *json, void **args, struct sk_errors *errs, const char *path);
+	cJSON *(*args_encode)(const void *args);   /* defaulted args for /configz; caller frees */
+	void (*args_free)(void *args);
+
+	/* Instance lifecycle: one instance per profile. args may be NULL when args_kind is NULL. */
+	int (*init)(struct sk_plugin *self, const void *args, char **err);
+	void (*fini)(struct sk_plugin *self);
+
+	/* Extension points (NULL = not implemented). */
+	struct sk_status (*pre_enqueue)(struct sk_plugin *self, const struct sk_pod *pod);
+	bool (*less)(struct sk_plugin *self, const struct sk_queued_pod *a, const struct sk_queued_pod *b);
+	struct sk_status (*pre_filter)(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				       struct sk_prefilter_result *result);
+	struct sk_status (*pre_filter_add_pod)(struct sk_plugin *self, struct sk_cycle_state *cs,
+					       const struct sk_pod *pod, const struct sk_pod *to_add,
+					       const struct sk_node_info *ni);
+	struct sk_status (*pre_filter_remove_pod)(struct sk_plugin *self, struct sk_cycle_state *cs,
+						  const struct sk_pod *pod, const struct sk_pod *to_remove,
+						  const struct sk_node_info *ni);
+	struct sk_status (*filter)(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				   const struct sk_node_info *ni);
+	struct sk_status (*post_filter)(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+					const struct sk_filter_diagnosis *diag, struct sk_postfilter_result *result);
+	struct sk_status (*pre_score)(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				      const struct sk_node_info *const *nodes, int nnodes);
+	struct sk_status (*score)(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				  const struct sk_node_info *ni, int64_t *score);
+	struct sk_status (*normalize_score)(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+					    struct sk_node_score *scores, int n);
+	struct sk_status (*reserve)(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				    const char *node_name);
+	void (*unreserve)(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			  const char *node_name);
+	/* Wait: *timeout_ms set by the plugin (capped at 15 min by the framework). */
+	struct sk_status (*permit)(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				   const char *node_name, int64_t *timeout_ms);
+	struct sk_status (*pre_bind)(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				     const char *node_name);
+	struct sk_status (*bind)(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				 const char *node_name);
+	void (*post_bind)(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			  const char *node_name);
+
+	/* EnqueueExtensions: fills up to max registrations, returns how many. NULL = the plugin is
+	 * interested in every event (upstream: plugins without EnqueueExtensions). */
+	int (*events_to_register)(struct sk_plugin *self, struct sk_event_registration *out, int max);
+};
+
+/* One instance of a plugin inside one profile's framework. */
+struct sk_plugin {
+	const struct sk_plugin_desc *desc;
+	void *priv;                 /* the plugin's own instance data, set by init */
+	int slot;                   /* this instance's CycleState slot */
+	struct sk_handle *handle;   /* valid for the instance's life */
+};
+
+/* ---------- the handle: what a plugin may ask of the scheduler ---------- */
+/* The snapshot of the current scheduling cycle (valid during the cycle only). */
+const struct sk_snapshot *sk_handle_snapshot(struct sk_handle *h);
+const char *sk_handle_profile_name(struct sk_handle *h);
+int sk_handle_parallelism(struct sk_handle *h);
+/* Runs fn(i, ctx) for i in [0, n) over the framework's worker pool; returns when all are done. */
+void sk_handle_parallel_for(struct sk_handle *h, int n, void (*fn)(int i, void *ctx), void *ctx);
+/* Posts pods/<name>/binding (API server) or records the binding (simulate). 0, or -1 and *err. */
+int sk_handle_bind_pod(struct sk_handle *h, const struct sk_pod *pod, const char *node_name, char **err);
+/* Nominated pods for a node (priority >= min_priority, excluding pod uid skip_uid). Caller frees the
+ * array (not the pods; each element carries a reference the caller must sk_pod_unref). */
+int sk_handle_nominated_pods(struct sk_handle *h, const char *node_name, struct sk_pod ***out);
+/* Permit: allow or reject a waiting pod by uid (from other plugins' callbacks). */
+int sk_handle_allow_waiting_pod(struct sk_handle *h, const char *pod_uid, const char *plugin_name);
+int sk_handle_reject_waiting_pod(struct sk_handle *h, const char *pod_uid, const char *plugin_name, const char *msg);
+/* Monotonic clock in ns (injectable in tests). */
+int64_t sk_handle_now_ns(struct sk_handle *h);
+
+/* ---------- preemption support (DefaultPreemption; additions) ---------- */
+/* A PodDisruptionBudget as preemption reads it (policy/v1). */
+struct sk_pdb {
+	char *ns, *name;
+	struct kube_label_selector *selector; /* spec.selector; NULL = matches nothing (absent/invalid) */
+	int32_t disruptions_allowed;          /* status.disruptionsAllowed */
+	int ndisrupted;
+	char **disrupted_pods;                /* keys of status.disruptedPods (pod names) */
+};
+/* Decodes a policy/v1 PodDisruptionBudget. An invalid selector is kept as NULL (matches nothing,
+ * as upstream). NULL and *err (caller frees) only when obj is not an object or on ENOMEM. */
+struct sk_pdb *sk_pdb_decode(const cJSON *obj, char **err);
+void sk_pdb_free(struct sk_pdb *p);                    /* NULL ok */
+void sk_pdb_list_free(struct sk_pdb **list, int n);   /* frees each and the array; NULL ok */
+
+/* Dry-run helpers: clone/free a CycleState (sk_cycle_state_clone semantics), and run the
+ * PreFilter AddPod/RemovePod extensions and RunFilterPluginsWithNominatedPods of the plugin's own
+ * framework. Thread-safe like their runtime.h counterparts. */
+struct sk_cycle_state *sk_handle_cycle_state_clone(struct sk_handle *h, const struct sk_cycle_state *cs);
+void sk_handle_cycle_state_free(struct sk_handle *h, struct sk_cycle_state *cs);
+struct sk_status sk_handle_run_pre_filter_add_pod(struct sk_handle *h, struct sk_cycle_state *cs,
+						  const struct sk_pod *pod, const struct sk_pod *to_add,
+						  const struct sk_node_info *ni);
+struct sk_status sk_handle_run_pre_filter_remove_pod(struct sk_handle *h, struct sk_cycle_state *cs,
+						     const struct sk_pod *pod, const struct sk_pod *to_remove,
+						     const struct sk_node_info *ni);
+struct sk_status sk_handle_run_filter_with_nominated(struct sk_handle *h, struct sk_cycle_state *cs,
+						     const struct sk_pod *pod, const struct sk_node_info *ni);
+/* PodDisruptionBudgets of the cluster (env.list_pdbs). Returns the count (0 with *out NULL when the
+ * env has no PDB source), -1 and *err on failure. Caller sk_pdb_list_free's. */
+int sk_handle_list_pdbs(struct sk_handle *h, struct sk_pdb ***out, char **err);
+/* The current copy of pod from the informer (env.get_pod; new reference), or NULL when it no
+ * longer exists. Without a callback: a new reference to pod itself. */
+struct sk_pod *sk_handle_get_pod(struct sk_handle *h, const struct sk_pod *pod);
+/* status.startTime of pod in Unix ns (env.pod_start_time); -1 when the pod has none (upstream then
+ * uses "now"). Without a callback: metadata.creationTimestamp, or -1 when unset. */
+int64_t sk_handle_pod_start_time(struct sk_handle *h, const struct sk_pod *pod);
+/* Wall clock in Unix ns ("now" for pods without a start time). */
+int64_t sk_handle_wall_now_ns(struct sk_handle *h);
+/* True when pod is terminating because of scheduler preemption (deletionTimestamp set and a
+ * DisruptionTarget=True condition with reason PreemptionByScheduler; env.terminating_by_preemption).
+ * Without a callback: deletionTimestamp set (the pre-DisruptionTarget rule). */
+bool sk_handle_terminating_by_preemption(struct sk_handle *h, const struct sk_pod *pod);
+/* Evicts a preemption victim: env.preempt_victim patches the DisruptionTarget condition (reason
+ * PreemptionByScheduler, message "<profile>: preempting to accommodate a higher priority pod") and
+ * deletes the pod. 0 done, 1 the victim was already gone, or -1 and *err (caller frees); -1 with an
+ * explaining *err when the env has no such callback. */
+int sk_handle_preempt_victim(struct sk_handle *h, const struct sk_pod *preemptor, const struct sk_pod *victim,
+			     const char *node_name, char **err);
+/* Clears pod's nominatedNodeName: in the nominator at once, and through env.clear_nominated (a status
+ * patch) when set. 0, or -1 and *err. */
+int sk_handle_clear_nominated(struct sk_handle *h, const struct sk_pod *pod, char **err);
+/* True when pod uid waits at Permit in this framework. */
+bool sk_handle_is_waiting_pod(struct sk_handle *h, const char *pod_uid);
+/* Records an event on pod through env.event (no-op without one). */
+void sk_handle_event(struct sk_handle *h, const struct sk_pod *pod, const char *type, const char *reason,
+		     const char *action, const char *note);
+
+/* ---------- the registry ---------- */
+/* Every in-tree plugin's descriptor, in upstream's default-set order followed by the rest; NULL-terminated. */
+extern const struct sk_plugin_desc *const sk_in_tree_plugins[];
+/* Lookup in-tree + registered out-of-tree plugins. NULL when unknown. */
+const struct sk_plugin_desc *sk_registry_lookup(const char *name);
+/* Adds an out-of-tree plugin (dlopen loader, tests). -1 if the name is taken or the ABI mismatches. */
+int sk_registry_register(const struct sk_plugin_desc *desc, char **err);
+/* Nearest known plugin name by edit distance, for "did you mean" (NULL if nothing is close). */
+const char *sk_registry_suggest(const char *name);
+/* Upstream default plugins not available in this build (e.g. not implemented yet); NULL-terminated. */
+extern const char *const sk_unavailable_default_plugins[];
+
+#endif

@@ -1,0 +1,107 @@
+/* The schedkit-scheduler daemon: upstream kube-scheduler flags, the kube client, pod and node
+ * informers feeding the cache and the queue, one framework per profile, the scheduling loop
+ * (only while leading), binder threads, FailedScheduling/Scheduled events, PodScheduled=False
+ * status patches, leader election on a Lease (with the config hash annotation), and the
+ * /healthz /livez /readyz /metrics /configz endpoints, and the reload of the --config file
+ * without a restart. SIGTERM/SIGINT: stop popping, finish in-flight bindings, release the lease,
+ * exit 0.
+ *
+ * Reload: a watcher thread reads the --config file every second (by content hash: a mounted
+ * ConfigMap changes by an atomic symlink swap, its mtime says little), parses and validates a
+ * change off the scheduling thread, builds every framework of the new configuration beside the
+ * running ones, then swaps frameworks, the set of our schedulerNames, event recorders, /configz
+ * and the Lease's config-hash annotation at once. Pending pods of an added profile are queued,
+ * those of a removed one leave the queue (and are never bound afterwards), the others keep their
+ * queue state. A bad file, or one that changes what needs a restart (parallelism, leaderElection,
+ * clientConnection, podInitial/MaxBackoffSeconds, the queueSort plugin or its args), is rejected
+ * as a whole: logged, counted, the running configuration and hash stay. A replaced configuration
+ * is freed once the cycles begun on it are over.
+ *
+ * Threads: informer threads (cache + queue updates), the scheduling loop, binder threads
+ * (schedule_one.h), the status-patch thread, event sender threads (kube/events.h), the elector
+ * (kube/leader.h), the HTTP server, a 1 s housekeeping thread (pending-pods gauge), the config
+ * watcher and the reaper of replaced configurations. Locks: d->mu guards the started/stopping
+ * flags and the loop thread handle; d->conflict_mu the set of pods whose binding got 409; the
+ * patch queue has its own mutex; d->names_lock (rwlock, writer-preferring) the running
+ * generation (frameworks, schedulerNames, recorders, /configz) — pod handlers hold its read side
+ * for a whole event, a reload its write side for the swap; d->reload_mu serializes reloads;
+ * d->reap_mu the list of replaced generations. No lock is held across HTTP. */
+#ifndef SK_DAEMON_H
+#define SK_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "schedkit/types.h"
+
+struct sk_daemon_opts {
+	char *config_path;        /* --config */
+	char *kubeconfig;         /* --kubeconfig */
+	char *master;             /* --master: overrides the kubeconfig's server */
+	int leader_elect;         /* --leader-elect: -1 unset (config decides), 0, 1 */
+	int64_t lease_duration_ms, renew_deadline_ms, retry_period_ms; /* -1 unset */
+	char *lease_name, *lease_namespace, *lease_lock; /* NULL unset */
+	int verbosity;            /* --v; -1 unset */
+	int secure_port;          /* --secure-port, default 10259; 0 disables serving; -1 (not a flag
+				     value): any free port, see sk_daemon_http_port (tests) */
+	char *bind_address;       /* --bind-address, default "0.0.0.0" */
+	char *tls_cert_file, *tls_key_file; /* --tls-cert-file / --tls-private-key-file: HTTPS */
+	bool validate;            /* --validate (with --config) */
+	int binder_threads;       /* not a flag: 0 = default (16; upstream binds in a goroutine per pod) */
+	int config_poll_ms;       /* not a flag: how often the --config file is read; 0 = default (1000),
+				     < 0 = no watcher (tests call sk_daemon_reload) */
+	/* not a flag (tests): called after every binding POST with the HTTP code (201, 409, ...;
+	 * 0 when the server was not reached), from binder threads. */
+	void (*on_binding)(void *ctx, const struct sk_pod *pod, const char *node, int http_code);
+	void *on_binding_ctx;
+};
+
+/* Parses argv (argv[0] is the program). Both --flag=value and --flag value. Returns 0 (run),
+ * 1 (--help printed to out: exit 0) or 2 (usage error printed to errout: exit 2). opts is
+ * initialised here; free it with sk_daemon_opts_free whatever the result. */
+int sk_daemon_parse_args(int argc, char **argv, struct sk_daemon_opts *opts, FILE *out, FILE *errout);
+void sk_daemon_opts_free(struct sk_daemon_opts *opts);
+
+/* The ActionType bits of a node update (upstream nodeSchedulingPropertiesChange): allocatable,
+ * labels, taints (spec.unschedulable counts as a taint change), images are not an event.
+ * 0 when nothing that scheduling reads changed. */
+uint32_t sk_node_update_actions(const struct sk_node *old_node, const struct sk_node *new_node);
+
+/* The bits sk_node_update_actions cannot see in struct sk_node, from the API objects: condition
+ * type/status changes (heartbeat times ignored) -> SK_ACT_UPDATE_NODE_CONDITION, annotation
+ * changes -> SK_ACT_UPDATE_NODE_ANNOTATION. */
+uint32_t sk_node_object_update_actions(const cJSON *old_obj, const cJSON *new_obj);
+
+struct sk_daemon;
+
+/* Loads the config, builds the client, frameworks, scheduler, informers, metrics and the HTTP
+ * server (bound, not serving). Returns 0 and *out, or -1 and *err (caller frees). */
+int sk_daemon_new(const struct sk_daemon_opts *opts, struct sk_daemon **out, char **err);
+/* Starts serving, the informers, and leader election (or the scheduling loop without it). */
+int sk_daemon_start(struct sk_daemon *d, char **err);
+/* Graceful stop: no further pops, in-flight bindings finish, the lease is released, events and
+ * status patches are flushed. Idempotent. */
+void sk_daemon_stop(struct sk_daemon *d);
+void sk_daemon_free(struct sk_daemon *d); /* stops first; NULL ok */
+/* True once leadership was lost while running (kube-scheduler exits then). */
+bool sk_daemon_failed(struct sk_daemon *d);
+int sk_daemon_http_port(const struct sk_daemon *d); /* 0 when not serving */
+bool sk_daemon_is_leading(struct sk_daemon *d);
+bool sk_daemon_synced(struct sk_daemon *d);
+
+/* Reads the --config file now and reloads it when its content changed (what the watcher does every
+ * config_poll_ms). Returns 1 when a new configuration was applied, 0 when nothing changed (same
+ * content, a content rejected before, or no --config), -1 when rejected (*err, caller frees: every
+ * error joined by "; "; err may be NULL). Thread-safe; reloads are serialized. */
+int sk_daemon_reload(struct sk_daemon *d, char **err);
+/* The sha256 (hex) of the running configuration, as written to the Lease. */
+void sk_daemon_config_hash(struct sk_daemon *d, char out[65]);
+
+/* The whole daemon: new, start, wait for SIGTERM/SIGINT (or lost leadership), stop. Returns the
+ * process exit code. opts->validate: sk_config_validate_file only. */
+int sk_daemon_run(const struct sk_daemon_opts *opts);
+
+#endif

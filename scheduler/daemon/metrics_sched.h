@@ -1,0 +1,53 @@
+/* The scheduler's Prometheus metrics under their upstream names (kube-scheduler's
+ * pkg/scheduler/metrics), registered in a kube/metrics.h registry and fed by the daemon:
+ *
+ *   scheduler_schedule_attempts_total{profile,result}               counter
+ *   scheduler_scheduling_attempt_duration_seconds{profile,result}   histogram
+ *   scheduler_pod_scheduling_attempts                               histogram (attempts until scheduled)
+ *   scheduler_pod_scheduling_sli_duration_seconds{attempts}         histogram (first attempt -> scheduled)
+ *   scheduler_pending_pods{queue}                                   gauge (active|backoff|unschedulable|gated)
+ *   scheduler_framework_extension_point_duration_seconds{extension_point,status,profile}
+ *   scheduler_plugin_execution_duration_seconds{plugin,extension_point,status}
+ *   scheduler_queue_incoming_pods_total{queue,event}                counter
+ *   scheduler_scheduler_cache_size{type}                            gauge (nodes|pods|assumed_pods)
+ *   leader_election_master_status{name}                             gauge
+ *   schedkit_scheduler_binding_conflicts_total                      counter (409 on pods/binding)
+ *
+ * Thread-safe: every function may be called from any thread; the SLI map (uid -> time of the
+ * pod's first attempt, kept only for pods that failed at least once) has its own mutex. */
+#ifndef SK_METRICS_SCHED_H
+#define SK_METRICS_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kube/metrics.h"
+#include "schedkit/plugin.h"
+#include "scheduler/backend/queue.h"
+#include "scheduler/schedule_one.h"
+
+struct sk_sched_metrics;
+
+/* Registers every metric in reg (which must outlive the result). NULL on ENOMEM. */
+struct sk_sched_metrics *sk_sched_metrics_new(struct kube_metrics_registry *reg);
+void sk_sched_metrics_free(struct sk_sched_metrics *m); /* NULL ok */
+
+/* Framework hook (struct sk_framework_env.observe): plugin NULL = extension point duration. */
+void sk_sched_metrics_observe_point(struct sk_sched_metrics *m, const char *profile, const char *point,
+				    const char *plugin, enum sk_code code, double seconds);
+/* One attempt's outcome (struct sk_sched_env.observe). now_ns: monotonic clock of the call. */
+void sk_sched_metrics_attempt(struct sk_sched_metrics *m, const struct sk_outcome *o, int64_t now_ns);
+/* The pod left the scheduler without being scheduled (deleted, bound elsewhere): forget its SLI start. */
+void sk_sched_metrics_forget_pod(struct sk_sched_metrics *m, const char *uid);
+void sk_sched_metrics_pending(struct sk_sched_metrics *m, const struct sk_queue_counts *c);
+void sk_sched_metrics_cache_size(struct sk_sched_metrics *m, int nodes, int pods, int assumed_pods);
+/* queue: "active", "backoff", "unschedulable", "gated"; event e.g. "PodAdd", "ScheduleAttemptFailure". */
+void sk_sched_metrics_incoming(struct sk_sched_metrics *m, const char *queue, const char *event);
+void sk_sched_metrics_binding_conflict(struct sk_sched_metrics *m);
+void sk_sched_metrics_leader(struct sk_sched_metrics *m, const char *lease_name, bool leading);
+/* "scheduled", "unschedulable", "error" (the upstream result label). */
+const char *sk_sched_metrics_result_label(enum sk_result r);
+/* The queue label of a queue position ("active", ...), NULL for none/in flight. */
+const char *sk_sched_metrics_queue_label(enum sk_queue_where w);
+
+#endif

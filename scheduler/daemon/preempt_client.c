@@ -1,0 +1,254 @@
+/* See preempt_client.h. */
+#include "scheduler/daemon/preempt_client.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube/log.h"
+#include "kube/object.h"
+
+struct sk_preempt_client {
+	struct kube_client *client;
+	struct kube_informer *pods, *pdbs;
+};
+
+struct sk_preempt_client *sk_preempt_client_new(struct kube_client *client, struct kube_informer *pods,
+						struct kube_informer *pdbs)
+{
+	struct sk_preempt_client *pc = calloc(1, sizeof(*pc));
+	if (!pc)
+		return NULL;
+	pc->client = client;
+	pc->pods = pods;
+	pc->pdbs = pdbs;
+	return pc;
+}
+
+void sk_preempt_client_free(struct sk_preempt_client *pc) { free(pc); }
+
+static int errf(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int errf(char **err, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		if (vasprintf(err, fmt, ap) < 0)
+			*err = NULL;
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* ---------- PDBs ---------- */
+
+struct pdb_acc {
+	struct sk_pdb **list;
+	int n, cap;
+	bool oom;
+};
+
+static void pdb_add(const cJSON *obj, void *u)
+{
+	struct pdb_acc *a = u;
+	if (a->oom || !obj)
+		return;
+	if (a->n == a->cap) {
+		int nc = a->cap ? a->cap * 2 : 16;
+		struct sk_pdb **l = realloc(a->list, (size_t)nc * sizeof(*l));
+		if (!l) {
+			a->oom = true;
+			return;
+		}
+		a->list = l;
+		a->cap = nc;
+	}
+	char *e = NULL;
+	struct sk_pdb *p = sk_pdb_decode(obj, &e);
+	free(e);
+	if (!p) {
+		a->oom = true;
+		return;
+	}
+	a->list[a->n++] = p;
+}
+
+int sk_preempt_list_pdbs(struct sk_preempt_client *pc, struct sk_pdb ***out, char **err)
+{
+	*out = NULL;
+	if (err)
+		*err = NULL;
+	struct pdb_acc a = { 0 };
+	if (pc->pdbs) {
+		kube_store_list_with(pc->pdbs, pdb_add, &a);
+	} else {
+		char *path = kube_path("policy", "v1", "poddisruptionbudgets", NULL, NULL, NULL);
+		cJSON *list = NULL;
+		struct kube_error ke = { 0 };
+		if (!path)
+			return errf(err, "listing PodDisruptionBudgets: out of memory");
+		int rc = kube_list(pc->client, path, NULL, NULL, &list, &ke);
+		free(path);
+		if (rc != 0)
+			return errf(err, "listing PodDisruptionBudgets: %s", ke.message);
+		const cJSON *it;
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items")) pdb_add(it, &a);
+		cJSON_Delete(list);
+	}
+	if (a.oom) {
+		sk_pdb_list_free(a.list, a.n);
+		return errf(err, "listing PodDisruptionBudgets: out of memory");
+	}
+	*out = a.list;
+	return a.n;
+}
+
+/* ---------- pod facts from the informer ---------- */
+
+int64_t sk_preempt_start_time_of(const cJSON *pod)
+{
+	const char *s = kube_obj_get_string(pod, "status.startTime");
+	time_t t;
+	if (!s || !*s || kube_time_parse_rfc3339(s, &t) != 0)
+		return -1;
+	return (int64_t)t * 1000000000LL;
+}
+
+bool sk_preempt_terminating_of(const cJSON *pod)
+{
+	if (!kube_obj_get_string(pod, "metadata.deletionTimestamp"))
+		return false;
+	const cJSON *c = kube_condition_find(kube_obj_get(pod, "status.conditions"), "DisruptionTarget");
+	if (!c)
+		return false;
+	const char *st = kube_obj_get_string(c, "status"), *reason = kube_obj_get_string(c, "reason");
+	return st && !strcmp(st, "True") && reason && !strcmp(reason, "PreemptionByScheduler");
+}
+
+struct lookup {
+	const char *uid;
+	const char *cond_message; /* when set: does the pod carry this DisruptionTarget condition? */
+	bool found;
+	int64_t start;
+	bool terminating;
+	bool has_condition;
+};
+
+static void lookup_fn(const cJSON *obj, void *u)
+{
+	struct lookup *l = u;
+	const char *uid = obj ? kube_meta_uid(obj) : NULL;
+	if (!uid || strcmp(uid, l->uid) != 0)
+		return;
+	l->found = true;
+	l->start = sk_preempt_start_time_of(obj);
+	l->terminating = sk_preempt_terminating_of(obj);
+	if (l->cond_message) {
+		const cJSON *c = kube_condition_find(kube_obj_get(obj, "status.conditions"), "DisruptionTarget");
+		const char *st = c ? kube_obj_get_string(c, "status") : NULL;
+		const char *reason = c ? kube_obj_get_string(c, "reason") : NULL;
+		const char *msg = c ? kube_obj_get_string(c, "message") : NULL;
+		l->has_condition = st && !strcmp(st, "True") && reason && !strcmp(reason, "PreemptionByScheduler") &&
+				   msg && !strcmp(msg, l->cond_message);
+	}
+}
+
+static bool lookup(struct sk_preempt_client *pc, const struct sk_pod *pod, struct lookup *l)
+{
+	const char *cond = l->cond_message;
+	memset(l, 0, sizeof(*l));
+	l->cond_message = cond;
+	l->uid = pod->uid ? pod->uid : "";
+	l->start = -1;
+	if (!pc->pods)
+		return false;
+	char key[512];
+	snprintf(key, sizeof(key), "%s/%s", pod->ns, pod->name);
+	kube_store_get_with(pc->pods, key, lookup_fn, l);
+	return l->found;
+}
+
+int64_t sk_preempt_pod_start_time(struct sk_preempt_client *pc, const struct sk_pod *pod)
+{
+	struct lookup l = { 0 };
+	return lookup(pc, pod, &l) ? l.start : -1;
+}
+
+bool sk_preempt_terminating_by_preemption(struct sk_preempt_client *pc, const struct sk_pod *pod)
+{
+	struct lookup l = { 0 };
+	if (lookup(pc, pod, &l))
+		return l.terminating;
+	return false;
+}
+
+/* ---------- API calls ---------- */
+
+int sk_preempt_victim(struct sk_preempt_client *pc, const struct sk_pod *preemptor, const struct sk_pod *victim,
+		      const char *node_name, const char *condition_message, char **err)
+{
+	if (err)
+		*err = NULL;
+	char now[32];
+	kube_time_rfc3339(now, time(NULL));
+	cJSON *patch = cJSON_CreateObject();
+	cJSON *status = patch ? cJSON_AddObjectToObject(patch, "status") : NULL;
+	cJSON *conds = status ? cJSON_AddArrayToObject(status, "conditions") : NULL;
+	cJSON *c = cJSON_CreateObject();
+	bool ok = conds && c && cJSON_AddItemToArray(conds, c);
+	if (!ok)
+		cJSON_Delete(c);
+	ok = ok && cJSON_AddStringToObject(c, "type", "DisruptionTarget") && cJSON_AddStringToObject(c, "status", "True") &&
+	     cJSON_AddStringToObject(c, "reason", "PreemptionByScheduler") &&
+	     cJSON_AddStringToObject(c, "message", condition_message ? condition_message : "") &&
+	     cJSON_AddStringToObject(c, "lastTransitionTime", now);
+	char *spath = ok ? kube_path("", "v1", "pods", victim->ns, victim->name, "status") : NULL;
+	char *path = ok ? kube_path("", "v1", "pods", victim->ns, victim->name, NULL) : NULL;
+	int rc = 0;
+	struct kube_error ke = { 0 };
+	struct lookup l = { .cond_message = condition_message ? condition_message : "" };
+	bool patched = lookup(pc, victim, &l) && l.has_condition; /* UpdatePodCondition: unchanged */
+	if (!spath || !path) {
+		rc = errf(err, "preempting pod %s/%s: out of memory", victim->ns, victim->name);
+	} else if (!patched && kube_patch(pc->client, spath, KUBE_PATCH_STRATEGIC, patch, NULL, &ke) != 0) {
+		if (kube_error_is_not_found(&ke))
+			rc = 1;
+		else
+			rc = errf(err, "%s", ke.message);
+	} else if (kube_delete(pc->client, path, &ke) != 0) {
+		if (kube_error_is_not_found(&ke))
+			rc = 1;
+		else
+			rc = errf(err, "%s", ke.message);
+	} else {
+		klog_info(2, "Preemptor Pod preempted victim Pod", " preemptor=%s/%s victim=%s/%s node=%s", preemptor->ns,
+			  preemptor->name, victim->ns, victim->name, node_name ? node_name : "");
+	}
+	free(spath);
+	free(path);
+	cJSON_Delete(patch);
+	return rc;
+}
+
+int sk_preempt_clear_nominated(struct sk_preempt_client *pc, const struct sk_pod *pod, char **err)
+{
+	if (err)
+		*err = NULL;
+	if (!pod->nominated_node_name || !*pod->nominated_node_name)
+		return 0;
+	cJSON *patch = cJSON_CreateObject();
+	cJSON *status = patch ? cJSON_AddObjectToObject(patch, "status") : NULL;
+	bool ok = status && cJSON_AddNullToObject(status, "nominatedNodeName");
+	char *path = ok ? kube_path("", "v1", "pods", pod->ns, pod->name, "status") : NULL;
+	struct kube_error ke = { 0 };
+	int rc = 0;
+	if (!path)
+		rc = errf(err, "clearing nominatedNodeName of pod %s/%s: out of memory", pod->ns, pod->name);
+	else if (kube_patch(pc->client, path, KUBE_PATCH_STRATEGIC, patch, NULL, &ke) != 0 && !kube_error_is_not_found(&ke))
+		rc = errf(err, "clearing nominatedNodeName of pod %s/%s: %s", pod->ns, pod->name, ke.message);
+	free(path);
+	cJSON_Delete(patch);
+	return rc;
+}

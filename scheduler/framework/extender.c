@@ -1,0 +1,620 @@
+/* HTTP extender client (pkg/scheduler/extender.go and staging/src/k8s.io/kube-scheduler/extender/v1/types.go): config entry -> struct sk_extender, the JSON wire
+ * types with the exact capitalised keys, and one libcurl POST per call. See extender.h. */
+#include "scheduler/framework/extender.h"
+
+#include <curl/curl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/config.h"
+#include "kube/log.h"
+#include "kube/object.h"
+#include "scheduler/config/config.h"
+
+#define MAX_RESPONSE_BYTES (64u << 20)
+
+struct sk_extender {
+	char *url_prefix; /* trailing '/' removed */
+	char *name;       /* urlPrefix as configured */
+	char *filter_verb, *prioritize_verb, *bind_verb, *preempt_verb;
+	int64_t weight;
+	int64_t timeout_ms;
+	bool enable_https, node_cache_capable, ignorable;
+	/* TLS */
+	bool tls_set, insecure;
+	char *server_name;
+	char *ca_file, *cert_file, *key_file;
+	char *ca_data, *cert_data, *key_data; /* decoded PEM */
+	size_t ca_len, cert_len, key_len;
+	int nmanaged;
+	char **managed;
+};
+
+static int set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int set_err(char **err, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		if (vasprintf(err, fmt, ap) < 0)
+			*err = NULL;
+		va_end(ap);
+	}
+	return -1;
+}
+
+static const char *cfg_str(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static bool cfg_bool(const cJSON *o, const char *k) { return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, k)); }
+
+static char *dup_or_null(const char *s) { return s && *s ? strdup(s) : NULL; }
+
+void sk_extender_free(struct sk_extender *e)
+{
+	if (!e)
+		return;
+	free(e->url_prefix);
+	free(e->name);
+	free(e->filter_verb);
+	free(e->prioritize_verb);
+	free(e->bind_verb);
+	free(e->preempt_verb);
+	free(e->server_name);
+	free(e->ca_file);
+	free(e->cert_file);
+	free(e->key_file);
+	free(e->ca_data);
+	free(e->cert_data);
+	free(e->key_data);
+	for (int i = 0; i < e->nmanaged; i++)
+		free(e->managed[i]);
+	free(e->managed);
+	free(e);
+}
+
+static int decode_pem(const cJSON *tls, const char *key, const char *path, char **out, size_t *len, char **err)
+{
+	const char *v = cfg_str(tls, key);
+	if (!*v)
+		return 0;
+	*out = kube_base64_decode(v, len);
+	if (!*out)
+		return set_err(err, "%s.tlsConfig.%s: invalid base64 data", path, key);
+	return 0;
+}
+
+struct sk_extender *sk_extender_new(const cJSON *cfg, const char *path, char **err)
+{
+	if (!path)
+		path = "extender";
+	if (!cJSON_IsObject(cfg)) {
+		set_err(err, "%s: expected an object", path);
+		return NULL;
+	}
+	struct sk_extender *e = calloc(1, sizeof(*e));
+	if (!e) {
+		set_err(err, "%s: out of memory", path);
+		return NULL;
+	}
+	const char *prefix = cfg_str(cfg, "urlPrefix");
+	if (!*prefix) {
+		set_err(err, "%s.urlPrefix: Required value", path);
+		goto fail;
+	}
+	e->name = strdup(prefix);
+	e->url_prefix = strdup(prefix);
+	if (!e->name || !e->url_prefix)
+		goto oom;
+	size_t l = strlen(e->url_prefix);
+	while (l > 0 && e->url_prefix[l - 1] == '/')
+		e->url_prefix[--l] = '\0';
+	e->filter_verb = dup_or_null(cfg_str(cfg, "filterVerb"));
+	e->prioritize_verb = dup_or_null(cfg_str(cfg, "prioritizeVerb"));
+	e->bind_verb = dup_or_null(cfg_str(cfg, "bindVerb"));
+	e->preempt_verb = dup_or_null(cfg_str(cfg, "preemptVerb"));
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(cfg, "weight");
+	if (w && kube_json_get_int64(w, &e->weight) != 0)
+		e->weight = 0;
+	e->timeout_ms = 0;
+	const char *to = cfg_str(cfg, "httpTimeout");
+	if (*to && sk_duration_parse_ms(to, &e->timeout_ms) < 0) {
+		set_err(err, "%s.httpTimeout: invalid duration \"%s\"", path, to);
+		goto fail;
+	}
+	if (e->timeout_ms <= 0)
+		e->timeout_ms = SK_DEFAULT_EXTENDER_TIMEOUT_MS;
+	e->enable_https = cfg_bool(cfg, "enableHTTPS");
+	e->node_cache_capable = cfg_bool(cfg, "nodeCacheCapable");
+	e->ignorable = cfg_bool(cfg, "ignorable");
+	const cJSON *tls = cJSON_GetObjectItemCaseSensitive(cfg, "tlsConfig");
+	if (cJSON_IsObject(tls)) {
+		e->tls_set = true;
+		e->insecure = cfg_bool(tls, "insecure");
+		e->server_name = dup_or_null(cfg_str(tls, "serverName"));
+		e->ca_file = dup_or_null(cfg_str(tls, "caFile"));
+		e->cert_file = dup_or_null(cfg_str(tls, "certFile"));
+		e->key_file = dup_or_null(cfg_str(tls, "keyFile"));
+		if (decode_pem(tls, "caData", path, &e->ca_data, &e->ca_len, err) < 0 ||
+		    decode_pem(tls, "certData", path, &e->cert_data, &e->cert_len, err) < 0 ||
+		    decode_pem(tls, "keyData", path, &e->key_data, &e->key_len, err) < 0)
+			goto fail;
+	}
+	/* upstream makeTransport: enableHTTPS without any CA -> no server verification */
+	if (e->enable_https && !e->ca_file && !e->ca_data)
+		e->insecure = true;
+	const cJSON *mr = cJSON_GetObjectItemCaseSensitive(cfg, "managedResources");
+	if (cJSON_IsArray(mr)) {
+		int n = cJSON_GetArraySize(mr);
+		e->managed = calloc((size_t)(n ? n : 1), sizeof(char *));
+		if (!e->managed)
+			goto oom;
+		for (const cJSON *r = mr->child; r; r = r->next) {
+			const char *name = cfg_str(r, "name");
+			if (!*name)
+				continue;
+			if (!(e->managed[e->nmanaged] = strdup(name)))
+				goto oom;
+			e->nmanaged++;
+		}
+	}
+	return e;
+oom:
+	set_err(err, "%s: out of memory", path);
+fail:
+	sk_extender_free(e);
+	return NULL;
+}
+
+void sk_extenders_free(struct sk_extender **list, int n)
+{
+	for (int i = 0; list && i < n; i++)
+		sk_extender_free(list[i]);
+	free(list);
+}
+
+int sk_extenders_build(const cJSON *top, const cJSON *profile, struct sk_extender ***out, char **err)
+{
+	*out = NULL;
+	int total = (cJSON_IsArray(top) ? cJSON_GetArraySize(top) : 0) +
+		    (cJSON_IsArray(profile) ? cJSON_GetArraySize(profile) : 0);
+	if (total == 0)
+		return 0;
+	struct sk_extender **all = calloc((size_t)total, sizeof(*all));
+	struct sk_extender **sorted = calloc((size_t)total, sizeof(*sorted));
+	if (!all || !sorted) {
+		free(all);
+		free(sorted);
+		return set_err(err, "extenders: out of memory");
+	}
+	int n = 0;
+	const cJSON *lists[2] = { top, profile };
+	const char *names[2] = { "extenders", "profile extenders" };
+	for (int l = 0; l < 2; l++) {
+		if (!cJSON_IsArray(lists[l]))
+			continue;
+		int i = 0;
+		for (const cJSON *x = lists[l]->child; x; x = x->next, i++) {
+			char path[64];
+			snprintf(path, sizeof(path), "%s[%d]", names[l], i);
+			if (!(all[n] = sk_extender_new(x, path, err))) {
+				sk_extenders_free(all, n);
+				free(sorted);
+				return -1;
+			}
+			n++;
+		}
+	}
+	int k = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < n; i++)
+			if (all[i]->ignorable == (pass == 1))
+				sorted[k++] = all[i];
+	free(all);
+	*out = sorted;
+	return n;
+}
+
+const char *sk_extender_name(const struct sk_extender *e) { return e->name; }
+bool sk_extender_is_filter(const struct sk_extender *e) { return e->filter_verb != NULL; }
+bool sk_extender_is_prioritizer(const struct sk_extender *e) { return e->prioritize_verb != NULL; }
+bool sk_extender_is_binder(const struct sk_extender *e) { return e->bind_verb != NULL; }
+bool sk_extender_is_ignorable(const struct sk_extender *e) { return e->ignorable; }
+bool sk_extender_node_cache_capable(const struct sk_extender *e) { return e->node_cache_capable; }
+int64_t sk_extender_weight(const struct sk_extender *e) { return e->weight; }
+int64_t sk_extender_timeout_ms(const struct sk_extender *e) { return e->timeout_ms; }
+
+bool sk_extender_is_interested(const struct sk_extender *e, const struct sk_pod *pod)
+{
+	if (e->nmanaged == 0)
+		return true;
+	for (int i = 0; i < pod->requests.nscalar; i++)
+		for (int m = 0; m < e->nmanaged; m++)
+			if (strcmp(pod->requests.scalar[i].name, e->managed[m]) == 0)
+				return true;
+	return false;
+}
+
+/* ---------- wire types ---------- */
+
+static cJSON *labels_json(const struct sk_labels *l)
+{
+	cJSON *o = cJSON_CreateObject();
+	for (int i = 0; o && i < l->n; i++)
+		if (!cJSON_AddStringToObject(o, l->items[i].key, l->items[i].value)) {
+			cJSON_Delete(o);
+			return NULL;
+		}
+	return o;
+}
+
+cJSON *sk_extender_pod_json(const struct sk_pod *pod)
+{
+	cJSON *o = cJSON_CreateObject(), *md = cJSON_CreateObject(), *spec = cJSON_CreateObject();
+	if (!o || !md || !spec) {
+		cJSON_Delete(o);
+		cJSON_Delete(md);
+		cJSON_Delete(spec);
+		return NULL;
+	}
+	cJSON_AddItemToObject(o, "metadata", md);
+	cJSON_AddItemToObject(o, "spec", spec);
+	bool ok = cJSON_AddStringToObject(md, "name", pod->name ? pod->name : "") &&
+		  cJSON_AddStringToObject(md, "namespace", pod->ns ? pod->ns : "") &&
+		  cJSON_AddStringToObject(md, "uid", pod->uid ? pod->uid : "");
+	if (ok && pod->labels.n > 0) {
+		cJSON *l = labels_json(&pod->labels);
+		ok = l && cJSON_AddItemToObject(md, "labels", l);
+	}
+	if (ok && pod->scheduler_name)
+		ok = cJSON_AddStringToObject(spec, "schedulerName", pod->scheduler_name) != NULL;
+	if (ok)
+		ok = cJSON_AddNumberToObject(spec, "priority", pod->priority) != NULL;
+	if (ok && pod->node_selector.n > 0) {
+		cJSON *l = labels_json(&pod->node_selector);
+		ok = l && cJSON_AddItemToObject(spec, "nodeSelector", l);
+	}
+	if (ok && pod->nominated_node_name && *pod->nominated_node_name) {
+		cJSON *st = cJSON_AddObjectToObject(o, "status");
+		ok = st && cJSON_AddStringToObject(st, "nominatedNodeName", pod->nominated_node_name);
+	}
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static const char *ni_name(const struct sk_node_info *ni) { return ni->node && ni->node->name ? ni->node->name : ""; }
+
+cJSON *sk_extender_args_json(const struct sk_extender *e, const struct sk_pod *pod,
+			     const struct sk_node_info *const *nodes, int n)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *p = sk_extender_pod_json(pod);
+	if (!o || !p) {
+		cJSON_Delete(o);
+		cJSON_Delete(p);
+		return NULL;
+	}
+	cJSON_AddItemToObject(o, "Pod", p);
+	bool ok = true;
+	if (e->node_cache_capable) {
+		ok = cJSON_AddNullToObject(o, "Nodes") != NULL;
+		cJSON *names = ok ? cJSON_AddArrayToObject(o, "NodeNames") : NULL;
+		ok = names != NULL;
+		for (int i = 0; ok && i < n; i++) {
+			cJSON *s = cJSON_CreateString(ni_name(nodes[i]));
+			ok = s && cJSON_AddItemToArray(names, s);
+		}
+	} else {
+		cJSON *list = cJSON_AddObjectToObject(o, "Nodes");
+		ok = list && cJSON_AddObjectToObject(list, "metadata");
+		cJSON *items = ok ? cJSON_AddArrayToObject(list, "items") : NULL;
+		ok = items != NULL;
+		for (int i = 0; ok && i < n; i++) {
+			cJSON *node = cJSON_CreateObject();
+			cJSON *md = node ? cJSON_AddObjectToObject(node, "metadata") : NULL;
+			ok = md && cJSON_AddStringToObject(md, "name", ni_name(nodes[i]));
+			if (ok && nodes[i]->node && nodes[i]->node->labels.n > 0) {
+				cJSON *l = labels_json(&nodes[i]->node->labels);
+				ok = l && cJSON_AddItemToObject(md, "labels", l);
+			}
+			if (node && !cJSON_AddItemToArray(items, node)) {
+				cJSON_Delete(node);
+				ok = false;
+			}
+		}
+		ok = ok && cJSON_AddNullToObject(o, "NodeNames");
+	}
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Go's decoder: exact key first, else case-insensitive. */
+static const cJSON *rget(const cJSON *o, const char *k)
+{
+	if (!cJSON_IsObject(o))
+		return NULL;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	return v ? v : cJSON_GetObjectItem(o, k);
+}
+
+/* ---------- HTTP ---------- */
+
+struct buf {
+	char *p;
+	size_t n;
+	bool too_big;
+};
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+	struct buf *b = ud;
+	size_t k = size * nmemb;
+	if (b->n + k > MAX_RESPONSE_BYTES) {
+		b->too_big = true;
+		return 0;
+	}
+	char *x = realloc(b->p, b->n + k + 1);
+	if (!x)
+		return 0;
+	memcpy(x + b->n, ptr, k);
+	b->n += k;
+	x[b->n] = '\0';
+	b->p = x;
+	return k;
+}
+
+/* POSTs args to urlPrefix/verb; returns the parsed response (caller deletes) or NULL and *err. */
+static cJSON *post(const struct sk_extender *e, const char *verb, const cJSON *args, char **err)
+{
+	char *url = NULL;
+	if (asprintf(&url, "%s/%s", e->url_prefix, verb) < 0) {
+		set_err(err, "extender %s: out of memory", e->name);
+		return NULL;
+	}
+	char *body = cJSON_PrintUnformatted(args);
+	CURL *c = curl_easy_init();
+	struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+	struct buf b = { 0 };
+	cJSON *res = NULL;
+	if (!body || !c || !hdr) {
+		set_err(err, "extender %s: out of memory", e->name);
+		goto out;
+	}
+	char ebuf[CURL_ERROR_SIZE] = "";
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
+	curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
+	if (e->insecure) {
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (e->ca_data) {
+		struct curl_blob blob = { .data = e->ca_data, .len = e->ca_len, .flags = CURL_BLOB_COPY };
+		curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob);
+	} else if (e->ca_file) {
+		curl_easy_setopt(c, CURLOPT_CAINFO, e->ca_file);
+	}
+	if (e->cert_data) {
+		struct curl_blob blob = { .data = e->cert_data, .len = e->cert_len, .flags = CURL_BLOB_COPY };
+		curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &blob);
+		curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+	} else if (e->cert_file) {
+		curl_easy_setopt(c, CURLOPT_SSLCERT, e->cert_file);
+	}
+	if (e->key_data) {
+		struct curl_blob blob = { .data = e->key_data, .len = e->key_len, .flags = CURL_BLOB_COPY };
+		curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &blob);
+		curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+	} else if (e->key_file) {
+		curl_easy_setopt(c, CURLOPT_SSLKEY, e->key_file);
+	}
+	CURLcode rc = curl_easy_perform(c);
+	if (rc != CURLE_OK) {
+		set_err(err, "%s: Post \"%s\": %s", verb, url, b.too_big ? "response too large" : *ebuf ? ebuf : curl_easy_strerror(rc));
+		goto out;
+	}
+	long code = 0;
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	if (code != 200) {
+		set_err(err, "failed %s with extender at URL %s, code %ld", verb, url, code);
+		goto out;
+	}
+	const char *end = NULL;
+	res = cJSON_ParseWithOpts(b.p ? b.p : "", &end, 0);
+	if (!res)
+		set_err(err, "extender %s: %s: invalid JSON response", e->name, verb);
+out:
+	curl_slist_free_all(hdr);
+	if (c)
+		curl_easy_cleanup(c);
+	free(body);
+	free(b.p);
+	free(url);
+	return res;
+}
+
+/* ---------- verbs ---------- */
+
+void sk_extender_filter_result_free(struct sk_extender_filter_result *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < r->nfailed; i++) {
+		free(r->failed[i].node);
+		free(r->failed[i].message);
+	}
+	free(r->failed);
+	free(r->nodes);
+	memset(r, 0, sizeof(*r));
+}
+
+static int find_node(const struct sk_node_info *const *nodes, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(ni_name(nodes[i]), name) == 0)
+			return i;
+	return -1;
+}
+
+static int add_failed(struct sk_extender_filter_result *r, const cJSON *map, bool unresolvable)
+{
+	if (!cJSON_IsObject(map))
+		return 0;
+	for (const cJSON *x = map->child; x; x = x->next) {
+		if (!x->string)
+			continue;
+		int k = -1;
+		for (int i = 0; i < r->nfailed; i++)
+			if (strcmp(r->failed[i].node, x->string) == 0)
+				k = i;
+		if (k >= 0) /* FailedAndUnresolvable (read first) wins */
+			continue;
+		struct sk_extender_failed *f = realloc(r->failed, (size_t)(r->nfailed + 1) * sizeof(*f));
+		if (!f)
+			return -1;
+		r->failed = f;
+		f[r->nfailed].node = strdup(x->string);
+		f[r->nfailed].message = strdup(cJSON_IsString(x) ? x->valuestring : "");
+		f[r->nfailed].unresolvable = unresolvable;
+		r->nfailed++;
+		if (!f[r->nfailed - 1].node || !f[r->nfailed - 1].message)
+			return -1;
+	}
+	return 0;
+}
+
+int sk_extender_filter(const struct sk_extender *e, const struct sk_pod *pod, const struct sk_node_info *const *nodes,
+		       int n, struct sk_extender_filter_result *out, char **err)
+{
+	memset(out, 0, sizeof(*out));
+	out->nodes = malloc((size_t)(n ? n : 1) * sizeof(*out->nodes));
+	if (!out->nodes)
+		return set_err(err, "extender %s: out of memory", e->name);
+	if (!e->filter_verb) {
+		memcpy(out->nodes, nodes, (size_t)n * sizeof(*nodes));
+		out->n = n;
+		return 0;
+	}
+	cJSON *args = sk_extender_args_json(e, pod, nodes, n);
+	if (!args) {
+		sk_extender_filter_result_free(out);
+		return set_err(err, "extender %s: out of memory", e->name);
+	}
+	cJSON *res = post(e, e->filter_verb, args, err);
+	cJSON_Delete(args);
+	if (!res) {
+		sk_extender_filter_result_free(out);
+		return -1;
+	}
+	int rc = 0;
+	const cJSON *er = rget(res, "Error");
+	const cJSON *names = rget(res, "NodeNames");
+	const cJSON *list = rget(res, "Nodes");
+	if (!cJSON_IsObject(res)) {
+		rc = set_err(err, "extender %s: %s: expected an ExtenderFilterResult (object)", e->name, e->filter_verb);
+	} else if (cJSON_IsString(er) && *er->valuestring) {
+		rc = set_err(err, "%s", er->valuestring);
+	} else if (e->node_cache_capable && cJSON_IsArray(names)) {
+		for (const cJSON *x = names->child; x && rc == 0; x = x->next) {
+			int k = cJSON_IsString(x) ? find_node(nodes, n, x->valuestring) : -1;
+			if (k < 0)
+				rc = set_err(err, "extender \"%s\" claims a filtered node \"%s\" which is not found in the input node list",
+					     e->name, cJSON_IsString(x) ? x->valuestring : "");
+			else if (out->n < n)
+				out->nodes[out->n++] = nodes[k];
+		}
+	} else if (cJSON_IsObject(list)) {
+		const cJSON *items = rget(list, "items");
+		for (const cJSON *x = cJSON_IsArray(items) ? items->child : NULL; x && rc == 0; x = x->next) {
+			const cJSON *nm = rget(rget(x, "metadata"), "name");
+			int k = cJSON_IsString(nm) ? find_node(nodes, n, nm->valuestring) : -1;
+			if (k < 0)
+				rc = set_err(err, "extender \"%s\" claims a filtered node \"%s\" which is not found in the input node list",
+					     e->name, cJSON_IsString(nm) ? nm->valuestring : "");
+			else if (out->n < n)
+				out->nodes[out->n++] = nodes[k];
+		}
+	} /* else: no nodes kept */
+	if (rc == 0 && (add_failed(out, rget(res, "FailedAndUnresolvableNodes"), true) < 0 ||
+			add_failed(out, rget(res, "FailedNodes"), false) < 0))
+		rc = set_err(err, "extender %s: out of memory", e->name);
+	cJSON_Delete(res);
+	if (rc < 0)
+		sk_extender_filter_result_free(out);
+	return rc;
+}
+
+int sk_extender_prioritize(const struct sk_extender *e, const struct sk_pod *pod,
+			   const struct sk_node_info *const *nodes, int n, int64_t *add, char **err)
+{
+	if (!e->prioritize_verb)
+		return 0;
+	cJSON *args = sk_extender_args_json(e, pod, nodes, n);
+	if (!args)
+		return set_err(err, "extender %s: out of memory", e->name);
+	cJSON *res = post(e, e->prioritize_verb, args, err);
+	cJSON_Delete(args);
+	if (!res)
+		return -1;
+	if (!cJSON_IsArray(res) && !cJSON_IsNull(res)) {
+		cJSON_Delete(res);
+		return set_err(err, "extender %s: %s: expected a HostPriorityList (array)", e->name, e->prioritize_verb);
+	}
+	const int64_t scale = SK_MAX_NODE_SCORE / SK_MAX_EXTENDER_PRIORITY;
+	for (const cJSON *x = cJSON_IsArray(res) ? res->child : NULL; x; x = x->next) {
+		const cJSON *h = rget(x, "Host"), *s = rget(x, "Score");
+		int64_t score = 0;
+		if (!cJSON_IsString(h) || (s && kube_json_get_int64(s, &score) != 0))
+			continue;
+		int k = find_node(nodes, n, h->valuestring);
+		if (k >= 0)
+			add[k] += score * e->weight * scale;
+	}
+	cJSON_Delete(res);
+	return 0;
+}
+
+int sk_extender_bind(const struct sk_extender *e, const struct sk_pod *pod, const char *node, char **err)
+{
+	if (!e->bind_verb)
+		return set_err(err, "extender %s: no bindVerb", e->name);
+	cJSON *args = cJSON_CreateObject();
+	if (!args || !cJSON_AddStringToObject(args, "PodName", pod->name ? pod->name : "") ||
+	    !cJSON_AddStringToObject(args, "PodNamespace", pod->ns ? pod->ns : "") ||
+	    !cJSON_AddStringToObject(args, "PodUID", pod->uid ? pod->uid : "") ||
+	    !cJSON_AddStringToObject(args, "Node", node)) {
+		cJSON_Delete(args);
+		return set_err(err, "extender %s: out of memory", e->name);
+	}
+	cJSON *res = post(e, e->bind_verb, args, err);
+	cJSON_Delete(args);
+	if (!res)
+		return -1;
+	const cJSON *er = rget(res, "Error");
+	int rc = 0;
+	if (!cJSON_IsObject(res))
+		rc = set_err(err, "extender %s: %s: expected an ExtenderBindingResult (object)", e->name, e->bind_verb);
+	else if (cJSON_IsString(er) && *er->valuestring)
+		rc = set_err(err, "%s", er->valuestring);
+	cJSON_Delete(res);
+	return rc;
+}

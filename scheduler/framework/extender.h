@@ -1,0 +1,84 @@
+/* HTTP scheduler extenders (upstream HTTPExtender; pkg/scheduler/extender.go and staging/src/k8s.io/kube-scheduler/extender/v1/types.go): one client per `Extender`
+ * config entry (the cJSON kept in sk_config.extenders / sk_profile_config.extenders), the wire
+ * types of the filter, prioritize and bind verbs, and IsInterested (managedResources).
+ *
+ * Every call makes its own curl easy handle: an extender is immutable after sk_extender_new and
+ * may be called from any thread (scheduling thread for filter/prioritize, binder threads for
+ * bind) without a lock. Preemption (preemptVerb) is not called yet. */
+#ifndef SK_EXTENDER_H
+#define SK_EXTENDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "schedkit/types.h"
+
+#define SK_MAX_EXTENDER_PRIORITY 10
+#define SK_DEFAULT_EXTENDER_TIMEOUT_MS 5000
+/* The pseudo plugin recorded as unschedulable when a filter extender removed nodes. */
+#define SK_EXTENDER_NAME "Extender"
+
+struct sk_extender;
+
+/* Builds an extender from one validated config entry (cfg is not kept). httpTimeout "" or "0s" ->
+ * 5s. Reads caFile/certFile/keyFile contents lazily (curl does, per call). NULL and *err (caller
+ * frees) naming `path` and the field on failure. */
+struct sk_extender *sk_extender_new(const cJSON *cfg, const char *path, char **err);
+void sk_extender_free(struct sk_extender *e); /* NULL ok */
+
+/* Builds the extenders of one framework: the top-level list then the profile's own (either may be
+ * NULL), in config order, then every ignorable one moved to the end (order kept within each
+ * group). *out (caller frees with sk_extenders_free) may be NULL when the count is 0. Returns the
+ * count, or -1 and *err. */
+int sk_extenders_build(const cJSON *top, const cJSON *profile, struct sk_extender ***out, char **err);
+void sk_extenders_free(struct sk_extender **list, int n);
+
+const char *sk_extender_name(const struct sk_extender *e); /* urlPrefix */
+bool sk_extender_is_filter(const struct sk_extender *e);
+bool sk_extender_is_prioritizer(const struct sk_extender *e);
+bool sk_extender_is_binder(const struct sk_extender *e);
+bool sk_extender_is_ignorable(const struct sk_extender *e);
+bool sk_extender_node_cache_capable(const struct sk_extender *e);
+int64_t sk_extender_weight(const struct sk_extender *e);
+int64_t sk_extender_timeout_ms(const struct sk_extender *e);
+/* IsInterested: no managedResources, or the pod requests one of them. The pod's decoded requests
+ * are checked (the API server copies limits into missing requests, so a limit-only extended
+ * resource shows there too). */
+bool sk_extender_is_interested(const struct sk_extender *e, const struct sk_pod *pod);
+
+/* One node an extender rejected. */
+struct sk_extender_failed {
+	char *node;
+	char *message;
+	bool unresolvable; /* from FailedAndUnresolvableNodes (wins over FailedNodes) */
+};
+struct sk_extender_filter_result {
+	const struct sk_node_info **nodes; /* kept nodes (pointers from the input), response order */
+	int n;
+	struct sk_extender_failed *failed;
+	int nfailed;
+};
+void sk_extender_filter_result_free(struct sk_extender_filter_result *r); /* frees members; NULL ok */
+
+/* Filter verb. Without filterVerb the input passes unchanged. Errors (transport, timeout, status
+ * other than 200, bad JSON, non-empty Error, a returned node not in the input): -1 and *err. */
+int sk_extender_filter(const struct sk_extender *e, const struct sk_pod *pod, const struct sk_node_info *const *nodes,
+		       int n, struct sk_extender_filter_result *out, char **err);
+/* Prioritize verb: adds Score × weight × (100/10) to add[i] for every returned host equal to
+ * nodes[i]'s name (unknown hosts ignored; duplicates each added). No prioritizeVerb: nothing.
+ * -1 and *err on error (add untouched). */
+int sk_extender_prioritize(const struct sk_extender *e, const struct sk_pod *pod,
+			   const struct sk_node_info *const *nodes, int n, int64_t *add, char **err);
+/* Bind verb (ExtenderBindingArgs). 0, or -1 and *err (the Error field or the transport error). */
+int sk_extender_bind(const struct sk_extender *e, const struct sk_pod *pod, const char *node, char **err);
+
+/* The request bodies, exposed for tests and docs (caller cJSON_Delete's; NULL on ENOMEM). The pod
+ * is rebuilt from the decoded pod (the raw object is not kept): metadata {name, namespace, uid,
+ * labels}, spec {schedulerName, priority, nodeSelector}, status {nominatedNodeName} when set. */
+cJSON *sk_extender_args_json(const struct sk_extender *e, const struct sk_pod *pod,
+			     const struct sk_node_info *const *nodes, int n);
+cJSON *sk_extender_pod_json(const struct sk_pod *pod);
+
+#endif

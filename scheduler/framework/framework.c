@@ -1,0 +1,1483 @@
+/* The framework runtime (runtime.h): builds a profile into plugin instances and flat per-point
+ * arrays, runs every extension point with upstream's semantics and status handling, and
+ * implements CycleState and the plugin handle. A framework is immutable after sk_framework_new
+ * except for its refcount and its waiting-pods map (own lock), so every run function may be
+ * called from any thread. */
+#include "scheduler/framework/runtime.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "scheduler/framework/extender.h"
+
+#define MAX_REGISTRATIONS 64
+
+struct sk_handle {
+	struct sk_framework *fw;
+};
+
+struct plugin_events {
+	int n;
+	struct sk_event_registration *regs;
+};
+
+struct sk_framework {
+	atomic_int refs;
+	const struct sk_config *cfg;
+	const struct sk_profile_config *profile;
+	struct sk_framework_env env;
+	struct sk_handle handle;
+	const char *name;             /* profile->scheduler_name */
+	int nplugins;
+	struct sk_plugin *inst;       /* [nplugins], stable addresses */
+	void **owned_args;            /* defaults decoded here when the profile had none */
+	bool *inited;
+	struct plugin_events *events; /* [nplugins] */
+	int n[SK_EP_COUNT];
+	struct sk_plugin **pts[SK_EP_COUNT];
+	int32_t *weights;             /* per score plugin */
+	struct sk_waiting_pods *waiting;
+	/* HTTP extenders: the top-level ones then the profile's own, ignorable ones last (immutable) */
+	int nextenders;
+	struct sk_extender **extenders;
+};
+
+struct cs_slot {
+	void *data;
+	const struct sk_state_ops *ops;
+	bool borrowed; /* shared with the state it was cloned from: never freed here */
+};
+
+#define SKIP_FILTER 1u
+#define SKIP_SCORE 2u
+
+struct sk_cycle_state {
+	int nslots;
+	struct cs_slot *slots;
+	uint8_t *skip;
+	bool record_plugin_metrics;
+	/* Filter plugins not skipped at PreFilter, in order (built by sk_fw_run_pre_filter so the
+	 * per-node Filter loop needs no skip test); nfilters < 0: not built, use pts + skip. Written
+	 * only by the scheduling thread before Filter runs. */
+	int nfilters;
+	struct sk_plugin **filters;
+	pthread_mutex_t mu; /* guards activate */
+	int nactivate, capactivate;
+	char **activate;
+};
+
+/* ---------- small helpers ---------- */
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int64_t sk_framework_now_ns(const struct sk_framework *fw)
+{
+	return fw->env.now_ns ? fw->env.now_ns(fw->env.ctx) : mono_ns();
+}
+
+static int64_t point_begin(const struct sk_framework *fw) { return fw->env.observe ? mono_ns() : 0; }
+
+static void point_end(const struct sk_framework *fw, const char *point, enum sk_code code, int64_t t0)
+{
+	if (fw->env.observe)
+		fw->env.observe(fw->env.ctx, fw->name, point, NULL, code, (double)(mono_ns() - t0) / 1e9);
+}
+
+static int64_t plugin_begin(const struct sk_framework *fw, const struct sk_cycle_state *cs)
+{
+	return cs && cs->record_plugin_metrics && fw->env.observe ? mono_ns() : 0;
+}
+
+static void plugin_end(const struct sk_framework *fw, const char *point, const struct sk_plugin *pl,
+		       enum sk_code code, int64_t t0)
+{
+	if (t0)
+		fw->env.observe(fw->env.ctx, fw->name, point, pl->desc->name, code, (double)(mono_ns() - t0) / 1e9);
+}
+
+/* Per-node extension points (Filter, Score) run every plugin on hundreds of nodes per cycle; two
+ * clock reads and one histogram observation per plugin per node cost as much as the plugins
+ * themselves. In a cycle sampled for plugin metrics (10% of cycles, as upstream), they therefore
+ * time only every NODE_SAMPLE_EVERY-th node a thread evaluates in that cycle (the first one
+ * included): scheduler_plugin_execution_duration_seconds keeps the per-call distribution of
+ * those points, with 1/NODE_SAMPLE_EVERY of the observations. Other points time every call. */
+#define NODE_SAMPLE_EVERY 16u
+
+struct node_sample_tick {
+	const struct sk_cycle_state *cs;
+	unsigned tick;
+};
+static _Thread_local struct node_sample_tick tls_filter_tick;
+
+/* True when this thread's current Filter call in cs is one to time. */
+static bool filter_node_sampled(const struct sk_cycle_state *cs)
+{
+	if (tls_filter_tick.cs != cs) {
+		tls_filter_tick.cs = cs;
+		tls_filter_tick.tick = 0;
+	}
+	return tls_filter_tick.tick++ % NODE_SAMPLE_EVERY == 0;
+}
+
+void sk_format_duration_ms(int64_t ms, char *buf, size_t n)
+{
+	if (ms <= 0) {
+		snprintf(buf, n, "0s");
+		return;
+	}
+	if (ms < 1000) {
+		snprintf(buf, n, "%" PRId64 "ms", ms);
+		return;
+	}
+	int64_t h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60, frac = ms % 1000;
+	char sec[32];
+	if (frac) {
+		snprintf(sec, sizeof(sec), "%" PRId64 ".%03" PRId64, s, frac);
+		size_t l = strlen(sec);
+		while (sec[l - 1] == '0')
+			sec[--l] = '\0';
+	} else {
+		snprintf(sec, sizeof(sec), "%" PRId64, s);
+	}
+	if (h)
+		snprintf(buf, n, "%" PRId64 "h%" PRId64 "m%ss", h, m, sec);
+	else if (m)
+		snprintf(buf, n, "%" PRId64 "m%ss", m, sec);
+	else
+		snprintf(buf, n, "%ss", sec);
+}
+
+/* Error status "<prefix><message of s>" (prefix printf-formatted); s is reset. */
+static struct sk_status wrapf(struct sk_status *s, const char *plugin, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static struct sk_status wrapf(struct sk_status *s, const char *plugin, const char *fmt, ...)
+{
+	char *prefix = NULL, *msg = sk_status_message(s);
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&prefix, fmt, ap) < 0)
+		prefix = NULL;
+	va_end(ap);
+	struct sk_status out = sk_statusf(SK_ERROR, "%s%s", prefix ? prefix : "", msg ? msg : "");
+	out.plugin = plugin;
+	free(prefix);
+	free(msg);
+	sk_status_reset(s);
+	return out;
+}
+
+int sk_prefilter_result_add(struct sk_prefilter_result *r, const char *node_name)
+{
+	if (r->n == r->cap) {
+		int cap = r->cap ? r->cap * 2 : 8;
+		const char **names = realloc(r->names, (size_t)cap * sizeof(*names));
+		if (!names)
+			return -1;
+		r->names = names;
+		r->cap = cap;
+	}
+	r->names[r->n++] = sk_intern(node_name);
+	r->all = false;
+	return 0;
+}
+
+/* ---------- build ---------- */
+
+static const char *const iface_names[SK_EP_COUNT] = {
+	"PreEnqueuePlugin", "QueueSortPlugin", "PreFilterPlugin", "FilterPlugin",
+	"PostFilterPlugin", "PreScorePlugin", "ScorePlugin",     "ReservePlugin",
+	"PermitPlugin",     "PreBindPlugin",  "BindPlugin",      "PostBindPlugin",
+};
+
+static void framework_free(struct sk_framework *fw)
+{
+	for (int i = fw->nplugins - 1; i >= 0; i--) {
+		struct sk_plugin *pl = &fw->inst[i];
+		if (fw->inited && fw->inited[i] && pl->desc->fini)
+			pl->desc->fini(pl);
+		if (fw->owned_args && fw->owned_args[i] && pl->desc->args_free)
+			pl->desc->args_free(fw->owned_args[i]);
+		if (fw->events)
+			free(fw->events[i].regs);
+	}
+	for (int ep = 0; ep < SK_EP_COUNT; ep++)
+		free(fw->pts[ep]);
+	sk_waiting_free(fw->waiting);
+	sk_extenders_free(fw->extenders, fw->nextenders);
+	free(fw->weights);
+	free(fw->events);
+	free(fw->inited);
+	free(fw->owned_args);
+	free(fw->inst);
+	free(fw);
+}
+
+static int fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(char **err, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		if (vasprintf(err, fmt, ap) < 0)
+			*err = NULL;
+		va_end(ap);
+	}
+	return -1;
+}
+
+static int instance_index(struct sk_framework *fw, const struct sk_plugin_desc *d)
+{
+	for (int i = 0; i < fw->nplugins; i++)
+		if (fw->inst[i].desc == d || strcmp(fw->inst[i].desc->name, d->name) == 0)
+			return i;
+	return -1;
+}
+
+static int build_instances(struct sk_framework *fw, const struct sk_profile_config *p, char **err)
+{
+	int total = 0;
+	for (int ep = 0; ep < SK_EP_COUNT; ep++)
+		total += p->points[ep].n;
+	fw->inst = calloc((size_t)(total ? total : 1), sizeof(*fw->inst));
+	fw->owned_args = calloc((size_t)(total ? total : 1), sizeof(void *));
+	fw->inited = calloc((size_t)(total ? total : 1), sizeof(bool));
+	fw->events = calloc((size_t)(total ? total : 1), sizeof(*fw->events));
+	if (!fw->inst || !fw->owned_args || !fw->inited || !fw->events)
+		return fail(err, "profile %s: out of memory", fw->name);
+	for (int ep = 0; ep < SK_EP_COUNT; ep++) {
+		for (int i = 0; i < p->points[ep].n; i++) {
+			const struct sk_plugin_desc *d = p->points[ep].items[i].desc;
+			if (!d)
+				return fail(err, "profile %s: %s plugin %d has no descriptor", fw->name,
+					    sk_ext_point_field((enum sk_ext_point)ep), i);
+			if (instance_index(fw, d) >= 0)
+				continue;
+			struct sk_plugin *pl = &fw->inst[fw->nplugins];
+			pl->desc = d;
+			pl->slot = fw->nplugins;
+			pl->handle = &fw->handle;
+			fw->nplugins++;
+		}
+	}
+	return 0;
+}
+
+static int init_instances(struct sk_framework *fw, const struct sk_profile_config *p, char **err)
+{
+	for (int i = 0; i < fw->nplugins; i++) {
+		struct sk_plugin *pl = &fw->inst[i];
+		const struct sk_plugin_desc *d = pl->desc;
+		if (d->abi_version != SK_PLUGIN_ABI_VERSION)
+			return fail(err, "profile %s: plugin \"%s\" ABI version %u, want %d", fw->name, d->name,
+				    d->abi_version, SK_PLUGIN_ABI_VERSION);
+		const void *args = sk_profile_args(p, d->name);
+		if (!args && d->args_kind && d->args_decode) {
+			struct sk_errors errs = { 0 };
+			void *a = NULL;
+			char path[256];
+			snprintf(path, sizeof(path), "profiles[%s].pluginConfig[%s].args", fw->name, d->name);
+			if (d->args_decode(NULL, &a, &errs, path) != 0) {
+				char *msg = sk_errors_join(&errs, "; ");
+				fail(err, "profile %s: plugin \"%s\": default args: %s", fw->name, d->name,
+				     msg ? msg : "invalid");
+				free(msg);
+				sk_errors_free(&errs);
+				if (a && d->args_free)
+					d->args_free(a);
+				return -1;
+			}
+			sk_errors_free(&errs);
+			fw->owned_args[i] = a;
+			args = a;
+		}
+		if (d->init) {
+			char *perr = NULL;
+			if (d->init(pl, args, &perr) != 0) {
+				fail(err, "profile %s: initializing plugin \"%s\": %s", fw->name, d->name,
+				     perr ? perr : "failed");
+				free(perr);
+				return -1;
+			}
+		}
+		fw->inited[i] = true;
+		struct plugin_events *ev = &fw->events[i];
+		if (d->events_to_register) {
+			struct sk_event_registration buf[MAX_REGISTRATIONS];
+			int n = d->events_to_register(pl, buf, MAX_REGISTRATIONS);
+			if (n < 0)
+				n = 0;
+			if (n > MAX_REGISTRATIONS)
+				n = MAX_REGISTRATIONS;
+			if (n) {
+				ev->regs = malloc((size_t)n * sizeof(*ev->regs));
+				if (!ev->regs)
+					return fail(err, "profile %s: out of memory", fw->name);
+				memcpy(ev->regs, buf, (size_t)n * sizeof(*buf));
+				ev->n = n;
+			}
+		} else {
+			/* No EnqueueExtensions: interested in every event (upstream). */
+			ev->regs = calloc(1, sizeof(*ev->regs));
+			if (!ev->regs)
+				return fail(err, "profile %s: out of memory", fw->name);
+			ev->regs[0].event.resource = SK_EV_WILDCARD;
+			ev->regs[0].event.action = SK_ACT_ALL;
+			ev->regs[0].event.label = "WildCardEvent";
+			ev->n = 1;
+		}
+	}
+	return 0;
+}
+
+static int build_points(struct sk_framework *fw, const struct sk_profile_config *p, char **err)
+{
+	for (int ep = 0; ep < SK_EP_COUNT; ep++) {
+		const struct sk_plugin_list *l = &p->points[ep];
+		if (!l->n)
+			continue;
+		fw->pts[ep] = calloc((size_t)l->n, sizeof(struct sk_plugin *));
+		if (!fw->pts[ep])
+			return fail(err, "profile %s: out of memory", fw->name);
+		if (ep == SK_EP_SCORE) {
+			fw->weights = calloc((size_t)l->n, sizeof(int32_t));
+			if (!fw->weights)
+				return fail(err, "profile %s: out of memory", fw->name);
+		}
+		for (int i = 0; i < l->n; i++) {
+			const struct sk_plugin_desc *d = l->items[i].desc;
+			if (!sk_desc_implements(d, (enum sk_ext_point)ep))
+				return fail(err, "profile %s: plugin \"%s\" does not extend %s plugin", fw->name, d->name,
+					    iface_names[ep]);
+			for (int k = 0; k < fw->n[ep]; k++)
+				if (strcmp(fw->pts[ep][k]->desc->name, d->name) == 0)
+					return fail(err, "profile %s: plugin \"%s\" already registered as \"%s\"",
+						    fw->name, d->name, iface_names[ep]);
+			fw->pts[ep][fw->n[ep]] = &fw->inst[instance_index(fw, d)];
+			if (ep == SK_EP_SCORE)
+				fw->weights[i] = l->items[i].weight > 0 ? l->items[i].weight : 1;
+			fw->n[ep]++;
+		}
+	}
+	int64_t total = 0;
+	for (int i = 0; i < fw->n[SK_EP_SCORE]; i++) {
+		if (total > INT64_MAX - (int64_t)fw->weights[i] * SK_MAX_NODE_SCORE)
+			return fail(err, "profile %s: total score of Score plugins could overflow", fw->name);
+		total += (int64_t)fw->weights[i] * SK_MAX_NODE_SCORE;
+	}
+	if (fw->n[SK_EP_QUEUE_SORT] != 1)
+		return fail(err, "only one queue sort plugin required for profile with scheduler name \"%s\", but got %d",
+			    fw->name, fw->n[SK_EP_QUEUE_SORT]);
+	if (fw->n[SK_EP_BIND] == 0)
+		return fail(err, "at least one bind plugin is needed for profile with scheduler name \"%s\"", fw->name);
+	return 0;
+}
+
+struct sk_framework *sk_framework_new(const struct sk_config *cfg, const struct sk_profile_config *profile,
+				      const struct sk_framework_env *env, char **err)
+{
+	if (err)
+		*err = NULL;
+	struct sk_framework *fw = calloc(1, sizeof(*fw));
+	if (!fw) {
+		fail(err, "framework: out of memory");
+		return NULL;
+	}
+	atomic_init(&fw->refs, 1);
+	fw->cfg = cfg;
+	fw->profile = profile;
+	if (env)
+		fw->env = *env;
+	fw->handle.fw = fw;
+	fw->name = profile->scheduler_name ? profile->scheduler_name : "";
+	fw->waiting = sk_waiting_new();
+	if (!fw->waiting) {
+		fail(err, "framework: out of memory");
+		free(fw);
+		return NULL;
+	}
+	/* Points first: "does not extend" and duplicate errors come before any plugin is initialized. */
+	if (build_instances(fw, profile, err) != 0 || build_points(fw, profile, err) != 0 ||
+	    init_instances(fw, profile, err) != 0) {
+		framework_free(fw);
+		return NULL;
+	}
+	char *eerr = NULL;
+	int ne = sk_extenders_build(cfg ? cfg->extenders : NULL, profile->extenders, &fw->extenders, &eerr);
+	if (ne < 0) {
+		fail(err, "profile %s: %s", fw->name, eerr ? eerr : "building extenders failed");
+		free(eerr);
+		framework_free(fw);
+		return NULL;
+	}
+	fw->nextenders = ne;
+	return fw;
+}
+
+struct sk_framework *sk_framework_ref(struct sk_framework *fw)
+{
+	if (fw)
+		atomic_fetch_add(&fw->refs, 1);
+	return fw;
+}
+
+bool sk_framework_unref(struct sk_framework *fw)
+{
+	if (!fw || atomic_fetch_sub(&fw->refs, 1) != 1)
+		return false;
+	framework_free(fw);
+	return true;
+}
+
+const char *sk_framework_profile_name(const struct sk_framework *fw) { return fw->name; }
+const struct sk_profile_config *sk_framework_profile(const struct sk_framework *fw) { return fw->profile; }
+const struct sk_config *sk_framework_config(const struct sk_framework *fw) { return fw->cfg; }
+const struct sk_framework_env *sk_framework_env(const struct sk_framework *fw) { return &fw->env; }
+struct sk_handle *sk_framework_handle(struct sk_framework *fw) { return &fw->handle; }
+struct sk_waiting_pods *sk_framework_waiting_pods(struct sk_framework *fw) { return fw->waiting; }
+int sk_framework_nplugins(const struct sk_framework *fw) { return fw->nplugins; }
+struct sk_plugin *sk_framework_instance(struct sk_framework *fw, int slot)
+{
+	return slot >= 0 && slot < fw->nplugins ? &fw->inst[slot] : NULL;
+}
+int sk_framework_point_len(const struct sk_framework *fw, enum sk_ext_point ep) { return fw->n[ep]; }
+struct sk_plugin *sk_framework_point_plugin(const struct sk_framework *fw, enum sk_ext_point ep, int i)
+{
+	return i >= 0 && i < fw->n[ep] ? fw->pts[ep][i] : NULL;
+}
+int32_t sk_framework_score_weight(const struct sk_framework *fw, int i) { return fw->weights[i]; }
+bool sk_framework_has(const struct sk_framework *fw, enum sk_ext_point ep) { return fw->n[ep] > 0; }
+int sk_framework_nextenders(const struct sk_framework *fw) { return fw->nextenders; }
+struct sk_extender *sk_framework_extender(const struct sk_framework *fw, int i)
+{
+	return i >= 0 && i < fw->nextenders ? fw->extenders[i] : NULL;
+}
+
+/* ---------- cycle state ---------- */
+
+static struct sk_cycle_state *cycle_state_alloc(int nslots)
+{
+	struct sk_cycle_state *cs = calloc(1, sizeof(*cs));
+	if (!cs)
+		return NULL;
+	cs->nslots = nslots;
+	cs->slots = calloc((size_t)(nslots ? nslots : 1), sizeof(*cs->slots));
+	cs->skip = calloc((size_t)(nslots ? nslots : 1), 1);
+	if (!cs->slots || !cs->skip) {
+		free(cs->slots);
+		free(cs->skip);
+		free(cs);
+		return NULL;
+	}
+	cs->nfilters = -1;
+	pthread_mutex_init(&cs->mu, NULL);
+	return cs;
+}
+
+struct sk_cycle_state *sk_cycle_state_new(const struct sk_framework *fw, bool record_plugin_metrics)
+{
+	struct sk_cycle_state *cs = cycle_state_alloc(fw->nplugins);
+	if (cs)
+		cs->record_plugin_metrics = record_plugin_metrics;
+	return cs;
+}
+
+static void slot_release(struct cs_slot *s)
+{
+	if (s->data && !s->borrowed && s->ops && s->ops->free)
+		s->ops->free(s->data);
+	s->data = NULL;
+	s->ops = NULL;
+	s->borrowed = false;
+}
+
+void sk_cycle_state_free(struct sk_cycle_state *cs)
+{
+	if (!cs)
+		return;
+	for (int i = 0; i < cs->nslots; i++)
+		slot_release(&cs->slots[i]);
+	for (int i = 0; i < cs->nactivate; i++)
+		free(cs->activate[i]);
+	free(cs->activate);
+	pthread_mutex_destroy(&cs->mu);
+	free(cs->slots);
+	free(cs->skip);
+	free(cs->filters);
+	free(cs);
+}
+
+struct sk_cycle_state *sk_cycle_state_clone(const struct sk_cycle_state *cs)
+{
+	struct sk_cycle_state *c = cycle_state_alloc(cs->nslots);
+	if (!c)
+		return NULL;
+	c->record_plugin_metrics = cs->record_plugin_metrics;
+	memcpy(c->skip, cs->skip, (size_t)cs->nslots);
+	for (int i = 0; i < cs->nslots; i++) {
+		const struct cs_slot *s = &cs->slots[i];
+		if (!s->data)
+			continue;
+		c->slots[i].ops = s->ops;
+		if (s->ops && s->ops->clone) {
+			c->slots[i].data = s->ops->clone(s->data);
+			if (!c->slots[i].data) {
+				sk_cycle_state_free(c);
+				return NULL;
+			}
+		} else {
+			c->slots[i].data = s->data;
+			c->slots[i].borrowed = true;
+		}
+	}
+	return c;
+}
+
+void *sk_cycle_state_get(const struct sk_cycle_state *cs, int slot)
+{
+	return cs && slot >= 0 && slot < cs->nslots ? cs->slots[slot].data : NULL;
+}
+
+void sk_cycle_state_put(struct sk_cycle_state *cs, int slot, void *data, const struct sk_state_ops *ops)
+{
+	if (!cs || slot < 0 || slot >= cs->nslots) {
+		if (data && ops && ops->free)
+			ops->free(data);
+		return;
+	}
+	slot_release(&cs->slots[slot]);
+	cs->slots[slot].data = data;
+	cs->slots[slot].ops = ops;
+}
+
+void sk_cycle_state_activate_pod(struct sk_cycle_state *cs, const char *pod_key)
+{
+	pthread_mutex_lock(&cs->mu);
+	for (int i = 0; i < cs->nactivate; i++)
+		if (strcmp(cs->activate[i], pod_key) == 0)
+			goto out;
+	if (cs->nactivate == cs->capactivate) {
+		int cap = cs->capactivate ? cs->capactivate * 2 : 4;
+		char **a = realloc(cs->activate, (size_t)cap * sizeof(*a));
+		if (!a)
+			goto out;
+		cs->activate = a;
+		cs->capactivate = cap;
+	}
+	char *k = strdup(pod_key);
+	if (k)
+		cs->activate[cs->nactivate++] = k;
+out:
+	pthread_mutex_unlock(&cs->mu);
+}
+
+int sk_cycle_state_take_pods_to_activate(struct sk_cycle_state *cs, char ***keys)
+{
+	pthread_mutex_lock(&cs->mu);
+	int n = cs->nactivate;
+	*keys = cs->activate;
+	cs->activate = NULL;
+	cs->nactivate = cs->capactivate = 0;
+	pthread_mutex_unlock(&cs->mu);
+	return n;
+}
+
+bool sk_cycle_state_skip_filter(const struct sk_cycle_state *cs, int slot)
+{
+	return slot >= 0 && slot < cs->nslots && (cs->skip[slot] & SKIP_FILTER);
+}
+bool sk_cycle_state_skip_score(const struct sk_cycle_state *cs, int slot)
+{
+	return slot >= 0 && slot < cs->nslots && (cs->skip[slot] & SKIP_SCORE);
+}
+bool sk_cycle_state_records_plugin_metrics(const struct sk_cycle_state *cs) { return cs->record_plugin_metrics; }
+
+/* ---------- handle ---------- */
+
+const struct sk_snapshot *sk_handle_snapshot(struct sk_handle *h)
+{
+	return h->fw->env.snapshot ? h->fw->env.snapshot(h->fw->env.ctx) : NULL;
+}
+const char *sk_handle_profile_name(struct sk_handle *h) { return h->fw->name; }
+int sk_handle_parallelism(struct sk_handle *h)
+{
+	if (h->fw->env.pool)
+		return sk_pool_parallelism(h->fw->env.pool);
+	return h->fw->cfg && h->fw->cfg->parallelism > 0 ? h->fw->cfg->parallelism : 16;
+}
+void sk_handle_parallel_for(struct sk_handle *h, int n, void (*fn)(int i, void *ctx), void *ctx)
+{
+	sk_parallel_for(h->fw->env.pool, n, fn, ctx);
+}
+int sk_handle_bind_pod(struct sk_handle *h, const struct sk_pod *pod, const char *node_name, char **err)
+{
+	if (!h->fw->env.bind)
+		return fail(err, "no binder configured for profile %s", h->fw->name);
+	return h->fw->env.bind(h->fw->env.ctx, pod, node_name, err);
+}
+int sk_handle_nominated_pods(struct sk_handle *h, const char *node_name, struct sk_pod ***out)
+{
+	*out = NULL;
+	if (!h->fw->env.nominator)
+		return 0;
+	return sk_nominator_pods_for_node(h->fw->env.nominator, node_name, out);
+}
+int sk_handle_allow_waiting_pod(struct sk_handle *h, const char *pod_uid, const char *plugin_name)
+{
+	return sk_waiting_allow(h->fw->waiting, pod_uid, plugin_name);
+}
+int sk_handle_reject_waiting_pod(struct sk_handle *h, const char *pod_uid, const char *plugin_name, const char *msg)
+{
+	return sk_waiting_reject(h->fw->waiting, pod_uid, plugin_name, msg);
+}
+int64_t sk_handle_now_ns(struct sk_handle *h) { return sk_framework_now_ns(h->fw); }
+
+/* ---------- PreEnqueue, QueueSort ---------- */
+
+struct sk_status sk_fw_run_pre_enqueue(struct sk_framework *fw, const struct sk_pod *pod)
+{
+	if (fw->n[SK_EP_PRE_ENQUEUE] == 0)
+		return sk_ok();
+	int64_t t0 = point_begin(fw);
+	struct sk_status ret = sk_ok();
+	for (int i = 0; i < fw->n[SK_EP_PRE_ENQUEUE]; i++) {
+		struct sk_plugin *pl = fw->pts[SK_EP_PRE_ENQUEUE][i];
+		struct sk_status s = pl->desc->pre_enqueue(pl, pod);
+		if (s.code != SK_SUCCESS) {
+			if (!sk_is_rejected(&s)) {
+				ret = wrapf(&s, pl->desc->name, "running PreEnqueue plugin \"%s\": ", pl->desc->name);
+			} else {
+				s.plugin = pl->desc->name;
+				ret = s;
+			}
+			break;
+		}
+	}
+	point_end(fw, "PreEnqueue", ret.code, t0);
+	return ret;
+}
+
+bool sk_fw_less(struct sk_framework *fw, const struct sk_queued_pod *a, const struct sk_queued_pod *b)
+{
+	struct sk_plugin *pl = fw->pts[SK_EP_QUEUE_SORT][0];
+	return pl->desc->less(pl, a, b);
+}
+
+/* ---------- PreFilter ---------- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sorts and deduplicates r->names. */
+static void result_normalize(struct sk_prefilter_result *r)
+{
+	if (r->n < 2)
+		return;
+	qsort(r->names, (size_t)r->n, sizeof(*r->names), cmp_str);
+	int k = 1;
+	for (int i = 1; i < r->n; i++)
+		if (strcmp(r->names[i], r->names[k - 1]) != 0)
+			r->names[k++] = r->names[i];
+	r->n = k;
+}
+
+/* acc = acc ∩ r (both normalized); r is consumed. */
+static void result_merge(struct sk_prefilter_result *acc, struct sk_prefilter_result *r)
+{
+	if (r->all) {
+		free(r->names);
+		return;
+	}
+	if (acc->all) {
+		free(acc->names);
+		*acc = *r;
+		return;
+	}
+	int i = 0, j = 0, k = 0;
+	while (i < acc->n && j < r->n) {
+		int c = strcmp(acc->names[i], r->names[j]);
+		if (c == 0) {
+			acc->names[k++] = acc->names[i];
+			i++;
+			j++;
+		} else if (c < 0) {
+			i++;
+		} else {
+			j++;
+		}
+	}
+	acc->n = k;
+	free(r->names);
+}
+
+/* plugins: sorted (upstream formats sets.List of the names). */
+static struct sk_status didnt_satisfy(const char *const *plugins, int n)
+{
+	if (n == 1)
+		return sk_statusf(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin %s", plugins[0]);
+	size_t len = 3;
+	for (int i = 0; i < n; i++)
+		len += strlen(plugins[i]) + 1;
+	char *buf = malloc(len), *p = buf;
+	if (!buf)
+		return sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin(s) simultaneously");
+	*p++ = '[';
+	for (int i = 0; i < n; i++) {
+		if (i)
+			*p++ = ' ';
+		size_t l = strlen(plugins[i]);
+		memcpy(p, plugins[i], l);
+		p += l;
+	}
+	*p++ = ']';
+	*p = '\0';
+	struct sk_status s =
+		sk_statusf(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin(s) %s simultaneously", buf);
+	free(buf);
+	return s;
+}
+
+struct sk_status sk_fw_run_pre_filter(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				      struct sk_prefilter_result *result, const char **narrowing, int max,
+				      int *nnarrowing)
+{
+	int64_t t0 = point_begin(fw);
+	struct sk_status ret = sk_ok();
+	const char *with_nodes[64];
+	int nwith = 0;
+	memset(result, 0, sizeof(*result));
+	result->all = true;
+	for (int i = 0; i < fw->n[SK_EP_PRE_FILTER]; i++) {
+		struct sk_plugin *pl = fw->pts[SK_EP_PRE_FILTER][i];
+		struct sk_prefilter_result r = { .all = true };
+		int64_t pt = plugin_begin(fw, cs);
+		struct sk_status s = pl->desc->pre_filter(pl, cs, pod, &r);
+		plugin_end(fw, "PreFilter", pl, s.code, pt);
+		if (s.code == SK_SKIP) {
+			cs->skip[pl->slot] |= SKIP_FILTER;
+			sk_status_reset(&s);
+			free(r.names);
+			continue;
+		}
+		if (s.code != SK_SUCCESS) {
+			free(r.names);
+			s.plugin = pl->desc->name;
+			if (s.code == SK_UNSCHEDULABLE_AND_UNRESOLVABLE) {
+				sk_status_reset(&ret);
+				ret = s;
+				goto out;
+			}
+			if (s.code == SK_UNSCHEDULABLE) {
+				sk_status_reset(&ret);
+				ret = s;
+				continue;
+			}
+			sk_status_reset(&ret);
+			ret = wrapf(&s, pl->desc->name, "running PreFilter plugin \"%s\": ", pl->desc->name);
+			goto out;
+		}
+		if (!r.all) {
+			if (nwith < (int)(sizeof(with_nodes) / sizeof(with_nodes[0])))
+				with_nodes[nwith++] = pl->desc->name;
+			result_normalize(&r);
+		}
+		result_merge(result, &r);
+		if (!result->all && result->n == 0) {
+			const char *sorted[64];
+			memcpy(sorted, with_nodes, (size_t)nwith * sizeof(*sorted));
+			qsort(sorted, (size_t)nwith, sizeof(*sorted), cmp_str);
+			sk_status_reset(&ret);
+			ret = didnt_satisfy(sorted, nwith);
+			goto out;
+		}
+	}
+out:
+	cs->nfilters = -1;
+	if (!cs->filters && fw->n[SK_EP_FILTER] > 0)
+		cs->filters = malloc((size_t)fw->n[SK_EP_FILTER] * sizeof(*cs->filters));
+	if (cs->filters) {
+		int k = 0;
+		for (int i = 0; i < fw->n[SK_EP_FILTER]; i++)
+			if (!(cs->skip[fw->pts[SK_EP_FILTER][i]->slot] & SKIP_FILTER))
+				cs->filters[k++] = fw->pts[SK_EP_FILTER][i];
+		cs->nfilters = k;
+	}
+	if (nnarrowing) {
+		int k = nwith < max ? nwith : max;
+		for (int i = 0; i < k; i++)
+			narrowing[i] = with_nodes[i];
+		*nnarrowing = k;
+	}
+	point_end(fw, "PreFilter", ret.code, t0);
+	return ret;
+}
+
+static struct sk_status run_add_remove(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				       const struct sk_pod *other, const struct sk_node_info *ni, bool add)
+{
+	for (int i = 0; i < fw->n[SK_EP_PRE_FILTER]; i++) {
+		struct sk_plugin *pl = fw->pts[SK_EP_PRE_FILTER][i];
+		if (cs->skip[pl->slot] & SKIP_FILTER)
+			continue;
+		if (add ? !pl->desc->pre_filter_add_pod : !pl->desc->pre_filter_remove_pod)
+			continue;
+		int64_t pt = plugin_begin(fw, cs);
+		struct sk_status s = add ? pl->desc->pre_filter_add_pod(pl, cs, pod, other, ni)
+					 : pl->desc->pre_filter_remove_pod(pl, cs, pod, other, ni);
+		plugin_end(fw, add ? "PreFilterExtensionAddPod" : "PreFilterExtensionRemovePod", pl, s.code, pt);
+		if (s.code != SK_SUCCESS)
+			return wrapf(&s, pl->desc->name, "running %s on PreFilter plugin \"%s\": ",
+				     add ? "AddPod" : "RemovePod", pl->desc->name);
+	}
+	return sk_ok();
+}
+
+struct sk_status sk_fw_run_pre_filter_add_pod(struct sk_framework *fw, struct sk_cycle_state *cs,
+					      const struct sk_pod *pod, const struct sk_pod *to_add,
+					      const struct sk_node_info *ni)
+{
+	return run_add_remove(fw, cs, pod, to_add, ni, true);
+}
+
+struct sk_status sk_fw_run_pre_filter_remove_pod(struct sk_framework *fw, struct sk_cycle_state *cs,
+						 const struct sk_pod *pod, const struct sk_pod *to_remove,
+						 const struct sk_node_info *ni)
+{
+	return run_add_remove(fw, cs, pod, to_remove, ni, false);
+}
+
+/* ---------- Filter ---------- */
+
+struct sk_status sk_fw_run_filter(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				  const struct sk_node_info *ni)
+{
+	int nf = fw->n[SK_EP_FILTER];
+	struct sk_plugin **pts = fw->pts[SK_EP_FILTER];
+	const uint8_t *skip = cs->skip;
+	uint8_t skip_mask = SKIP_FILTER;
+	if (cs->nfilters >= 0) { /* the list left after PreFilter: nothing to skip */
+		nf = cs->nfilters;
+		pts = cs->filters;
+		skip_mask = 0;
+	}
+	bool timed = cs->record_plugin_metrics && fw->env.observe && filter_node_sampled(cs);
+	for (int i = 0; i < nf; i++) {
+		struct sk_plugin *pl = pts[i];
+		if (skip_mask && (skip[pl->slot] & skip_mask))
+			continue;
+		int64_t pt = timed ? mono_ns() : 0;
+		struct sk_status s = pl->desc->filter(pl, cs, pod, ni);
+		plugin_end(fw, "Filter", pl, s.code, pt);
+		if (s.code != SK_SUCCESS) {
+			if (!sk_is_rejected(&s))
+				return wrapf(&s, pl->desc->name, "running \"%s\" filter plugin: ", pl->desc->name);
+			s.plugin = pl->desc->name;
+			return s;
+		}
+	}
+	return sk_ok();
+}
+
+struct sk_status sk_fw_run_filter_with_nominated(struct sk_framework *fw, struct sk_cycle_state *cs,
+						 const struct sk_pod *pod, const struct sk_node_info *ni)
+{
+	/* The common case: nobody is nominated anywhere (count read without the lock). */
+	if (!fw->env.nominator || !ni->node || sk_nominator_count(fw->env.nominator) == 0)
+		return sk_fw_run_filter(fw, cs, pod, ni);
+	struct sk_pod **nominated = NULL;
+	int nn = sk_nominator_pods_for_node(fw->env.nominator, ni->node->name, &nominated);
+	if (nn < 0)
+		return sk_status(SK_ERROR, "listing nominated pods: out of memory");
+	struct sk_node_info *ni2 = NULL;
+	struct sk_cycle_state *cs2 = NULL;
+	struct sk_status st = sk_ok();
+	bool added = false;
+	for (int i = 0; i < nn; i++) {
+		struct sk_pod *np = nominated[i];
+		if (np->priority < pod->priority || strcmp(np->uid, pod->uid) == 0)
+			continue;
+		if (!ni2) {
+			ni2 = sk_node_info_clone(ni);
+			cs2 = sk_cycle_state_clone(cs);
+			if (!ni2 || !cs2) {
+				st = sk_status(SK_ERROR, "cloning state for nominated pods: out of memory");
+				goto out;
+			}
+		}
+		if (sk_node_info_add_pod(ni2, np) != 0) {
+			st = sk_status(SK_ERROR, "adding nominated pod: out of memory");
+			goto out;
+		}
+		st = sk_fw_run_pre_filter_add_pod(fw, cs2, pod, np, ni2);
+		if (st.code != SK_SUCCESS)
+			goto out;
+		added = true;
+	}
+	st = sk_fw_run_filter(fw, added ? cs2 : cs, pod, added ? ni2 : ni);
+	if (added && st.code == SK_SUCCESS)
+		st = sk_fw_run_filter(fw, cs, pod, ni);
+out:
+	for (int i = 0; i < nn; i++)
+		sk_pod_unref(nominated[i]);
+	free(nominated);
+	sk_node_info_free(ni2);
+	sk_cycle_state_free(cs2);
+	return st;
+}
+
+/* ---------- PostFilter ---------- */
+
+struct sk_status sk_fw_run_post_filter(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				       const struct sk_filter_diagnosis *diag, struct sk_postfilter_result *result,
+				       bool *have_result)
+{
+	int64_t t0 = point_begin(fw);
+	struct sk_status acc = sk_status(SK_UNSCHEDULABLE, NULL);
+	*have_result = false;
+	memset(result, 0, sizeof(*result));
+	for (int i = 0; i < fw->n[SK_EP_POST_FILTER]; i++) {
+		struct sk_plugin *pl = fw->pts[SK_EP_POST_FILTER][i];
+		struct sk_postfilter_result r = { 0 };
+		int64_t pt = plugin_begin(fw, cs);
+		struct sk_status s = pl->desc->post_filter(pl, cs, pod, diag, &r);
+		plugin_end(fw, "PostFilter", pl, s.code, pt);
+		bool meaningful = r.nominated_node || r.clear_nominated;
+		if (s.code == SK_SUCCESS || s.code == SK_UNSCHEDULABLE_AND_UNRESOLVABLE) {
+			*result = r;
+			*have_result = meaningful;
+			s.plugin = pl->desc->name;
+			sk_status_reset(&acc);
+			point_end(fw, "PostFilter", s.code, t0);
+			return s;
+		}
+		if (!sk_is_rejected(&s)) {
+			sk_status_reset(&acc);
+			struct sk_status e = wrapf(&s, pl->desc->name, "%s", "");
+			point_end(fw, "PostFilter", e.code, t0);
+			return e;
+		}
+		if (meaningful) {
+			*result = r;
+			*have_result = true;
+		}
+		for (int k = 0; k < s.nreasons; k++) {
+			if (s.owned & (1u << k)) {
+				sk_status_addf(&acc, "%s", s.reasons[k]);
+			} else {
+				sk_status_add(&acc, s.reasons[k]);
+			}
+		}
+		if (!acc.plugin)
+			acc.plugin = pl->desc->name;
+		sk_status_reset(&s);
+	}
+	point_end(fw, "PostFilter", acc.code, t0);
+	return acc;
+}
+
+/* ---------- PreScore, Score ---------- */
+
+struct sk_status sk_fw_run_pre_score(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				     const struct sk_node_info *const *nodes, int nnodes)
+{
+	int64_t t0 = point_begin(fw);
+	struct sk_status ret = sk_ok();
+	for (int i = 0; i < fw->n[SK_EP_PRE_SCORE]; i++) {
+		struct sk_plugin *pl = fw->pts[SK_EP_PRE_SCORE][i];
+		int64_t pt = plugin_begin(fw, cs);
+		struct sk_status s = pl->desc->pre_score(pl, cs, pod, nodes, nnodes);
+		plugin_end(fw, "PreScore", pl, s.code, pt);
+		if (s.code == SK_SKIP) {
+			cs->skip[pl->slot] |= SKIP_SCORE;
+			sk_status_reset(&s);
+			continue;
+		}
+		if (s.code != SK_SUCCESS) {
+			ret = wrapf(&s, pl->desc->name, "running PreScore plugin \"%s\": ", pl->desc->name);
+			break;
+		}
+	}
+	point_end(fw, "PreScore", ret.code, t0);
+	return ret;
+}
+
+void sk_score_table_free(struct sk_score_table *t)
+{
+	if (!t)
+		return;
+	free(t->ran);
+	free(t->plugin);
+	free(t->weight);
+	free(t->scores);
+	free(t->total);
+	memset(t, 0, sizeof(*t));
+}
+
+struct score_job {
+	struct sk_framework *fw;
+	struct sk_cycle_state *cs;
+	const struct sk_pod *pod;
+	const struct sk_node_info *const *nodes;
+	struct sk_score_table *t;
+	atomic_int cancel;
+	pthread_mutex_t mu;     /* guards err */
+	int err_node;
+	struct sk_status err;
+};
+
+static void score_range(int begin, int end, void *arg)
+{
+	struct score_job *j = arg;
+	struct sk_score_table *t = j->t;
+	struct sk_plugin **pts = j->fw->pts[SK_EP_SCORE];
+	bool sampling = j->cs->record_plugin_metrics && j->fw->env.observe;
+	for (int i = begin; i < end; i++) {
+		/* see NODE_SAMPLE_EVERY: node indexes are fixed per cycle, so the sample is too */
+		bool timed = sampling && (unsigned)i % NODE_SAMPLE_EVERY == 0;
+		for (int p = 0; p < t->nplugins; p++) {
+			struct sk_plugin *pl = pts[t->ran[p]];
+			int64_t score = 0;
+			int64_t pt = timed ? mono_ns() : 0;
+			struct sk_status s = pl->desc->score(pl, j->cs, j->pod, j->nodes[i], &score);
+			plugin_end(j->fw, "Score", pl, s.code, pt);
+			if (s.code != SK_SUCCESS) {
+				pthread_mutex_lock(&j->mu);
+				if (j->err_node < 0 || i < j->err_node) {
+					sk_status_reset(&j->err);
+					j->err = wrapf(&s, pl->desc->name, "running Score plugins: plugin \"%s\" failed with: ",
+						       pl->desc->name);
+					j->err_node = i;
+				} else {
+					sk_status_reset(&s);
+				}
+				pthread_mutex_unlock(&j->mu);
+				atomic_store(&j->cancel, 1);
+				return;
+			}
+			t->scores[(size_t)p * (size_t)t->nnodes + (size_t)i] = score;
+		}
+	}
+}
+
+struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				 const struct sk_node_info *const *nodes, int nnodes, struct sk_score_table *t)
+{
+	int64_t t0 = point_begin(fw);
+	struct sk_status ret = sk_ok();
+	struct sk_node_score *ns = NULL;
+	memset(t, 0, sizeof(*t));
+	int np = fw->n[SK_EP_SCORE];
+	t->nnodes = nnodes;
+	t->ran = calloc((size_t)(np ? np : 1), sizeof(int));
+	t->plugin = calloc((size_t)(np ? np : 1), sizeof(char *));
+	t->weight = calloc((size_t)(np ? np : 1), sizeof(int32_t));
+	t->total = calloc((size_t)(nnodes ? nnodes : 1), sizeof(int64_t));
+	if (!t->ran || !t->plugin || !t->weight || !t->total)
+		goto oom;
+	for (int p = 0; p < np; p++) {
+		struct sk_plugin *pl = fw->pts[SK_EP_SCORE][p];
+		if (cs->skip[pl->slot] & SKIP_SCORE)
+			continue;
+		t->ran[t->nplugins] = p;
+		t->plugin[t->nplugins] = pl->desc->name;
+		t->weight[t->nplugins] = fw->weights[p];
+		t->nplugins++;
+	}
+	if (t->nplugins == 0 || nnodes == 0)
+		goto done;
+	/* every entry is written by score_range unless it fails, and then the table is dropped */
+	t->scores = malloc((size_t)t->nplugins * (size_t)nnodes * sizeof(int64_t));
+	ns = malloc((size_t)nnodes * sizeof(*ns));
+	if (!t->scores || !ns)
+		goto oom;
+
+	struct score_job j = { .fw = fw, .cs = cs, .pod = pod, .nodes = nodes, .t = t, .err_node = -1 };
+	atomic_init(&j.cancel, 0);
+	pthread_mutex_init(&j.mu, NULL);
+	sk_parallel_for_range(fw->env.pool, nnodes, 0, score_range, &j, &j.cancel);
+	pthread_mutex_destroy(&j.mu);
+	if (j.err_node >= 0) {
+		ret = j.err;
+		goto fail;
+	}
+
+	for (int p = 0; p < t->nplugins; p++) {
+		struct sk_plugin *pl = fw->pts[SK_EP_SCORE][t->ran[p]];
+		if (!pl->desc->normalize_score)
+			continue;
+		int64_t *row = &t->scores[(size_t)p * (size_t)nnodes];
+		for (int i = 0; i < nnodes; i++) {
+			ns[i].name = nodes[i]->node ? nodes[i]->node->name : "";
+			ns[i].score = row[i];
+		}
+		int64_t pt = plugin_begin(fw, cs);
+		struct sk_status s = pl->desc->normalize_score(pl, cs, pod, ns, nnodes);
+		plugin_end(fw, "ScoreExtensionNormalize", pl, s.code, pt);
+		if (s.code != SK_SUCCESS) {
+			ret = wrapf(&s, pl->desc->name, "running Normalize on Score plugins: plugin \"%s\" failed with: ",
+				    pl->desc->name);
+			goto fail;
+		}
+		for (int i = 0; i < nnodes; i++)
+			row[i] = ns[i].score;
+	}
+	for (int i = 0; i < nnodes; i++) {
+		int64_t total = 0;
+		for (int p = 0; p < t->nplugins; p++) {
+			int64_t s = t->scores[(size_t)p * (size_t)nnodes + (size_t)i];
+			if (s > SK_MAX_NODE_SCORE || s < SK_MIN_NODE_SCORE) {
+				ret = sk_statusf(SK_ERROR,
+						 "applying score defaultWeights on Score plugins: plugin \"%s\" returns an "
+						 "invalid score %" PRId64 ", it should in the range of [%d, %d] after normalizing",
+						 t->plugin[p], s, SK_MIN_NODE_SCORE, SK_MAX_NODE_SCORE);
+				ret.plugin = t->plugin[p];
+				goto fail;
+			}
+			total += s * t->weight[p];
+		}
+		t->total[i] = total;
+	}
+done:
+	free(ns);
+	point_end(fw, "Score", ret.code, t0);
+	return ret;
+oom:
+	ret = sk_status(SK_ERROR, "running Score plugins: out of memory");
+fail:
+	free(ns);
+	sk_score_table_free(t);
+	point_end(fw, "Score", ret.code, t0);
+	return ret;
+}
+
+/* ---------- Reserve, Permit ---------- */
+
+struct sk_status sk_fw_run_reserve(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				   const char *node)
+{
+	int64_t t0 = point_begin(fw);
+	struct sk_status ret = sk_ok();
+	for (int i = 0; i < fw->n[SK_EP_RESERVE]; i++) {
+		struct sk_plugin *pl = fw->pts[SK_EP_RESERVE][i];
+		if (!pl->desc->reserve)
+			continue;
+		int64_t pt = plugin_begin(fw, cs);
+		struct sk_status s = pl->desc->reserve(pl, cs, pod, node);
+		plugin_end(fw, "Reserve", pl, s.code, pt);
+		if (s.code != SK_SUCCESS) {
+			if (sk_is_rejected(&s)) {
+				s.plugin = pl->desc->name;
+				ret = s;
+			} else {
+				ret = wrapf(&s, pl->desc->name, "running Reserve plugin \"%s\": ", pl->desc->name);
+			}
+			break;
+		}
+	}
+	point_end(fw, "Reserve", ret.code, t0);
+	return ret;
+}
+
+void sk_fw_run_unreserve(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			 const char *node)
+{
+	int64_t t0 = point_begin(fw);
+	for (int i = fw->n[SK_EP_RESERVE] - 1; i >= 0; i--) {
+		struct sk_plugin *pl = fw->pts[SK_EP_RESERVE][i];
+		if (!pl->desc->unreserve)
+			continue;
+		int64_t pt = plugin_begin(fw, cs);
+		pl->desc->unreserve(pl, cs, pod, node);
+		plugin_end(fw, "Unreserve", pl, SK_SUCCESS, pt);
+	}
+	point_end(fw, "Unreserve", SK_SUCCESS, t0);
+}
+
+struct sk_status sk_fw_run_permit(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				  const char *node)
+{
+	int64_t t0 = point_begin(fw);
+	struct sk_status ret = sk_ok();
+	const char *waiting[16];
+	int64_t timeouts[16];
+	int nwait = 0;
+	for (int i = 0; i < fw->n[SK_EP_PERMIT]; i++) {
+		struct sk_plugin *pl = fw->pts[SK_EP_PERMIT][i];
+		int64_t timeout_ms = 0;
+		int64_t pt = plugin_begin(fw, cs);
+		struct sk_status s = pl->desc->permit(pl, cs, pod, node, &timeout_ms);
+		plugin_end(fw, "Permit", pl, s.code, pt);
+		if (s.code == SK_SUCCESS)
+			continue;
+		if (sk_is_rejected(&s)) {
+			s.plugin = pl->desc->name;
+			ret = s;
+			goto out;
+		}
+		if (s.code == SK_WAIT) {
+			sk_status_reset(&s);
+			if (timeout_ms > SK_PERMIT_MAX_TIMEOUT_MS)
+				timeout_ms = SK_PERMIT_MAX_TIMEOUT_MS;
+			if (timeout_ms < 0)
+				timeout_ms = 0;
+			if (nwait < 16) {
+				waiting[nwait] = pl->desc->name;
+				timeouts[nwait] = timeout_ms;
+				nwait++;
+			}
+			continue;
+		}
+		ret = wrapf(&s, pl->desc->name, "running Permit plugin \"%s\": ", pl->desc->name);
+		goto out;
+	}
+	if (nwait) {
+		if (sk_waiting_add(fw->waiting, (struct sk_pod *)pod, waiting, timeouts, nwait) != 0) {
+			ret = sk_statusf(SK_ERROR, "pod %s/%s is already waiting on permit", pod->ns, pod->name);
+			goto out;
+		}
+		ret = sk_statusf(SK_WAIT, "one or more plugins asked to wait and no plugin rejected pod \"%s\"",
+				 pod->name);
+	}
+out:
+	point_end(fw, "Permit", ret.code, t0);
+	return ret;
+}
+
+struct sk_status sk_fw_wait_on_permit(struct sk_framework *fw, const struct sk_pod *pod)
+{
+	if (!sk_waiting_has(fw->waiting, pod->uid))
+		return sk_ok();
+	struct sk_status s = sk_waiting_wait(fw->waiting, pod->uid);
+	if (s.code == SK_SUCCESS || sk_is_rejected(&s))
+		return s;
+	const char *plugin = s.plugin;
+	return wrapf(&s, plugin, "%s", "waiting on permit for pod: ");
+}
+
+/* ---------- PreBind, Bind, PostBind ---------- */
+
+struct sk_status sk_fw_run_pre_bind(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				    const char *node)
+{
+	int64_t t0 = point_begin(fw);
+	struct sk_status ret = sk_ok();
+	for (int i = 0; i < fw->n[SK_EP_PRE_BIND]; i++) {
+		struct sk_plugin *pl = fw->pts[SK_EP_PRE_BIND][i];
+		int64_t pt = plugin_begin(fw, cs);
+		struct sk_status s = pl->desc->pre_bind(pl, cs, pod, node);
+		plugin_end(fw, "PreBind", pl, s.code, pt);
+		if (s.code == SK_SUCCESS)
+			continue;
+		if (sk_is_rejected(&s)) {
+			s.plugin = pl->desc->name;
+			ret = s;
+		} else {
+			ret = wrapf(&s, pl->desc->name, "running PreBind plugin \"%s\": ", pl->desc->name);
+		}
+		break;
+	}
+	point_end(fw, "PreBind", ret.code, t0);
+	return ret;
+}
+
+struct sk_status sk_fw_run_bind(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				const char *node)
+{
+	int64_t t0 = point_begin(fw);
+	struct sk_status ret = sk_status(SK_SKIP, NULL);
+	for (int i = 0; i < fw->n[SK_EP_BIND]; i++) {
+		struct sk_plugin *pl = fw->pts[SK_EP_BIND][i];
+		int64_t pt = plugin_begin(fw, cs);
+		struct sk_status s = pl->desc->bind(pl, cs, pod, node);
+		plugin_end(fw, "Bind", pl, s.code, pt);
+		if (s.code == SK_SKIP) {
+			sk_status_reset(&s);
+			continue;
+		}
+		if (s.code == SK_SUCCESS || sk_is_rejected(&s)) {
+			s.plugin = pl->desc->name;
+			ret = s;
+		} else {
+			ret = wrapf(&s, pl->desc->name, "running Bind plugin \"%s\": ", pl->desc->name);
+		}
+		break;
+	}
+	point_end(fw, "Bind", ret.code, t0);
+	return ret;
+}
+
+void sk_fw_run_post_bind(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			 const char *node)
+{
+	int64_t t0 = point_begin(fw);
+	for (int i = 0; i < fw->n[SK_EP_POST_BIND]; i++) {
+		struct sk_plugin *pl = fw->pts[SK_EP_POST_BIND][i];
+		int64_t pt = plugin_begin(fw, cs);
+		pl->desc->post_bind(pl, cs, pod, node);
+		plugin_end(fw, "PostBind", pl, SK_SUCCESS, pt);
+	}
+	point_end(fw, "PostBind", SK_SUCCESS, t0);
+}
+
+/* ---------- events and hints ---------- */
+
+static uint32_t pod_expand(uint32_t r)
+{
+	if (r & SK_EV_POD)
+		r |= SK_EV_ASSIGNED_POD | SK_EV_UNSCHEDULED_POD;
+	return r;
+}
+
+bool sk_event_matches(const struct sk_cluster_event *reg, const struct sk_cluster_event *ev)
+{
+	if (reg->resource & SK_EV_WILDCARD)
+		return (reg->action & ev->action) != 0 || reg->action == SK_ACT_ALL;
+	if (ev->resource & SK_EV_WILDCARD)
+		return true;
+	return (pod_expand(reg->resource) & pod_expand(ev->resource)) != 0 && (reg->action & ev->action) != 0;
+}
+
+int sk_fw_queueing_hint(struct sk_framework *fw, const char *plugin, const struct sk_cluster_event *ev,
+			const struct sk_pod *pod, const void *old_obj, const void *new_obj)
+{
+	int slot = -1;
+	for (int i = 0; i < fw->nplugins; i++)
+		if (fw->inst[i].desc->name == plugin || strcmp(fw->inst[i].desc->name, plugin) == 0) {
+			slot = i;
+			break;
+		}
+	if (slot < 0) /* extenders have no hints: their rejections requeue on every event (upstream) */
+		return fw->nextenders > 0 && strcmp(plugin, SK_EXTENDER_NAME) == 0 ? SK_QUEUE : -1;
+	struct plugin_events *pe = &fw->events[slot];
+	int result = -1;
+	for (int i = 0; i < pe->n; i++) {
+		if (!sk_event_matches(&pe->regs[i].event, ev))
+			continue;
+		enum sk_hint h = pe->regs[i].hint ? pe->regs[i].hint(&fw->inst[slot], pod, old_obj, new_obj) : SK_QUEUE;
+		if (h == SK_QUEUE)
+			return SK_QUEUE;
+		result = SK_QUEUE_SKIP;
+	}
+	return result;
+}
+
+/* ---------- handle: preemption support (framework.h) ---------- */
+
+struct sk_cycle_state *sk_handle_cycle_state_clone(struct sk_handle *h, const struct sk_cycle_state *cs)
+{
+	(void)h;
+	return sk_cycle_state_clone(cs);
+}
+
+void sk_handle_cycle_state_free(struct sk_handle *h, struct sk_cycle_state *cs)
+{
+	(void)h;
+	sk_cycle_state_free(cs);
+}
+
+struct sk_status sk_handle_run_pre_filter_add_pod(struct sk_handle *h, struct sk_cycle_state *cs,
+						  const struct sk_pod *pod, const struct sk_pod *to_add,
+						  const struct sk_node_info *ni)
+{
+	return sk_fw_run_pre_filter_add_pod(h->fw, cs, pod, to_add, ni);
+}
+
+struct sk_status sk_handle_run_pre_filter_remove_pod(struct sk_handle *h, struct sk_cycle_state *cs,
+						     const struct sk_pod *pod, const struct sk_pod *to_remove,
+						     const struct sk_node_info *ni)
+{
+	return sk_fw_run_pre_filter_remove_pod(h->fw, cs, pod, to_remove, ni);
+}
+
+struct sk_status sk_handle_run_filter_with_nominated(struct sk_handle *h, struct sk_cycle_state *cs,
+						     const struct sk_pod *pod, const struct sk_node_info *ni)
+{
+	return sk_fw_run_filter_with_nominated(h->fw, cs, pod, ni);
+}
+
+int sk_handle_list_pdbs(struct sk_handle *h, struct sk_pdb ***out, char **err)
+{
+	*out = NULL;
+	if (err)
+		*err = NULL;
+	if (!h->fw->env.list_pdbs)
+		return 0;
+	return h->fw->env.list_pdbs(h->fw->env.ctx, out, err);
+}
+
+struct sk_pod *sk_handle_get_pod(struct sk_handle *h, const struct sk_pod *pod)
+{
+	if (!h->fw->env.get_pod)
+		return sk_pod_ref((struct sk_pod *)pod);
+	return h->fw->env.get_pod(h->fw->env.ctx, pod);
+}
+
+int64_t sk_handle_pod_start_time(struct sk_handle *h, const struct sk_pod *pod)
+{
+	if (h->fw->env.pod_start_time)
+		return h->fw->env.pod_start_time(h->fw->env.ctx, pod);
+	return pod->creation_time > 0 ? (int64_t)pod->creation_time * 1000000000LL : -1;
+}
+
+int64_t sk_handle_wall_now_ns(struct sk_handle *h)
+{
+	(void)h;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+bool sk_handle_terminating_by_preemption(struct sk_handle *h, const struct sk_pod *pod)
+{
+	if (h->fw->env.terminating_by_preemption)
+		return h->fw->env.terminating_by_preemption(h->fw->env.ctx, pod);
+	return pod->terminating;
+}
+
+int sk_handle_preempt_victim(struct sk_handle *h, const struct sk_pod *preemptor, const struct sk_pod *victim,
+			     const char *node_name, char **err)
+{
+	if (err)
+		*err = NULL;
+	if (!h->fw->env.preempt_victim)
+		return fail(err, "cannot preempt pod %s/%s: profile %s has no API client to delete victims", victim->ns,
+			    victim->name, h->fw->name);
+	char msg[512];
+	snprintf(msg, sizeof(msg), "%s: preempting to accommodate a higher priority pod", h->fw->name);
+	return h->fw->env.preempt_victim(h->fw->env.ctx, preemptor, victim, node_name, msg, err);
+}
+
+int sk_handle_clear_nominated(struct sk_handle *h, const struct sk_pod *pod, char **err)
+{
+	if (err)
+		*err = NULL;
+	if (h->fw->env.nominator)
+		sk_nominator_delete(h->fw->env.nominator, pod->uid);
+	if (!h->fw->env.clear_nominated)
+		return 0;
+	return h->fw->env.clear_nominated(h->fw->env.ctx, pod, err);
+}
+
+bool sk_handle_is_waiting_pod(struct sk_handle *h, const char *pod_uid)
+{
+	return sk_waiting_has(h->fw->waiting, pod_uid);
+}
+
+void sk_handle_event(struct sk_handle *h, const struct sk_pod *pod, const char *type, const char *reason,
+		     const char *action, const char *note)
+{
+	if (h->fw->env.event)
+		h->fw->env.event(h->fw->env.ctx, pod, type, reason, action, note);
+}

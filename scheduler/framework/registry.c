@@ -1,0 +1,183 @@
+/* The plugin registry: the in-tree descriptors (upstream default-set order), out-of-tree plugins
+ * registered at start-up, the upstream plugins not built yet, and "did you mean" suggestions.
+ * The out-of-tree table is guarded by registry_lock; in-tree tables are immutable. */
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/config/config.h"
+#include "schedkit/plugin.h"
+
+extern const struct sk_plugin_desc sk_plugin_scheduling_gates;
+extern const struct sk_plugin_desc sk_plugin_priority_sort;
+extern const struct sk_plugin_desc sk_plugin_node_unschedulable;
+extern const struct sk_plugin_desc sk_plugin_node_name;
+extern const struct sk_plugin_desc sk_plugin_taint_toleration;
+extern const struct sk_plugin_desc sk_plugin_node_affinity;
+extern const struct sk_plugin_desc sk_plugin_node_ports;
+extern const struct sk_plugin_desc sk_plugin_node_resources_fit;
+extern const struct sk_plugin_desc sk_plugin_pod_topology_spread;
+extern const struct sk_plugin_desc sk_plugin_inter_pod_affinity;
+extern const struct sk_plugin_desc sk_plugin_node_resources_balanced_allocation;
+extern const struct sk_plugin_desc sk_plugin_image_locality;
+extern const struct sk_plugin_desc sk_plugin_default_binder;
+extern const struct sk_plugin_desc sk_plugin_default_preemption;
+
+const struct sk_plugin_desc *const sk_in_tree_plugins[] = {
+	&sk_plugin_scheduling_gates,
+	&sk_plugin_priority_sort,
+	&sk_plugin_node_unschedulable,
+	&sk_plugin_node_name,
+	&sk_plugin_taint_toleration,
+	&sk_plugin_node_affinity,
+	&sk_plugin_node_ports,
+	&sk_plugin_node_resources_fit,
+	&sk_plugin_pod_topology_spread,
+	&sk_plugin_inter_pod_affinity,
+	&sk_plugin_default_preemption,
+	&sk_plugin_node_resources_balanced_allocation,
+	&sk_plugin_image_locality,
+	&sk_plugin_default_binder,
+	NULL,
+};
+
+/* Upstream v1.34 default plugins that this build does not have yet, in default-set order.
+ * DynamicResources is a default since DynamicResourceAllocation went GA in v1.34. */
+const char *const sk_unavailable_default_plugins[] = {
+	"VolumeRestrictions",
+	"NodeVolumeLimits",
+	"VolumeBinding",
+	"VolumeZone",
+	"DynamicResources",
+	NULL,
+};
+
+/* Plugin names removed from kubescheduler.config.k8s.io/v1 (validation.go invalidPluginsByVersion). */
+const char *const sk_removed_v1_plugins[] = { "AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits", NULL };
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct sk_plugin_desc **out_of_tree; /* guarded by registry_lock */
+static int nout_of_tree, cap_out_of_tree;         /* guarded by registry_lock */
+
+const struct sk_plugin_desc *sk_registry_lookup(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (int i = 0; sk_in_tree_plugins[i]; i++)
+		if (!strcmp(sk_in_tree_plugins[i]->name, name))
+			return sk_in_tree_plugins[i];
+	const struct sk_plugin_desc *found = NULL;
+	pthread_mutex_lock(&registry_lock);
+	for (int i = 0; i < nout_of_tree && !found; i++)
+		if (!strcmp(out_of_tree[i]->name, name))
+			found = out_of_tree[i];
+	pthread_mutex_unlock(&registry_lock);
+	return found;
+}
+
+static bool name_is_upstream(const char *name)
+{
+	for (int i = 0; sk_unavailable_default_plugins[i]; i++)
+		if (!strcmp(sk_unavailable_default_plugins[i], name))
+			return true;
+	for (int i = 0; sk_removed_v1_plugins[i]; i++)
+		if (!strcmp(sk_removed_v1_plugins[i], name))
+			return true;
+	return false;
+}
+
+int sk_registry_register(const struct sk_plugin_desc *desc, char **err)
+{
+	char *msg = NULL;
+	if (!desc || !desc->name || !*desc->name) {
+		msg = strdup("plugin descriptor has no name");
+	} else if (desc->abi_version != SK_PLUGIN_ABI_VERSION) {
+		if (asprintf(&msg, "plugin %s: ABI version %u, this scheduler supports %d", desc->name,
+			     desc->abi_version, SK_PLUGIN_ABI_VERSION) < 0)
+			msg = NULL;
+	} else if (sk_registry_lookup(desc->name) || name_is_upstream(desc->name)) {
+		if (asprintf(&msg, "a plugin named %s already exists", desc->name) < 0)
+			msg = NULL;
+	} else {
+		pthread_mutex_lock(&registry_lock);
+		int rc = 0;
+		if (nout_of_tree == cap_out_of_tree) {
+			int ncap = cap_out_of_tree ? cap_out_of_tree * 2 : 8;
+			const struct sk_plugin_desc **n = realloc(out_of_tree, (size_t)ncap * sizeof(*n));
+			if (n) {
+				out_of_tree = n;
+				cap_out_of_tree = ncap;
+			} else {
+				rc = -1;
+			}
+		}
+		if (rc == 0)
+			out_of_tree[nout_of_tree++] = desc;
+		pthread_mutex_unlock(&registry_lock);
+		if (rc == 0)
+			return 0;
+		msg = strdup("out of memory registering plugin");
+	}
+	if (err)
+		*err = msg;
+	else
+		free(msg);
+	return -1;
+}
+
+/* Levenshtein distance, ASCII case-insensitive (so "nodeaffinity" suggests "NodeAffinity"). */
+static int edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 128 || lb > 128)
+		return 1 << 20;
+	int prev[129], cur[129];
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = (int)j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = (int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			int v = prev[j - 1] + cost;
+			if (prev[j] + 1 < v)
+				v = prev[j] + 1;
+			if (cur[j - 1] + 1 < v)
+				v = cur[j - 1] + 1;
+			cur[j] = v;
+		}
+		memcpy(prev, cur, sizeof(int) * (lb + 1));
+	}
+	return prev[lb];
+}
+
+static void consider(const char *name, const char *cand, const char **best, int *best_d)
+{
+	int d = edit_distance(name, cand);
+	if (d < *best_d) {
+		*best_d = d;
+		*best = cand;
+	}
+}
+
+const char *sk_registry_suggest(const char *name)
+{
+	if (!name || !*name)
+		return NULL;
+	const char *best = NULL;
+	int best_d = 1 << 20;
+	for (int i = 0; sk_in_tree_plugins[i]; i++)
+		consider(name, sk_in_tree_plugins[i]->name, &best, &best_d);
+	for (int i = 0; sk_unavailable_default_plugins[i]; i++)
+		consider(name, sk_unavailable_default_plugins[i], &best, &best_d);
+	pthread_mutex_lock(&registry_lock);
+	for (int i = 0; i < nout_of_tree; i++)
+		consider(name, out_of_tree[i]->name, &best, &best_d);
+	pthread_mutex_unlock(&registry_lock);
+	/* Close enough to be a typo: a third of the name's length, and at least two edits allowed. */
+	int limit = (int)strlen(name) / 3;
+	if (limit < 2)
+		limit = 2;
+	return best_d <= limit ? best : NULL;
+}

@@ -1,0 +1,183 @@
+/* Status values returned by plugins (pkg/scheduler/framework/interface.go (Code)) and the collected config/args validation
+ * errors (struct sk_errors). Both are plain values: a status owns only the reasons whose bit is set
+ * in `owned`; an sk_errors owns every message. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedkit/plugin.h"
+
+const char *sk_code_string(enum sk_code c)
+{
+	switch (c) {
+	case SK_SUCCESS: return "Success";
+	case SK_ERROR: return "Error";
+	case SK_UNSCHEDULABLE: return "Unschedulable";
+	case SK_UNSCHEDULABLE_AND_UNRESOLVABLE: return "UnschedulableAndUnresolvable";
+	case SK_WAIT: return "Wait";
+	case SK_SKIP: return "Skip";
+	case SK_PENDING: return "Pending";
+	}
+	return "Unknown";
+}
+
+/* Used when a formatted reason cannot be allocated: the status keeps its code and says why. */
+static const char oom_reason[] = "out of memory formatting status reason";
+
+void sk_status_add(struct sk_status *s, const char *static_reason)
+{
+	if (!static_reason || s->nreasons >= SK_STATUS_MAX_REASONS)
+		return;
+	s->reasons[s->nreasons++] = static_reason;
+}
+
+static void status_vaddf(struct sk_status *s, const char *fmt, va_list ap)
+{
+	char *msg = NULL;
+	if (s->nreasons >= SK_STATUS_MAX_REASONS)
+		return;
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		s->reasons[s->nreasons++] = oom_reason;
+		return;
+	}
+	s->owned |= (uint8_t)(1u << s->nreasons);
+	s->reasons[s->nreasons++] = msg;
+}
+
+void sk_status_addf(struct sk_status *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	status_vaddf(s, fmt, ap);
+	va_end(ap);
+}
+
+struct sk_status sk_status(enum sk_code code, const char *static_reason)
+{
+	struct sk_status s = { 0 };
+	s.code = code;
+	sk_status_add(&s, static_reason);
+	return s;
+}
+
+struct sk_status sk_statusf(enum sk_code code, const char *fmt, ...)
+{
+	struct sk_status s = { 0 };
+	va_list ap;
+	s.code = code;
+	va_start(ap, fmt);
+	status_vaddf(&s, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+void sk_status_reset(struct sk_status *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->nreasons; i++)
+		if (s->owned & (1u << i))
+			free((char *)s->reasons[i]);
+	memset(s, 0, sizeof(*s));
+}
+
+struct sk_status sk_status_copy(const struct sk_status *src)
+{
+	struct sk_status s = *src;
+	s.owned = 0;
+	for (int i = 0; i < src->nreasons; i++) {
+		if (!(src->owned & (1u << i)))
+			continue;
+		char *d = strdup(src->reasons[i]);
+		if (d) {
+			s.reasons[i] = d;
+			s.owned |= (uint8_t)(1u << i);
+		} else {
+			s.reasons[i] = oom_reason;
+		}
+	}
+	return s;
+}
+
+char *sk_status_message(const struct sk_status *s)
+{
+	size_t len = 1;
+	for (int i = 0; i < s->nreasons; i++)
+		len += strlen(s->reasons[i]) + 2;
+	char *out = malloc(len);
+	if (!out)
+		return NULL;
+	char *p = out;
+	for (int i = 0; i < s->nreasons; i++) {
+		size_t l = strlen(s->reasons[i]);
+		if (i) {
+			memcpy(p, ", ", 2);
+			p += 2;
+		}
+		memcpy(p, s->reasons[i], l);
+		p += l;
+	}
+	*p = '\0';
+	return out;
+}
+
+/* ---------- sk_errors ---------- */
+
+void sk_errors_addf(struct sk_errors *e, const char *fmt, ...)
+{
+	char *msg = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		msg = NULL;
+	if (e->n == e->cap) {
+		int ncap = e->cap ? e->cap * 2 : 8;
+		char **nm = realloc(e->msgs, (size_t)ncap * sizeof(*nm));
+		if (!nm) {
+			free(msg);
+			return;
+		}
+		e->msgs = nm;
+		e->cap = ncap;
+	}
+	/* An unformattable message still counts as an error, so callers never see n == 0 by mistake. */
+	e->msgs[e->n++] = msg ? msg : strdup(oom_reason);
+}
+
+void sk_errors_free(struct sk_errors *e)
+{
+	if (!e)
+		return;
+	for (int i = 0; i < e->n; i++)
+		free(e->msgs[i]);
+	free(e->msgs);
+	e->msgs = NULL;
+	e->n = e->cap = 0;
+}
+
+char *sk_errors_join(const struct sk_errors *e, const char *sep)
+{
+	size_t seplen = strlen(sep), len = 1;
+	for (int i = 0; i < e->n; i++)
+		len += (e->msgs[i] ? strlen(e->msgs[i]) : 0) + seplen;
+	char *out = malloc(len);
+	if (!out)
+		return NULL;
+	char *p = out;
+	for (int i = 0; i < e->n; i++) {
+		if (i) {
+			memcpy(p, sep, seplen);
+			p += seplen;
+		}
+		if (e->msgs[i]) {
+			size_t l = strlen(e->msgs[i]);
+			memcpy(p, e->msgs[i], l);
+			p += l;
+		}
+	}
+	*p = '\0';
+	return out;
+}
