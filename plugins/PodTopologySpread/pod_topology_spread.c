@@ -245,7 +245,7 @@ struct pts {
 	const struct pts_default *defaults; /* borrowed from args, or the system table */
 };
 
-/* pkg/scheduler/apis/config/validation/validation_pluginargs.go: used when defaultingType is System. Keys are compared with strcmp only. */
+/* pkg/scheduler/framework/plugins/podtopologyspread/plugin.go (systemDefaultConstraints): used when defaultingType is System. Keys are compared with strcmp only. */
 static const struct pts_default system_defaults[2] = {
 	{ .max_skew = 3, .min_domains = 1, .key = LABEL_HOSTNAME, .when = SK_SCHEDULE_ANYWAY },
 	{ .max_skew = 5, .min_domains = 1, .key = LABEL_ZONE, .when = SK_SCHEDULE_ANYWAY },

@@ -306,7 +306,7 @@ static void delete_item(struct sk_cache *c, struct node_item *it)
 	free_node_item(it);
 }
 
-/* ---------- node tree (pkg/scheduler/schedule_one.go (findNodesThatPassFilters)) ---------- */
+/* ---------- node tree (pkg/scheduler/backend/cache/node_tree.go) ---------- */
 
 static struct zone *find_zone(struct sk_cache *c, const char *key, int *idx)
 {

@@ -1,6 +1,6 @@
 /* The scheduler cache (upstream pkg/scheduler/backend/cache): the nodes and the pods placed on
  * them (bound, or assumed by the scheduler and not yet confirmed by the informer), per-node
- * aggregates (struct sk_node_info), the node tree order (pkg/scheduler/schedule_one.go (findNodesThatPassFilters)), image states, and the
+ * aggregates (struct sk_node_info), the node tree order (pkg/scheduler/backend/cache/node_tree.go), image states, and the
  * incremental snapshot the scheduling loop reads.
  *
  * Threading:
@@ -71,7 +71,7 @@ struct sk_pod *sk_cache_get_pod_by_key(struct sk_cache *c, const char *ns, const
 int sk_cache_node_count(struct sk_cache *c);  /* nodes known (node object seen) */
 int sk_cache_pod_count(struct sk_cache *c);   /* pods cached (bound + assumed) */
 int sk_cache_assumed_count(struct sk_cache *c);
-/* The node tree order (pkg/scheduler/schedule_one.go (findNodesThatPassFilters)). *names (interned strings) is malloc'd: caller frees
+/* The node tree order (pkg/scheduler/backend/cache/node_tree.go). *names (interned strings) is malloc'd: caller frees
  * the array. Returns the count, or -1 on OOM. */
 int sk_cache_node_tree_list(struct sk_cache *c, const char ***names);
 /* A deep copy of the cached node info (caller sk_node_info_free), NULL when unknown. */

@@ -1,5 +1,5 @@
 /* The nominator: pods nominated to run on a node (status.nominatedNodeName, or nominated in memory
- * by preemption), used by the Filter pass that adds nominated pods (pkg/scheduler/schedule_one.go, findNodesThatPassFilters).
+ * by preemption), used by the Filter pass that adds nominated pods (RunFilterPluginsWithNominatedPods in pkg/scheduler/framework/runtime/framework.go).
  * Thread-safe: one mutex guards the maps; readers on pool threads take it too (a count read without
  * the lock makes the common "nobody is nominated" case lock-free). */
 #ifndef SK_NOMINATOR_H

@@ -1,4 +1,4 @@
-/* The scheduling queue (upstream PriorityQueue, v1.34 semantics; pkg/scheduler/backend/queue/scheduling_queue.go): activeQ heap by
+/* The scheduling queue (upstream PriorityQueue, v1.34 semantics; pkg/scheduler/backend/queue/scheduling_queue.go and backoff_queue.go): activeQ heap by
  * the QueueSort less, backoffQ (1 s windows, PopFromBackoffQ on) plus the error backoff queue,
  * unschedulablePods (gated pods included), PreEnqueue gating, requeueing on cluster events through
  * the rejecting plugins' queueing hints, in-flight event recording, and the pending-pod counts.

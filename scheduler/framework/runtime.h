@@ -125,7 +125,7 @@ struct sk_status sk_fw_run_pre_filter_remove_pod(struct sk_framework *fw, struct
  * than rejected becomes Error `running "X" filter plugin: ...`). Thread-safe. */
 struct sk_status sk_fw_run_filter(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				  const struct sk_node_info *ni);
-/* RunFilterPluginsWithNominatedPods (pkg/scheduler/schedule_one.go (findNodesThatPassFilters)): two passes when nominated pods of priority
+/* RunFilterPluginsWithNominatedPods (pkg/scheduler/framework/runtime/framework.go): two passes when nominated pods of priority
  * >= pod's (other than pod) exist for the node. Thread-safe. */
 struct sk_status sk_fw_run_filter_with_nominated(struct sk_framework *fw, struct sk_cycle_state *cs,
 						 const struct sk_pod *pod, const struct sk_node_info *ni);

@@ -61,7 +61,7 @@ static void expect_order(struct sk_cache *c, const char *want)
 	assert_string_equal(got, want);
 }
 
-/* ---------- node tree (pkg/scheduler/schedule_one.go (findNodesThatPassFilters); upstream node_tree_test) ---------- */
+/* ---------- node tree (pkg/scheduler/backend/cache/node_tree.go; upstream node_tree_test) ---------- */
 
 static void test_node_tree_order(void **state)
 {

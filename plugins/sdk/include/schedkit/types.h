@@ -221,7 +221,7 @@ void sk_node_info_free(struct sk_node_info *ni);
 /* ---------- snapshot (read-only during a scheduling cycle) ---------- */
 struct sk_snapshot {
 	int nnodes;
-	struct sk_node_info **nodes;        /* node-tree order (pkg/scheduler/schedule_one.go (findNodesThatPassFilters)) */
+	struct sk_node_info **nodes;        /* node-tree order (pkg/scheduler/backend/cache/node_tree.go) */
 	int nhave_affinity;
 	struct sk_node_info **have_affinity; /* nodes with pods having (anti-)affinity */
 	int nhave_required_anti_affinity;
