@@ -1,3 +1,4 @@
+/* Long file: every verb and subresource shares the response, context and admission helpers. */
 /* handlers.c — schedkit-apiserver's REST semantics: routing of /api and /apis paths, get, list
  * (selectors, limit/continue, Table), watch streams, create (generateName, uid, admission),
  * update with optimistic concurrency, patch (merge/json/strategic/apply), delete (finalizers,

@@ -1,3 +1,4 @@
+/* Long file: pod and node decoding share the per-object arena and the error context. */
 /* Decoding v1.Pod and v1.Node JSON into the scheduler's compact structs (types.h), plus the small
  * helpers over them: labels lookup, resource arithmetic, toleration matching, pod references.
  *
