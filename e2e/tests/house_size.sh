@@ -26,7 +26,7 @@ while IFS= read -r f; do
 	[ "$lines" -gt "$MAX_FILE" ] || continue
 	nlong=$((nlong + 1))
 	if head -n 5 "$f" | grep -q 'Long file:'; then
-		echo "# $f: $lines lines ($(head -n 5 "$f" | grep -o 'Long file:.*' | head -n 1))"
+		echo "# $f: $lines lines ($(head -n 5 "$f" | grep -o 'Long file:.*' | sed 's| *\*/.*||' | head -n 1))"
 	else
 		nbad=$((nbad + 1))
 		notok "$f: $lines lines (over $MAX_FILE) and no 'Long file:' reason in its first 5 lines"
