@@ -1,3 +1,4 @@
+/* Long file: the JSON and YAML codecs share the buffer and the int64/float formatting. */
 /* Kubernetes objects as cJSON: YAML (libyaml events) to cJSON typed like sigs.k8s.io/yaml,
  * deterministic YAML and compact JSON printers, dotted paths, metadata, owner references,
  * conditions and RFC 3339 times. */

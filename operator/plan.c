@@ -248,15 +248,10 @@ static void cand_free(struct cand *c)
 	free(c->conflict_with);
 }
 
-int op_plan_build(const cJSON *profiles, const struct op_render_opts *opts, struct op_plan *out, char **err)
+/* The profiles not being deleted, oldest first, into c (room for all). Returns their count. */
+static int collect_candidates(const cJSON *profiles, struct cand *c)
 {
-	memset(out, 0, sizeof *out);
-	if (err)
-		*err = NULL;
-	int total = cJSON_GetArraySize(profiles), n = 0;
-	struct cand *c = calloc(total > 0 ? (size_t)total : 1, sizeof *c);
-	if (!c)
-		goto oom;
+	int n = 0;
 	const cJSON *obj;
 	cJSON_ArrayForEach(obj, profiles) {
 		const char *name = kube_meta_name(obj);
@@ -270,33 +265,47 @@ int op_plan_build(const cJSON *profiles, const struct op_render_opts *opts, stru
 			x->created = 0;
 	}
 	qsort(c, (size_t)n, sizeof *c, cmp_age);
+	return n;
+}
 
-	for (int i = 0; i < n; i++) {
-		struct cand *x = &c[i];
-		const cJSON *spec = cJSON_GetObjectItemCaseSensitive(x->obj, "spec");
-		int64_t gen = 0;
-		const cJSON *g = kube_obj_get(x->obj, "metadata.generation");
-		if (g)
-			kube_json_get_int64(g, &gen);
-		x->requested = xstrdup(op_profile_scheduler_name(cJSON_IsObject(spec) ? spec : NULL, x->name));
-		if (!x->requested)
-			goto oom;
-		if (!strcmp(x->requested, OP_RESERVED_SCHEDULER_NAME)) {
-			x->current_err = xasprintf("spec.schedulerName: Invalid value: \"%s\": reserved for the cluster's "
-						   "default scheduler",
-						   x->requested);
-		} else if (op_render_profile(spec, x->name, &x->current, &x->current_err) == 0) {
-			if (op_validate_profile(x->current, opts, &x->current_err, &x->unavailable) != 0) {
-				cJSON_Delete(x->current);
-				x->current = NULL;
-			}
+static int64_t generation_of(const cJSON *obj)
+{
+	int64_t gen = 0;
+	const cJSON *g = kube_obj_get(obj, "metadata.generation");
+	if (g)
+		kube_json_get_int64(g, &gen);
+	return gen;
+}
+
+/* Renders and validates the current spec: x->current, or x->current_err saying why not. -1 when
+ * out of memory. */
+static int evaluate_current(struct cand *x, const struct op_render_opts *opts)
+{
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(x->obj, "spec");
+	x->requested = xstrdup(op_profile_scheduler_name(cJSON_IsObject(spec) ? spec : NULL, x->name));
+	if (!x->requested)
+		return -1;
+	if (!strcmp(x->requested, OP_RESERVED_SCHEDULER_NAME)) {
+		x->current_err = xasprintf("spec.schedulerName: Invalid value: \"%s\": reserved for the cluster's "
+					   "default scheduler",
+					   x->requested);
+	} else if (op_render_profile(spec, x->name, &x->current, &x->current_err) == 0) {
+		if (op_validate_profile(x->current, opts, &x->current_err, &x->unavailable) != 0) {
+			cJSON_Delete(x->current);
+			x->current = NULL;
 		}
-		if (!x->current && !x->current_err)
-			goto oom;
-		if (x->current && !(x->last_json = last_json_for(x->obj, gen)))
-			goto oom;
 	}
+	if (!x->current && !x->current_err)
+		return -1;
+	if (x->current && !(x->last_json = last_json_for(x->obj, generation_of(x->obj))))
+		return -1;
+	return 0;
+}
 
+/* Picks each candidate's source by scheduler name: current specs first (oldest wins a name),
+ * then last accepted versions whose names are free. -1 when out of memory. */
+static int assign_sources(struct cand *c, int n, const struct op_render_opts *opts)
+{
 	/* Pass 1: names requested by current specs, oldest first. */
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < i; j++) {
@@ -304,7 +313,7 @@ int op_plan_build(const cJSON *profiles, const struct op_render_opts *opts, stru
 				c[i].conflict = true;
 				c[i].conflict_with = xstrdup(c[j].name);
 				if (!c[i].conflict_with)
-					goto oom;
+					return -1;
 				break;
 			}
 		}
@@ -323,67 +332,81 @@ int op_plan_build(const cJSON *profiles, const struct op_render_opts *opts, stru
 		if (nm && strcmp(nm, OP_RESERVED_SCHEDULER_NAME) && !name_claimed_by_other(c, n, nm, &c[i]))
 			c[i].source = OP_SOURCE_LAST_ACCEPTED;
 	}
-	if (combine(c, n, opts) != 0)
+	return 0;
+}
+
+/* One profile's result (reason, message, generations, the annotation to write); its rendered
+ * entry, if any, is appended to entries[*nrendered]. -1 when out of memory. */
+static int fill_result(const struct cand *x, struct op_profile_result *r, const cJSON **entries, int *nrendered)
+{
+	bool need_annotation = false;
+	int64_t gen = generation_of(x->obj);
+	r->name = xstrdup(x->name);
+	r->generation = gen;
+	r->scheduler_name = xstrdup(x->requested);
+	r->source = x->source;
+	r->accepted = x->source == OP_SOURCE_CURRENT;
+	r->rendered_generation = -1;
+	if (x->source == OP_SOURCE_CURRENT) {
+		r->reason = OP_REASON_ACCEPTED;
+		r->message = x->unavailable
+				     ? xasprintf("valid; runs without upstream plugins not in this build: %s", x->unavailable)
+				     : xstrdup("valid");
+		r->rendered_generation = gen;
+		const char *cur = kube_meta_annotation(x->obj, OP_LAST_ACCEPTED_ANNOTATION);
+		need_annotation = !cur || strcmp(cur, x->last_json);
+		if (need_annotation)
+			r->last_accepted = xstrdup(x->last_json);
+	} else if (x->conflict) {
+		r->reason = OP_REASON_CONFLICT;
+		r->message = xasprintf("schedulerName \"%s\" is already used by SchedulerProfile \"%s\", which is older",
+				       x->requested, x->conflict_with);
+	} else {
+		r->reason = OP_REASON_INVALID;
+		r->message = xstrdup(x->current_err ? x->current_err : "invalid");
+	}
+	if (x->source == OP_SOURCE_LAST_ACCEPTED)
+		r->rendered_generation = x->last_generation;
+	const cJSON *e = entry_of(x);
+	if (e) {
+		entries[(*nrendered)++] = e;
+		r->rendered_scheduler_name = xstrdup(kube_obj_get_string(e, "schedulerName"));
+	}
+	if (!r->name || !r->scheduler_name || !r->message || (e && !r->rendered_scheduler_name) ||
+	    (need_annotation && !r->last_accepted))
+		return -1;
+	return 0;
+}
+
+int op_plan_build(const cJSON *profiles, const struct op_render_opts *opts, struct op_plan *out, char **err)
+{
+	memset(out, 0, sizeof *out);
+	if (err)
+		*err = NULL;
+	int total = cJSON_GetArraySize(profiles), n = 0;
+	const cJSON **entries = NULL;
+	struct cand *c = calloc(total > 0 ? (size_t)total : 1, sizeof *c);
+	if (!c)
+		goto oom;
+	n = collect_candidates(profiles, c);
+	for (int i = 0; i < n; i++)
+		if (evaluate_current(&c[i], opts) != 0)
+			goto oom;
+	if (assign_sources(c, n, opts) != 0 || combine(c, n, opts) != 0)
 		goto oom;
 
 	out->profiles = calloc(n > 0 ? (size_t)n : 1, sizeof *out->profiles);
-	const cJSON **entries = calloc(n > 0 ? (size_t)n : 1, sizeof *entries);
-	if (!out->profiles || !entries) {
-		free(entries);
+	entries = calloc(n > 0 ? (size_t)n : 1, sizeof *entries);
+	if (!out->profiles || !entries)
 		goto oom;
-	}
 	out->n = n;
-	for (int i = 0; i < n; i++) {
-		struct cand *x = &c[i];
-		struct op_profile_result *r = &out->profiles[i];
-		bool need_annotation = false;
-		int64_t gen = 0;
-		const cJSON *g = kube_obj_get(x->obj, "metadata.generation");
-		if (g)
-			kube_json_get_int64(g, &gen);
-		r->name = xstrdup(x->name);
-		r->generation = gen;
-		r->scheduler_name = xstrdup(x->requested);
-		r->source = x->source;
-		r->accepted = x->source == OP_SOURCE_CURRENT;
-		r->rendered_generation = -1;
-		if (x->source == OP_SOURCE_CURRENT) {
-			r->reason = OP_REASON_ACCEPTED;
-			r->message = x->unavailable
-					     ? xasprintf("valid; runs without upstream plugins not in this build: %s", x->unavailable)
-					     : xstrdup("valid");
-			r->rendered_generation = gen;
-			const char *cur = kube_meta_annotation(x->obj, OP_LAST_ACCEPTED_ANNOTATION);
-			need_annotation = !cur || strcmp(cur, x->last_json);
-			if (need_annotation)
-				r->last_accepted = xstrdup(x->last_json);
-		} else if (x->conflict) {
-			r->reason = OP_REASON_CONFLICT;
-			r->message = xasprintf("schedulerName \"%s\" is already used by SchedulerProfile \"%s\", which is older",
-					       x->requested, x->conflict_with);
-		} else {
-			r->reason = OP_REASON_INVALID;
-			r->message = xstrdup(x->current_err ? x->current_err : "invalid");
-		}
-		if (x->source == OP_SOURCE_LAST_ACCEPTED)
-			r->rendered_generation = x->last_generation;
-		const cJSON *e = entry_of(x);
-		if (e) {
-			entries[out->nrendered++] = e;
-			r->rendered_scheduler_name = xstrdup(kube_obj_get_string(e, "schedulerName"));
-		}
-		if (!r->name || !r->scheduler_name || !r->message || (e && !r->rendered_scheduler_name) ||
-		    (need_annotation && !r->last_accepted)) {
-			free(entries);
+	for (int i = 0; i < n; i++)
+		if (fill_result(&c[i], &out->profiles[i], entries, &out->nrendered) != 0)
 			goto oom;
-		}
-	}
 	if (out->nrendered > 0) {
 		out->config_yaml = op_render_config(entries, out->nrendered, opts);
-		if (!out->config_yaml) {
-			free(entries);
+		if (!out->config_yaml)
 			goto oom;
-		}
 		/* combine() loaded exactly this set last, so it is known to load */
 		op_sha256_hex(out->config_yaml, strlen(out->config_yaml), out->config_hash);
 	}
@@ -394,6 +417,7 @@ int op_plan_build(const cJSON *profiles, const struct op_render_opts *opts, stru
 	free(c);
 	return 0;
 oom:
+	free(entries);
 	if (err && !*err)
 		*err = xstrdup("out of memory");
 	if (c)

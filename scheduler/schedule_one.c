@@ -516,10 +516,278 @@ static bool extenders_bind(struct sk_framework *fw, const struct sk_pod *pod, co
 	return false;
 }
 
-/* ---------- scheduling algorithm (SchedulePod) ---------- */
+/* ---------- scheduling algorithm (pkg/scheduler/schedule_one.go: schedulePod) ---------- */
 
 enum algo_result { ALGO_HOST, ALGO_FIT_ERROR, ALGO_ERROR, ALGO_NO_NODES };
 
+/* evaluateNominatedNode: a nominated node (earlier preemption) is tried alone first, Filters then
+ * filter extenders. Returns it when it fits; else NULL, keeping its rejection for the diagnosis (an
+ * error is logged, and the full pass runs either way). */
+static const struct sk_node_info *evaluate_nominated_node(struct sk_framework *fw, struct sk_cycle_state *cs,
+							  const struct sk_pod *pod, struct attempt *a,
+							  const struct sk_snapshot *snap)
+{
+	const struct sk_node_info *ni = sk_snapshot_get(snap, pod->nominated_node_name);
+	if (!ni)
+		return NULL;
+	struct sk_status fs = sk_fw_run_filter_with_nominated(fw, cs, pod, ni);
+	if (fs.code == SK_SUCCESS) {
+		/* the extenders see it too; an extender error or rejection falls through to the full pass */
+		const struct sk_node_info *one[1] = { ni };
+		int n1 = 1;
+		struct sk_status xe = sk_ok();
+		if (pass_extenders(fw, pod, a, snap, one, &n1, false, &xe) == 0 && n1 == 1)
+			return ni;
+		if (xe.code == SK_ERROR) {
+			char *m = sk_status_message(&xe);
+			klog_info(2, "Evaluation failed on nominated node", " pod=%s/%s node=%s err=\"%s\"", pod->ns,
+				  pod->name, node_name(ni), m ? m : "");
+			free(m);
+			sk_status_reset(&xe);
+		}
+	}
+	if (fs.code == SK_ERROR) {
+		klog_info(2, "Evaluation failed on nominated node", " pod=%s/%s node=%s", pod->ns, pod->name,
+			  node_name(ni));
+		sk_status_reset(&fs);
+	} else {
+		a->nominated_status = fs;
+		a->nominated_ni = ni;
+	}
+	return NULL;
+}
+
+/* NodeToStatus.SetAbsentNodesStatus for a narrowing PreFilterResult. v1.32+: the nodes left out
+ * count as UU in the histogram, naming the narrowing plugins sorted. */
+static void set_absent_nodes_status(struct attempt *a, const char *const *narrowing, int nnarrowing)
+{
+	const char *sorted[MAX_PLUGIN_NAMES];
+	memcpy(sorted, narrowing, (size_t)nnarrowing * sizeof(*sorted));
+	qsort(sorted, (size_t)nnarrowing, sizeof(*sorted), cmp_cstr);
+	char buf[1024];
+	size_t off = 0;
+	buf[off++] = '[';
+	for (int i = 0; i < nnarrowing && off < sizeof(buf) - 2; i++)
+		off += (size_t)snprintf(buf + off, sizeof(buf) - 2 - off, "%s%s", i ? " " : "", sorted[i]);
+	if (off > sizeof(buf) - 2)
+		off = sizeof(buf) - 2;
+	buf[off++] = ']';
+	buf[off] = '\0';
+	a->absent = sk_statusf(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin(s) %s", buf);
+	a->has_absent = true;
+	a->absent_plugin = nnarrowing ? narrowing[0] : "";
+}
+
+/* The snapshot's nodes that the PreFilterResult kept, in snapshot order, into *list (the caller
+ * frees it). Returns their count, or -1 when out of memory. */
+static int nodes_in_prefilter_result(const struct attempt *a, const struct sk_snapshot *snap,
+				     const struct sk_node_info ***list)
+{
+	const struct sk_node_info **l = malloc((size_t)(a->pre.n ? a->pre.n : 1) * sizeof(*l));
+	if (!l)
+		return -1;
+	int n = 0;
+	for (int i = 0; i < snap->nnodes && n < a->pre.n; i++)
+		if (in_sorted(&a->pre, node_name(snap->nodes[i])))
+			l[n++] = snap->nodes[i];
+	*list = l;
+	return n;
+}
+
+/* numFeasibleNodesToFind over n candidate nodes; *ext_filter tells whether a filter extender is
+ * configured (findNodesThatPassExtenders then runs). */
+static int num_nodes_to_find(struct sk_framework *fw, int n, bool *ext_filter)
+{
+	const struct sk_config *cfg = sk_framework_config(fw);
+	int want = cfg ? sk_num_feasible_nodes_to_find(cfg, sk_framework_profile(fw), n) : n;
+	bool ext_score = false;
+	*ext_filter = false;
+	for (int i = 0; i < sk_framework_nextenders(fw); i++) {
+		*ext_filter |= sk_extender_is_filter(sk_framework_extender(fw, i));
+		ext_score |= sk_extender_is_prioritizer(sk_framework_extender(fw, i));
+	}
+	/* one node is enough only when nothing scores and no extender filters */
+	if (!sk_framework_has(fw, SK_EP_SCORE) && !ext_score && !*ext_filter)
+		want = 1;
+	return want < 1 ? 1 : want;
+}
+
+/* The nominated node's status stays unless the full pass produced one for it; upstream counts
+ * every entry of its NodeToStatus map as processed, so *processed grows when it is added. */
+static void keep_nominated_status(struct attempt *a, const struct sk_node_info *const *feasible, int nf,
+				  int *processed)
+{
+	if (!a->nominated_ni)
+		return;
+	for (int i = 0; i < a->diag.n; i++)
+		if (a->diag.nodes[i].node == a->nominated_ni)
+			return;
+	for (int i = 0; i < nf; i++)
+		if (feasible[i] == a->nominated_ni)
+			return;
+	add_node_status(a, a->nominated_ni, a->nominated_status);
+	a->nominated_status = sk_ok();
+	(*processed)++;
+}
+
+/* RunPreFilterPlugins as findNodesThatFitPod handles it. Returns 0 to go on filtering, 1 when
+ * PreFilter rejected the pod (the diagnosis says why), -1 with *err on an error. */
+static int run_pre_filter(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			  struct attempt *a, const char **narrowing, int *nnarrowing, struct sk_status *err)
+{
+	struct sk_status st = sk_fw_run_pre_filter(fw, cs, pod, &a->pre, narrowing, MAX_PLUGIN_NAMES, nnarrowing);
+	/* Upstream's RunPreFilterPlugins hands back the plugins that narrowed (PreFilterResult) as the
+	 * diagnosis' UnschedulablePlugins, except when one plugin returned UU on its own (nil set). So
+	 * the events of a narrowing plugin (NodeAffinity: node label changes) requeue the pod. */
+	if (st.code != SK_ERROR && !(st.code == SK_UNSCHEDULABLE_AND_UNRESOLVABLE && st.plugin))
+		for (int i = 0; i < *nnarrowing; i++)
+			add_unschedulable_plugin(a, narrowing[i]);
+	if (st.code == SK_SUCCESS)
+		return 0;
+	if (!sk_is_rejected(&st)) {
+		*err = st;
+		return -1;
+	}
+	a->diag.prefilter_msg = sk_status_message(&st);
+	/* Every node carries the PreFilter status: plain Unschedulable leaves them all as
+	 * preemption candidates (pkg/scheduler/framework/preemption/preemption.go (SelectVictimsOnNode)). */
+	a->diag.absent_unschedulable = st.code == SK_UNSCHEDULABLE;
+	add_plugin_status(a, &st);
+	a->absent = st;
+	a->has_absent = true;
+	a->absent_plugin = st.plugin;
+	return 1;
+}
+
+/* findNodesThatFitPod: PreFilter, the nominated node, Filter over the candidate nodes, then the
+ * filter extenders. Returns the feasible count with *feasible (the caller frees it; NULL when
+ * the count is 0), or -1 with *err (Error status). */
+static int find_nodes_that_fit_pod(struct sk_scheduler *s, struct sk_framework *fw, struct sk_cycle_state *cs,
+				   const struct sk_pod *pod, struct attempt *a, const struct sk_snapshot *snap,
+				   const struct sk_node_info ***feasible, struct sk_status *err)
+{
+	const char *narrowing[MAX_PLUGIN_NAMES];
+	int nnarrowing = 0;
+	*feasible = NULL;
+	int rc = run_pre_filter(fw, cs, pod, a, narrowing, &nnarrowing, err);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+
+	if (pod->nominated_node_name && *pod->nominated_node_name) {
+		const struct sk_node_info *ni = evaluate_nominated_node(fw, cs, pod, a, snap);
+		if (ni) {
+			if (!(*feasible = malloc(sizeof(**feasible)))) {
+				*err = sk_status(SK_ERROR, "filtering nodes: out of memory");
+				return -1;
+			}
+			(*feasible)[0] = ni;
+			return 1;
+		}
+	}
+
+	const struct sk_node_info *const *nodes = (const struct sk_node_info *const *)snap->nodes;
+	const struct sk_node_info **list = NULL;
+	int n = snap->nnodes;
+	if (!a->pre.all) {
+		if ((n = nodes_in_prefilter_result(a, snap, &list)) < 0) {
+			*err = sk_status(SK_ERROR, "filtering nodes: out of memory");
+			return -1;
+		}
+		nodes = list;
+		set_absent_nodes_status(a, narrowing, nnarrowing);
+	}
+
+	bool ext_filter;
+	int want = num_nodes_to_find(fw, n, &ext_filter);
+	const struct sk_node_info **fs = malloc((size_t)want * sizeof(*fs));
+	if (!fs) {
+		*err = sk_status(SK_ERROR, "filtering nodes: out of memory");
+		free(list);
+		return -1;
+	}
+	int processed = 0;
+	int nf = pass_filters(s, fw, cs, pod, a, nodes, n, want, fs, &processed, err);
+	free(list);
+	keep_nominated_status(a, fs, nf, &processed);
+	/* upstream advances nextStartNodeIndex whether or not an error occurred */
+	s->next_start = (s->next_start + processed) % snap->nnodes;
+	if (nf >= 0 && ext_filter) {
+		int before = nf;
+		if (pass_extenders(fw, pod, a, snap, fs, &nf, true, err) != 0)
+			nf = -1;
+		else if (nf != before)
+			add_unschedulable_plugin(a, SK_EXTENDER_NAME);
+	}
+	if (nf <= 0) {
+		free(fs);
+		fs = NULL;
+	}
+	*feasible = fs;
+	return nf;
+}
+
+/* prioritizeNodes: the total score of each feasible node, in feasible order. Returns
+ * a->scores.total, or *ones (the caller frees it) when no Score plugin runs; NULL with *err on
+ * an error. */
+static const int64_t *prioritize_nodes(struct sk_scheduler *s, struct sk_framework *fw, struct sk_cycle_state *cs,
+				       const struct sk_pod *pod, struct attempt *a,
+				       const struct sk_node_info *const *feasible, int nf, int64_t **ones,
+				       struct sk_status *err)
+{
+	int next = sk_framework_nextenders(fw);
+	*ones = NULL;
+	if (!sk_framework_has(fw, SK_EP_SCORE)) {
+		/* no Score plugins: every node scores 1 without extenders, 0 + extender scores with */
+		int64_t *t = malloc((size_t)nf * sizeof(*t));
+		if (!t) {
+			*err = sk_status(SK_ERROR, "scoring nodes: out of memory");
+			return NULL;
+		}
+		for (int i = 0; i < nf; i++)
+			t[i] = next > 0 ? 0 : 1;
+		if (next > 0)
+			run_prioritize_extenders(fw, pod, feasible, nf, t);
+		*ones = t;
+		return t;
+	}
+	struct sk_status st = sk_fw_run_pre_score(fw, cs, pod, feasible, nf);
+	if (st.code == SK_SUCCESS)
+		st = sk_fw_run_score(fw, cs, pod, feasible, nf, &a->scores);
+	if (st.code != SK_SUCCESS) {
+		*err = st;
+		return NULL;
+	}
+	a->scored = true;
+	if (next > 0)
+		run_prioritize_extenders(fw, pod, feasible, nf, a->scores.total);
+	if (s->env.want_details) {
+		a->score_nodes = malloc((size_t)nf * sizeof(char *));
+		for (int i = 0; a->score_nodes && i < nf; i++)
+			a->score_nodes[i] = node_name(feasible[i]);
+	}
+	return a->scores.total;
+}
+
+/* selectHost: the index of a highest total. Ties are broken uniformly by reservoir sampling (the
+ * k-th tied node replaces the pick with probability 1/k), as upstream does. */
+static int select_host(struct sk_scheduler *s, const int64_t *totals, int n)
+{
+	int best = 0, cnt = 1;
+	for (int i = 1; i < n; i++) {
+		if (totals[i] > totals[best]) {
+			best = i;
+			cnt = 1;
+		} else if (totals[i] == totals[best]) {
+			cnt++;
+			if (next_rand(s) % (uint64_t)cnt == 0)
+				best = i;
+		}
+	}
+	return best;
+}
+
+/* schedulePod: snapshot, findNodesThatFitPod, then (for more than one feasible node)
+ * prioritizeNodes and selectHost. */
 static enum algo_result schedule_pod(struct sk_scheduler *s, struct sk_framework *fw, struct sk_cycle_state *cs,
 				     const struct sk_pod *pod, struct attempt *a, const char **host,
 				     struct sk_status *err, int *num_all)
@@ -539,215 +807,25 @@ static enum algo_result schedule_pod(struct sk_scheduler *s, struct sk_framework
 		return ALGO_NO_NODES;
 	}
 
-	/* PreFilter */
-	const char *narrowing[MAX_PLUGIN_NAMES];
-	int nnarrowing = 0;
-	struct sk_status st = sk_fw_run_pre_filter(fw, cs, pod, &a->pre, narrowing, MAX_PLUGIN_NAMES, &nnarrowing);
-	/* Upstream's RunPreFilterPlugins hands back the plugins that narrowed (PreFilterResult) as the
-	 * diagnosis' UnschedulablePlugins, except when one plugin returned UU on its own (nil set). So
-	 * the events of a narrowing plugin (NodeAffinity: node label changes) requeue the pod. */
-	if (st.code != SK_ERROR && !(st.code == SK_UNSCHEDULABLE_AND_UNRESOLVABLE && st.plugin))
-		for (int i = 0; i < nnarrowing; i++)
-			add_unschedulable_plugin(a, narrowing[i]);
-	if (st.code != SK_SUCCESS) {
-		if (!sk_is_rejected(&st)) {
-			*err = st;
-			return ALGO_ERROR;
-		}
-		a->diag.prefilter_msg = sk_status_message(&st);
-		/* Every node carries the PreFilter status: plain Unschedulable leaves them all as
-		 * preemption candidates (pkg/scheduler/framework/preemption/preemption.go (SelectVictimsOnNode)). */
-		a->diag.absent_unschedulable = st.code == SK_UNSCHEDULABLE;
-		add_plugin_status(a, &st);
-		a->absent = st;
-		a->has_absent = true;
-		a->absent_plugin = st.plugin;
-		return ALGO_FIT_ERROR;
-	}
-
 	const struct sk_node_info **feasible = NULL;
-	const struct sk_node_info **list = NULL;
-	enum algo_result ret = ALGO_FIT_ERROR;
-
-	/* A nominated node (earlier preemption) is tried alone first. */
-	if (pod->nominated_node_name && *pod->nominated_node_name) {
-		const struct sk_node_info *ni = sk_snapshot_get(snap, pod->nominated_node_name);
-		if (ni) {
-			struct sk_status fs = sk_fw_run_filter_with_nominated(fw, cs, pod, ni);
-			if (fs.code == SK_SUCCESS) {
-				/* evaluateNominatedNode: the extenders see it too; an extender error or
-				 * rejection falls through to the full pass */
-				const struct sk_node_info *one[1] = { ni };
-				int n1 = 1;
-				struct sk_status xe = sk_ok();
-				if (pass_extenders(fw, pod, a, snap, one, &n1, false, &xe) == 0 && n1 == 1) {
-					*host = node_name(ni);
-					return ALGO_HOST;
-				}
-				if (xe.code == SK_ERROR) {
-					char *m = sk_status_message(&xe);
-					klog_info(2, "Evaluation failed on nominated node", " pod=%s/%s node=%s err=\"%s\"",
-						  pod->ns, pod->name, node_name(ni), m ? m : "");
-					free(m);
-					sk_status_reset(&xe);
-				}
-			}
-			if (fs.code == SK_ERROR) {
-				klog_info(2, "Evaluation failed on nominated node", " pod=%s/%s node=%s", pod->ns,
-					  pod->name, node_name(ni));
-				sk_status_reset(&fs);
-			} else {
-				a->nominated_status = fs;
-				a->nominated_ni = ni;
-			}
-		}
-	}
-
-	const struct sk_node_info *const *nodes = (const struct sk_node_info *const *)snap->nodes;
-	int n = snap->nnodes;
-	if (!a->pre.all) {
-		list = malloc((size_t)(a->pre.n ? a->pre.n : 1) * sizeof(*list));
-		if (!list) {
-			*err = sk_status(SK_ERROR, "filtering nodes: out of memory");
-			return ALGO_ERROR;
-		}
-		n = 0;
-		for (int i = 0; i < snap->nnodes && n < a->pre.n; i++)
-			if (in_sorted(&a->pre, node_name(snap->nodes[i])))
-				list[n++] = snap->nodes[i];
-		nodes = list;
-		/* v1.32+: the nodes left out count as UU in the histogram. */
-		const char *sorted[MAX_PLUGIN_NAMES];
-		memcpy(sorted, narrowing, (size_t)nnarrowing * sizeof(*sorted));
-		qsort(sorted, (size_t)nnarrowing, sizeof(*sorted), cmp_cstr);
-		char buf[1024];
-		size_t off = 0;
-		buf[off++] = '[';
-		for (int i = 0; i < nnarrowing && off < sizeof(buf) - 2; i++)
-			off += (size_t)snprintf(buf + off, sizeof(buf) - 2 - off, "%s%s", i ? " " : "", sorted[i]);
-		if (off > sizeof(buf) - 2)
-			off = sizeof(buf) - 2;
-		buf[off++] = ']';
-		buf[off] = '\0';
-		a->absent = sk_statusf(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin(s) %s", buf);
-		a->has_absent = true;
-		a->absent_plugin = nnarrowing ? narrowing[0] : "";
-	}
-
-	const struct sk_config *cfg = sk_framework_config(fw);
-	int want = cfg ? sk_num_feasible_nodes_to_find(cfg, sk_framework_profile(fw), n) : n;
-	bool ext_filter = false, ext_score = false;
-	for (int i = 0; i < sk_framework_nextenders(fw); i++) {
-		ext_filter |= sk_extender_is_filter(sk_framework_extender(fw, i));
-		ext_score |= sk_extender_is_prioritizer(sk_framework_extender(fw, i));
-	}
-	/* one node is enough only when nothing scores and no extender filters */
-	if (!sk_framework_has(fw, SK_EP_SCORE) && !ext_score && !ext_filter)
-		want = 1;
-	if (want < 1)
-		want = 1;
-	feasible = malloc((size_t)want * sizeof(*feasible));
-	if (!feasible) {
-		*err = sk_status(SK_ERROR, "filtering nodes: out of memory");
-		free(list);
+	int nf = find_nodes_that_fit_pod(s, fw, cs, pod, a, snap, &feasible, err);
+	if (nf < 0)
 		return ALGO_ERROR;
-	}
-	int processed = 0;
-	int nf = pass_filters(s, fw, cs, pod, a, nodes, n, want, feasible, &processed, err);
-	/* The nominated node's status stays unless the full pass produced one for it. */
-	if (a->nominated_ni) {
-		bool seen = false;
-		for (int i = 0; i < a->diag.n && !seen; i++)
-			seen = a->diag.nodes[i].node == a->nominated_ni;
-		for (int i = 0; i < nf && !seen; i++)
-			seen = feasible[i] == a->nominated_ni;
-		if (!seen) {
-			add_node_status(a, a->nominated_ni, a->nominated_status);
-			a->nominated_status = sk_ok();
-			processed++; /* upstream counts every entry of its NodeToStatus map */
-		}
-	}
-	s->next_start = (s->next_start + processed) % snap->nnodes;
-	if (nf < 0) {
-		ret = ALGO_ERROR;
-		goto out;
-	}
-	if (ext_filter) {
-		int before = nf;
-		if (pass_extenders(fw, pod, a, snap, feasible, &nf, true, err) != 0) {
-			ret = ALGO_ERROR;
-			goto out;
-		}
-		if (nf != before)
-			add_unschedulable_plugin(a, SK_EXTENDER_NAME);
-	}
-	if (nf == 0) {
-		ret = ALGO_FIT_ERROR;
-		goto out;
-	}
+	if (nf == 0)
+		return ALGO_FIT_ERROR;
+	enum algo_result ret = ALGO_HOST;
 	if (nf == 1) {
 		*host = node_name(feasible[0]);
-		ret = ALGO_HOST;
-		goto out;
-	}
-
-	/* prioritizeNodes + selectHost */
-	const int64_t *totals = NULL;
-	int64_t *ones = NULL;
-	int next = sk_framework_nextenders(fw);
-	if (!sk_framework_has(fw, SK_EP_SCORE)) {
-		/* no Score plugins: every node scores 1 without extenders, 0 + extender scores with */
-		ones = malloc((size_t)nf * sizeof(*ones));
-		if (!ones) {
-			*err = sk_status(SK_ERROR, "scoring nodes: out of memory");
-			ret = ALGO_ERROR;
-			goto out;
-		}
-		for (int i = 0; i < nf; i++)
-			ones[i] = next > 0 ? 0 : 1;
-		if (next > 0)
-			run_prioritize_extenders(fw, pod, feasible, nf, ones);
-		totals = ones;
 	} else {
-		st = sk_fw_run_pre_score(fw, cs, pod, feasible, nf);
-		if (st.code != SK_SUCCESS) {
-			*err = st;
+		int64_t *ones = NULL;
+		const int64_t *totals = prioritize_nodes(s, fw, cs, pod, a, feasible, nf, &ones, err);
+		if (totals)
+			*host = node_name(feasible[select_host(s, totals, nf)]);
+		else
 			ret = ALGO_ERROR;
-			goto out;
-		}
-		st = sk_fw_run_score(fw, cs, pod, feasible, nf, &a->scores);
-		if (st.code != SK_SUCCESS) {
-			*err = st;
-			ret = ALGO_ERROR;
-			goto out;
-		}
-		a->scored = true;
-		if (next > 0)
-			run_prioritize_extenders(fw, pod, feasible, nf, a->scores.total);
-		totals = a->scores.total;
-		if (s->env.want_details) {
-			a->score_nodes = malloc((size_t)nf * sizeof(char *));
-			for (int i = 0; a->score_nodes && i < nf; i++)
-				a->score_nodes[i] = node_name(feasible[i]);
-		}
+		free(ones);
 	}
-	int best = 0, cnt = 1;
-	for (int i = 1; i < nf; i++) {
-		if (totals[i] > totals[best]) {
-			best = i;
-			cnt = 1;
-		} else if (totals[i] == totals[best]) {
-			cnt++;
-			if (next_rand(s) % (uint64_t)cnt == 0)
-				best = i;
-		}
-	}
-	free(ones);
-	*host = node_name(feasible[best]);
-	ret = ALGO_HOST;
-out:
 	free(feasible);
-	free(list);
 	return ret;
 }
 
@@ -1023,6 +1101,131 @@ void sk_scheduler_wait_bindings(struct sk_scheduler *s)
 
 /* ---------- ScheduleOne ---------- */
 
+/* skipPodSchedule: a pod being deleted, or one already assumed (an update of it came in while it
+ * was binding). True when the attempt ends here. */
+static bool skip_pod_schedule(struct sk_scheduler *s, struct sk_framework *fw, const struct sk_pod *pod)
+{
+	if (pod->terminating) {
+		const struct sk_framework_env *fenv = sk_framework_env(fw);
+		if (fenv->event) {
+			char note[1100];
+			snprintf(note, sizeof(note), "skip schedule deleting pod: %s/%s", pod->ns, pod->name);
+			fenv->event(fenv->ctx, pod, "Warning", "FailedScheduling", "Scheduling", note);
+		}
+		return true;
+	}
+	return s->env.is_assumed && s->env.is_assumed(s->env.ctx, pod->uid);
+}
+
+/* A FitError from schedulePod: PostFilter (preemption) may nominate a node; without PostFilter
+ * plugins upstream returns clearNominatedNode. Sets a->message. */
+static void post_filter_fit_error(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				  struct attempt *a, int num_all)
+{
+	const struct sk_status *absent = a->has_absent ? &a->absent : NULL;
+	a->fit = true;
+	if (!sk_framework_has(fw, SK_EP_POST_FILTER)) {
+		a->nominate = true;
+		a->nominated_node = "";
+		a->message = sk_fit_error_message(num_all, a->diag.nodes, a->diag.n, absent, a->diag.prefilter_msg,
+						  NULL);
+		return;
+	}
+	struct sk_postfilter_result pr;
+	bool have = false;
+	struct sk_status ps = sk_fw_run_post_filter(fw, cs, pod, &a->diag, &pr, &have);
+	char *pmsg = sk_status_message(&ps);
+	if (ps.code == SK_ERROR)
+		klog_error("Status after running PostFilter plugins for pod", " pod=%s/%s status=\"%s\"", pod->ns,
+			   pod->name, pmsg ? pmsg : "");
+	if (have) {
+		a->nominate = true;
+		a->nominated_node = pr.clear_nominated || !pr.nominated_node ? "" : pr.nominated_node;
+	}
+	a->message = sk_fit_error_message(num_all, a->diag.nodes, a->diag.n, absent, a->diag.prefilter_msg, pmsg);
+	free(pmsg);
+	sk_status_reset(&ps);
+}
+
+/* Assume, Reserve and Permit on host (schedulingCycle after schedulePod). Returns the assumed
+ * pod, or NULL with a->message and *rejected when the attempt failed (everything undone). */
+static struct sk_pod *assume_reserve_permit(struct sk_scheduler *s, struct sk_framework *fw, struct sk_cycle_state *cs,
+					    const struct sk_pod *pod, struct attempt *a, const char *host,
+					    bool *rejected)
+{
+	struct sk_pod *assumed = sk_pod_with_node(pod, host);
+	char *e = NULL;
+	*rejected = false;
+	if (!assumed || (s->env.assume && s->env.assume(s->env.ctx, assumed, &e) != 0)) {
+		a->message = e ? e : strdup("assuming pod: out of memory");
+		a->nominate = true;
+		a->nominated_node = "";
+		sk_pod_unref(assumed);
+		return NULL;
+	}
+	if (s->env.nominator)
+		sk_nominator_delete(s->env.nominator, pod->uid);
+
+	struct sk_status st = sk_fw_run_reserve(fw, cs, assumed, host);
+	if (st.code == SK_SUCCESS)
+		st = sk_fw_run_permit(fw, cs, assumed, host);
+	if (st.code != SK_SUCCESS && st.code != SK_WAIT) {
+		sk_fw_run_unreserve(fw, cs, assumed, host);
+		if (s->env.forget && s->env.forget(s->env.ctx, assumed, &e) != 0) {
+			klog_error("Scheduler cache ForgetPod failed", " pod=%s/%s err=\"%s\"", pod->ns, pod->name,
+				   e ? e : "");
+			free(e);
+		}
+		*rejected = sk_is_rejected(&st);
+		a->message = *rejected ? single_node_fit_error(a, &st) : status_text(&st);
+		a->nominate = true;
+		a->nominated_node = "";
+		sk_status_reset(&st);
+		sk_pod_unref(assumed);
+		return NULL;
+	}
+	sk_status_reset(&st);
+	activate_pods(s, cs);
+	return assumed;
+}
+
+/* schedulingCycle: schedulePod, then assume, Reserve and Permit. Returns the assumed pod (on
+ * *host) for the binding cycle, or NULL with a->message and *rejected for handleSchedulingFailure. */
+static struct sk_pod *scheduling_cycle(struct sk_scheduler *s, struct sk_framework *fw, struct sk_cycle_state *cs,
+				       const struct sk_pod *pod, struct attempt *a, const char **host, bool *rejected)
+{
+	struct sk_status err = sk_ok();
+	int num_all = 0;
+	enum algo_result r = schedule_pod(s, fw, cs, pod, a, host, &err, &num_all);
+	capture_details(s, a);
+	if (r == ALGO_HOST) {
+		*host = sk_intern(*host);
+		return assume_reserve_permit(s, fw, cs, pod, a, *host, rejected);
+	}
+	*rejected = true;
+	if (r == ALGO_FIT_ERROR) {
+		post_filter_fit_error(fw, cs, pod, a, num_all);
+	} else {
+		*rejected = sk_is_rejected(&err);
+		a->message = status_text(&err);
+		a->nominate = true; /* clearNominatedNode */
+		a->nominated_node = "";
+	}
+	sk_status_reset(&err);
+	return NULL;
+}
+
+/* Ends a failed attempt: handleSchedulingFailure consumes qp; a, cs and the framework reference
+ * are released. */
+static void fail_attempt(struct sk_scheduler *s, struct sk_framework *fw, struct sk_queued_pod *qp,
+			 struct sk_cycle_state *cs, struct attempt *a, bool rejected, int64_t start)
+{
+	handle_failure(s, fw, qp, rejected, a->message ? a->message : "", a, start);
+	attempt_free(a);
+	sk_cycle_state_free(cs);
+	sk_framework_unref(fw);
+}
+
 int sk_schedule_one(struct sk_scheduler *s, bool block)
 {
 	int64_t cycle = 0;
@@ -1038,18 +1241,7 @@ int sk_schedule_one(struct sk_scheduler *s, bool block)
 		sk_queue_done(s->q, qp);
 		return 1;
 	}
-	if (pod->terminating) {
-		const struct sk_framework_env *fenv = sk_framework_env(fw);
-		if (fenv->event) {
-			char note[1100];
-			snprintf(note, sizeof(note), "skip schedule deleting pod: %s/%s", pod->ns, pod->name);
-			fenv->event(fenv->ctx, pod, "Warning", "FailedScheduling", "Scheduling", note);
-		}
-		sk_queue_done(s->q, qp);
-		sk_framework_unref(fw);
-		return 1;
-	}
-	if (s->env.is_assumed && s->env.is_assumed(s->env.ctx, pod->uid)) {
+	if (skip_pod_schedule(s, fw, pod)) {
 		sk_queue_done(s->q, qp);
 		sk_framework_unref(fw);
 		return 1;
@@ -1071,98 +1263,12 @@ int sk_schedule_one(struct sk_scheduler *s, bool block)
 	}
 	a->pre.all = true;
 	const char *host = NULL;
-	struct sk_status err = sk_ok();
-	int num_all = 0;
-	enum algo_result r = schedule_pod(s, fw, cs, pod, a, &host, &err, &num_all);
-	capture_details(s, a);
-	if (r != ALGO_HOST) {
-		bool rejected = true;
-		if (r == ALGO_FIT_ERROR) {
-			a->fit = true;
-			if (sk_framework_has(fw, SK_EP_POST_FILTER)) {
-				struct sk_postfilter_result pr;
-				bool have = false;
-				struct sk_status ps = sk_fw_run_post_filter(fw, cs, pod, &a->diag, &pr, &have);
-				char *pmsg = sk_status_message(&ps);
-				if (ps.code == SK_ERROR)
-					klog_error("Status after running PostFilter plugins for pod", " pod=%s/%s status=\"%s\"",
-						   pod->ns, pod->name, pmsg ? pmsg : "");
-				if (have) {
-					a->nominate = true;
-					a->nominated_node = pr.clear_nominated || !pr.nominated_node ? "" : pr.nominated_node;
-				}
-				a->message = sk_fit_error_message(num_all, a->diag.nodes, a->diag.n,
-								  a->has_absent ? &a->absent : NULL, a->diag.prefilter_msg,
-								  pmsg);
-				free(pmsg);
-				sk_status_reset(&ps);
-			} else {
-				/* No PostFilter plugins: upstream returns clearNominatedNode. */
-				a->nominate = true;
-				a->nominated_node = "";
-				a->message = sk_fit_error_message(num_all, a->diag.nodes, a->diag.n,
-								  a->has_absent ? &a->absent : NULL, a->diag.prefilter_msg,
-								  NULL);
-			}
-		} else {
-			rejected = sk_is_rejected(&err);
-			a->message = status_text(&err);
-			a->nominate = true; /* clearNominatedNode */
-			a->nominated_node = "";
-		}
-		sk_status_reset(&err);
-		handle_failure(s, fw, qp, rejected, a->message ? a->message : "", a, start);
-		attempt_free(a);
-		sk_cycle_state_free(cs);
-		sk_framework_unref(fw);
+	bool rejected = false;
+	struct sk_pod *assumed = scheduling_cycle(s, fw, cs, pod, a, &host, &rejected);
+	if (!assumed) {
+		fail_attempt(s, fw, qp, cs, a, rejected, start);
 		return 1;
 	}
-
-	/* assume */
-	host = sk_intern(host);
-	struct sk_pod *assumed = sk_pod_with_node(pod, host);
-	char *e = NULL;
-	if (!assumed || (s->env.assume && s->env.assume(s->env.ctx, assumed, &e) != 0)) {
-		a->message = e ? e : strdup("assuming pod: out of memory");
-		a->nominate = true;
-		a->nominated_node = "";
-		sk_pod_unref(assumed);
-		handle_failure(s, fw, qp, false, a->message ? a->message : "", a, start);
-		attempt_free(a);
-		sk_cycle_state_free(cs);
-		sk_framework_unref(fw);
-		return 1;
-	}
-	if (s->env.nominator)
-		sk_nominator_delete(s->env.nominator, pod->uid);
-
-	/* Reserve, Permit */
-	struct sk_status st = sk_fw_run_reserve(fw, cs, assumed, host);
-	bool reserved_ok = st.code == SK_SUCCESS;
-	if (reserved_ok) {
-		st = sk_fw_run_permit(fw, cs, assumed, host);
-	}
-	if (st.code != SK_SUCCESS && st.code != SK_WAIT) {
-		sk_fw_run_unreserve(fw, cs, assumed, host);
-		if (s->env.forget && s->env.forget(s->env.ctx, assumed, &e) != 0) {
-			klog_error("Scheduler cache ForgetPod failed", " pod=%s/%s err=\"%s\"", pod->ns, pod->name,
-				   e ? e : "");
-			free(e);
-		}
-		bool rejected = sk_is_rejected(&st);
-		a->message = rejected ? single_node_fit_error(a, &st) : status_text(&st);
-		a->nominate = true;
-		a->nominated_node = "";
-		sk_status_reset(&st);
-		sk_pod_unref(assumed);
-		handle_failure(s, fw, qp, rejected, a->message ? a->message : "", a, start);
-		attempt_free(a);
-		sk_cycle_state_free(cs);
-		sk_framework_unref(fw);
-		return 1;
-	}
-	sk_status_reset(&st);
-	activate_pods(s, cs);
 
 	struct bind_job *j = calloc(1, sizeof(*j));
 	if (!j) {
@@ -1171,11 +1277,8 @@ int sk_schedule_one(struct sk_scheduler *s, bool block)
 		if (s->env.forget)
 			s->env.forget(s->env.ctx, assumed, NULL);
 		a->message = strdup("binding cycle: out of memory");
-		handle_failure(s, fw, qp, false, a->message ? a->message : "", a, start);
 		sk_pod_unref(assumed);
-		attempt_free(a);
-		sk_cycle_state_free(cs);
-		sk_framework_unref(fw);
+		fail_attempt(s, fw, qp, cs, a, false, start);
 		return 1;
 	}
 	j->fw = fw;

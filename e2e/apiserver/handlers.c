@@ -1,3 +1,4 @@
+/* Long file: every verb and subresource shares the response, context and admission helpers. */
 /* handlers.c — schedkit-apiserver's REST semantics: routing of /api and /apis paths, get, list
  * (selectors, limit/continue, Table), watch streams, create (generateName, uid, admission),
  * update with optimistic concurrency, patch (merge/json/strategic/apply), delete (finalizers,
@@ -1638,13 +1639,20 @@ static bool ts_before(const struct timespec *a, const struct timespec *b)
 #define WATCH_COALESCE_US 500
 #define WATCH_COALESCE_MIN_HISTORY 4096 /* a tiny history must not overflow while we wait */
 
-static void handle_watch(struct ctx *q, struct matcher *m)
+/* A watch request's query: where to start (resourceVersion, sendInitialEvents), bookmarks and the
+ * timeout (capped by the close-watch fault). */
+struct watch_opts {
+	uint64_t from_rv;
+	bool from_given, initial_events, bookmarks;
+	long timeout_ms;
+};
+
+/* Parses the watch query; responds 400 and returns -1 on an invalid resourceVersion. */
+static int parse_watch_opts(struct ctx *q, struct watch_opts *o)
 {
-	struct apis_server *s = q->s;
 	struct apis_req *r = q->r;
 	const char *rvq = apis_query(r, "resourceVersion");
-	uint64_t from_rv = 0;
-	bool from_given = false;
+	memset(o, 0, sizeof *o);
 	if (rvq && *rvq && strcmp(rvq, "0")) {
 		char *end;
 		errno = 0;
@@ -1653,79 +1661,221 @@ static void handle_watch(struct ctx *q, struct matcher *m)
 			char msg[300];
 			snprintf(msg, sizeof msg, "invalid resource version: %.200s", rvq);
 			apis_respond_status(q->c, 400, "BadRequest", msg, NULL);
-			return;
+			return -1;
 		}
-		from_rv = v;
-		from_given = true;
+		o->from_rv = v;
+		o->from_given = true;
 	}
 	const char *sie = apis_query(r, "sendInitialEvents");
-	bool initial_events = sie && !strcmp(sie, "true");
-	if (initial_events)
-		from_given = false;
+	o->initial_events = sie && !strcmp(sie, "true");
+	if (o->initial_events)
+		o->from_given = false;
 	const char *ab = apis_query(r, "allowWatchBookmarks");
-	bool bookmarks = ab && !strcmp(ab, "true");
-	long timeout_ms = 1800 * 1000L;
+	o->bookmarks = ab && !strcmp(ab, "true");
+	o->timeout_ms = 1800 * 1000L;
 	const char *ts = apis_query(r, "timeoutSeconds");
 	if (ts && *ts) {
 		long v = strtol(ts, NULL, 10);
 		if (v > 0 && v < 86400)
-			timeout_ms = v * 1000L;
+			o->timeout_ms = v * 1000L;
 	}
-	if (s->opts.fault_close_watch_every > 0 && s->opts.fault_close_watch_every * 1000L < timeout_ms)
-		timeout_ms = s->opts.fault_close_watch_every * 1000L;
-	struct watcher wt = { .q = q, .m = m, .table = accept_table(r), .inc = include_object(r) };
+	long fault = q->s->opts.fault_close_watch_every;
+	if (fault > 0 && fault * 1000L < o->timeout_ms)
+		o->timeout_ms = fault * 1000L;
+	return 0;
+}
+
+/* 504 ResourceVersionTooLarge: only this server issues resourceVersions, so one from the future
+ * never arrives. */
+static void respond_rv_too_large(struct ctx *q, uint64_t from_rv, uint64_t cur)
+{
+	cJSON *d = cJSON_CreateObject();
+	cJSON *causes = d ? cJSON_AddArrayToObject(d, "causes") : NULL;
+	cJSON *c1 = cJSON_CreateObject();
+	if (c1) {
+		cJSON_AddStringToObject(c1, "reason", "ResourceVersionTooLarge");
+		cJSON_AddStringToObject(c1, "message", "Too large resource version");
+		if (causes)
+			cJSON_AddItemToArray(causes, c1);
+		else
+			cJSON_Delete(c1);
+	}
+	if (d)
+		cJSON_AddNumberToObject(d, "retryAfterSeconds", 1);
+	char msg[200];
+	snprintf(msg, sizeof msg, "Timeout: Too large resource version: %llu, current: %llu", (unsigned long long)from_rv,
+		 (unsigned long long)cur);
+	apis_respond_status(q->c, 504, "Timeout", msg, d);
+}
+
+/* Where a watch starts in the event ring. Called with s->ring_mu held: from a resourceVersion,
+ * the first event after it (or *oldest_rv and true when it fell out of the history); without
+ * one, the current objects go to init as the initial ADDED events. */
+static bool watch_start_locked(struct ctx *q, const struct watch_opts *o, struct list_collect *init, uint64_t *cursor,
+			       uint64_t *oldest_rv)
+{
+	struct apis_server *s = q->s;
+	*cursor = s->ring_head;
+	if (!o->from_given) {
+		apis_store_each(q->rd, q->ns, list_collect_fn, init);
+		return false;
+	}
+	uint64_t oldest = s->ring_head > s->ring_cap ? s->ring_head - s->ring_cap : 0;
+	if (oldest > 0) {
+		*oldest_rv = s->ring[oldest % s->ring_cap]->rv;
+		if (o->from_rv + 1 < *oldest_rv)
+			return true;
+	}
+	uint64_t lo = oldest, hi = s->ring_head;
+	while (lo < hi) { /* first event with rv > from_rv */
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (s->ring[mid % s->ring_cap]->rv <= o->from_rv)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*cursor = lo;
+	return false;
+}
+
+/* The initial ADDED events in key order, then the initial-events-end bookmark when asked for.
+ * -1 when the client is gone. */
+static int watch_send_initial(struct watcher *wt, struct list_collect *init, bool initial_events, uint64_t last_rv)
+{
+	if (init->c.n) {
+		qsort(init->c.v, init->c.n, sizeof *init->c.v, cmp_key);
+		for (size_t i = 0; i < init->c.n; i++) {
+			watch_encode(wt, "ADDED", init->c.v[i]);
+			if (wt->out.len > 256 * 1024 && watch_flush(wt) < 0)
+				return -1;
+		}
+	}
+	if (initial_events)
+		watch_bookmark(wt, last_rv, true);
+	if (wt->out.len && watch_flush(wt) < 0)
+		return -1;
+	return 0;
+}
+
+/* Waits (s->ring_mu held) until events follow cursor, the deadline passes, a bookmark is due or
+ * a second went by (so the caller checks the peer). */
+static void watch_wait_locked(struct apis_server *s, uint64_t cursor, const struct timespec *deadline,
+			      const struct timespec *next_bookmark, bool bookmarks)
+{
+	struct timespec now;
+	while (cursor == s->ring_head && !atomic_load(&s->stopping)) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (!ts_before(&now, deadline))
+			break;
+		struct timespec wake = now;
+		ts_add_ms(&wake, 1000);
+		if (ts_before(deadline, &wake))
+			wake = *deadline;
+		if (bookmarks && ts_before(next_bookmark, &wake))
+			wake = *next_bookmark;
+		if (bookmarks && !ts_before(&now, next_bookmark))
+			break;
+		if (pthread_cond_timedwait(&s->ring_cond, &s->ring_mu, &wake) != 0)
+			break; /* timeout: check the peer, bookmarks, deadline */
+		if (s->ring_cap >= WATCH_COALESCE_MIN_HISTORY && s->ring_head - cursor < WATCH_COALESCE &&
+		    !atomic_load(&s->stopping)) {
+			/* let a burst of writes accumulate: one chunk (one syscall) for many events */
+			pthread_mutex_unlock(&s->ring_mu);
+			usleep(WATCH_COALESCE_US);
+			pthread_mutex_lock(&s->ring_mu);
+		}
+	}
+}
+
+/* Takes up to WATCH_BATCH events from *cursor (s->ring_mu held; each gets a reference) and moves
+ * *last_rv to what this watcher has been sent. Returns -1 when the watcher fell behind the history. */
+static int watch_take_locked(struct apis_server *s, uint64_t *cursor, struct apis_event **batch, size_t *n,
+			     uint64_t *last_rv)
+{
+	uint64_t oldest = s->ring_head > s->ring_cap ? s->ring_head - s->ring_cap : 0;
+	*n = 0;
+	if (*cursor < oldest)
+		return -1;
+	while (*cursor < s->ring_head && *n < WATCH_BATCH) {
+		struct apis_event *e = s->ring[*cursor % s->ring_cap];
+		atomic_fetch_add(&e->refs, 1);
+		batch[(*n)++] = e;
+		(*cursor)++;
+	}
+	/* a bookmark may only claim what this watcher has been sent */
+	if (*n > 0)
+		*last_rv = batch[*n - 1]->rv;
+	else if (*cursor == s->ring_head && s->ring_head > 0)
+		*last_rv = s->ring[(s->ring_head - 1) % s->ring_cap]->rv;
+	return 0;
+}
+
+/* Streams events from cursor until the timeout, the server stops or the client goes away, with
+ * periodic bookmarks when asked for. Returns true when the stream failed (closed without the
+ * terminating chunk: the client re-watches). */
+static bool watch_serve(struct watcher *wt, const struct watch_opts *o, uint64_t cursor, uint64_t last_rv)
+{
+	struct ctx *q = wt->q;
+	struct apis_server *s = q->s;
+	struct timespec deadline, next_bookmark, now;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	next_bookmark = deadline;
+	ts_add_ms(&deadline, o->timeout_ms);
+	ts_add_ms(&next_bookmark, s->opts.bookmark_interval_ms);
+	struct apis_event *batch[WATCH_BATCH];
+	while (!atomic_load(&s->stopping)) {
+		size_t n = 0;
+		pthread_mutex_lock(&s->ring_mu);
+		watch_wait_locked(s, cursor, &deadline, &next_bookmark, o->bookmarks);
+		int rc = watch_take_locked(s, &cursor, batch, &n, &last_rv);
+		pthread_mutex_unlock(&s->ring_mu);
+		if (rc < 0) {
+			klog_info(2, "Closing slow watcher", " resource=%s", q->rd->plural);
+			return true;
+		}
+		for (size_t i = 0; i < n; i++) {
+			watch_event(wt, batch[i]);
+			apis_event_unref(batch[i]);
+		}
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (o->bookmarks && !ts_before(&now, &next_bookmark)) {
+			if (!wt->out.len)
+				watch_bookmark(wt, last_rv, false);
+			next_bookmark = now;
+			ts_add_ms(&next_bookmark, s->opts.bookmark_interval_ms);
+		}
+		if (wt->out.len) {
+			if (watch_flush(wt) < 0)
+				return true;
+		} else if (n == 0 && apis_conn_peer_gone(q->c)) {
+			return true;
+		}
+		if (!ts_before(&now, &deadline))
+			break;
+	}
+	return false;
+}
+
+static void handle_watch(struct ctx *q, struct matcher *m)
+{
+	struct apis_server *s = q->s;
+	struct watch_opts o;
+	if (parse_watch_opts(q, &o) < 0)
+		return;
+	struct watcher wt = { .q = q, .m = m, .table = accept_table(q->r), .inc = include_object(q->r) };
 	struct list_collect init = { .m = m };
-	uint64_t cursor, last_rv;
-	bool expired = false, failed = false;
-	uint64_t oldest_rv = 0;
+	uint64_t cursor, last_rv, oldest_rv = 0;
+	bool expired, failed = false;
 	pthread_rwlock_rdlock(&s->lock);
-	if (from_given && from_rv > s->rv) {
-		/* only this server issues resourceVersions: one from the future never arrives */
+	if (o.from_given && o.from_rv > s->rv) {
 		uint64_t cur = s->rv;
 		pthread_rwlock_unlock(&s->lock);
-		cJSON *d = cJSON_CreateObject();
-		cJSON *causes = d ? cJSON_AddArrayToObject(d, "causes") : NULL;
-		cJSON *c1 = cJSON_CreateObject();
-		if (c1) {
-			cJSON_AddStringToObject(c1, "reason", "ResourceVersionTooLarge");
-			cJSON_AddStringToObject(c1, "message", "Too large resource version");
-			if (causes)
-				cJSON_AddItemToArray(causes, c1);
-			else
-				cJSON_Delete(c1);
-		}
-		if (d)
-			cJSON_AddNumberToObject(d, "retryAfterSeconds", 1);
-		char msg[200];
-		snprintf(msg, sizeof msg, "Timeout: Too large resource version: %llu, current: %llu",
-			 (unsigned long long)from_rv, (unsigned long long)cur);
-		apis_respond_status(q->c, 504, "Timeout", msg, d);
+		respond_rv_too_large(q, o.from_rv, cur);
 		return;
 	}
 	pthread_mutex_lock(&s->ring_mu);
-	cursor = s->ring_head;
 	last_rv = s->rv;
-	if (from_given) {
-		uint64_t oldest = s->ring_head > s->ring_cap ? s->ring_head - s->ring_cap : 0;
-		if (oldest > 0) {
-			oldest_rv = s->ring[oldest % s->ring_cap]->rv;
-			if (from_rv + 1 < oldest_rv)
-				expired = true;
-		}
-		if (!expired) {
-			uint64_t lo = oldest, hi = s->ring_head;
-			while (lo < hi) { /* first event with rv > from_rv */
-				uint64_t mid = lo + (hi - lo) / 2;
-				if (s->ring[mid % s->ring_cap]->rv <= from_rv)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			cursor = lo;
-		}
-	} else {
-		apis_store_each(q->rd, q->ns, list_collect_fn, &init);
-	}
+	expired = watch_start_locked(q, &o, &init, &cursor, &oldest_rv);
 	pthread_mutex_unlock(&s->ring_mu);
 	pthread_rwlock_unlock(&s->lock);
 
@@ -1737,101 +1887,14 @@ static void handle_watch(struct ctx *q, struct matcher *m)
 				"{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
 				"\"status\":\"Failure\",\"message\":\"too old resource version: %llu (%llu)\","
 				"\"reason\":\"Expired\",\"code\":410}}\n",
-				(unsigned long long)from_rv, (unsigned long long)(oldest_rv ? oldest_rv - 1 : 0));
+				(unsigned long long)o.from_rv, (unsigned long long)(oldest_rv ? oldest_rv - 1 : 0));
 		watch_flush(&wt);
 		apis_stream_end(q->c);
 		goto done;
 	}
-	if (init.c.n) {
-		qsort(init.c.v, init.c.n, sizeof *init.c.v, cmp_key);
-		for (size_t i = 0; i < init.c.n; i++) {
-			watch_encode(&wt, "ADDED", init.c.v[i]);
-			if (wt.out.len > 256 * 1024 && watch_flush(&wt) < 0)
-				goto done;
-		}
-	}
-	if (initial_events)
-		watch_bookmark(&wt, last_rv, true);
-	if (wt.out.len && watch_flush(&wt) < 0)
+	if (watch_send_initial(&wt, &init, o.initial_events, last_rv) < 0)
 		goto done;
-
-	struct timespec deadline, next_bookmark, now;
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	next_bookmark = deadline;
-	ts_add_ms(&deadline, timeout_ms);
-	ts_add_ms(&next_bookmark, s->opts.bookmark_interval_ms);
-	struct apis_event *batch[WATCH_BATCH];
-	while (!atomic_load(&s->stopping)) {
-		size_t n = 0;
-		bool overflow = false;
-		pthread_mutex_lock(&s->ring_mu);
-		while (cursor == s->ring_head && !atomic_load(&s->stopping)) {
-			clock_gettime(CLOCK_REALTIME, &now);
-			if (!ts_before(&now, &deadline))
-				break;
-			struct timespec wake = now;
-			ts_add_ms(&wake, 1000);
-			if (ts_before(&deadline, &wake))
-				wake = deadline;
-			if (bookmarks && ts_before(&next_bookmark, &wake))
-				wake = next_bookmark;
-			if (bookmarks && !ts_before(&now, &next_bookmark))
-				break;
-			if (pthread_cond_timedwait(&s->ring_cond, &s->ring_mu, &wake) != 0)
-				break; /* timeout: check the peer, bookmarks, deadline */
-			if (s->ring_cap >= WATCH_COALESCE_MIN_HISTORY && s->ring_head - cursor < WATCH_COALESCE &&
-			    !atomic_load(&s->stopping)) {
-				/* let a burst of writes accumulate: one chunk (one syscall) for many events */
-				pthread_mutex_unlock(&s->ring_mu);
-				usleep(WATCH_COALESCE_US);
-				pthread_mutex_lock(&s->ring_mu);
-			}
-		}
-		uint64_t oldest = s->ring_head > s->ring_cap ? s->ring_head - s->ring_cap : 0;
-		if (cursor < oldest) {
-			overflow = true;
-		} else {
-			while (cursor < s->ring_head && n < WATCH_BATCH) {
-				struct apis_event *e = s->ring[cursor % s->ring_cap];
-				atomic_fetch_add(&e->refs, 1);
-				batch[n++] = e;
-				cursor++;
-			}
-		}
-		/* a bookmark may only claim what this watcher has been sent */
-		if (n > 0)
-			last_rv = batch[n - 1]->rv;
-		else if (!overflow && cursor == s->ring_head && s->ring_head > 0)
-			last_rv = s->ring[(s->ring_head - 1) % s->ring_cap]->rv;
-		pthread_mutex_unlock(&s->ring_mu);
-		if (overflow) {
-			klog_info(2, "Closing slow watcher", " resource=%s", q->rd->plural);
-			failed = true; /* close without the terminating chunk: the client re-watches */
-			break;
-		}
-		for (size_t i = 0; i < n; i++) {
-			watch_event(&wt, batch[i]);
-			apis_event_unref(batch[i]);
-		}
-		clock_gettime(CLOCK_REALTIME, &now);
-		if (bookmarks && !ts_before(&now, &next_bookmark)) {
-			if (!wt.out.len)
-				watch_bookmark(&wt, last_rv, false);
-			next_bookmark = now;
-			ts_add_ms(&next_bookmark, s->opts.bookmark_interval_ms);
-		}
-		if (wt.out.len) {
-			if (watch_flush(&wt) < 0) {
-				failed = true;
-				break;
-			}
-		} else if (n == 0 && apis_conn_peer_gone(q->c)) {
-			failed = true;
-			break;
-		}
-		if (!ts_before(&now, &deadline))
-			break;
-	}
+	failed = watch_serve(&wt, &o, cursor, last_rv);
 	if (!failed)
 		apis_stream_end(q->c);
 	else
@@ -2666,29 +2729,30 @@ static void handle_version(struct apis_conn *c)
 	apis_respond(c, 200, "application/json", v, sizeof v - 1, NULL);
 }
 
-void apis_handle(struct apis_server *s, struct apis_conn *c, struct apis_req *r)
+/* The paths that are no resource: health, (after the token check) version and OpenAPI, the
+ * discovery documents; anything outside /api and /apis is 404; then fault injection. True when
+ * the request was answered. */
+static bool serve_non_resource(struct apis_server *s, struct apis_conn *c, struct apis_req *r)
 {
 	const char *path = r->path;
-	c->av_from = c->av_to = NULL;
-	const char *m = r->method;
 	if (!strcmp(path, "/healthz") || !strcmp(path, "/livez") || !strcmp(path, "/readyz")) {
 		apis_respond(c, 200, "text/plain; charset=utf-8", "ok", 2, NULL);
-		return;
+		return true;
 	}
 	if (s->token) {
 		const char *a = r->authorization;
 		if (!a || strncmp(a, "Bearer ", 7) || strcmp(a + 7, s->token)) {
 			apis_respond_status(c, 401, "Unauthorized", "Unauthorized", NULL);
-			return;
+			return true;
 		}
 	}
 	if (!strcmp(path, "/version") || !strcmp(path, "/version/")) {
 		handle_version(c);
-		return;
+		return true;
 	}
 	if (has_prefix(path, "/openapi/v3")) {
 		apis_openapi_serve(s, c, path);
-		return;
+		return true;
 	}
 	if (!strcmp(path, "/openapi/v2")) {
 		/* An empty (valid) protobuf OpenAPI v2 document: kubectl only falls back to v2 for
@@ -2696,23 +2760,24 @@ void apis_handle(struct apis_server *s, struct apis_conn *c, struct apis_req *r)
 		 * with no v2 models it skips client-side validation and reports the unmapped kind as
 		 * upstream does. */
 		apis_respond(c, 200, "application/octet-stream", "", 0, NULL);
-		return;
+		return true;
 	}
 	if (strcmp(path, "/api") && strcmp(path, "/apis") && !has_prefix(path, "/api/") && !has_prefix(path, "/apis/")) {
 		not_found_path(c);
-		return;
+		return true;
 	}
-	if (!strcmp(m, "GET") && apis_discovery(s, c, path))
-		return;
-	if (fault_inject(s, c))
-		return;
-	char *copy = strdup(path);
-	if (!copy) {
-		apis_respond_status(c, 500, "InternalError", "out of memory", NULL);
-		return;
-	}
-	char *segs[16];
-	int n = split_path(copy, segs, 16);
+	if (!strcmp(r->method, "GET") && apis_discovery(s, c, path))
+		return true;
+	return fault_inject(s, c);
+}
+
+/* Resolves /api/{v}/... or /apis/{g}/{v}/... (segs, n of them) into q: resource, namespace, name,
+ * subresource; *watch_path for the /watch/ prefix. Another served version of a CRD is stored
+ * (and validated) as the storage version and served back with the requested apiVersion.
+ * -1 when no resource matches. */
+static int resolve_resource(struct ctx *q, char **segs, int n, bool *watch_path)
+{
+	struct apis_server *s = q->s;
 	const char *group = "", *version;
 	int i;
 	if (n >= 2 && !strcmp(segs[0], "api")) {
@@ -2723,155 +2788,160 @@ void apis_handle(struct apis_server *s, struct apis_conn *c, struct apis_req *r)
 		version = segs[2];
 		i = 3;
 	} else {
-		free(copy);
-		not_found_path(c);
-		return;
+		return -1;
 	}
-	bool watch_path = false;
+	*watch_path = false;
 	if (i < n && !strcmp(segs[i], "watch")) {
-		watch_path = true;
+		*watch_path = true;
 		i++;
 	}
 	int rest = n - i;
-	struct ctx q = { .s = s, .c = c, .r = r, .ns = "" };
-	const char *plural = NULL;
 	pthread_rwlock_rdlock(&s->lock);
 	if (rest >= 3 && !strcmp(segs[i], "namespaces")) {
 		struct apis_rdef *rd = apis_registry_find(s, group, version, segs[i + 2]);
 		if (rd && rd->namespaced && rest <= 5) {
-			q.rd = rd;
-			q.ns = segs[i + 1];
-			plural = segs[i + 2];
-			q.name = rest >= 4 ? segs[i + 3] : NULL;
-			q.sub = rest >= 5 ? segs[i + 4] : NULL;
+			q->rd = rd;
+			q->ns = segs[i + 1];
+			q->name = rest >= 4 ? segs[i + 3] : NULL;
+			q->sub = rest >= 5 ? segs[i + 4] : NULL;
 		}
 	}
-	if (!q.rd && rest >= 1 && rest <= 3) {
-		plural = segs[i];
-		q.rd = apis_registry_find(s, group, version, plural);
-		q.name = rest >= 2 ? segs[i + 1] : NULL;
-		q.sub = rest >= 3 ? segs[i + 2] : NULL;
-		if (q.rd && q.rd->namespaced && q.name) /* namespaced resource needs /namespaces/{ns}/ for objects */
-			q.rd = NULL;
+	if (!q->rd && rest >= 1 && rest <= 3) {
+		q->rd = apis_registry_find(s, group, version, segs[i]);
+		q->name = rest >= 2 ? segs[i + 1] : NULL;
+		q->sub = rest >= 3 ? segs[i + 2] : NULL;
+		if (q->rd && q->rd->namespaced && q->name) /* namespaced resource needs /namespaces/{ns}/ for objects */
+			q->rd = NULL;
 	}
-	if (q.rd && q.rd->storage) {
-		/* another served version of a CRD: stored (and validated) as the storage version,
-		 * served back with the requested apiVersion */
-		q.alias = q.rd;
-		q.rd = q.rd->storage;
-		c->av_from = q.rd->api_version;
-		c->av_to = q.alias->api_version;
+	if (q->rd && q->rd->storage) {
+		q->alias = q->rd;
+		q->rd = q->rd->storage;
+		q->c->av_from = q->rd->api_version;
+		q->c->av_to = q->alias->api_version;
 	}
 	pthread_rwlock_unlock(&s->lock);
-	(void)plural;
-	if (!q.rd) {
-		free(copy);
-		not_found_path(c);
-		return;
-	}
-	struct apis_rdef *rd = q.rd;
-	if (watch_path && (q.sub || strcmp(m, "GET"))) {
-		free(copy);
-		not_found_path(c);
-		return;
-	}
-	if (rd->flags & APIS_RD_VIRTUAL) {
-		if (!strcmp(m, "POST") && !q.name)
-			handle_binding(&q, NULL);
+	return q->rd ? 0 : -1;
+}
+
+/* status, scale, binding, eviction and finalize, each where the resource has it. */
+static void dispatch_subresource(struct ctx *q, const char *m)
+{
+	struct apis_rdef *rd = q->rd;
+	const char *sub = q->sub;
+	struct apis_conn *c = q->c;
+	if (!strcmp(sub, "status") && (rd->flags & APIS_RD_STATUS)) {
+		if (!strcmp(m, "GET"))
+			handle_get(q);
+		else if (!strcmp(m, "PUT"))
+			handle_update(q, UPD_STATUS);
+		else if (!strcmp(m, "PATCH"))
+			handle_patch(q, UPD_STATUS);
 		else
 			method_not_allowed(c);
-		free(copy);
-		return;
-	}
-	if (q.sub) {
-		const char *sub = q.sub;
-		if (!strcmp(sub, "status") && (rd->flags & APIS_RD_STATUS)) {
-			if (!strcmp(m, "GET"))
-				handle_get(&q);
-			else if (!strcmp(m, "PUT"))
-				handle_update(&q, UPD_STATUS);
-			else if (!strcmp(m, "PATCH"))
-				handle_patch(&q, UPD_STATUS);
-			else
-				method_not_allowed(c);
-		} else if (!strcmp(sub, "scale") && (rd->flags & APIS_RD_SCALE)) {
-			if (!strcmp(m, "GET") || !strcmp(m, "PUT") || !strcmp(m, "PATCH"))
-				handle_scale(&q, m);
-			else
-				method_not_allowed(c);
-		} else if (!strcmp(sub, "binding") && (rd->flags & APIS_RD_POD_SUBS)) {
-			if (!strcmp(m, "POST"))
-				handle_binding(&q, q.name);
-			else
-				method_not_allowed(c);
-		} else if (!strcmp(sub, "eviction") && (rd->flags & APIS_RD_POD_SUBS)) {
-			if (!strcmp(m, "POST"))
-				handle_eviction(&q);
-			else
-				method_not_allowed(c);
-		} else if (!strcmp(sub, "finalize") && (rd->flags & APIS_RD_NS_FINALIZE)) {
-			if (!strcmp(m, "PUT"))
-				handle_finalize(&q);
-			else
-				method_not_allowed(c);
-		} else {
-			not_found_path(c);
-		}
-		free(copy);
-		return;
-	}
-	if (!q.name) {
-		if (!strcmp(m, "GET")) {
-			if (watch_path) {
-				struct matcher mt;
-				if (matcher_init(&q, &mt) == 0) {
-					handle_watch(&q, &mt);
-					matcher_free(&mt);
-				}
-			} else {
-				handle_list(&q);
-			}
-		} else if (!strcmp(m, "POST")) {
-			if (rd->namespaced && !*q.ns)
-				method_not_allowed(c);
-			else
-				handle_create(&q);
-		} else if (!strcmp(m, "DELETE")) {
-			handle_delete_collection(&q);
-		} else {
+	} else if (!strcmp(sub, "scale") && (rd->flags & APIS_RD_SCALE)) {
+		if (!strcmp(m, "GET") || !strcmp(m, "PUT") || !strcmp(m, "PATCH"))
+			handle_scale(q, m);
+		else
 			method_not_allowed(c);
-		}
+	} else if (!strcmp(sub, "binding") && (rd->flags & APIS_RD_POD_SUBS)) {
+		if (!strcmp(m, "POST"))
+			handle_binding(q, q->name);
+		else
+			method_not_allowed(c);
+	} else if (!strcmp(sub, "eviction") && (rd->flags & APIS_RD_POD_SUBS)) {
+		if (!strcmp(m, "POST"))
+			handle_eviction(q);
+		else
+			method_not_allowed(c);
+	} else if (!strcmp(sub, "finalize") && (rd->flags & APIS_RD_NS_FINALIZE)) {
+		if (!strcmp(m, "PUT"))
+			handle_finalize(q);
+		else
+			method_not_allowed(c);
 	} else {
-		if (!strcmp(m, "GET")) {
-			if (watch_path) {
-				/* /watch/.../name: a watch limited to one object */
-				struct matcher mt;
-				if (matcher_init(&q, &mt) == 0) {
-					char *fsel = NULL;
-					if (asprintf(&fsel, "metadata.name=%s", q.name) >= 0) {
-						char *err = NULL;
-						kube_field_selector_free(mt.fs);
-						mt.fs = NULL;
-						kube_field_selector_parse(fsel, &mt.fs, &err);
-						free(err);
-						free(fsel);
-					}
-					handle_watch(&q, &mt);
-					matcher_free(&mt);
-				}
-			} else {
-				handle_get(&q);
-			}
-		} else if (!strcmp(m, "PUT")) {
-			handle_update(&q, UPD_MAIN);
-		} else if (!strcmp(m, "PATCH")) {
-			handle_patch(&q, UPD_MAIN);
+		not_found_path(c);
+	}
+}
+
+/* A watch of the collection, or (/watch/.../name) of one object: a field selector on its name
+ * replaces the request's. */
+static void dispatch_watch(struct ctx *q)
+{
+	struct matcher mt;
+	if (matcher_init(q, &mt) != 0)
+		return;
+	char *fsel = NULL;
+	if (q->name && asprintf(&fsel, "metadata.name=%s", q->name) >= 0) {
+		char *err = NULL;
+		kube_field_selector_free(mt.fs);
+		mt.fs = NULL;
+		kube_field_selector_parse(fsel, &mt.fs, &err);
+		free(err);
+		free(fsel);
+	}
+	handle_watch(q, &mt);
+	matcher_free(&mt);
+}
+
+/* The verbs on a collection (list, watch, create, deletecollection) or on one object (get,
+ * watch, update, patch, delete). */
+static void dispatch_verb(struct ctx *q, const char *m, bool watch_path)
+{
+	struct apis_conn *c = q->c;
+	if (!strcmp(m, "GET")) {
+		if (watch_path)
+			dispatch_watch(q);
+		else if (q->name)
+			handle_get(q);
+		else
+			handle_list(q);
+	} else if (!q->name) {
+		if (!strcmp(m, "POST")) {
+			if (q->rd->namespaced && !*q->ns)
+				method_not_allowed(c);
+			else
+				handle_create(q);
 		} else if (!strcmp(m, "DELETE")) {
-			handle_delete(&q);
+			handle_delete_collection(q);
 		} else {
 			method_not_allowed(c);
 		}
+	} else if (!strcmp(m, "PUT")) {
+		handle_update(q, UPD_MAIN);
+	} else if (!strcmp(m, "PATCH")) {
+		handle_patch(q, UPD_MAIN);
+	} else if (!strcmp(m, "DELETE")) {
+		handle_delete(q);
+	} else {
+		method_not_allowed(c);
 	}
+}
+
+void apis_handle(struct apis_server *s, struct apis_conn *c, struct apis_req *r)
+{
+	const char *m = r->method;
+	c->av_from = c->av_to = NULL;
+	if (serve_non_resource(s, c, r))
+		return;
+	char *copy = strdup(r->path);
+	if (!copy) {
+		apis_respond_status(c, 500, "InternalError", "out of memory", NULL);
+		return;
+	}
+	char *segs[16];
+	int n = split_path(copy, segs, 16);
+	struct ctx q = { .s = s, .c = c, .r = r, .ns = "" };
+	bool watch_path = false;
+	if (resolve_resource(&q, segs, n, &watch_path) != 0 || (watch_path && (q.sub || strcmp(m, "GET"))))
+		not_found_path(c);
+	else if ((q.rd->flags & APIS_RD_VIRTUAL) && !strcmp(m, "POST") && !q.name)
+		handle_binding(&q, NULL); /* the virtual bindings resource: POST only */
+	else if (q.rd->flags & APIS_RD_VIRTUAL)
+		method_not_allowed(c);
+	else if (q.sub)
+		dispatch_subresource(&q, m);
+	else
+		dispatch_verb(&q, m, watch_path);
 	free(copy);
 }
 

@@ -880,75 +880,64 @@ out:
 	return rc;
 }
 
-/* Merges patch (owned) into orig (owned) as a merging list; returns the merged list (owned) or
- * NULL with e set. elem: struct type of map elements. */
-static cJSON *smp_slice(struct perr *e, cJSON *orig, cJSON *patch, const struct smp_type *elem,
-			const char *mk, bool is_delete_list)
+/* A list of scalars (or lists): a $deleteFromPrimitiveList removes the patch's values; else the
+ * union without duplicates, in the order normalize_order() gives. In place on orig; patch is
+ * only read. -1 with e set. */
+static int merge_scalar_slice(struct perr *e, cJSON *orig, const cJSON *patch, bool is_delete_list)
 {
-	cJSON *server_order = NULL;
-	if (!orig->child && !patch->child) {
-		cJSON_Delete(patch);
-		return orig;
-	}
-	int kind = slice_elem_kind(e, orig, patch);
-	if (kind < 0)
-		goto fail;
-	if (kind != 'm') {
-		if (is_delete_list) {
-			cJSON *c = orig->child;
-			while (c) {
-				cJSON *next = c->next;
-				for (const cJSON *d = patch->child; d; d = d->next)
-					if (value_equal(c, d)) {
-						cJSON_Delete(cJSON_DetachItemViaPointer(orig, c));
-						break;
-					}
-				c = next;
-			}
-			cJSON_Delete(patch);
-			return orig;
+	if (is_delete_list) {
+		cJSON *c = orig->child;
+		while (c) {
+			cJSON *next = c->next;
+			for (const cJSON *d = patch->child; d; d = d->next)
+				if (value_equal(c, d)) {
+					cJSON_Delete(cJSON_DetachItemViaPointer(orig, c));
+					break;
+				}
+			c = next;
 		}
-		server_order = cJSON_Duplicate(orig, 1);
-		if (!server_order) {
+		return 0;
+	}
+	cJSON *server_order = cJSON_Duplicate(orig, 1);
+	if (!server_order) {
+		perr_oom(e);
+		return -1;
+	}
+	/* union without duplicates */
+	for (cJSON *p = patch->child; p; p = p->next) {
+		bool dup = false;
+		for (const cJSON *o = orig->child; o && !dup; o = o->next)
+			dup = value_equal(o, p);
+		if (dup)
+			continue;
+		cJSON *cp = cJSON_Duplicate(p, 1);
+		if (!cp || !cJSON_AddItemToArray(orig, cp)) {
+			cJSON_Delete(cp);
+			cJSON_Delete(server_order);
 			perr_oom(e);
-			goto fail;
+			return -1;
 		}
-		/* union without duplicates */
-		for (cJSON *p = patch->child; p; p = p->next) {
-			bool dup = false;
-			for (const cJSON *o = orig->child; o && !dup; o = o->next)
-				dup = value_equal(o, p);
-			if (dup)
-				continue;
-			cJSON *cp = cJSON_Duplicate(p, 1);
-			if (!cp || !cJSON_AddItemToArray(orig, cp)) {
-				cJSON_Delete(cp);
-				perr_oom(e);
-				goto fail;
-			}
-		}
-		/* duplicates already in orig are collapsed as upstream does */
-		for (cJSON *o = orig->child; o; o = o->next) {
-			cJSON *d = o->next;
-			while (d) {
-				cJSON *next = d->next;
-				if (value_equal(o, d))
-					cJSON_Delete(cJSON_DetachItemViaPointer(orig, d));
-				d = next;
-			}
-		}
-		if (normalize_order(e, orig, patch, server_order, NULL) != 0)
-			goto fail;
-		cJSON_Delete(server_order);
-		cJSON_Delete(patch);
-		return orig;
 	}
-	if (!mk) {
-		perr_set(e, "cannot merge lists without merge key for type map");
-		goto fail;
+	/* duplicates already in orig are collapsed as upstream does */
+	for (cJSON *o = orig->child; o; o = o->next) {
+		cJSON *d = o->next;
+		while (d) {
+			cJSON *next = d->next;
+			if (value_equal(o, d))
+				cJSON_Delete(cJSON_DetachItemViaPointer(orig, d));
+			d = next;
+		}
 	}
-	/* special elements: $patch delete / replace */
-	bool replace = false;
+	int rc = normalize_order(e, orig, patch, server_order, NULL);
+	cJSON_Delete(server_order);
+	return rc;
+}
+
+/* The special elements of a map list (mergeSliceWithSpecialElements): `$patch: delete` removes
+ * the element with that merge key from orig, `$patch: replace` sets *replace; both leave patch.
+ * -1 with e set. */
+static int slice_special_elements(struct perr *e, cJSON *orig, cJSON *patch, const char *mk, bool *replace)
+{
 	cJSON *c = patch->child;
 	while (c) {
 		cJSON *next = c->next;
@@ -959,49 +948,48 @@ static cJSON *smp_slice(struct perr *e, cJSON *orig, cJSON *patch, const struct 
 				const cJSON *mv = get(c, mk);
 				if (!mv) {
 					err_no_merge_key(e, c, mk);
-					goto fail;
+					return -1;
 				}
 				cJSON *o = orig->child;
 				while (o) {
 					cJSON *onext = o->next;
 					if (!cJSON_IsObject(o)) {
 						perr_set(e, "value for key %s is not a map.", mk);
-						goto fail;
+						return -1;
 					}
 					if (value_equal(get(o, mk), mv))
 						cJSON_Delete(cJSON_DetachItemViaPointer(orig, o));
 					o = onext;
 				}
 			} else if (d && strcmp(d, "replace") == 0) {
-				replace = true;
+				*replace = true;
 			} else if (d && strcmp(d, "merge") == 0) {
 				perr_set(e, "merging lists cannot yet be specified in the patch");
-				goto fail;
+				return -1;
 			} else {
 				char *s = brief(c);
 				perr_set(e, "unknown patch type: %s in map: %s", d ? d : "?", s ? s : "?");
 				free(s);
-				goto fail;
+				return -1;
 			}
 			cJSON_Delete(cJSON_DetachItemViaPointer(patch, c));
 		}
 		c = next;
 	}
-	if (replace) {
-		cJSON_Delete(orig);
-		orig = patch;
-		patch = cJSON_CreateArray();
-		if (!patch) {
-			perr_oom(e);
-			goto fail;
-		}
-	}
-	server_order = cJSON_Duplicate(orig, 1);
+	return 0;
+}
+
+/* mergeSliceWithoutSpecialElements for maps: each patch element merges into the orig element
+ * with its merge key (or is added), then normalize_order() fixes the order from the patch order
+ * and the server order. Empties patch into orig. -1 with e set. */
+static int merge_map_slice(struct perr *e, cJSON *orig, cJSON *patch, const struct smp_type *elem, const char *mk)
+{
+	cJSON *server_order = cJSON_Duplicate(orig, 1);
 	cJSON *patch_order = cJSON_Duplicate(patch, 1);
+	int rc = -1;
 	if (!server_order || !patch_order) {
-		cJSON_Delete(patch_order);
 		perr_oom(e);
-		goto fail;
+		goto out;
 	}
 	while (patch->child) {
 		cJSON *p = cJSON_DetachItemViaPointer(patch, patch->child);
@@ -1009,16 +997,14 @@ static cJSON *smp_slice(struct perr *e, cJSON *orig, cJSON *patch, const struct 
 		if (!mv) {
 			err_no_merge_key(e, p, mk);
 			cJSON_Delete(p);
-			cJSON_Delete(patch_order);
-			goto fail;
+			goto out;
 		}
 		cJSON *found = NULL;
 		for (cJSON *o = orig->child; o; o = o->next) {
 			if (!cJSON_IsObject(o)) {
 				perr_set(e, "value for key %s is not a map.", mk);
 				cJSON_Delete(p);
-				cJSON_Delete(patch_order);
-				goto fail;
+				goto out;
 			}
 			if (value_equal(get(o, mk), mv)) {
 				found = o;
@@ -1029,22 +1015,56 @@ static cJSON *smp_slice(struct perr *e, cJSON *orig, cJSON *patch, const struct 
 		 * the patch order and the server order alone. */
 		cJSON *old = found ? cJSON_DetachItemViaPointer(orig, found) : NULL;
 		cJSON *merged = smp_map(e, old, p, elem);
-		if (!merged) {
-			cJSON_Delete(patch_order);
-			goto fail;
-		}
+		if (!merged)
+			goto out;
 		cJSON_AddItemToArray(orig, merged);
 	}
-	if (normalize_order(e, orig, patch_order, server_order, mk) != 0) {
-		cJSON_Delete(patch_order);
-		goto fail;
-	}
+	rc = normalize_order(e, orig, patch_order, server_order, mk);
+out:
 	cJSON_Delete(patch_order);
 	cJSON_Delete(server_order);
+	return rc;
+}
+
+/* Merges patch (owned) into orig (owned) as a merging list; returns the merged list (owned) or
+ * NULL with e set. elem: struct type of map elements. */
+static cJSON *smp_slice(struct perr *e, cJSON *orig, cJSON *patch, const struct smp_type *elem,
+			const char *mk, bool is_delete_list)
+{
+	if (!orig->child && !patch->child) {
+		cJSON_Delete(patch);
+		return orig;
+	}
+	int kind = slice_elem_kind(e, orig, patch);
+	if (kind < 0)
+		goto fail;
+	if (kind != 'm') {
+		if (merge_scalar_slice(e, orig, patch, is_delete_list) != 0)
+			goto fail;
+		cJSON_Delete(patch);
+		return orig;
+	}
+	if (!mk) {
+		perr_set(e, "cannot merge lists without merge key for type map");
+		goto fail;
+	}
+	bool replace = false;
+	if (slice_special_elements(e, orig, patch, mk, &replace) != 0)
+		goto fail;
+	if (replace) {
+		cJSON_Delete(orig);
+		orig = patch;
+		patch = cJSON_CreateArray();
+		if (!patch) {
+			perr_oom(e);
+			goto fail;
+		}
+	}
+	if (merge_map_slice(e, orig, patch, elem, mk) != 0)
+		goto fail;
 	cJSON_Delete(patch);
 	return orig;
 fail:
-	cJSON_Delete(server_order);
 	cJSON_Delete(orig);
 	cJSON_Delete(patch);
 	return NULL;

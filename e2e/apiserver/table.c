@@ -1,3 +1,4 @@
+/* Long file: one row printer per built-in kind, kept beside the column sets they must match. */
 /* table.c — meta.k8s.io/v1 Table responses for `kubectl get`: column sets and row printers for the
  * built-in resources schedkit uses (after upstream pkg/printers/internalversion), the default
  * Name/Created At table of the generic convertor (CRDs), CRD additionalPrinterColumns evaluated

@@ -657,6 +657,126 @@ static struct sk_status prepare_candidate(struct sk_plugin *self, const struct s
 	return sk_ok();
 }
 
+/* nodesWherePreemptionMightHelp: the nodes whose status is plain Unschedulable (nodes without a
+ * status carry the absent one), in snapshot order, into potential (num_all slots). Returns their
+ * count, or -1 when out of memory. */
+static int nodes_where_preemption_might_help(const struct sk_filter_diagnosis *diag, const struct sk_snapshot *snap,
+					     const struct sk_node_info **potential)
+{
+	/* statuses looked up by name */
+	struct named_code *codes = diag->n ? calloc((size_t)diag->n, sizeof(*codes)) : NULL;
+	if (diag->n && !codes)
+		return -1;
+	int ncodes = 0, npotential = 0;
+	for (int i = 0; i < diag->n; i++)
+		if (diag->nodes[i].node && diag->nodes[i].node->node) {
+			codes[ncodes].name = diag->nodes[i].node->node->name;
+			codes[ncodes].code = diag->nodes[i].status.code;
+			ncodes++;
+		}
+	if (ncodes > 1)
+		qsort(codes, (size_t)ncodes, sizeof(*codes), cmp_named_code);
+	enum sk_code absent = diag->absent_unschedulable ? SK_UNSCHEDULABLE : SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
+	for (int i = 0; i < snap->nnodes; i++) {
+		const struct sk_node_info *ni = snap->nodes[i];
+		if (!ni->node)
+			continue;
+		struct named_code key = { .name = ni->node->name };
+		const struct named_code *hit = ncodes ? bsearch(&key, codes, (size_t)ncodes, sizeof(*codes), cmp_named_code) : NULL;
+		if ((hit ? hit->code : absent) == SK_UNSCHEDULABLE)
+			potential[npotential++] = ni;
+	}
+	free(codes);
+	return npotential;
+}
+
+/* DryRunPreemption over dr->potential from dr->offset, in batches of `parallelism` nodes. Results
+ * are taken in offset order, so the candidate list and the stopping point (want candidates once
+ * one violates no PDB) do not depend on thread timing. Fills cands (npotential slots; the ones
+ * violating no PDB first) and returns their count, or -1 when out of memory. */
+static int dry_run_preemption(struct sk_plugin *self, struct dry_run *dr, int32_t want, struct sk_dp_candidate *cands)
+{
+	int npotential = dr->npotential;
+	struct node_result *res = dr->res;
+	int batch = sk_handle_parallelism(self->handle);
+	if (batch < 1)
+		batch = 1;
+	int nonviolating = 0, violating = 0;
+	bool stop = false;
+	struct sk_dp_candidate *viol = calloc((size_t)npotential, sizeof(*viol));
+	if (!viol)
+		return -1;
+	for (int base = 0; base < npotential && !stop; base += batch) {
+		int n = npotential - base < batch ? npotential - base : batch;
+		dr->base = base;
+		sk_handle_parallel_for(self->handle, n, check_node, dr);
+		for (int i = base; i < base + n; i++) {
+			struct node_result *r = &res[i];
+			if (stop) { /* cancelled upstream: never ran */
+				sk_dp_candidate_clear(&r->cand);
+				sk_status_reset(&r->status);
+				r->done = false;
+				continue;
+			}
+			if (r->status.code != SK_SUCCESS)
+				continue;
+			if (r->cand.num_pdb_violations == 0)
+				cands[nonviolating++] = r->cand;
+			else
+				viol[violating++] = r->cand;
+			memset(&r->cand, 0, sizeof(r->cand));
+			if (nonviolating > 0 && nonviolating + violating >= want)
+				stop = true;
+		}
+	}
+	memcpy(cands + nonviolating, viol, (size_t)violating * sizeof(*viol));
+	free(viol);
+	return nonviolating + violating;
+}
+
+/* No candidate: the dry-run errors first (an aggregate, bracketed when more than one), else the
+ * FitError over the dry-run statuses with clearNominatedNode. */
+static struct sk_status no_candidate_status(int num_all, const struct node_result *res, int npotential,
+					    struct sk_postfilter_result *result)
+{
+	int nerr = 0;
+	char *agg = NULL;
+	size_t alen = 0;
+	FILE *f = open_memstream(&agg, &alen);
+	for (int i = 0; f && i < npotential; i++) {
+		if (!res[i].done || res[i].status.code != SK_ERROR)
+			continue;
+		char *m = sk_status_message(&res[i].status);
+		fprintf(f, "%s%s", nerr ? ", " : "", m ? m : "");
+		free(m);
+		nerr++;
+	}
+	if (f)
+		fclose(f);
+	struct sk_status ret;
+	if (nerr) {
+		if (nerr > 1) {
+			char *w = NULL;
+			if (asprintf(&w, "[%s]", agg) < 0)
+				w = NULL;
+			free(agg);
+			agg = w;
+		}
+		ret = prefixed(SK_ERROR, agg);
+		free(agg);
+		return ret;
+	}
+	free(agg);
+	char *m = fit_error(num_all, res, npotential);
+	ret = prefixed(SK_UNSCHEDULABLE, m);
+	free(m);
+	result->clear_nominated = true;
+	return ret;
+}
+
+/* Evaluator.Preempt (pkg/scheduler/framework/preemption/preemption.go): eligibility, the nodes
+ * where preemption might help, PDBs, the dry run from a random offset, SelectCandidate, then
+ * prepareCandidate on the chosen node. */
 static struct sk_status dp_post_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *in,
 				       const struct sk_filter_diagnosis *diag, struct sk_postfilter_result *result)
 {
@@ -685,36 +805,11 @@ static struct sk_status dp_post_filter(struct sk_plugin *self, struct sk_cycle_s
 		goto out;
 	}
 	potential = calloc((size_t)num_all, sizeof(*potential));
-	if (!potential) {
+	if (!potential || (npotential = nodes_where_preemption_might_help(diag, snap, potential)) < 0) {
+		npotential = 0;
 		ret = prefixed(SK_ERROR, NULL);
 		goto out;
 	}
-	/* NodesForStatusCode(Unschedulable), in snapshot order; statuses looked up by name */
-	struct named_code *codes = diag->n ? calloc((size_t)diag->n, sizeof(*codes)) : NULL;
-	if (diag->n && !codes) {
-		ret = prefixed(SK_ERROR, NULL);
-		goto out;
-	}
-	int ncodes = 0;
-	for (int i = 0; i < diag->n; i++)
-		if (diag->nodes[i].node && diag->nodes[i].node->node) {
-			codes[ncodes].name = diag->nodes[i].node->node->name;
-			codes[ncodes].code = diag->nodes[i].status.code;
-			ncodes++;
-		}
-	if (ncodes > 1)
-		qsort(codes, (size_t)ncodes, sizeof(*codes), cmp_named_code);
-	enum sk_code absent = diag->absent_unschedulable ? SK_UNSCHEDULABLE : SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
-	for (int i = 0; i < num_all; i++) {
-		const struct sk_node_info *ni = snap->nodes[i];
-		if (!ni->node)
-			continue;
-		struct named_code key = { .name = ni->node->name };
-		const struct named_code *hit = ncodes ? bsearch(&key, codes, (size_t)ncodes, sizeof(*codes), cmp_named_code) : NULL;
-		if ((hit ? hit->code : absent) == SK_UNSCHEDULABLE)
-			potential[npotential++] = ni;
-	}
-	free(codes);
 	if (npotential == 0) {
 		klog_info(3, "Preemption will not help schedule pod on any node", " pod=%s/%s", pod->ns, pod->name);
 		char *m = fit_error(num_all, NULL, 0);
@@ -744,77 +839,13 @@ static struct sk_status dp_post_filter(struct sk_plugin *self, struct sk_cycle_s
 	struct dry_run dr = { .self = self, .cs = cs, .pod = pod, .potential = potential, .npotential = npotential,
 			      .offset = offset, .pdbs = pdbs, .npdbs = npdbs,
 			      .now_ns = sk_handle_wall_now_ns(self->handle), .res = res };
-	/* Batches of `parallelism` nodes; results are taken in offset order, so the candidate list and
-	 * the stopping point do not depend on thread timing. */
-	int batch = sk_handle_parallelism(self->handle);
-	if (batch < 1)
-		batch = 1;
-	int nonviolating = 0, violating = 0;
-	bool stop = false;
-	struct sk_dp_candidate *viol = calloc((size_t)npotential, sizeof(*viol));
-	if (!viol) {
+	if ((ncands = dry_run_preemption(self, &dr, want, cands)) < 0) {
+		ncands = 0;
 		ret = prefixed(SK_ERROR, NULL);
 		goto out;
 	}
-	for (int base = 0; base < npotential && !stop; base += batch) {
-		int n = npotential - base < batch ? npotential - base : batch;
-		dr.base = base;
-		sk_handle_parallel_for(self->handle, n, check_node, &dr);
-		for (int i = base; i < base + n; i++) {
-			struct node_result *r = &res[i];
-			if (stop) { /* cancelled upstream: never ran */
-				sk_dp_candidate_clear(&r->cand);
-				sk_status_reset(&r->status);
-				r->done = false;
-				continue;
-			}
-			if (r->status.code != SK_SUCCESS)
-				continue;
-			if (r->cand.num_pdb_violations == 0)
-				cands[nonviolating++] = r->cand;
-			else
-				viol[violating++] = r->cand;
-			memset(&r->cand, 0, sizeof(r->cand));
-			if (nonviolating > 0 && nonviolating + violating >= want)
-				stop = true;
-		}
-	}
-	memcpy(cands + nonviolating, viol, (size_t)violating * sizeof(*viol));
-	free(viol);
-	ncands = nonviolating + violating;
 	if (ncands == 0) {
-		/* errors first (an aggregate), else the FitError over the dry-run statuses */
-		int nerr = 0;
-		char *agg = NULL;
-		size_t alen = 0;
-		FILE *f = open_memstream(&agg, &alen);
-		for (int i = 0; f && i < npotential; i++) {
-			if (!res[i].done || res[i].status.code != SK_ERROR)
-				continue;
-			char *m = sk_status_message(&res[i].status);
-			fprintf(f, "%s%s", nerr ? ", " : "", m ? m : "");
-			free(m);
-			nerr++;
-		}
-		if (f)
-			fclose(f);
-		if (nerr) {
-			if (nerr > 1) {
-				char *w = NULL;
-				if (asprintf(&w, "[%s]", agg) < 0)
-					w = NULL;
-				free(agg);
-				agg = w;
-			}
-			ret = prefixed(SK_ERROR, agg);
-			free(agg);
-			goto out;
-		}
-		free(agg);
-		char *m = fit_error(num_all, res, npotential);
-		ret = prefixed(SK_UNSCHEDULABLE, m);
-		free(m);
-		result->clear_nominated = true;
+		ret = no_candidate_status(num_all, res, npotential, result);
 		goto out;
 	}
 	int best = ncands == 1 ? 0 : sk_dp_pick_one_node(cands, ncands);

@@ -1,3 +1,4 @@
+/* Long file: pod and node decoding share the per-object arena and the error context. */
 /* Decoding v1.Pod and v1.Node JSON into the scheduler's compact structs (types.h), plus the small
  * helpers over them: labels lookup, resource arithmetic, toleration matching, pod references.
  *
@@ -1426,6 +1427,172 @@ static void pod_box_free(struct pod_box *b)
 	free(b);
 }
 
+/* metadata: name, namespace, uid, resourceVersion, timestamps, labels, the controller owner.
+ * Returns the metadata object, or NULL with c->failed. */
+static const cJSON *decode_pod_meta(struct dctx *c, const cJSON *obj, struct sk_pod *p)
+{
+	const cJSON *meta = get_object(c, obj, "metadata", "metadata");
+	if (c->failed)
+		return NULL;
+	if (!meta) {
+		fail(c, "metadata: Required value");
+		return NULL;
+	}
+	const char *name = get_string(c, meta, "name", "metadata.name");
+	const char *ns = get_string(c, meta, "namespace", "metadata.namespace");
+	if (c->failed)
+		return NULL;
+	snprintf(c->objname, sizeof(c->objname), "%s/%s", ns ? ns : "", name ? name : "");
+	if (!name || !*name) {
+		fail(c, "metadata.name: Required value");
+		return NULL;
+	}
+	const char *uid = get_string(c, meta, "uid", "metadata.uid");
+	const char *rv = get_string(c, meta, "resourceVersion", "metadata.resourceVersion");
+	const char *cts = get_string(c, meta, "creationTimestamp", "metadata.creationTimestamp");
+	const char *dts = get_string(c, meta, "deletionTimestamp", "metadata.deletionTimestamp");
+	if (c->failed)
+		return NULL;
+	p->name = arena_strdup(c->a, name);
+	p->ns = arena_strdup(c->a, ns ? ns : "");
+	/* Objects from the API always carry a uid; hand-written ones fall back to their key. */
+	p->uid = uid && *uid ? arena_strdup(c->a, uid) : arena_strdup(c->a, c->objname);
+	p->resource_version = arena_strdup(c->a, rv ? rv : "");
+	if (!p->name || !p->ns || !p->uid || !p->resource_version) {
+		fail_oom(c);
+		return NULL;
+	}
+	if (cts && *cts && parse_rfc3339(cts, &p->creation_time) != 0) {
+		fail(c, "metadata.creationTimestamp: invalid time \"%s\"", cts);
+		return NULL;
+	}
+	if (dts && *dts) {
+		time_t dt;
+		if (parse_rfc3339(dts, &dt) != 0) {
+			fail(c, "metadata.deletionTimestamp: invalid time \"%s\"", dts);
+			return NULL;
+		}
+		p->terminating = true;
+	}
+	decode_string_map(c, cJSON_GetObjectItemCaseSensitive(meta, "labels"), "metadata.labels", &p->labels);
+	if (c->failed)
+		return NULL;
+	decode_owner(c, meta, p);
+	return c->failed ? NULL : meta;
+}
+
+/* schedulerName, nodeName, preemptionPolicy, priority; status.nominatedNodeName and phase
+ * (Pending when unset). status may be NULL. */
+static void decode_pod_scheduling_fields(struct dctx *c, const cJSON *spec, const cJSON *status, struct sk_pod *p)
+{
+	const char *sn = get_string(c, spec, "schedulerName", "spec.schedulerName");
+	const char *nn = get_string(c, spec, "nodeName", "spec.nodeName");
+	const char *pp = get_string(c, spec, "preemptionPolicy", "spec.preemptionPolicy");
+	get_int32(c, spec, "priority", "spec.priority", &p->priority);
+	if (c->failed)
+		return;
+	p->scheduler_name = intern_or_fail(c, sn && *sn ? sn : DEFAULT_SCHEDULER_NAME);
+	if (nn && *nn)
+		p->node_name = intern_or_fail(c, nn);
+	if (pp && strcmp(pp, "Never") == 0)
+		p->preempt_never = true;
+	else if (pp && *pp && strcmp(pp, "PreemptLowerPriority") != 0) {
+		fail(c, "spec.preemptionPolicy: Unsupported value: \"%s\"", pp);
+		return;
+	}
+	if (status) {
+		const char *nom = get_string(c, status, "nominatedNodeName", "status.nominatedNodeName");
+		const char *phase = get_string(c, status, "phase", "status.phase");
+		if (c->failed)
+			return;
+		if (nom && *nom)
+			p->nominated_node_name = intern_or_fail(c, nom);
+		if (phase && *phase)
+			p->phase = intern_or_fail(c, phase);
+	}
+	if (!p->phase)
+		p->phase = intern_or_fail(c, "Pending");
+}
+
+/* The container statuses and whether an in-place resize is Infeasible (status.resize, or a
+ * PodResizePending condition with reason Infeasible). status may be NULL. */
+static struct resize_status resize_status_of(const cJSON *status)
+{
+	struct resize_status rs = { 0 };
+	if (!status)
+		return rs;
+	const cJSON *cs = cJSON_GetObjectItemCaseSensitive(status, "containerStatuses");
+	const cJSON *ics = cJSON_GetObjectItemCaseSensitive(status, "initContainerStatuses");
+	rs.container_statuses = cJSON_IsArray(cs) ? cs : NULL;
+	rs.init_container_statuses = cJSON_IsArray(ics) ? ics : NULL;
+	const cJSON *resize = cJSON_GetObjectItemCaseSensitive(status, "resize");
+	rs.infeasible = cJSON_IsString(resize) && resize->valuestring && strcmp(resize->valuestring, "Infeasible") == 0;
+	const cJSON *conds = cJSON_GetObjectItemCaseSensitive(status, "conditions");
+	for (const cJSON *cd = cJSON_IsArray(conds) ? conds->child : NULL; cd; cd = cd->next) {
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(cd, "type");
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(cd, "reason");
+		if (cJSON_IsString(t) && t->valuestring && strcmp(t->valuestring, "PodResizePending") == 0 &&
+		    cJSON_IsString(r) && r->valuestring && strcmp(r->valuestring, "Infeasible") == 0)
+			rs.infeasible = true;
+	}
+	return rs;
+}
+
+/* Containers, the pod's requests and its host ports (copied into the arena). */
+static void decode_pod_resources(struct dctx *c, const cJSON *spec, const cJSON *status, struct sk_pod *p,
+				 struct container_acc *acc)
+{
+	struct resize_status rs = resize_status_of(status);
+	decode_containers(c, spec, &rs, p, acc);
+	if (c->failed)
+		return;
+	compute_requests(c, spec, p, acc);
+	if (c->failed || acc->nports == 0)
+		return;
+	p->host_ports = arena_alloc(c->a, sizeof(*p->host_ports) * (size_t)acc->nports);
+	if (!p->host_ports) {
+		fail_oom(c);
+		return;
+	}
+	memcpy(p->host_ports, acc->ports, sizeof(*p->host_ports) * (size_t)acc->nports);
+	p->nhost_ports = acc->nports;
+}
+
+/* Where the pod may go: nodeSelector, affinity, tolerations, topology spread, scheduling gates
+ * and volumes. */
+static void decode_pod_placement(struct dctx *c, const cJSON *spec, struct sk_pod *p)
+{
+	decode_string_map(c, cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector"), "spec.nodeSelector",
+			  &p->node_selector);
+	if (c->failed)
+		return;
+	const cJSON *aff = get_object(c, spec, "affinity", "spec.affinity");
+	if (c->failed)
+		return;
+	if (aff) {
+		decode_node_affinity(c, aff, p);
+		if (c->failed)
+			return;
+		decode_pod_affinity(c, aff, p);
+		if (c->failed)
+			return;
+	}
+	decode_tolerations(c, spec, p);
+	if (c->failed)
+		return;
+	decode_spread(c, spec, p);
+	if (c->failed)
+		return;
+	const cJSON *gates = get_array(c, spec, "schedulingGates", "spec.schedulingGates");
+	if (c->failed)
+		return;
+	if (gates)
+		decode_name_list(c, gates, "spec.schedulingGates", "name", &p->scheduling_gates, &p->nscheduling_gates);
+	if (c->failed)
+		return;
+	decode_volumes(c, spec, p);
+}
+
 struct sk_pod *sk_pod_decode(const cJSON *obj, char **err)
 {
 	if (err)
@@ -1446,56 +1613,8 @@ struct sk_pod *sk_pod_decode(const cJSON *obj, char **err)
 		fail(c, "must be a JSON object");
 		goto out;
 	}
-	const cJSON *meta = get_object(c, obj, "metadata", "metadata");
-	if (c->failed)
+	if (!decode_pod_meta(c, obj, p))
 		goto out;
-	if (!meta) {
-		fail(c, "metadata: Required value");
-		goto out;
-	}
-	const char *name = get_string(c, meta, "name", "metadata.name");
-	const char *ns = get_string(c, meta, "namespace", "metadata.namespace");
-	if (c->failed)
-		goto out;
-	snprintf(c->objname, sizeof(c->objname), "%s/%s", ns ? ns : "", name ? name : "");
-	if (!name || !*name) {
-		fail(c, "metadata.name: Required value");
-		goto out;
-	}
-	const char *uid = get_string(c, meta, "uid", "metadata.uid");
-	const char *rv = get_string(c, meta, "resourceVersion", "metadata.resourceVersion");
-	const char *cts = get_string(c, meta, "creationTimestamp", "metadata.creationTimestamp");
-	const char *dts = get_string(c, meta, "deletionTimestamp", "metadata.deletionTimestamp");
-	if (c->failed)
-		goto out;
-	p->name = arena_strdup(c->a, name);
-	p->ns = arena_strdup(c->a, ns ? ns : "");
-	/* Objects from the API always carry a uid; hand-written ones fall back to their key. */
-	p->uid = uid && *uid ? arena_strdup(c->a, uid) : arena_strdup(c->a, c->objname);
-	p->resource_version = arena_strdup(c->a, rv ? rv : "");
-	if (!p->name || !p->ns || !p->uid || !p->resource_version) {
-		fail_oom(c);
-		goto out;
-	}
-	if (cts && *cts && parse_rfc3339(cts, &p->creation_time) != 0) {
-		fail(c, "metadata.creationTimestamp: invalid time \"%s\"", cts);
-		goto out;
-	}
-	if (dts && *dts) {
-		time_t dt;
-		if (parse_rfc3339(dts, &dt) != 0) {
-			fail(c, "metadata.deletionTimestamp: invalid time \"%s\"", dts);
-			goto out;
-		}
-		p->terminating = true;
-	}
-	decode_string_map(c, cJSON_GetObjectItemCaseSensitive(meta, "labels"), "metadata.labels", &p->labels);
-	if (c->failed)
-		goto out;
-	decode_owner(c, meta, p);
-	if (c->failed)
-		goto out;
-
 	const cJSON *spec = get_object(c, obj, "spec", "spec");
 	const cJSON *status = get_object(c, obj, "status", "status");
 	if (c->failed)
@@ -1503,98 +1622,13 @@ struct sk_pod *sk_pod_decode(const cJSON *obj, char **err)
 	static const cJSON empty_obj = { .type = cJSON_Object };
 	if (!spec)
 		spec = &empty_obj;
-	const char *sn = get_string(c, spec, "schedulerName", "spec.schedulerName");
-	const char *nn = get_string(c, spec, "nodeName", "spec.nodeName");
-	const char *pp = get_string(c, spec, "preemptionPolicy", "spec.preemptionPolicy");
-	get_int32(c, spec, "priority", "spec.priority", &p->priority);
+	decode_pod_scheduling_fields(c, spec, status, p);
 	if (c->failed)
 		goto out;
-	p->scheduler_name = intern_or_fail(c, sn && *sn ? sn : DEFAULT_SCHEDULER_NAME);
-	if (nn && *nn)
-		p->node_name = intern_or_fail(c, nn);
-	if (pp && strcmp(pp, "Never") == 0)
-		p->preempt_never = true;
-	else if (pp && *pp && strcmp(pp, "PreemptLowerPriority") != 0) {
-		fail(c, "spec.preemptionPolicy: Unsupported value: \"%s\"", pp);
-		goto out;
-	}
-	if (status) {
-		const char *nom = get_string(c, status, "nominatedNodeName", "status.nominatedNodeName");
-		const char *phase = get_string(c, status, "phase", "status.phase");
-		if (c->failed)
-			goto out;
-		if (nom && *nom)
-			p->nominated_node_name = intern_or_fail(c, nom);
-		if (phase && *phase)
-			p->phase = intern_or_fail(c, phase);
-	}
-	if (!p->phase)
-		p->phase = intern_or_fail(c, "Pending");
+	decode_pod_resources(c, spec, status, p, &acc);
 	if (c->failed)
 		goto out;
-
-	struct resize_status rs = { 0 };
-	if (status) {
-		const cJSON *cs = cJSON_GetObjectItemCaseSensitive(status, "containerStatuses");
-		const cJSON *ics = cJSON_GetObjectItemCaseSensitive(status, "initContainerStatuses");
-		rs.container_statuses = cJSON_IsArray(cs) ? cs : NULL;
-		rs.init_container_statuses = cJSON_IsArray(ics) ? ics : NULL;
-		const cJSON *resize = cJSON_GetObjectItemCaseSensitive(status, "resize");
-		rs.infeasible = cJSON_IsString(resize) && resize->valuestring && strcmp(resize->valuestring, "Infeasible") == 0;
-		const cJSON *conds = cJSON_GetObjectItemCaseSensitive(status, "conditions");
-		for (const cJSON *cd = cJSON_IsArray(conds) ? conds->child : NULL; cd; cd = cd->next) {
-			const cJSON *t = cJSON_GetObjectItemCaseSensitive(cd, "type");
-			const cJSON *r = cJSON_GetObjectItemCaseSensitive(cd, "reason");
-			if (cJSON_IsString(t) && t->valuestring && strcmp(t->valuestring, "PodResizePending") == 0 &&
-			    cJSON_IsString(r) && r->valuestring && strcmp(r->valuestring, "Infeasible") == 0)
-				rs.infeasible = true;
-		}
-	}
-	decode_containers(c, spec, &rs, p, &acc);
-	if (c->failed)
-		goto out;
-	compute_requests(c, spec, p, &acc);
-	if (c->failed)
-		goto out;
-	if (acc.nports > 0) {
-		p->host_ports = arena_alloc(c->a, sizeof(*p->host_ports) * (size_t)acc.nports);
-		if (!p->host_ports) {
-			fail_oom(c);
-			goto out;
-		}
-		memcpy(p->host_ports, acc.ports, sizeof(*p->host_ports) * (size_t)acc.nports);
-		p->nhost_ports = acc.nports;
-	}
-
-	decode_string_map(c, cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector"), "spec.nodeSelector",
-			  &p->node_selector);
-	if (c->failed)
-		goto out;
-	const cJSON *aff = get_object(c, spec, "affinity", "spec.affinity");
-	if (c->failed)
-		goto out;
-	if (aff) {
-		decode_node_affinity(c, aff, p);
-		if (c->failed)
-			goto out;
-		decode_pod_affinity(c, aff, p);
-		if (c->failed)
-			goto out;
-	}
-	decode_tolerations(c, spec, p);
-	if (c->failed)
-		goto out;
-	decode_spread(c, spec, p);
-	if (c->failed)
-		goto out;
-	const cJSON *gates = get_array(c, spec, "schedulingGates", "spec.schedulingGates");
-	if (c->failed)
-		goto out;
-	if (gates)
-		decode_name_list(c, gates, "spec.schedulingGates", "name", &p->scheduling_gates, &p->nscheduling_gates);
-	if (c->failed)
-		goto out;
-	decode_volumes(c, spec, p);
+	decode_pod_placement(c, spec, p);
 
 out:
 	sk_resource_clear(&acc.sum);

@@ -1,3 +1,4 @@
+/* Long file: decoding, defaulting, validation and the framework-build checks share one pass. */
 /* KubeSchedulerConfiguration v1 loader: strict decoding of YAML/JSON, upstream defaulting
  * (SetDefaults_KubeSchedulerConfiguration, mergePluginSet, default plugin args), upstream
  * validation (validation.go, component-base), and the framework-build checks of upstream
