@@ -7,7 +7,8 @@
 #     compiles on its own;
 #   - no core file (scheduler/**, operator/**, tests excluded) includes a plugins/<Name>/ header or
 #     names a symbol a plugin defines, in its source (grep) or its object (nm).
-# plugins/registry.c, the one list of in-tree plugins, is the only place that names them.
+# plugins/registry.c, the one list of in-tree plugins, is the only place that names them, and has
+# a line for every plugin folder.
 # Needs the objects of `make all` (OUT as for e2e/run-tests.sh). TAP-style output.
 set -u
 export LC_ALL=C
@@ -70,6 +71,13 @@ for d in "${plugin_dirs[@]}"; do
     else notok "$f compiles with -I$SDK only" "$out"; fi
   done
 done
+
+# ---- 1b. every plugin folder has its line in the in-tree list ----
+bad=$(for d in "${plugin_dirs[@]}"; do
+  grep -qE "^[[:space:]]*PLUGIN\(${d#plugins/}," plugins/registry.c || echo "$d: no PLUGIN(${d#plugins/}, ...) line"
+done)
+if [ -z "$bad" ]; then ok "plugins/registry.c lists every plugins/<Name>/ folder"
+else notok "plugins/registry.c lists every plugins/<Name>/ folder" "$bad"; fi
 
 # ---- 2. API headers include only libc, cJSON and each other, and stand alone ----
 for h in $(cd "$SDK" && find . -name '*.h' | sed 's|^\./||' | sort); do
