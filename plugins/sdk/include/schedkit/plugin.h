@@ -276,8 +276,9 @@ struct sk_pdb {
 	int ndisrupted;
 	char **disrupted_pods;                /* keys of status.disruptedPods (pod names) */
 };
-/* Decodes a policy/v1 PodDisruptionBudget (scheduler/api/pdb.c). An invalid selector is kept as NULL (matches nothing,
- * as upstream). NULL and *err (caller frees) only when obj is not an object or on ENOMEM. */
+/* Decodes a policy/v1 PodDisruptionBudget (the core's, scheduler/api/pdb.c: the daemon and simulate
+ * decode, DefaultPreemption reads). An invalid selector is kept as NULL (matches nothing, as
+ * upstream). NULL and *err (caller frees) only when obj is not an object or on ENOMEM. */
 struct sk_pdb *sk_pdb_decode(const cJSON *obj, char **err);
 void sk_pdb_free(struct sk_pdb *p);                    /* NULL ok */
 void sk_pdb_list_free(struct sk_pdb **list, int n);   /* frees each and the array; NULL ok */
