@@ -2,8 +2,8 @@
 #
 # Layout convention (new files are picked up without editing this file):
 #   kube/*.c                      -> lib/libkube.a
-#   scheduler/*.c, scheduler/*/*.c, plugins/*/*.c -> lib/libsched.a (cmd/tests/bench, plugins/sdk
-#                                 and plugins/examples excluded)
+#   scheduler/*.c, scheduler/*/*.c, plugins/*.c (the in-tree list), plugins/*/*.c -> lib/libsched.a
+#                                 (cmd/tests/bench, plugins/sdk and plugins/examples excluded)
 #   plugins/sdk/include/          -> the plugin API headers (#include "schedkit/plugin.h")
 #   scheduler/cmd/*.c             -> bin/schedkit-scheduler
 #   operator/*.c                  -> lib/libop.a,  operator/cmd/*.c -> bin/schedkit-operator
@@ -34,7 +34,7 @@ LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lm
 TEST_LDLIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
 KUBE_SRC  := $(wildcard kube/*.c)
-SCHED_SRC := $(wildcard scheduler/*.c) $(wildcard scheduler/*/*.c) $(wildcard plugins/*/*.c)
+SCHED_SRC := $(wildcard scheduler/*.c) $(wildcard scheduler/*/*.c) $(wildcard plugins/*.c) $(wildcard plugins/*/*.c)
 SCHED_SRC := $(filter-out scheduler/cmd/% scheduler/tests/% scheduler/bench/% \
                plugins/sdk/% plugins/examples/% plugins/tests/% plugins/bench/%,$(SCHED_SRC))
 OP_SRC    := $(wildcard operator/*.c)

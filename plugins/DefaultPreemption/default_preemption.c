@@ -5,7 +5,7 @@
  * Threads: PostFilter runs on the scheduling thread; the per-node dry runs fan out over the
  * framework's pool, each on its own NodeInfo and CycleState copies. The offset generator is an
  * atomic. */
-#include "plugins/DefaultPreemption/default_preemption.h"
+#include "default_preemption.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/log.h"
-#include "scheduler/config/config.h"
+#include "schedkit/args.h"
+#include "schedkit/log.h"
 
 #define NAME "DefaultPreemption"
 #define MSG_NO_VICTIMS "No preemption victims found for incoming pod"

@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/selector.h"
-#include "plugins/PodTopologySpread/tpmap.h"
-#include "scheduler/config/config.h"
+#include "schedkit/args.h"
 #include "schedkit/plugin.h"
+#include "schedkit/selector.h"
+#include "schedkit/tpmap.h"
 
 #define ERR_REASON_EXISTING_ANTI_AFFINITY "node(s) didn't satisfy existing pods anti-affinity rules"
 #define ERR_REASON_AFFINITY "node(s) didn't match pod affinity rules"

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/nodeselector.h"
-#include "scheduler/config/config.h"
+#include "schedkit/args.h"
 #include "schedkit/plugin.h"
+#include "schedkit/selector.h"
 
 #define ERR_REASON_POD "node(s) didn't match Pod's node affinity/selector"
 #define ERR_REASON_ENFORCED "node(s) didn't match scheduler-enforced node affinity"

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugins/NodeResourcesFit/resource_allocation.h"
-#include "scheduler/config/config.h"
+#include "schedkit/args.h"
 #include "schedkit/plugin.h"
+#include "schedkit/resource_allocation.h"
 
 struct balanced_args {
 	int nresources;

@@ -8,10 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/object.h"
-#include "plugins/NodeResourcesFit/resource_allocation.h"
-#include "scheduler/config/config.h"
+#include "schedkit/args.h"
 #include "schedkit/plugin.h"
+#include "schedkit/resource_allocation.h"
 
 enum fit_strategy { FIT_LEAST_ALLOCATED = 0, FIT_MOST_ALLOCATED, FIT_REQUESTED_TO_CAPACITY_RATIO };
 static const char *const strategy_names[] = { "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio", NULL };
@@ -351,8 +350,8 @@ static cJSON *fit_args_encode(const void *p)
 			for (int i = 0; ok && i < a->nshape; i++) {
 				cJSON *pt = cJSON_CreateObject();
 				ok &= pt && cJSON_AddItemToArray(shape, pt) &&
-				      cJSON_AddItemToObject(pt, "utilization", kube_json_create_int64(a->shape[i].utilization)) &&
-				      cJSON_AddItemToObject(pt, "score", kube_json_create_int64(a->shape[i].score));
+				      cJSON_AddItemToObject(pt, "utilization", sk_json_create_int64(a->shape[i].utilization)) &&
+				      cJSON_AddItemToObject(pt, "score", sk_json_create_int64(a->shape[i].score));
 			}
 		}
 	}

@@ -24,11 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/nodeselector.h"
-#include "kube/selector.h"
-#include "plugins/PodTopologySpread/tpmap.h"
-#include "scheduler/config/config.h"
+#include "schedkit/args.h"
 #include "schedkit/plugin.h"
+#include "schedkit/selector.h"
+#include "schedkit/tpmap.h"
 
 #define ERR_REASON_CONSTRAINTS_NOT_MATCH "node(s) didn't match pod topology spread constraints"
 #define ERR_REASON_NODE_LABEL_NOT_MATCH ERR_REASON_CONSTRAINTS_NOT_MATCH " (missing required label)"

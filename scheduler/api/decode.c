@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/nodeselector.h"
 #include "kube/quantity.h"
+#include "kube/selector.h"
 #include "schedkit/types.h"
 
 #define DEFAULT_MILLI_CPU_REQUEST 100                 /* upstream DefaultMilliCPURequest */

@@ -61,20 +61,8 @@ bool sk_desc_implements(const struct sk_plugin_desc *d, enum sk_ext_point ep)
 	return false;
 }
 
-/* The v1.34 default plugin set, all through multiPoint (pkg/scheduler/apis/config/v1/default_plugins.go). weight 0 = unset. */
-static const struct {
-	const char *name;
-	int32_t weight;
-} default_multi_point[] = {
-	{ "SchedulingGates", 0 },   { "PrioritySort", 0 },       { "NodeUnschedulable", 0 },
-	{ "NodeName", 0 },          { "TaintToleration", 3 },    { "NodeAffinity", 2 },
-	{ "NodePorts", 0 },         { "NodeResourcesFit", 1 },   { "VolumeRestrictions", 0 },
-	{ "NodeVolumeLimits", 0 },  { "VolumeBinding", 0 },      { "VolumeZone", 0 },
-	{ "PodTopologySpread", 2 }, { "InterPodAffinity", 2 },   { "DynamicResources", 0 },
-	{ "DefaultPreemption", 0 }, { "NodeResourcesBalancedAllocation", 1 }, { "ImageLocality", 1 },
-	{ "DefaultBinder", 0 },
-};
-#define NDEFAULT_MULTI_POINT ((int)(sizeof(default_multi_point) / sizeof(default_multi_point[0])))
+/* The v1.34 default plugin set, all through multiPoint, is sk_default_plugins
+ * (scheduler/framework/registry.h), listed with the plugins in plugins/registry.c. */
 
 /* ---------- small utilities ---------- */
 
@@ -430,7 +418,7 @@ static int merge_set(const struct user_set *u, int ep, struct sk_plugin_set_conf
 		if (!strcmp(u->disabled[i], "*"))
 			all_disabled = true;
 	}
-	int ndef = ep == SK_EP_MULTI_POINT ? NDEFAULT_MULTI_POINT : 0;
+	int ndef = ep == SK_EP_MULTI_POINT ? sk_ndefault_plugins : 0;
 	out->enabled = calloc((size_t)(ndef + u->nenabled + 1), sizeof(*out->enabled));
 	if (!out->enabled)
 		return -1;
@@ -439,7 +427,7 @@ static int merge_set(const struct user_set *u, int ep, struct sk_plugin_set_conf
 		return -1;
 	int n = 0;
 	for (int d = 0; d < ndef && !all_disabled; d++) {
-		const char *name = default_multi_point[d].name;
+		const char *name = sk_default_plugins[d].name;
 		bool dis = false;
 		for (int i = 0; i < u->ndisabled; i++)
 			if (!strcmp(u->disabled[i], name))
@@ -455,8 +443,8 @@ static int merge_set(const struct user_set *u, int ep, struct sk_plugin_set_conf
 			en = u->enabled[last];
 			replaced[last] = true;
 		} else {
-			en = (struct sk_plugin_set_entry){ (char *)name, default_multi_point[d].weight,
-							   default_multi_point[d].weight != 0, -1 };
+			en = (struct sk_plugin_set_entry){ (char *)name, sk_default_plugins[d].weight,
+							   sk_default_plugins[d].weight != 0, -1 };
 		}
 		if (!(en.name = strdup(en.name))) {
 			free(replaced);

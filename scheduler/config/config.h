@@ -11,7 +11,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "schedkit/args.h"
 #include "schedkit/plugin.h"
+#include "scheduler/framework/registry.h"
 
 enum sk_ext_point {
 	SK_EP_PRE_ENQUEUE = 0,
@@ -146,55 +148,5 @@ void sk_config_log_unavailable(const struct sk_config *cfg);
 /* numFeasibleNodesToFind (pkg/scheduler/schedule_one.go (numFeasibleNodesToFind)): p's percentage when set (>= 0), else the global one; p may be
  * NULL. The "no score plugins and no extenders -> 1" rule is the caller's (schedule_one). */
 int32_t sk_num_feasible_nodes_to_find(const struct sk_config *cfg, const struct sk_profile_config *p, int32_t num_nodes);
-
-/* ---------- helpers for args decoders (config.c and every plugin's args_decode) ----------
- * Messages follow upstream field.Error: "<path>: Invalid value: <value>: <detail>", "<path>:
- * Required value: <detail>", "<path>: Unsupported value: \"x\": supported values: \"a\", \"b\"",
- * "<path>: Duplicate value: \"x\"", "<path>: Forbidden: <detail>". Strict decoding rejects unknown
- * keys with `unknown field "<path>.<key>"` (the full path, as sigs.k8s.io/json reports it). */
-void sk_err_invalid_int(struct sk_errors *e, const char *path, int64_t v, const char *detail);
-void sk_err_invalid_str(struct sk_errors *e, const char *path, const char *v, const char *detail);
-void sk_err_invalid_raw(struct sk_errors *e, const char *path, const char *printed, const char *detail);
-void sk_err_required(struct sk_errors *e, const char *path, const char *detail);
-void sk_err_forbidden(struct sk_errors *e, const char *path, const char *detail);
-void sk_err_duplicate(struct sk_errors *e, const char *path, const char *v);
-void sk_err_unsupported(struct sk_errors *e, const char *path, const char *v, const char *const *supported);
-/* "<base>.<child>" (or child alone when base is ""), "<base>[i]": malloc'd, NULL on OOM. */
-char *sk_path_child(const char *base, const char *child);
-char *sk_path_index(const char *base, int i);
-/* NULL or an object whose keys are all in allowed (NULL-terminated; "apiVersion" and "kind" are
- * always allowed when allow_type_meta). Reports every offending key. Returns 0 or -1. */
-int sk_json_check_object(const cJSON *obj, const char *path, const char *const *allowed, bool allow_type_meta,
-			 struct sk_errors *e);
-/* Typed field readers. Absent or JSON null: *present = false (may be NULL), *out untouched, 0.
- * Wrong type or out of [min, max]: error naming path.field, -1. */
-int sk_json_int(const cJSON *obj, const char *field, const char *path, int64_t min, int64_t max, int64_t *out,
-		bool *present, struct sk_errors *e);
-int sk_json_bool(const cJSON *obj, const char *field, const char *path, bool *out, bool *present,
-		 struct sk_errors *e);
-/* *out is malloc'd (caller frees; replaced only when present). */
-int sk_json_string(const cJSON *obj, const char *field, const char *path, char **out, bool *present,
-		   struct sk_errors *e);
-/* metav1validation.ValidateLabelName: one "Invalid value" error per problem. Returns 0 or -1. */
-int sk_validate_label_name(struct sk_errors *e, const char *path, const char *v);
-/* Checks apiVersion/kind of plugin args when given: kind must equal kind_expected and apiVersion
- * kubescheduler.config.k8s.io/v1. Returns 0 or -1. */
-int sk_args_check_type_meta(const cJSON *args, const char *kind_expected, const char *path, struct sk_errors *e);
-/* A new args object {"kind": kind, "apiVersion": "kubescheduler.config.k8s.io/v1"}; NULL on OOM. */
-cJSON *sk_args_json_new(const char *kind);
-/* Go time.Duration text ("1m30s", "500ms") <-> milliseconds. parse: 0 or -1. */
-int sk_duration_parse_ms(const char *s, int64_t *ms);
-void sk_duration_format_ms(int64_t ms, char buf[48]);
-
-/* resources [{name, weight}] shared by NodeResourcesFitArgs and NodeResourcesBalancedAllocationArgs */
-struct sk_resource_spec {
-	char *name;
-	int64_t weight;
-};
-/* Decodes a resources array at path (strict); *out malloc'd array of *n entries (names malloc'd). */
-int sk_resource_specs_decode(const cJSON *arr, const char *path, struct sk_resource_spec **out, int *n,
-			     struct sk_errors *e);
-void sk_resource_specs_free(struct sk_resource_spec *specs, int n);
-cJSON *sk_resource_specs_encode(const struct sk_resource_spec *specs, int n);
 
 #endif

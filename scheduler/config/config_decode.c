@@ -278,6 +278,12 @@ cJSON *sk_args_json_new(const char *kind)
 	return o;
 }
 
+/* For plugins' args_encode, which cannot reach kube/object.h (the same exact-int64 node). */
+cJSON *sk_json_create_int64(int64_t v)
+{
+	return kube_json_create_int64(v);
+}
+
 /* ---------- Go durations ---------- */
 
 int sk_duration_parse_ms(const char *s, int64_t *ms)

@@ -1,5 +1,5 @@
-/* The plugin registry: the in-tree descriptors (upstream default-set order), out-of-tree plugins
- * registered at start-up, the upstream plugins not built yet, and "did you mean" suggestions.
+/* The plugin registry: lookups over the in-tree tables (built by plugins/registry.c) and the
+ * out-of-tree plugins registered at start-up, the removed v1 names, and "did you mean" suggestions.
  * The out-of-tree table is guarded by registry_lock; in-tree tables are immutable. */
 #include <ctype.h>
 #include <pthread.h>
@@ -7,52 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/config/config.h"
 #include "schedkit/plugin.h"
-
-extern const struct sk_plugin_desc sk_plugin_scheduling_gates;
-extern const struct sk_plugin_desc sk_plugin_priority_sort;
-extern const struct sk_plugin_desc sk_plugin_node_unschedulable;
-extern const struct sk_plugin_desc sk_plugin_node_name;
-extern const struct sk_plugin_desc sk_plugin_taint_toleration;
-extern const struct sk_plugin_desc sk_plugin_node_affinity;
-extern const struct sk_plugin_desc sk_plugin_node_ports;
-extern const struct sk_plugin_desc sk_plugin_node_resources_fit;
-extern const struct sk_plugin_desc sk_plugin_pod_topology_spread;
-extern const struct sk_plugin_desc sk_plugin_inter_pod_affinity;
-extern const struct sk_plugin_desc sk_plugin_node_resources_balanced_allocation;
-extern const struct sk_plugin_desc sk_plugin_image_locality;
-extern const struct sk_plugin_desc sk_plugin_default_binder;
-extern const struct sk_plugin_desc sk_plugin_default_preemption;
-
-const struct sk_plugin_desc *const sk_in_tree_plugins[] = {
-	&sk_plugin_scheduling_gates,
-	&sk_plugin_priority_sort,
-	&sk_plugin_node_unschedulable,
-	&sk_plugin_node_name,
-	&sk_plugin_taint_toleration,
-	&sk_plugin_node_affinity,
-	&sk_plugin_node_ports,
-	&sk_plugin_node_resources_fit,
-	&sk_plugin_pod_topology_spread,
-	&sk_plugin_inter_pod_affinity,
-	&sk_plugin_default_preemption,
-	&sk_plugin_node_resources_balanced_allocation,
-	&sk_plugin_image_locality,
-	&sk_plugin_default_binder,
-	NULL,
-};
-
-/* Upstream v1.34 default plugins that this build does not have yet, in default-set order.
- * DynamicResources is a default since DynamicResourceAllocation went GA in v1.34. */
-const char *const sk_unavailable_default_plugins[] = {
-	"VolumeRestrictions",
-	"NodeVolumeLimits",
-	"VolumeBinding",
-	"VolumeZone",
-	"DynamicResources",
-	NULL,
-};
+#include "scheduler/config/config.h"
+#include "scheduler/framework/registry.h"
 
 /* Plugin names removed from kubescheduler.config.k8s.io/v1 (validation.go invalidPluginsByVersion). */
 const char *const sk_removed_v1_plugins[] = { "AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits", NULL };

@@ -1,4 +1,5 @@
-/* Tests for scheduler/framework/registry.c: the in-tree table and its order, lookups, out-of-tree
+/* Tests for scheduler/framework/registry.c and the in-tree list (plugins/registry.c): the in-tree
+ * table and its order, the default set built from the same list, lookups, out-of-tree
  * registration rules, "did you mean" suggestions, and the unavailable defaults. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,8 +10,9 @@
 
 #include <cmocka.h>
 
-#include "scheduler/config/config.h"
 #include "schedkit/plugin.h"
+#include "scheduler/config/config.h"
+#include "scheduler/framework/registry.h"
 
 static void test_in_tree_order(void **state)
 {
@@ -27,6 +29,48 @@ static void test_in_tree_order(void **state)
 		assert_ptr_equal(sk_registry_lookup(want[i]), sk_in_tree_plugins[i]);
 	}
 	assert_null(want[i]);
+}
+
+/* The tables plugins/registry.c builds from its one list agree with each other and with upstream. */
+static void test_default_set(void **state)
+{
+	(void)state;
+	/* pkg/scheduler/apis/config/v1/default_plugins.go (v1.34), every plugin through multiPoint */
+	const struct {
+		const char *name;
+		int32_t weight;
+		bool built;
+	} want[] = {
+		{ "SchedulingGates", 0, true }, { "PrioritySort", 0, true },
+		{ "NodeUnschedulable", 0, true }, { "NodeName", 0, true },
+		{ "TaintToleration", 3, true }, { "NodeAffinity", 2, true },
+		{ "NodePorts", 0, true }, { "NodeResourcesFit", 1, true },
+		{ "VolumeRestrictions", 0, false }, { "NodeVolumeLimits", 0, false },
+		{ "VolumeBinding", 0, false }, { "VolumeZone", 0, false },
+		{ "PodTopologySpread", 2, true }, { "InterPodAffinity", 2, true },
+		{ "DynamicResources", 0, false }, { "DefaultPreemption", 0, true },
+		{ "NodeResourcesBalancedAllocation", 1, true }, { "ImageLocality", 1, true },
+		{ "DefaultBinder", 0, true },
+	};
+	int n = (int)(sizeof(want) / sizeof(want[0])), nbuilt = 0, nmissing = 0;
+	assert_int_equal(sk_ndefault_plugins, n);
+	for (int i = 0; i < n; i++) {
+		const struct sk_default_plugin *d = &sk_default_plugins[i];
+		assert_string_equal(d->name, want[i].name);
+		assert_int_equal(d->weight, want[i].weight);
+		if (want[i].built) {
+			assert_non_null(d->desc);
+			/* the list's Name is the descriptor's name, and the in-tree table keeps the order */
+			assert_string_equal(d->desc->name, want[i].name);
+			assert_ptr_equal(sk_in_tree_plugins[nbuilt++], d->desc);
+			assert_ptr_equal(sk_registry_lookup(want[i].name), d->desc);
+		} else {
+			assert_null(d->desc);
+			assert_string_equal(sk_unavailable_default_plugins[nmissing++], want[i].name);
+		}
+	}
+	assert_null(sk_in_tree_plugins[nbuilt]);
+	assert_null(sk_unavailable_default_plugins[nmissing]);
 }
 
 static void test_extension_points(void **state)
@@ -156,9 +200,9 @@ static void test_unavailable(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_in_tree_order), cmocka_unit_test(test_extension_points),
-		cmocka_unit_test(test_register),      cmocka_unit_test(test_suggest),
-		cmocka_unit_test(test_unavailable),
+		cmocka_unit_test(test_in_tree_order), cmocka_unit_test(test_default_set),
+		cmocka_unit_test(test_extension_points), cmocka_unit_test(test_register),
+		cmocka_unit_test(test_suggest),       cmocka_unit_test(test_unavailable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,8 @@
-/* The scheduling framework's public face: status codes, cycle state, the plugin descriptor, the
- * handle plugins use to reach the scheduler, and the registry. In-tree plugins (plugins/<Name>/)
- * and out-of-tree plugins (plugins/sdk/, later) are written against this header only.
+/* The scheduling framework's public face: status codes, cycle state, the plugin descriptor and the
+ * handle plugins use to reach the scheduler. In-tree plugins (plugins/<Name>/) and out-of-tree
+ * plugins are written against the headers of plugins/sdk/include/schedkit/ only (this one, types.h,
+ * args.h, selector.h, log.h, tpmap.h, resource_allocation.h); the registry is the core's
+ * (scheduler/framework/registry.h). The rule is in docs/architecture.md.
  *
  * A plugin is plain data (the nginx module model): one const struct sk_plugin_desc with a name,
  * an args decoder and optional function pointers, one per extension point; NULL means "does not
@@ -14,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "schedkit/args.h"
 #include "schedkit/types.h"
 
 #define SK_PLUGIN_ABI_VERSION 1
@@ -175,17 +178,6 @@ struct sk_event_registration {
 	sk_hint_fn hint;    /* NULL = always Queue */
 };
 
-/* ---------- errors while decoding config/args ---------- */
-/* Collected validation errors; each message is prefixed by its field path, e.g.
- * "profiles[0].pluginConfig[1].args.scoringStrategy.type: Unsupported value: \"Foo\": supported values: ..." */
-struct sk_errors {
-	int n, cap;
-	char **msgs;
-};
-void sk_errors_addf(struct sk_errors *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void sk_errors_free(struct sk_errors *e);
-char *sk_errors_join(const struct sk_errors *e, const char *sep); /* caller frees */
-
 /* ---------- the plugin descriptor ---------- */
 /* All callbacks get `self`: the instance (see struct sk_plugin) so they reach their private data and
  * CycleState slot. Callbacks that run per node (filter, score, pre_filter_add_pod/remove_pod) are
@@ -284,8 +276,9 @@ struct sk_pdb {
 	int ndisrupted;
 	char **disrupted_pods;                /* keys of status.disruptedPods (pod names) */
 };
-/* Decodes a policy/v1 PodDisruptionBudget. An invalid selector is kept as NULL (matches nothing,
- * as upstream). NULL and *err (caller frees) only when obj is not an object or on ENOMEM. */
+/* Decodes a policy/v1 PodDisruptionBudget (the core's, scheduler/api/pdb.c: the daemon and simulate
+ * decode, DefaultPreemption reads). An invalid selector is kept as NULL (matches nothing, as
+ * upstream). NULL and *err (caller frees) only when obj is not an object or on ENOMEM. */
 struct sk_pdb *sk_pdb_decode(const cJSON *obj, char **err);
 void sk_pdb_free(struct sk_pdb *p);                    /* NULL ok */
 void sk_pdb_list_free(struct sk_pdb **list, int n);   /* frees each and the array; NULL ok */
@@ -332,17 +325,5 @@ bool sk_handle_is_waiting_pod(struct sk_handle *h, const char *pod_uid);
 /* Records an event on pod through env.event (no-op without one). */
 void sk_handle_event(struct sk_handle *h, const struct sk_pod *pod, const char *type, const char *reason,
 		     const char *action, const char *note);
-
-/* ---------- the registry ---------- */
-/* Every in-tree plugin's descriptor, in upstream's default-set order followed by the rest; NULL-terminated. */
-extern const struct sk_plugin_desc *const sk_in_tree_plugins[];
-/* Lookup in-tree + registered out-of-tree plugins. NULL when unknown. */
-const struct sk_plugin_desc *sk_registry_lookup(const char *name);
-/* Adds an out-of-tree plugin (dlopen loader, tests). -1 if the name is taken or the ABI mismatches. */
-int sk_registry_register(const struct sk_plugin_desc *desc, char **err);
-/* Nearest known plugin name by edit distance, for "did you mean" (NULL if nothing is close). */
-const char *sk_registry_suggest(const char *name);
-/* Upstream default plugins not available in this build (e.g. not implemented yet); NULL-terminated. */
-extern const char *const sk_unavailable_default_plugins[];
 
 #endif

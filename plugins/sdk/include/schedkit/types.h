@@ -15,8 +15,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "kube/nodeselector.h"
-#include "kube/selector.h"
+#include "schedkit/selector.h"
 
 /* Returns a process-lifetime copy of s, the same pointer for equal strings. Thread-safe. */
 const char *sk_intern(const char *s);

@@ -1,8 +1,9 @@
-/* See tpmap.h: linear probing with backward-shift deletion, load factor at most 1/2. */
+/* Topology-pair counters for plugins (schedkit/tpmap.h): linear probing with backward-shift
+ * deletion, load factor at most 1/2. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugins/PodTopologySpread/tpmap.h"
+#include "schedkit/tpmap.h"
 
 static uint64_t mix(uint64_t h)
 {

@@ -1,15 +1,16 @@
 /* Shared by NodeResourcesFit and NodeResourcesBalancedAllocation (upstream
  * noderesources/resource_allocation.go): the pod's request and the node's allocatable/requested
- * value of one scored resource. Static inline: included by the two plugins only. */
-#ifndef SK_PLUGINS_RESOURCE_ALLOCATION_H
-#define SK_PLUGINS_RESOURCE_ALLOCATION_H
+ * value of one scored resource, and the PreScore request list both keep. Static inline: the
+ * Score loops call these once per node and resource. */
+#ifndef SK_SCHEDKIT_RESOURCE_ALLOCATION_H
+#define SK_SCHEDKIT_RESOURCE_ALLOCATION_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/config/config.h"
+#include "schedkit/args.h"
 #include "schedkit/plugin.h"
 
 /* v1helper.IsExtendedResourceName: a name with a '/' that is not kubernetes.io/-prefixed (and not

@@ -1,9 +1,11 @@
-/* Topology counters shared by PodTopologySpread and InterPodAffinity: an open-addressing hash map
+/* Topology-pair counters (upstream shares them in pkg/scheduler/framework/), used by
+ * PodTopologySpread and InterPodAffinity: an open-addressing hash map
  * from a (topology key, topology value) pair to an int64 count. Keys are borrowed (interned label
  * strings that live for the process); they compare by pointer first, then by strcmp.
- * Not thread-safe: callers fill a map from one thread and treat it as read-only afterwards. */
-#ifndef SK_PLUGINS_TPMAP_H
-#define SK_PLUGINS_TPMAP_H
+ * Not thread-safe: callers fill a map from one thread and treat it as read-only afterwards.
+ * Implemented by the core (scheduler/framework/tpmap.c). */
+#ifndef SK_SCHEDKIT_TPMAP_H
+#define SK_SCHEDKIT_TPMAP_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,9 +1,11 @@
-/* PodDisruptionBudget decoding for preemption (framework.h struct sk_pdb): namespace, name,
- * spec.selector, status.disruptionsAllowed and the keys of status.disruptedPods. */
+/* PodDisruptionBudget decoding for preemption (struct sk_pdb in schedkit/plugin.h): namespace,
+ * name, spec.selector, status.disruptionsAllowed and the keys of status.disruptedPods. The core
+ * decodes (the daemon's and simulate's PDB sources); DefaultPreemption reads the result. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "kube/object.h"
+#include "kube/selector.h"
 #include "schedkit/plugin.h"
 
 void sk_pdb_free(struct sk_pdb *p)
