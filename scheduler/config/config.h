@@ -182,9 +182,6 @@ int sk_validate_label_name(struct sk_errors *e, const char *path, const char *v)
 int sk_args_check_type_meta(const cJSON *args, const char *kind_expected, const char *path, struct sk_errors *e);
 /* A new args object {"kind": kind, "apiVersion": "kubescheduler.config.k8s.io/v1"}; NULL on OOM. */
 cJSON *sk_args_json_new(const char *kind);
-/* Go time.Duration text ("1m30s", "500ms") <-> milliseconds. parse: 0 or -1. */
-int sk_duration_parse_ms(const char *s, int64_t *ms);
-void sk_duration_format_ms(int64_t ms, char buf[48]);
 
 /* resources [{name, weight}] shared by NodeResourcesFitArgs and NodeResourcesBalancedAllocationArgs */
 struct sk_resource_spec {

@@ -4,6 +4,7 @@
  * except for its refcount and its waiting-pods map (own lock), so every run function may be
  * called from any thread. */
 #include "scheduler/framework/runtime.h"
+#include "kube/util.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -74,36 +75,29 @@ struct sk_cycle_state {
 
 /* ---------- small helpers ---------- */
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 int64_t sk_framework_now_ns(const struct sk_framework *fw)
 {
-	return fw->env.now_ns ? fw->env.now_ns(fw->env.ctx) : mono_ns();
+	return fw->env.now_ns ? fw->env.now_ns(fw->env.ctx) : kube_mono_ns();
 }
 
-static int64_t point_begin(const struct sk_framework *fw) { return fw->env.observe ? mono_ns() : 0; }
+static int64_t point_begin(const struct sk_framework *fw) { return fw->env.observe ? kube_mono_ns() : 0; }
 
 static void point_end(const struct sk_framework *fw, const char *point, enum sk_code code, int64_t t0)
 {
 	if (fw->env.observe)
-		fw->env.observe(fw->env.ctx, fw->name, point, NULL, code, (double)(mono_ns() - t0) / 1e9);
+		fw->env.observe(fw->env.ctx, fw->name, point, NULL, code, (double)(kube_mono_ns() - t0) / 1e9);
 }
 
 static int64_t plugin_begin(const struct sk_framework *fw, const struct sk_cycle_state *cs)
 {
-	return cs && cs->record_plugin_metrics && fw->env.observe ? mono_ns() : 0;
+	return cs && cs->record_plugin_metrics && fw->env.observe ? kube_mono_ns() : 0;
 }
 
 static void plugin_end(const struct sk_framework *fw, const char *point, const struct sk_plugin *pl,
 		       enum sk_code code, int64_t t0)
 {
 	if (t0)
-		fw->env.observe(fw->env.ctx, fw->name, point, pl->desc->name, code, (double)(mono_ns() - t0) / 1e9);
+		fw->env.observe(fw->env.ctx, fw->name, point, pl->desc->name, code, (double)(kube_mono_ns() - t0) / 1e9);
 }
 
 /* Per-node extension points (Filter, Score) run every plugin on hundreds of nodes per cycle; two
@@ -128,34 +122,6 @@ static bool filter_node_sampled(const struct sk_cycle_state *cs)
 		tls_filter_tick.tick = 0;
 	}
 	return tls_filter_tick.tick++ % NODE_SAMPLE_EVERY == 0;
-}
-
-void sk_format_duration_ms(int64_t ms, char *buf, size_t n)
-{
-	if (ms <= 0) {
-		snprintf(buf, n, "0s");
-		return;
-	}
-	if (ms < 1000) {
-		snprintf(buf, n, "%" PRId64 "ms", ms);
-		return;
-	}
-	int64_t h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60, frac = ms % 1000;
-	char sec[32];
-	if (frac) {
-		snprintf(sec, sizeof(sec), "%" PRId64 ".%03" PRId64, s, frac);
-		size_t l = strlen(sec);
-		while (sec[l - 1] == '0')
-			sec[--l] = '\0';
-	} else {
-		snprintf(sec, sizeof(sec), "%" PRId64, s);
-	}
-	if (h)
-		snprintf(buf, n, "%" PRId64 "h%" PRId64 "m%ss", h, m, sec);
-	else if (m)
-		snprintf(buf, n, "%" PRId64 "m%ss", m, sec);
-	else
-		snprintf(buf, n, "%ss", sec);
 }
 
 /* Error status "<prefix><message of s>" (prefix printf-formatted); s is reset. */
@@ -877,7 +843,7 @@ struct sk_status sk_fw_run_filter(struct sk_framework *fw, struct sk_cycle_state
 		struct sk_plugin *pl = pts[i];
 		if (skip_mask && (skip[pl->slot] & skip_mask))
 			continue;
-		int64_t pt = timed ? mono_ns() : 0;
+		int64_t pt = timed ? kube_mono_ns() : 0;
 		struct sk_status s = pl->desc->filter(pl, cs, pod, ni);
 		plugin_end(fw, "Filter", pl, s.code, pt);
 		if (s.code != SK_SUCCESS) {
@@ -1049,7 +1015,7 @@ static void score_range(int begin, int end, void *arg)
 		for (int p = 0; p < t->nplugins; p++) {
 			struct sk_plugin *pl = pts[t->ran[p]];
 			int64_t score = 0;
-			int64_t pt = timed ? mono_ns() : 0;
+			int64_t pt = timed ? kube_mono_ns() : 0;
 			struct sk_status s = pl->desc->score(pl, j->cs, j->pod, j->nodes[i], &score);
 			plugin_end(j->fw, "Score", pl, s.code, pt);
 			if (s.code != SK_SUCCESS) {
