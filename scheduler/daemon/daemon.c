@@ -218,6 +218,8 @@ static int build_leader(struct sk_daemon *d, char **err)
 
 int sk_daemon_new(const struct sk_daemon_opts *opts, struct sk_daemon **out, char **err)
 {
+	if (err)
+		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
 	*out = NULL;
 	struct sk_daemon *d = calloc(1, sizeof *d);
 	if (!d)
@@ -245,6 +247,8 @@ fail:
 
 int sk_daemon_start(struct sk_daemon *d, char **err)
 {
+	if (err)
+		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
 	char *e = NULL;
 	pthread_mutex_lock(&d->mu);
 	bool already = d->started;

@@ -75,6 +75,8 @@ static const struct sk_snapshot *fw_snapshot(void *ctx)
  * being deleted): remember it so the failure path forgets the pod instead of requeueing it. */
 static int fw_bind(void *ctx, const struct sk_pod *pod, const char *node_name, char **err)
 {
+	if (err)
+		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
 	struct profile_ctx *pc = ctx;
 	struct sk_daemon *d = pc->d;
 	char *path = kube_path("", "v1", "pods", pod->ns, pod->name, "binding");
@@ -222,6 +224,8 @@ static bool fw_terminating_by_preemption(void *ctx, const struct sk_pod *pod)
 static int fw_preempt_victim(void *ctx, const struct sk_pod *preemptor, const struct sk_pod *victim, const char *node,
 			     const char *msg, char **err)
 {
+	if (err)
+		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
 	struct profile_ctx *pc = ctx;
 	if (atomic_load(&pc->removed))
 		return kube_errf(err, "preempting for pod %s/%s: profile %s was removed by a configuration reload",

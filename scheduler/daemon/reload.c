@@ -539,6 +539,8 @@ static int check_config_locked(struct sk_daemon *d, char **err)
 
 int sk_daemon_reload(struct sk_daemon *d, char **err)
 {
+	if (err)
+		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
 	if (!d->opts.config_path)
 		return 0;
 	pthread_mutex_lock(&d->reload_mu);

@@ -78,6 +78,8 @@ static int decode_pem(const cJSON *tls, const char *key, const char *path, char 
 
 struct sk_extender *sk_extender_new(const cJSON *cfg, const char *path, char **err)
 {
+	if (err)
+		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
 	if (!path)
 		path = "extender";
 	if (!cJSON_IsObject(cfg)) {
@@ -167,6 +169,8 @@ void sk_extenders_free(struct sk_extender **list, int n)
 
 int sk_extenders_build(const cJSON *top, const cJSON *profile, struct sk_extender ***out, char **err)
 {
+	if (err)
+		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
 	*out = NULL;
 	int total = (cJSON_IsArray(top) ? cJSON_GetArraySize(top) : 0) +
 		    (cJSON_IsArray(profile) ? cJSON_GetArraySize(profile) : 0);
@@ -492,6 +496,8 @@ static int add_failed(struct sk_extender_filter_result *r, const cJSON *map, boo
 int sk_extender_filter(const struct sk_extender *e, const struct sk_pod *pod, const struct sk_node_info *const *nodes,
 		       int n, struct sk_extender_filter_result *out, char **err)
 {
+	if (err)
+		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
 	memset(out, 0, sizeof(*out));
 	out->nodes = malloc((size_t)(n ? n : 1) * sizeof(*out->nodes));
 	if (!out->nodes)
@@ -553,6 +559,8 @@ int sk_extender_filter(const struct sk_extender *e, const struct sk_pod *pod, co
 int sk_extender_prioritize(const struct sk_extender *e, const struct sk_pod *pod,
 			   const struct sk_node_info *const *nodes, int n, int64_t *add, char **err)
 {
+	if (err)
+		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
 	if (!e->prioritize_verb)
 		return 0;
 	cJSON *args = sk_extender_args_json(e, pod, nodes, n);
@@ -582,6 +590,8 @@ int sk_extender_prioritize(const struct sk_extender *e, const struct sk_pod *pod
 
 int sk_extender_bind(const struct sk_extender *e, const struct sk_pod *pod, const char *node, char **err)
 {
+	if (err)
+		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
 	if (!e->bind_verb)
 		return kube_errf(err, "extender %s: no bindVerb", e->name);
 	cJSON *args = cJSON_CreateObject();
