@@ -189,19 +189,6 @@ static void framework_free(struct sk_framework *fw)
 	free(fw);
 }
 
-static int fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(char **err, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		if (vasprintf(err, fmt, ap) < 0)
-			*err = NULL;
-		va_end(ap);
-	}
-	return -1;
-}
-
 static int instance_index(struct sk_framework *fw, const struct sk_plugin_desc *d)
 {
 	for (int i = 0; i < fw->nplugins; i++)
@@ -220,12 +207,12 @@ static int build_instances(struct sk_framework *fw, const struct sk_profile_conf
 	fw->inited = calloc((size_t)(total ? total : 1), sizeof(bool));
 	fw->events = calloc((size_t)(total ? total : 1), sizeof(*fw->events));
 	if (!fw->inst || !fw->owned_args || !fw->inited || !fw->events)
-		return fail(err, "profile %s: out of memory", fw->name);
+		return kube_errf(err, "profile %s: out of memory", fw->name);
 	for (int ep = 0; ep < SK_EP_COUNT; ep++) {
 		for (int i = 0; i < p->points[ep].n; i++) {
 			const struct sk_plugin_desc *d = p->points[ep].items[i].desc;
 			if (!d)
-				return fail(err, "profile %s: %s plugin %d has no descriptor", fw->name,
+				return kube_errf(err, "profile %s: %s plugin %d has no descriptor", fw->name,
 					    sk_ext_point_field((enum sk_ext_point)ep), i);
 			if (instance_index(fw, d) >= 0)
 				continue;
@@ -245,7 +232,7 @@ static int init_instances(struct sk_framework *fw, const struct sk_profile_confi
 		struct sk_plugin *pl = &fw->inst[i];
 		const struct sk_plugin_desc *d = pl->desc;
 		if (d->abi_version != SK_PLUGIN_ABI_VERSION)
-			return fail(err, "profile %s: plugin \"%s\" ABI version %u, want %d", fw->name, d->name,
+			return kube_errf(err, "profile %s: plugin \"%s\" ABI version %u, want %d", fw->name, d->name,
 				    d->abi_version, SK_PLUGIN_ABI_VERSION);
 		const void *args = sk_profile_args(p, d->name);
 		if (!args && d->args_kind && d->args_decode) {
@@ -255,7 +242,7 @@ static int init_instances(struct sk_framework *fw, const struct sk_profile_confi
 			snprintf(path, sizeof(path), "profiles[%s].pluginConfig[%s].args", fw->name, d->name);
 			if (d->args_decode(NULL, &a, &errs, path) != 0) {
 				char *msg = sk_errors_join(&errs, "; ");
-				fail(err, "profile %s: plugin \"%s\": default args: %s", fw->name, d->name,
+				kube_errf(err, "profile %s: plugin \"%s\": default args: %s", fw->name, d->name,
 				     msg ? msg : "invalid");
 				free(msg);
 				sk_errors_free(&errs);
@@ -270,7 +257,7 @@ static int init_instances(struct sk_framework *fw, const struct sk_profile_confi
 		if (d->init) {
 			char *perr = NULL;
 			if (d->init(pl, args, &perr) != 0) {
-				fail(err, "profile %s: initializing plugin \"%s\": %s", fw->name, d->name,
+				kube_errf(err, "profile %s: initializing plugin \"%s\": %s", fw->name, d->name,
 				     perr ? perr : "failed");
 				free(perr);
 				return -1;
@@ -288,7 +275,7 @@ static int init_instances(struct sk_framework *fw, const struct sk_profile_confi
 			if (n) {
 				ev->regs = malloc((size_t)n * sizeof(*ev->regs));
 				if (!ev->regs)
-					return fail(err, "profile %s: out of memory", fw->name);
+					return kube_errf(err, "profile %s: out of memory", fw->name);
 				memcpy(ev->regs, buf, (size_t)n * sizeof(*buf));
 				ev->n = n;
 			}
@@ -296,7 +283,7 @@ static int init_instances(struct sk_framework *fw, const struct sk_profile_confi
 			/* No EnqueueExtensions: interested in every event (upstream). */
 			ev->regs = calloc(1, sizeof(*ev->regs));
 			if (!ev->regs)
-				return fail(err, "profile %s: out of memory", fw->name);
+				return kube_errf(err, "profile %s: out of memory", fw->name);
 			ev->regs[0].event.resource = SK_EV_WILDCARD;
 			ev->regs[0].event.action = SK_ACT_ALL;
 			ev->regs[0].event.label = "WildCardEvent";
@@ -314,20 +301,20 @@ static int build_points(struct sk_framework *fw, const struct sk_profile_config 
 			continue;
 		fw->pts[ep] = calloc((size_t)l->n, sizeof(struct sk_plugin *));
 		if (!fw->pts[ep])
-			return fail(err, "profile %s: out of memory", fw->name);
+			return kube_errf(err, "profile %s: out of memory", fw->name);
 		if (ep == SK_EP_SCORE) {
 			fw->weights = calloc((size_t)l->n, sizeof(int32_t));
 			if (!fw->weights)
-				return fail(err, "profile %s: out of memory", fw->name);
+				return kube_errf(err, "profile %s: out of memory", fw->name);
 		}
 		for (int i = 0; i < l->n; i++) {
 			const struct sk_plugin_desc *d = l->items[i].desc;
 			if (!sk_desc_implements(d, (enum sk_ext_point)ep))
-				return fail(err, "profile %s: plugin \"%s\" does not extend %s plugin", fw->name, d->name,
+				return kube_errf(err, "profile %s: plugin \"%s\" does not extend %s plugin", fw->name, d->name,
 					    iface_names[ep]);
 			for (int k = 0; k < fw->n[ep]; k++)
 				if (strcmp(fw->pts[ep][k]->desc->name, d->name) == 0)
-					return fail(err, "profile %s: plugin \"%s\" already registered as \"%s\"",
+					return kube_errf(err, "profile %s: plugin \"%s\" already registered as \"%s\"",
 						    fw->name, d->name, iface_names[ep]);
 			fw->pts[ep][fw->n[ep]] = &fw->inst[instance_index(fw, d)];
 			if (ep == SK_EP_SCORE)
@@ -338,14 +325,14 @@ static int build_points(struct sk_framework *fw, const struct sk_profile_config 
 	int64_t total = 0;
 	for (int i = 0; i < fw->n[SK_EP_SCORE]; i++) {
 		if (total > INT64_MAX - (int64_t)fw->weights[i] * SK_MAX_NODE_SCORE)
-			return fail(err, "profile %s: total score of Score plugins could overflow", fw->name);
+			return kube_errf(err, "profile %s: total score of Score plugins could overflow", fw->name);
 		total += (int64_t)fw->weights[i] * SK_MAX_NODE_SCORE;
 	}
 	if (fw->n[SK_EP_QUEUE_SORT] != 1)
-		return fail(err, "only one queue sort plugin required for profile with scheduler name \"%s\", but got %d",
+		return kube_errf(err, "only one queue sort plugin required for profile with scheduler name \"%s\", but got %d",
 			    fw->name, fw->n[SK_EP_QUEUE_SORT]);
 	if (fw->n[SK_EP_BIND] == 0)
-		return fail(err, "at least one bind plugin is needed for profile with scheduler name \"%s\"", fw->name);
+		return kube_errf(err, "at least one bind plugin is needed for profile with scheduler name \"%s\"", fw->name);
 	return 0;
 }
 
@@ -356,7 +343,7 @@ struct sk_framework *sk_framework_new(const struct sk_config *cfg, const struct 
 		*err = NULL;
 	struct sk_framework *fw = calloc(1, sizeof(*fw));
 	if (!fw) {
-		fail(err, "framework: out of memory");
+		kube_errf(err, "framework: out of memory");
 		return NULL;
 	}
 	atomic_init(&fw->refs, 1);
@@ -368,7 +355,7 @@ struct sk_framework *sk_framework_new(const struct sk_config *cfg, const struct 
 	fw->name = profile->scheduler_name ? profile->scheduler_name : "";
 	fw->waiting = sk_waiting_new();
 	if (!fw->waiting) {
-		fail(err, "framework: out of memory");
+		kube_errf(err, "framework: out of memory");
 		free(fw);
 		return NULL;
 	}
@@ -381,7 +368,7 @@ struct sk_framework *sk_framework_new(const struct sk_config *cfg, const struct 
 	char *eerr = NULL;
 	int ne = sk_extenders_build(cfg ? cfg->extenders : NULL, profile->extenders, &fw->extenders, &eerr);
 	if (ne < 0) {
-		fail(err, "profile %s: %s", fw->name, eerr ? eerr : "building extenders failed");
+		kube_errf(err, "profile %s: %s", fw->name, eerr ? eerr : "building extenders failed");
 		free(eerr);
 		framework_free(fw);
 		return NULL;
@@ -588,7 +575,7 @@ void sk_handle_parallel_for(struct sk_handle *h, int n, void (*fn)(int i, void *
 int sk_handle_bind_pod(struct sk_handle *h, const struct sk_pod *pod, const char *node_name, char **err)
 {
 	if (!h->fw->env.bind)
-		return fail(err, "no binder configured for profile %s", h->fw->name);
+		return kube_errf(err, "no binder configured for profile %s", h->fw->name);
 	return h->fw->env.bind(h->fw->env.ctx, pod, node_name, err);
 }
 int sk_handle_nominated_pods(struct sk_handle *h, const char *node_name, struct sk_pod ***out)
@@ -1418,7 +1405,7 @@ int sk_handle_preempt_victim(struct sk_handle *h, const struct sk_pod *preemptor
 	if (err)
 		*err = NULL;
 	if (!h->fw->env.preempt_victim)
-		return fail(err, "cannot preempt pod %s/%s: profile %s has no API client to delete victims", victim->ns,
+		return kube_errf(err, "cannot preempt pod %s/%s: profile %s has no API client to delete victims", victim->ns,
 			    victim->name, h->fw->name);
 	char msg[512];
 	snprintf(msg, sizeof(msg), "%s: preempting to accommodate a higher priority pod", h->fw->name);
