@@ -13,6 +13,9 @@
 #include "scheduler/backend/queue.h"
 #include "scheduler/daemon/internal.h"
 
+/* ---------- sk_daemon_new, step by step ---------- */
+
+/* "<hostname>_<uuid>", as kube-scheduler names itself on the Lease. */
 static void make_identity(char *buf, size_t n)
 {
 	char host[128] = "localhost", uuid[64] = "";
@@ -29,6 +32,7 @@ static void make_identity(char *buf, size_t n)
 	snprintf(buf, n, "%s_%s", host, uuid);
 }
 
+/* --config, or the defaults without it. NULL and *err with every error. */
 static struct sk_config *load_config(const struct sk_daemon_opts *o, char **err)
 {
 	struct sk_errors errs = { 0 };
@@ -47,8 +51,6 @@ static struct sk_config *load_config(const struct sk_daemon_opts *o, char **err)
 	sk_errors_free(&errs);
 	return cfg;
 }
-
-/* ---------- sk_daemon_new, step by step ---------- */
 
 static void init_locks(struct sk_daemon *d)
 {
