@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <libgen.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,21 +13,9 @@
 #include <cjson/cJSON.h>
 
 #include "kube/object.h"
+#include "kube/util.h"
 
 #define SA_DIR_DEFAULT "/var/run/secrets/kubernetes.io/serviceaccount"
-
-static void set_errf(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_errf(char **err, const char *fmt, ...)
-{
-	if (!err)
-		return;
-	free(*err);
-	va_list ap;
-	va_start(ap, fmt);
-	if (vasprintf(err, fmt, ap) < 0)
-		*err = NULL;
-	va_end(ap);
-}
 
 struct kube_config *kube_config_new(const char *server)
 {
@@ -278,7 +265,7 @@ static int merge_section(struct merged *m, struct kc_file *f, const char *sectio
 	if (!list || cJSON_IsNull(list))
 		return 0;
 	if (!cJSON_IsArray(list)) {
-		set_errf(err, "kubeconfig %s: %s: must be a list", f->path, section);
+		kube_errf(err, "kubeconfig %s: %s: must be a list", f->path, section);
 		return -1;
 	}
 	int idx = 0;
@@ -286,12 +273,12 @@ static int merge_section(struct merged *m, struct kc_file *f, const char *sectio
 	cJSON_ArrayForEach(it, list) {
 		const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
 		if (!cJSON_IsString(name) || !*name->valuestring) {
-			set_errf(err, "kubeconfig %s: %s[%d].name: required", f->path, section, idx);
+			kube_errf(err, "kubeconfig %s: %s[%d].name: required", f->path, section, idx);
 			return -1;
 		}
 		const cJSON *body = cJSON_GetObjectItemCaseSensitive(it, inner);
 		if (body && !cJSON_IsObject(body) && !cJSON_IsNull(body)) {
-			set_errf(err, "kubeconfig %s: %s[%d].%s: must be a map", f->path, section, idx, inner);
+			kube_errf(err, "kubeconfig %s: %s[%d].%s: must be a map", f->path, section, idx, inner);
 			return -1;
 		}
 		if (!find_named(arr, *n, name->valuestring) && *n < 256)
@@ -305,7 +292,7 @@ static int merge_section(struct merged *m, struct kc_file *f, const char *sectio
 static int load_file(struct merged *m, const char *path, bool must_exist, char **err)
 {
 	if (m->nfiles >= 16) {
-		set_errf(err, "kubeconfig %s: too many files in KUBECONFIG", path);
+		kube_errf(err, "kubeconfig %s: too many files in KUBECONFIG", path);
 		return -1;
 	}
 	size_t len = 0;
@@ -313,14 +300,14 @@ static int load_file(struct merged *m, const char *path, bool must_exist, char *
 	if (!text) {
 		if (!must_exist && errno == ENOENT)
 			return 0;
-		set_errf(err, "kubeconfig %s: %s", path, strerror(errno));
+		kube_errf(err, "kubeconfig %s: %s", path, strerror(errno));
 		return -1;
 	}
 	char *perr = NULL;
 	cJSON *doc = len ? kube_yaml_parse_one(text, len, &perr) : cJSON_CreateObject();
 	free(text);
 	if (!doc) {
-		set_errf(err, "kubeconfig %s: %s", path, perr ? perr : "cannot parse");
+		kube_errf(err, "kubeconfig %s: %s", path, perr ? perr : "cannot parse");
 		free(perr);
 		return -1;
 	}
@@ -333,7 +320,7 @@ static int load_file(struct merged *m, const char *path, bool must_exist, char *
 	}
 	if (!cJSON_IsObject(doc)) {
 		cJSON_Delete(doc);
-		set_errf(err, "kubeconfig %s: top level must be a map", path);
+		kube_errf(err, "kubeconfig %s: top level must be a map", path);
 		return -1;
 	}
 	struct kc_file *f = &m->files[m->nfiles];
@@ -344,7 +331,7 @@ static int load_file(struct merged *m, const char *path, bool must_exist, char *
 	free(tmp);
 	m->nfiles++;
 	if (!f->path || !f->dir) {
-		set_errf(err, "kubeconfig %s: out of memory", path);
+		kube_errf(err, "kubeconfig %s: out of memory", path);
 		return -1;
 	}
 	const cJSON *cc = cJSON_GetObjectItemCaseSensitive(doc, "current-context");
@@ -374,7 +361,7 @@ static int data_field(const struct named *n, const char *section, const char *in
 		return 0;
 	*dst = kube_base64_decode(v, NULL);
 	if (!*dst) {
-		set_errf(err, "kubeconfig %s: %s[%d].%s.%s: invalid base64", n->file, section, n->index, inner, key);
+		kube_errf(err, "kubeconfig %s: %s[%d].%s.%s: invalid base64", n->file, section, n->index, inner, key);
 		return -1;
 	}
 	return 0;
@@ -418,7 +405,7 @@ static int parse_exec(const struct named *u, const char *user_name, const cJSON 
 	else if (mode && strcmp(mode, "Always") == 0)
 		field = ".interactiveMode", problem = "Always needs a terminal; this client is never interactive";
 	if (field) {
-		set_errf(err, "kubeconfig %s: users[%d].user.exec%s: %s (user \"%s\")", u->file, u->index, field, problem,
+		kube_errf(err, "kubeconfig %s: users[%d].user.exec%s: %s (user \"%s\")", u->file, u->index, field, problem,
 			 user_name);
 		return -1;
 	}
@@ -443,7 +430,7 @@ static int parse_exec(const struct named *u, const char *user_name, const cJSON 
 	const cJSON *it;
 	cJSON_ArrayForEach(it, args) {
 		if (!cJSON_IsString(it)) {
-			set_errf(err, "kubeconfig %s: users[%d].user.exec.args[%d]: must be a string (user \"%s\")", u->file,
+			kube_errf(err, "kubeconfig %s: users[%d].user.exec.args[%d]: must be a string (user \"%s\")", u->file,
 				 u->index, x->nargs, user_name);
 			return -1;
 		}
@@ -457,7 +444,7 @@ static int parse_exec(const struct named *u, const char *user_name, const cJSON 
 		const char *name = str_field(it, "name");
 		const cJSON *value = cJSON_GetObjectItemCaseSensitive(it, "value");
 		if (!name || !cJSON_IsString(value)) {
-			set_errf(err, "kubeconfig %s: users[%d].user.exec.env[%d]: name and value are required (user \"%s\")",
+			kube_errf(err, "kubeconfig %s: users[%d].user.exec.env[%d]: name and value are required (user \"%s\")",
 				 u->file, u->index, x->nenv, user_name);
 			return -1;
 		}
@@ -467,7 +454,7 @@ static int parse_exec(const struct named *u, const char *user_name, const cJSON 
 	}
 	return 0;
 oom:
-	set_errf(err, "kubeconfig %s: out of memory", u->file);
+	kube_errf(err, "kubeconfig %s: out of memory", u->file);
 	return -1;
 }
 
@@ -475,29 +462,29 @@ static int resolve(struct merged *m, const char *what, const char *context, stru
 {
 	const char *ctx_name = context && *context ? context : m->current_context;
 	if (!ctx_name) {
-		set_errf(err, "kubeconfig %s: current-context is not set and no context was given", what);
+		kube_errf(err, "kubeconfig %s: current-context is not set and no context was given", what);
 		return -1;
 	}
 	const struct named *ctx = find_named(m->contexts, m->ncontexts, ctx_name);
 	if (!ctx) {
-		set_errf(err, "kubeconfig %s: context \"%s\" not found", what, ctx_name);
+		kube_errf(err, "kubeconfig %s: context \"%s\" not found", what, ctx_name);
 		return -1;
 	}
 	const char *cluster_name = str_field(ctx->body, "cluster");
 	const char *user_name = str_field(ctx->body, "user");
 	if (!cluster_name) {
-		set_errf(err, "kubeconfig %s: contexts[%d].context.cluster: required (context \"%s\")", ctx->file,
+		kube_errf(err, "kubeconfig %s: contexts[%d].context.cluster: required (context \"%s\")", ctx->file,
 			 ctx->index, ctx_name);
 		return -1;
 	}
 	const struct named *cl = find_named(m->clusters, m->nclusters, cluster_name);
 	if (!cl) {
-		set_errf(err, "kubeconfig %s: cluster \"%s\" (context \"%s\") not found", what, cluster_name, ctx_name);
+		kube_errf(err, "kubeconfig %s: cluster \"%s\" (context \"%s\") not found", what, cluster_name, ctx_name);
 		return -1;
 	}
 	const char *server = str_field(cl->body, "server");
 	if (!server) {
-		set_errf(err, "kubeconfig %s: clusters[%d].cluster.server: required (cluster \"%s\")", cl->file,
+		kube_errf(err, "kubeconfig %s: clusters[%d].cluster.server: required (cluster \"%s\")", cl->file,
 			 cl->index, cluster_name);
 		return -1;
 	}
@@ -506,7 +493,7 @@ static int resolve(struct merged *m, const char *what, const char *context, stru
 	c->insecure_skip_tls_verify = bool_field(cl->body, "insecure-skip-tls-verify");
 	if (c->insecure_skip_tls_verify && (str_field(cl->body, "certificate-authority-data") ||
 					    str_field(cl->body, "certificate-authority"))) {
-		set_errf(err, "kubeconfig %s: clusters[%d].cluster: specifying a root certificates file with the insecure "
+		kube_errf(err, "kubeconfig %s: clusters[%d].cluster: specifying a root certificates file with the insecure "
 			      "flag is not allowed (cluster \"%s\")", cl->file, cl->index, cluster_name);
 		return -1;
 	}
@@ -524,14 +511,14 @@ static int resolve(struct merged *m, const char *what, const char *context, stru
 		return 0;
 	const struct named *u = find_named(m->users, m->nusers, user_name);
 	if (!u) {
-		set_errf(err, "kubeconfig %s: user \"%s\" (context \"%s\") not found", what, user_name, ctx_name);
+		kube_errf(err, "kubeconfig %s: user \"%s\" (context \"%s\") not found", what, user_name, ctx_name);
 		return -1;
 	}
 	const cJSON *exec = cJSON_GetObjectItemCaseSensitive(u->body, "exec");
 	if (exec && !cJSON_IsNull(exec) && parse_exec(u, user_name, exec, c, err))
 		return -1;
 	if (cJSON_GetObjectItemCaseSensitive(u->body, "auth-provider")) {
-		set_errf(err, "kubeconfig %s: users[%d].user.auth-provider: not supported (user \"%s\")", u->file,
+		kube_errf(err, "kubeconfig %s: users[%d].user.auth-provider: not supported (user \"%s\")", u->file,
 			 u->index, user_name);
 		return -1;
 	}
@@ -542,7 +529,7 @@ static int resolve(struct merged *m, const char *what, const char *context, stru
 	if (c->token_file && !c->token && access(c->token_file, R_OK) != 0) {
 		/* client-go reads tokenFile at load time when there is no literal token. With both set,
 		 * the file's content wins at request time and the literal token is the fallback. */
-		set_errf(err, "kubeconfig %s: users[%d].user.tokenFile: %s: %s (user \"%s\")", u->file, u->index,
+		kube_errf(err, "kubeconfig %s: users[%d].user.tokenFile: %s: %s (user \"%s\")", u->file, u->index,
 			 c->token_file, strerror(errno), user_name);
 		return -1;
 	}
@@ -555,13 +542,13 @@ static int resolve(struct merged *m, const char *what, const char *context, stru
 	bool has_cert = c->client_cert_data || c->client_cert_file;
 	bool has_key = c->client_key_data || c->client_key_file;
 	if (has_cert != has_key) {
-		set_errf(err, "kubeconfig %s: users[%d].user: client certificate and client key must both be set (user \"%s\")",
+		kube_errf(err, "kubeconfig %s: users[%d].user: client certificate and client key must both be set (user \"%s\")",
 			 u->file, u->index, user_name);
 		return -1;
 	}
 	return 0;
 oom:
-	set_errf(err, "kubeconfig %s: out of memory", what);
+	kube_errf(err, "kubeconfig %s: out of memory", what);
 	return -1;
 }
 
@@ -572,14 +559,14 @@ static int load_files(const char *const *paths, int n, bool must_exist, const ch
 	struct kube_config *c = kube_config_new(NULL);
 	int rc = -1;
 	if (!m || !c) {
-		set_errf(err, "kubeconfig %s: out of memory", what);
+		kube_errf(err, "kubeconfig %s: out of memory", what);
 		goto out;
 	}
 	for (int i = 0; i < n; i++)
 		if (load_file(m, paths[i], must_exist, err))
 			goto out;
 	if (m->nfiles == 0) {
-		set_errf(err, "kubeconfig %s: no configuration file found", what);
+		kube_errf(err, "kubeconfig %s: no configuration file found", what);
 		goto out;
 	}
 	if (resolve(m, what, context, c, err))
@@ -605,7 +592,7 @@ int kube_config_in_cluster(struct kube_config **out, char **err)
 	const char *host = getenv("KUBERNETES_SERVICE_HOST");
 	const char *port = getenv("KUBERNETES_SERVICE_PORT");
 	if (!host || !*host || !port || !*port) {
-		set_errf(err, "in-cluster config: unable to load in-cluster configuration, "
+		kube_errf(err, "in-cluster config: unable to load in-cluster configuration, "
 			      "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined");
 		return -1;
 	}
@@ -616,17 +603,17 @@ int kube_config_in_cluster(struct kube_config **out, char **err)
 	char *token_path = NULL, *ca_path = NULL, *ns_path = NULL;
 	if (!c || asprintf(&token_path, "%s/token", dir) < 0 || asprintf(&ca_path, "%s/ca.crt", dir) < 0 ||
 	    asprintf(&ns_path, "%s/namespace", dir) < 0) {
-		set_errf(err, "in-cluster config: out of memory");
+		kube_errf(err, "in-cluster config: out of memory");
 		goto fail;
 	}
 	if (access(token_path, R_OK) != 0) {
-		set_errf(err, "in-cluster config: token file %s: %s", token_path, strerror(errno));
+		kube_errf(err, "in-cluster config: token file %s: %s", token_path, strerror(errno));
 		goto fail;
 	}
 	bool v6 = strchr(host, ':') != NULL;
 	if (asprintf(&c->server, "https://%s%s%s:%s", v6 ? "[" : "", host, v6 ? "]" : "", port) < 0) {
 		c->server = NULL;
-		set_errf(err, "in-cluster config: out of memory");
+		kube_errf(err, "in-cluster config: out of memory");
 		goto fail;
 	}
 	c->token_file = token_path;
@@ -669,7 +656,7 @@ int kube_config_load(const char *explicit_path, const char *context, struct kube
 		const char *paths[16];
 		int n = 0;
 		if (!copy) {
-			set_errf(err, "kubeconfig: out of memory");
+			kube_errf(err, "kubeconfig: out of memory");
 			return -1;
 		}
 		char *save = NULL;
@@ -688,12 +675,12 @@ int kube_config_load(const char *explicit_path, const char *context, struct kube
 		return kube_config_in_cluster(out, err);
 	const char *home = getenv("HOME");
 	if (!home || !*home) {
-		set_errf(err, "kubeconfig: no --kubeconfig, KUBECONFIG, in-cluster environment or HOME");
+		kube_errf(err, "kubeconfig: no --kubeconfig, KUBECONFIG, in-cluster environment or HOME");
 		return -1;
 	}
 	char *path = NULL;
 	if (asprintf(&path, "%s/.kube/config", home) < 0) {
-		set_errf(err, "kubeconfig: out of memory");
+		kube_errf(err, "kubeconfig: out of memory");
 		return -1;
 	}
 	const char *p[1] = {path};

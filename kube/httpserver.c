@@ -19,6 +19,7 @@
 
 #include "kube/log.h"
 #include "kube/metrics.h"
+#include "kube/util.h"
 
 #define TEXT_PLAIN "text/plain; charset=utf-8"
 #define WRITE_CHUNK 16384
@@ -69,18 +70,6 @@ struct pss {
 };
 
 static const char *health_names[3] = {"healthz", "livez", "readyz"};
-
-static char *errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *errorf(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = NULL;
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
-}
 
 static void lws_log_to_klog(int level, const char *line)
 {
@@ -640,7 +629,7 @@ static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 /* The bind address must be an IP literal present on this host. lws would take an interface
  * name too, and for an address it cannot use it falls back to listening everywhere, which is
  * exactly what a --bind-address must not do; so check it ourselves first. */
-static char *check_bind_address(const char *addr)
+static int check_bind_address(const char *addr, char **err)
 {
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof(ss));
@@ -655,17 +644,17 @@ static char *check_bind_address(const char *addr)
 		family = v6->sin6_family = AF_INET6;
 		len = sizeof(*v6);
 	} else {
-		return errorf("http server: bind address \"%s\": not an IP address", addr);
+		return kube_errf(err, "http server: bind address \"%s\": not an IP address", addr);
 	}
 	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return errorf("http server: bind address \"%s\": %s", addr, strerror(errno));
+		return kube_errf(err, "http server: bind address \"%s\": %s", addr, strerror(errno));
 	int rc = bind(fd, (struct sockaddr *)&ss, len);
 	int saved = errno;
 	close(fd);
 	if (rc != 0)
-		return errorf("http server: bind address \"%s\": %s", addr, strerror(saved));
-	return NULL;
+		return kube_errf(err, "http server: bind address \"%s\": %s", addr, strerror(saved));
+	return 0;
 }
 
 int kube_http_server_new(const struct kube_http_server_opts *opts, struct kube_http_server **out, char **err)
@@ -673,48 +662,37 @@ int kube_http_server_new(const struct kube_http_server_opts *opts, struct kube_h
 	if (err)
 		*err = NULL;
 	if (!out) {
-		if (err)
-			*err = errorf("http server: out is NULL");
+		kube_errf(err, "http server: out is NULL");
 		return -1;
 	}
 	*out = NULL;
 	struct kube_http_server_opts o = opts ? *opts : (struct kube_http_server_opts){0};
 	if (o.port < 0 || o.port > 65535) {
-		if (err)
-			*err = errorf("http server: port %d: must be between 0 and 65535", o.port);
+		kube_errf(err, "http server: port %d: must be between 0 and 65535", o.port);
 		return -1;
 	}
 	if (!o.tls_cert_file != !o.tls_key_file) {
-		if (err)
-			*err = errorf("http server: tls: both a certificate and a key file are needed");
+		kube_errf(err, "http server: tls: both a certificate and a key file are needed");
 		return -1;
 	}
 	const char *files[2] = {o.tls_cert_file, o.tls_key_file};
 	for (int i = 0; i < 2; i++)
 		if (files[i] && access(files[i], R_OK) != 0) {
-			if (err)
-				*err = errorf("http server: tls %s file \"%s\": cannot read it", i ? "key" : "certificate",
-					      files[i]);
+			kube_errf(err, "http server: tls %s file \"%s\": cannot read it", i ? "key" : "certificate",
+				  files[i]);
 			return -1;
 		}
 	const char *ba = o.bind_address;
 	if (ba && *ba && strcmp(ba, "0.0.0.0") != 0 && strcmp(ba, "::") != 0) {
-		char *e = check_bind_address(ba);
-		if (e) {
-			if (err)
-				*err = e;
-			else
-				free(e);
+		if (check_bind_address(ba, err) != 0)
 			return -1;
-		}
 	}
 	pthread_once(&log_once, set_lws_logging);
 
 	struct kube_http_server *srv = calloc(1, sizeof(*srv));
 	if (!srv || !(srv->name = strdup(o.name ? o.name : "http"))) {
 		free(srv);
-		if (err)
-			*err = errorf("http server: out of memory");
+		kube_errf(err, "http server: out of memory");
 		return -1;
 	}
 	for (int e = 0; e < 3; e++)
@@ -740,8 +718,7 @@ int kube_http_server_new(const struct kube_http_server_opts *opts, struct kube_h
 	info.fd_limit_per_thread = 1024;
 	srv->ctx = lws_create_context(&info);
 	if (!srv->ctx) {
-		if (err)
-			*err = errorf("http server \"%s\": cannot create the libwebsockets context", srv->name);
+		kube_errf(err, "http server \"%s\": cannot create the libwebsockets context", srv->name);
 		kube_http_server_free(srv);
 		return -1;
 	}
@@ -767,10 +744,9 @@ int kube_http_server_new(const struct kube_http_server_opts *opts, struct kube_h
 	info.timeout_secs = 30;
 	struct lws_vhost *vh = lws_create_vhost(srv->ctx, &info);
 	if (!vh) {
-		if (err)
-			*err = errorf("http server \"%s\": cannot listen on %s:%d%s", srv->name,
-				      o.bind_address && *o.bind_address ? o.bind_address : "*", o.port,
-				      o.tls_cert_file ? " (or the TLS certificate/key could not be loaded)" : "");
+		kube_errf(err, "http server \"%s\": cannot listen on %s:%d%s", srv->name,
+			  o.bind_address && *o.bind_address ? o.bind_address : "*", o.port,
+			  o.tls_cert_file ? " (or the TLS certificate/key could not be loaded)" : "");
 		kube_http_server_free(srv);
 		return -1;
 	}
@@ -798,21 +774,18 @@ int kube_http_server_start(struct kube_http_server *srv, char **err)
 	if (err)
 		*err = NULL;
 	if (!srv || srv->started) {
-		if (err)
-			*err = errorf("http server: already started");
+		kube_errf(err, "http server: already started");
 		return -1;
 	}
 	if (srv->health_used && install_health_routes(srv) != 0) {
-		if (err)
-			*err = errorf("http server \"%s\": out of memory installing health routes", srv->name);
+		kube_errf(err, "http server \"%s\": out of memory installing health routes", srv->name);
 		return -1;
 	}
 	srv->started = true;
 	if (pthread_create(&srv->thread, NULL, service_thread, srv) != 0) {
 		srv->started = false;
 		srv->joined = true;
-		if (err)
-			*err = errorf("http server \"%s\": cannot start the service thread", srv->name);
+		kube_errf(err, "http server \"%s\": cannot start the service thread", srv->name);
 		return -1;
 	}
 	klog_info(1, "Serving HTTP", " server=\"%s\" port=%d", srv->name, srv->port);

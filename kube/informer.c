@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "kube/log.h"
+#include "kube/util.h"
 #include "kube/watch.h"
 #include "kube/hash.h"
 
@@ -477,12 +478,7 @@ static void apply_replace(struct kube_informer *inf, cJSON *items)
 
 /* ---------- reflector thread ---------- */
 
-static double mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+static double mono_now(void) { return (double)kube_mono_ns() / 1e9; }
 
 static bool is_stopping(struct kube_informer *inf)
 {

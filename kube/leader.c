@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "kube/log.h"
+#include "kube/util.h"
 
 #define JITTER_FACTOR 1.2
 
@@ -110,47 +111,41 @@ static void micro_time(char buf[40], double t)
 
 /* ---------- lifecycle ---------- */
 
-static void set_err(char **err, const char *msg)
-{
-	if (err)
-		*err = strdup(msg);
-}
-
 int kube_leader_new(struct kube_client *c, const struct kube_leader_config *cfg, struct kube_leader **out, char **err)
 {
 	*out = NULL;
 	if (err)
 		*err = NULL;
 	if (!c || !cfg) {
-		set_err(err, "leader election: client and config are required");
+		kube_errf(err, "leader election: client and config are required");
 		return -1;
 	}
 	if (!cfg->ns || !*cfg->ns || !cfg->name || !*cfg->name) {
-		set_err(err, "leader election: lease namespace and name are required");
+		kube_errf(err, "leader election: lease namespace and name are required");
 		return -1;
 	}
 	if (!cfg->identity || !*cfg->identity) {
-		set_err(err, "leader election: identity: required");
+		kube_errf(err, "leader election: identity: required");
 		return -1;
 	}
 	if (strlen(cfg->identity) >= 256) {
-		set_err(err, "leader election: identity: longer than 255 characters");
+		kube_errf(err, "leader election: identity: longer than 255 characters");
 		return -1;
 	}
 	double ld = cfg->lease_duration_s > 0 ? cfg->lease_duration_s : 15;
 	double rd = cfg->renew_deadline_s > 0 ? cfg->renew_deadline_s : 10;
 	double rp = cfg->retry_period_s > 0 ? cfg->retry_period_s : 2;
 	if (ld <= rd) {
-		set_err(err, "leader election: leaseDuration must be greater than renewDeadline");
+		kube_errf(err, "leader election: leaseDuration must be greater than renewDeadline");
 		return -1;
 	}
 	if (rd <= JITTER_FACTOR * rp) {
-		set_err(err, "leader election: renewDeadline must be greater than retryPeriod*JitterFactor (1.2)");
+		kube_errf(err, "leader election: renewDeadline must be greater than retryPeriod*JitterFactor (1.2)");
 		return -1;
 	}
 	struct kube_leader *le = calloc(1, sizeof(*le));
 	if (!le) {
-		set_err(err, "leader election: out of memory");
+		kube_errf(err, "leader election: out of memory");
 		return -1;
 	}
 	le->client = c;
@@ -179,7 +174,7 @@ int kube_leader_new(struct kube_client *c, const struct kube_leader_config *cfg,
 	le->annotations = cJSON_CreateObject();
 	if (!le->ns || !le->name || !le->identity || !le->path || !le->collection || !le->annotations) {
 		kube_leader_free(le);
-		set_err(err, "leader election: out of memory");
+		kube_errf(err, "leader election: out of memory");
 		return -1;
 	}
 	*out = le;

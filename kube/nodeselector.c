@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/util.h"
+
 struct field_req {
 	char *key;
 	char *value;
@@ -277,14 +279,6 @@ static bool term_matches(const struct term *t, const char *node_name, kube_label
 	return true;
 }
 
-static void set_err(char **err, char *msg)
-{
-	if (err)
-		*err = msg;
-	else
-		free(msg);
-}
-
 int kube_node_selector_compile(const cJSON *terms, const char *path, unsigned flags, struct kube_node_selector **out,
 			       char **err)
 {
@@ -295,14 +289,14 @@ int kube_node_selector_compile(const cJSON *terms, const char *path, unsigned fl
 		path = "nodeSelectorTerms";
 	struct kube_node_selector *s = calloc(1, sizeof(*s));
 	if (!s) {
-		set_err(err, strdup("out of memory"));
+		kube_errf(err, "out of memory");
 		return -1;
 	}
 	size_t n = cJSON_IsArray(terms) ? (size_t)cJSON_GetArraySize(terms) : 0;
 	s->terms = n ? calloc(n, sizeof(struct term)) : NULL;
 	if (n && !s->terms) {
 		free(s);
-		set_err(err, strdup("out of memory"));
+		kube_errf(err, "out of memory");
 		return -1;
 	}
 	struct errs e = {0};
@@ -321,10 +315,12 @@ int kube_node_selector_compile(const cJSON *terms, const char *path, unsigned fl
 		char *msg = errs_take(&e);
 		if (!(flags & KUBE_NODE_SELECTOR_LAZY) || e.oom) {
 			kube_node_selector_free(s);
-			set_err(err, msg);
+			kube_errf(err, "%s", msg ? msg : "out of memory");
+			free(msg);
 			return -1;
 		}
-		set_err(err, msg);
+		kube_errf(err, "%s", msg ? msg : "out of memory");
+		free(msg);
 	}
 	*out = s;
 	return 0;
@@ -441,7 +437,7 @@ int kube_preferred_terms_compile(const cJSON *terms, const char *path, unsigned 
 	size_t n = cJSON_IsArray(terms) ? (size_t)cJSON_GetArraySize(terms) : 0;
 	if (!p || (n && !(p->terms = calloc(n, sizeof(struct term))))) {
 		free(p);
-		set_err(err, strdup("out of memory"));
+		kube_errf(err, "out of memory");
 		return -1;
 	}
 	struct errs e = {0};
@@ -464,10 +460,12 @@ int kube_preferred_terms_compile(const cJSON *terms, const char *path, unsigned 
 		char *msg = errs_take(&e);
 		if (!(flags & KUBE_NODE_SELECTOR_LAZY) || e.oom) {
 			kube_preferred_terms_free(p);
-			set_err(err, msg);
+			kube_errf(err, "%s", msg ? msg : "out of memory");
+			free(msg);
 			return -1;
 		}
-		set_err(err, msg);
+		kube_errf(err, "%s", msg ? msg : "out of memory");
+		free(msg);
 	}
 	*out = p;
 	return 0;

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/util.h"
+
 typedef unsigned __int128 u128;
 
 #define MANTISSA_LIMIT_DIGITS 38
@@ -17,12 +19,6 @@ static const char ERR_FORMAT[] =
 	"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 static const char ERR_NUMERIC[] = "unable to parse numeric part of quantity";
 static const char ERR_SUFFIX[] = "unable to parse quantity's suffix";
-
-static void set_err(char **err, const char *msg)
-{
-	if (err)
-		*err = strdup(msg);
-}
 
 static u128 pow10_u128(int n) /* n in [0, 38] */
 {
@@ -233,26 +229,26 @@ int kube_quantity_parse(const char *s, struct kube_quantity *q, char **err)
 	if (err)
 		*err = NULL;
 	if (!s || !q) {
-		set_err(err, ERR_FORMAT);
+		kube_errf(err, "%s", ERR_FORMAT);
 		return -1;
 	}
 	size_t len = strlen(s);
 	if (len == 0) {
-		set_err(err, ERR_FORMAT);
+		kube_errf(err, "%s", ERR_FORMAT);
 		return -1;
 	}
 	bool positive;
 	const char *num, *den, *suf;
 	size_t num_len, den_len, suf_len;
 	if (scan(s, len, &positive, &num, &num_len, &den, &den_len, &suf, &suf_len) != 0) {
-		set_err(err, ERR_FORMAT);
+		kube_errf(err, "%s", ERR_FORMAT);
 		return -1;
 	}
 	int base;
 	long long exponent;
 	enum kube_quantity_format format;
 	if (interpret_suffix(suf, suf_len, &base, &exponent, &format) != 0) {
-		set_err(err, ERR_SUFFIX);
+		kube_errf(err, "%s", ERR_SUFFIX);
 		return -1;
 	}
 
@@ -266,7 +262,7 @@ int kube_quantity_parse(const char *s, struct kube_quantity *q, char **err)
 	while (lead < ndig - tz && DIGIT(lead) == '0')
 		lead++;
 	if (ndig - tz - lead > MAX_SIGNIFICANT_DIGITS) {
-		set_err(err, ERR_NUMERIC);
+		kube_errf(err, "%s", ERR_NUMERIC);
 		return -1;
 	}
 	size_t cap = (ndig - tz - lead) / 9 + (base == 2 ? 3 : 1) + 2;
@@ -275,7 +271,7 @@ int kube_quantity_parse(const char *s, struct kube_quantity *q, char **err)
 	if (cap > 16) {
 		b.limb = malloc(cap * sizeof(uint32_t));
 		if (!b.limb) {
-			set_err(err, ERR_NUMERIC);
+			kube_errf(err, "%s", ERR_NUMERIC);
 			return -1;
 		}
 		b.cap = cap;
@@ -327,12 +323,12 @@ int kube_quantity_parse(const char *s, struct kube_quantity *q, char **err)
 			mag = (u128)INT64_MAX; /* capped below */
 			scale = 0;
 		} else {
-			set_err(err, ERR_NUMERIC);
+			kube_errf(err, "%s", ERR_NUMERIC);
 			goto out;
 		}
 	}
 	if (scale > INT32_MAX || scale < INT32_MIN) {
-		set_err(err, ERR_NUMERIC);
+		kube_errf(err, "%s", ERR_NUMERIC);
 		goto out;
 	}
 	q->mantissa = (kube_int128)mag;
@@ -355,7 +351,7 @@ int kube_quantity_parse(const char *s, struct kube_quantity *q, char **err)
 	rc = 0;
 out:
 	if (rc != 0 && err && !*err)
-		set_err(err, ERR_NUMERIC);
+		kube_errf(err, "%s", ERR_NUMERIC);
 	if (b.limb != stack_limbs)
 		free(b.limb);
 	return rc;

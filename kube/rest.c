@@ -25,6 +25,7 @@
 #include <curl/curl.h>
 
 #include "kube/log.h"
+#include "kube/util.h"
 
 #define KUBE_MAX_COUNTERS 64
 #define KUBE_POOL_MAX 16
@@ -73,9 +74,7 @@ static void wipe_free(char *s)
 static double real_now(void *ctx)
 {
 	(void)ctx;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)kube_mono_ns() / 1e9;
 }
 
 static void real_sleep(void *ctx, double s)
@@ -136,25 +135,17 @@ static int dup_field(char **dst, const char *src)
 	return *dst ? 0 : -1;
 }
 
-static void set_err(char **err, const char *fmt, const char *a)
-{
-	if (!err)
-		return;
-	if (asprintf(err, fmt, a) < 0)
-		*err = NULL;
-}
-
 int kube_client_new(const struct kube_config *cfg, struct kube_client **out, char **err)
 {
 	*out = NULL;
 	if (err)
 		*err = NULL;
 	if (!cfg || !cfg->server || !*cfg->server) {
-		set_err(err, "%s", "kube client: config has no server");
+		kube_errf(err, "kube client: config has no server");
 		return -1;
 	}
 	if (strncmp(cfg->server, "http://", 7) != 0 && strncmp(cfg->server, "https://", 8) != 0) {
-		set_err(err, "kube client: server \"%s\": scheme must be http or https", cfg->server);
+		kube_errf(err, "kube client: server \"%s\": scheme must be http or https", cfg->server);
 		return -1;
 	}
 	pthread_once(&curl_once, curl_init_once);
@@ -187,7 +178,7 @@ int kube_client_new(const struct kube_config *cfg, struct kube_client **out, cha
 	return 0;
 oom:
 	kube_client_free(c);
-	set_err(err, "%s", "kube client: out of memory");
+	kube_errf(err, "kube client: out of memory");
 	return -1;
 }
 

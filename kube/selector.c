@@ -5,11 +5,12 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "kube/util.h"
 
 struct requirement {
 	char *key;
@@ -26,26 +27,6 @@ struct kube_label_selector {
 };
 
 /* ---- small helpers ---- */
-
-static char *xvasprintf(const char *fmt, va_list ap)
-{
-	char *s = NULL;
-	if (vasprintf(&s, fmt, ap) < 0)
-		return NULL;
-	return s;
-}
-
-static void set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_err(char **err, const char *fmt, ...)
-{
-	if (!err)
-		return;
-	free(*err);
-	va_list ap;
-	va_start(ap, fmt);
-	*err = xvasprintf(fmt, ap);
-	va_end(ap);
-}
 
 /* Growable string. */
 struct sbuf {
@@ -412,7 +393,7 @@ static int req_init_at(struct requirement *r, const char *path, const char *key,
 oom:
 	req_free(r);
 	memset(r, 0, sizeof(*r));
-	set_err(err, "out of memory");
+	kube_errf(err, "out of memory");
 	return -1;
 }
 
@@ -650,7 +631,7 @@ static int parse_values(struct parser *p, struct strset *vals, char **err)
 	const char *lit;
 	enum tok t = next(p, VALUES, &lit);
 	if (t != T_OPEN) {
-		set_err(err, "found '%s' expected: '('", lit);
+		kube_errf(err, "found '%s' expected: '('", lit);
 		return -1;
 	}
 	t = peek(p, VALUES, &lit);
@@ -659,7 +640,7 @@ static int parse_values(struct parser *p, struct strset *vals, char **err)
 		return set_add(vals, "");
 	}
 	if (t != T_ID && t != T_COMMA) {
-		set_err(err, "found '%s', expected: ',', ')' or identifier", lit);
+		kube_errf(err, "found '%s', expected: ',', ')' or identifier", lit);
 		return -1;
 	}
 	const char *open_lit = lit;
@@ -674,7 +655,7 @@ static int parse_values(struct parser *p, struct strset *vals, char **err)
 				continue;
 			if (t2 == T_CLOSE)
 				break;
-			set_err(err, "found '%s', expected: ',' or ')'", l2);
+			kube_errf(err, "found '%s', expected: ',' or ')'", l2);
 			return -1;
 		} else if (t == T_COMMA) {
 			if (vals->n == 0 && set_add(vals, ""))
@@ -692,13 +673,13 @@ static int parse_values(struct parser *p, struct strset *vals, char **err)
 					return -1;
 			}
 		} else {
-			set_err(err, "found '%s', expected: ',', or identifier", lit);
+			kube_errf(err, "found '%s', expected: ',', or identifier", lit);
 			return -1;
 		}
 	}
 	t = next(p, VALUES, &lit);
 	if (t != T_CLOSE) {
-		set_err(err, "found '%s', expected: ')'", open_lit);
+		kube_errf(err, "found '%s', expected: ')'", open_lit);
 		return -1;
 	}
 	return 0;
@@ -716,13 +697,13 @@ static int parse_requirement(struct parser *p, struct requirement *r, char **err
 		t = next(p, VALUES, &lit);
 	}
 	if (t != T_ID) {
-		set_err(err, "found '%s', expected: identifier", lit);
+		kube_errf(err, "found '%s', expected: identifier", lit);
 		return -1;
 	}
 	const char *key = lit;
 	char *kp = qualified_name_problems(key);
 	if (kp) {
-		set_err(err, "key: Invalid value: \"%s\": %s", key, kp);
+		kube_errf(err, "key: Invalid value: \"%s\": %s", key, kp);
 		free(kp);
 		return -1;
 	}
@@ -746,7 +727,7 @@ static int parse_requirement(struct parser *p, struct requirement *r, char **err
 	case T_GT: op = KUBE_SEL_GT; break;
 	case T_LT: op = KUBE_SEL_LT; break;
 	default:
-		set_err(err, "found '%s', expected: in, notin, =, ==, !=, gt, lt", lit);
+		kube_errf(err, "found '%s', expected: in, notin, =, ==, !=, gt, lt", lit);
 		return -1;
 	}
 	struct strset vals = {0};
@@ -762,7 +743,7 @@ static int parse_requirement(struct parser *p, struct requirement *r, char **err
 			if (t2 == T_ID) {
 				rc = set_add(&vals, l2);
 			} else {
-				set_err(err, "found '%s', expected: identifier", l2);
+				kube_errf(err, "found '%s', expected: identifier", l2);
 				rc = -1;
 			}
 		}
@@ -770,7 +751,7 @@ static int parse_requirement(struct parser *p, struct requirement *r, char **err
 	if (rc == 0)
 		rc = req_init(r, key, op, (const char *const *)vals.v, vals.n, false, err);
 	else if (err && !*err)
-		set_err(err, "out of memory");
+		kube_errf(err, "out of memory");
 	set_clear(&vals);
 	return rc;
 }
@@ -807,13 +788,13 @@ int kube_label_selector_parse(const char *text, struct kube_label_selector **out
 		if (t == T_EOS)
 			break;
 		if (t != T_ID && t != T_NOT) {
-			set_err(err, "found '%s', expected: !, identifier, or 'end of string'", lit);
+			kube_errf(err, "found '%s', expected: !, identifier, or 'end of string'", lit);
 			goto out;
 		}
 		struct requirement r;
 		char *rerr = NULL;
 		if (parse_requirement(&p, &r, &rerr) != 0) {
-			set_err(err, "unable to parse requirement: %s", rerr ? rerr : "out of memory");
+			kube_errf(err, "unable to parse requirement: %s", rerr ? rerr : "out of memory");
 			free(rerr);
 			goto out;
 		}
@@ -825,12 +806,12 @@ int kube_label_selector_parse(const char *text, struct kube_label_selector **out
 		if (t == T_EOS)
 			break;
 		if (t != T_COMMA) {
-			set_err(err, "found '%s', expected: ',' or 'end of string'", lit);
+			kube_errf(err, "found '%s', expected: ',' or 'end of string'", lit);
 			goto out;
 		}
 		t = peek(&p, VALUES, &lit);
 		if (t != T_ID && t != T_NOT) {
-			set_err(err, "found '%s', expected: identifier after ','", lit);
+			kube_errf(err, "found '%s', expected: identifier after ','", lit);
 			goto out;
 		}
 	}
@@ -840,7 +821,7 @@ int kube_label_selector_parse(const char *text, struct kube_label_selector **out
 	rc = 0;
 	goto out;
 oom:
-	set_err(err, "out of memory");
+	kube_errf(err, "out of memory");
 out:
 	for (size_t i = 0; i < p.n; i++)
 		free(p.items[i].lit);
@@ -858,7 +839,7 @@ int kube_label_selector_from_json(const cJSON *sel, struct kube_label_selector *
 	*out = NULL;
 	struct kube_label_selector *s = sel_new();
 	if (!s) {
-		set_err(err, "out of memory");
+		kube_errf(err, "out of memory");
 		return -1;
 	}
 	if (!sel || cJSON_IsNull(sel)) {
@@ -867,17 +848,17 @@ int kube_label_selector_from_json(const cJSON *sel, struct kube_label_selector *
 		return 0;
 	}
 	if (!cJSON_IsObject(sel)) {
-		set_err(err, "label selector must be an object");
+		kube_errf(err, "label selector must be an object");
 		goto fail;
 	}
 	const cJSON *ml = cJSON_GetObjectItemCaseSensitive(sel, "matchLabels");
 	const cJSON *me = cJSON_GetObjectItemCaseSensitive(sel, "matchExpressions");
 	if (ml && !cJSON_IsNull(ml) && !cJSON_IsObject(ml)) {
-		set_err(err, "matchLabels: must be an object");
+		kube_errf(err, "matchLabels: must be an object");
 		goto fail;
 	}
 	if (me && !cJSON_IsNull(me) && !cJSON_IsArray(me)) {
-		set_err(err, "matchExpressions: must be an array");
+		kube_errf(err, "matchExpressions: must be an array");
 		goto fail;
 	}
 	const cJSON *it;
@@ -885,7 +866,7 @@ int kube_label_selector_from_json(const cJSON *sel, struct kube_label_selector *
 		cJSON_ArrayForEach(it, ml)
 		{
 			if (!cJSON_IsString(it)) {
-				set_err(err, "matchLabels.%s: must be a string", it->string);
+				kube_errf(err, "matchLabels.%s: must be a string", it->string);
 				goto fail;
 			}
 			const char *v = it->valuestring;
@@ -894,7 +875,7 @@ int kube_label_selector_from_json(const cJSON *sel, struct kube_label_selector *
 				goto fail;
 			if (sel_append(s, &r) != 0) {
 				req_free(&r);
-				set_err(err, "out of memory");
+				kube_errf(err, "out of memory");
 				goto fail;
 			}
 		}
@@ -916,13 +897,13 @@ int kube_label_selector_from_json(const cJSON *sel, struct kube_label_selector *
 			else if (strcmp(ops, "DoesNotExist") == 0)
 				o = KUBE_SEL_DOES_NOT_EXIST;
 			else {
-				set_err(err, "\"%s\" is not a valid label selector operator", ops);
+				kube_errf(err, "\"%s\" is not a valid label selector operator", ops);
 				goto fail;
 			}
 			size_t n = cJSON_IsArray(values) ? (size_t)cJSON_GetArraySize(values) : 0;
 			const char **vals = n ? calloc(n, sizeof(char *)) : NULL;
 			if (n && !vals) {
-				set_err(err, "out of memory");
+				kube_errf(err, "out of memory");
 				goto fail;
 			}
 			size_t i = 0;
@@ -932,7 +913,7 @@ int kube_label_selector_from_json(const cJSON *sel, struct kube_label_selector *
 				{
 					if (!cJSON_IsString(v)) {
 						free(vals);
-						set_err(err, "matchExpressions.values: must be strings");
+						kube_errf(err, "matchExpressions.values: must be strings");
 						goto fail;
 					}
 					vals[i++] = v->valuestring;
@@ -946,7 +927,7 @@ int kube_label_selector_from_json(const cJSON *sel, struct kube_label_selector *
 				goto fail;
 			if (sel_append(s, &r) != 0) {
 				req_free(&r);
-				set_err(err, "out of memory");
+				kube_errf(err, "out of memory");
 				goto fail;
 			}
 		}
@@ -966,7 +947,7 @@ int kube_label_selector_from_map(const cJSON *map, struct kube_label_selector **
 	*out = NULL;
 	struct kube_label_selector *s = sel_new();
 	if (!s) {
-		set_err(err, "out of memory");
+		kube_errf(err, "out of memory");
 		return -1;
 	}
 	const cJSON *it;
@@ -974,7 +955,7 @@ int kube_label_selector_from_map(const cJSON *map, struct kube_label_selector **
 		cJSON_ArrayForEach(it, map)
 		{
 			if (!cJSON_IsString(it)) {
-				set_err(err, "%s: must be a string", it->string);
+				kube_errf(err, "%s: must be a string", it->string);
 				goto fail;
 			}
 			struct requirement r = {0};
@@ -985,7 +966,7 @@ int kube_label_selector_from_map(const cJSON *map, struct kube_label_selector **
 				r.nvalues = 1;
 			if (!r.nvalues || sel_append(s, &r) != 0) {
 				req_free(&r);
-				set_err(err, "out of memory");
+				kube_errf(err, "out of memory");
 				goto fail;
 			}
 		}
@@ -1033,14 +1014,14 @@ int kube_label_selector_add_at(const struct kube_label_selector *s, const char *
 	*out = NULL;
 	struct kube_label_selector *c = sel_new();
 	if (!c) {
-		set_err(err, "out of memory");
+		kube_errf(err, "out of memory");
 		return -1;
 	}
 	c->nothing = s ? s->nothing : false;
 	for (size_t i = 0; s && i < s->n; i++) {
 		struct requirement r;
 		if (req_copy(&r, &s->reqs[i]) != 0 || sel_append(c, &r) != 0) {
-			set_err(err, "out of memory");
+			kube_errf(err, "out of memory");
 			kube_label_selector_free(c);
 			return -1;
 		}
@@ -1052,7 +1033,7 @@ int kube_label_selector_add_at(const struct kube_label_selector *s, const char *
 	}
 	if (sel_append(c, &r) != 0) {
 		req_free(&r);
-		set_err(err, "out of memory");
+		kube_errf(err, "out of memory");
 		kube_label_selector_free(c);
 		return -1;
 	}
@@ -1160,14 +1141,14 @@ static char *unescape_value(const char *s, char **err)
 	size_t n = strlen(s);
 	char *out = malloc(n + 1), *o = out;
 	if (!out) {
-		set_err(err, "out of memory");
+		kube_errf(err, "out of memory");
 		return NULL;
 	}
 	bool slash = false;
 	for (const char *p = s; *p; p++) {
 		if (slash) {
 			if (*p != '\\' && *p != ',' && *p != '=') {
-				set_err(err, "invalid field selector: invalid escape sequence: \\%c", *p);
+				kube_errf(err, "invalid field selector: invalid escape sequence: \\%c", *p);
 				free(out);
 				return NULL;
 			}
@@ -1179,7 +1160,7 @@ static char *unescape_value(const char *s, char **err)
 			slash = true;
 		} else if (*p == ',' || *p == '=') {
 			/* Go prints the rune with %v, i.e. its code point */
-			set_err(err, "invalid field selector: unescaped character in value: %d", *p);
+			kube_errf(err, "invalid field selector: unescaped character in value: %d", *p);
 			free(out);
 			return NULL;
 		} else {
@@ -1187,7 +1168,7 @@ static char *unescape_value(const char *s, char **err)
 		}
 	}
 	if (slash) {
-		set_err(err, "invalid field selector: invalid escape sequence: \\");
+		kube_errf(err, "invalid field selector: invalid escape sequence: \\");
 		free(out);
 		return NULL;
 	}
@@ -1259,7 +1240,7 @@ int kube_field_selector_parse(const char *text, struct kube_field_selector **out
 			at = j;
 		}
 		if (!op) {
-			set_err(err, "invalid selector: '%s'; can't understand '%s'", text, part);
+			kube_errf(err, "invalid selector: '%s'; can't understand '%s'", text, part);
 			goto out;
 		}
 		char *value = unescape_value(part + at + oplen, err);
@@ -1286,7 +1267,7 @@ int kube_field_selector_parse(const char *text, struct kube_field_selector **out
 	rc = 0;
 	goto out;
 oom:
-	set_err(err, "out of memory");
+	kube_errf(err, "out of memory");
 out:
 	for (size_t i = 0; i < nparts; i++)
 		free(parts[i]);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "kube/log.h"
+#include "kube/util.h"
 
 /* ---------- decoder ---------- */
 
@@ -50,14 +51,10 @@ const char *kube_watch_end_name(enum kube_watch_end e)
 	return "unknown";
 }
 
+/* "watch: <msg>: <the start of the offending line>" */
 static void set_err(char **err, const char *msg, const char *line, size_t len)
 {
-	if (!err)
-		return;
-	free(*err);
-	int show = len > 80 ? 80 : (int)len;
-	if (asprintf(err, "watch: %s: %.*s", msg, show, line) < 0)
-		*err = NULL;
+	kube_errf(err, "watch: %s: %.*s", msg, len > 80 ? 80 : (int)len, line);
 }
 
 /* Decodes one line. Returns 0, 1 (fn asked to stop), -1 (malformed). Blank lines are skipped. */

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "kube/log.h"
+#include "kube/util.h"
 #include "kube/metrics.h"
 
 /* ---- string-keyed map (key -> int64) ---- */
@@ -168,9 +169,7 @@ struct kube_workqueue {
 static int64_t mono_now_ns(void *ctx)
 {
 	(void)ctx;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return kube_mono_ns();
 }
 
 static const char *qname(const struct kube_workqueue *q)

@@ -2,7 +2,6 @@
 #include "operator/controller.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include "kube/log.h"
 #include "kube/metrics.h"
 #include "kube/object.h"
+#include "kube/util.h"
 #include "operator/plan.h"
 #include "operator/queue.h"
 #include "operator/status.h"
@@ -28,18 +28,6 @@ static const enum op_kind apply_order[OP_OBJ_COUNT] = {
 static const char *ns_of(const struct op_controller_opts *o)
 {
 	return o->res.namespace ? o->res.namespace : OP_DEFAULT_NAMESPACE;
-}
-
-static void set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_err(char **err, const char *fmt, ...)
-{
-	if (!err || *err)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	if (vasprintf(err, fmt, ap) < 0)
-		*err = NULL;
-	va_end(ap);
 }
 
 static char *object_path(enum op_kind k, const char *ns, bool with_name)
@@ -125,14 +113,14 @@ static int ensure_object(struct kube_client *client, enum op_kind k, const char 
 		}
 		free(coll);
 		if (!kube_error_is(&e, "AlreadyExists")) {
-			set_err(err, "create %s %s: %s", ki->kind, ki->name, e.message);
+			kube_errf_first(err, "create %s %s: %s", ki->kind, ki->name, e.message);
 			return -1;
 		}
 		/* Exists without our label (hand-edited, or made by someone else): take it over. */
 		char *p = object_path(k, ns, true);
 		if (!p || kube_get(client, p, &fetched, &e) != 0) {
 			free(p);
-			set_err(err, "get %s %s: %s", ki->kind, ki->name, e.message);
+			kube_errf_first(err, "get %s %s: %s", ki->kind, ki->name, e.message);
 			return -1;
 		}
 		free(p);
@@ -149,7 +137,7 @@ static int ensure_object(struct kube_client *client, enum op_kind k, const char 
 			  ki->name);
 		rc = 1;
 	} else {
-		set_err(err, "update %s %s: %s", ki->kind, ki->name, body && p ? e.message : "out of memory");
+		kube_errf_first(err, "update %s %s: %s", ki->kind, ki->name, body && p ? e.message : "out of memory");
 	}
 	free(p);
 	cJSON_Delete(body);
@@ -184,7 +172,7 @@ static int record_last_accepted(struct kube_client *client, const struct op_prof
 		rc = 0;
 	} else {
 		cJSON_Delete(resp);
-		set_err(err, "record last accepted spec of SchedulerProfile %s: %s", r->name, path ? e.message : "out of memory");
+		kube_errf_first(err, "record last accepted spec of SchedulerProfile %s: %s", r->name, path ? e.message : "out of memory");
 	}
 	free(path);
 out:
@@ -221,7 +209,7 @@ static int write_status(struct kube_client *client, cJSON *obj, cJSON *status, c
 	struct kube_error e = { 0 };
 	cJSON *st = cJSON_Duplicate(status, 1);
 	if (!st) {
-		set_err(err, "out of memory");
+		kube_errf_first(err, "out of memory");
 		return -1;
 	}
 	if (cJSON_GetObjectItemCaseSensitive(obj, "status"))
@@ -231,7 +219,7 @@ static int write_status(struct kube_client *client, cJSON *obj, cJSON *status, c
 	char *path = kube_path(OP_API_GROUP, OP_API_VERSION, OP_RESOURCE, NULL, name, "status");
 	int rc = path ? kube_update(client, path, obj, NULL, &e) : -1;
 	if (rc)
-		set_err(err, "update status of SchedulerProfile %s: %s", name, path ? e.message : "out of memory");
+		kube_errf_first(err, "update status of SchedulerProfile %s: %s", name, path ? e.message : "out of memory");
 	free(path);
 	return rc;
 }
@@ -250,7 +238,7 @@ int op_reconcile(struct kube_client *client, const struct op_controller_opts *op
 	struct op_plan plan;
 	char *perr = NULL;
 	if (op_plan_build(s->profiles, &ro, &plan, &perr) != 0) {
-		set_err(err, "plan: %s", perr ? perr : "out of memory");
+		kube_errf_first(err, "plan: %s", perr ? perr : "out of memory");
 		free(perr);
 		return -1;
 	}
@@ -259,7 +247,7 @@ int op_reconcile(struct kube_client *client, const struct op_controller_opts *op
 		enum op_kind k = apply_order[i];
 		cJSON *desired = op_desired_object(k, &opts->res, &plan);
 		if (!desired) {
-			set_err(err, "out of memory");
+			kube_errf_first(err, "out of memory");
 			failed = 1;
 			continue;
 		}
@@ -290,7 +278,7 @@ int op_reconcile(struct kube_client *client, const struct op_controller_opts *op
 			res->invalid++;
 		cJSON *cur = cJSON_Duplicate(obj, 1);
 		if (!cur) {
-			set_err(err, "out of memory");
+			kube_errf_first(err, "out of memory");
 			failed = 1;
 			continue;
 		}
@@ -304,7 +292,7 @@ int op_reconcile(struct kube_client *client, const struct op_controller_opts *op
 		}
 		cJSON *st = op_status_desired(cur, r, &plan, applied, lease_ref, now);
 		if (!st) {
-			set_err(err, "out of memory");
+			kube_errf_first(err, "out of memory");
 			failed = 1;
 		} else if (!op_status_equal(cJSON_GetObjectItemCaseSensitive(cur, "status"), st)) {
 			cJSON *old_status = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cur, "status"), 1);
@@ -389,7 +377,7 @@ int op_controller_new(struct kube_client *client, const struct op_controller_opt
 	*out = NULL;
 	struct op_controller *c = calloc(1, sizeof *c);
 	if (!c) {
-		set_err(err, "out of memory");
+		kube_errf_first(err, "out of memory");
 		return -1;
 	}
 	c->client = client;
@@ -400,7 +388,7 @@ int op_controller_new(struct kube_client *client, const struct op_controller_opt
 	c->queue = op_queue_new("schedkit_operator", opts->metrics);
 	if (!c->ns || !c->queue) {
 		op_controller_free(c);
-		set_err(err, "out of memory");
+		kube_errf_first(err, "out of memory");
 		return -1;
 	}
 	if (opts->metrics) {
@@ -438,7 +426,7 @@ int op_controller_new(struct kube_client *client, const struct op_controller_opt
 		struct kube_informer_handlers h = { on_add, i == INF_LEASE ? on_lease_update : on_update, on_delete, c };
 		if (kube_informer_new(client, &io, &c->inf[i]) != 0) {
 			op_controller_free(c);
-			set_err(err, "cannot create informer");
+			kube_errf_first(err, "cannot create informer");
 			return -1;
 		}
 		kube_informer_add_handlers(c->inf[i], &h);
@@ -451,7 +439,7 @@ int op_controller_start_informers(struct op_controller *c, char **err)
 {
 	for (int i = 0; i < INF_COUNT; i++) {
 		if (kube_informer_start(c->inf[i]) != 0) {
-			set_err(err, "cannot start informer %d", i);
+			kube_errf_first(err, "cannot start informer %d", i);
 			return -1;
 		}
 	}

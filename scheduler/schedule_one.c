@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "kube/log.h"
+#include "kube/util.h"
 #include "scheduler/framework/extender.h"
 
 #define MAX_PLUGIN_NAMES 32
@@ -87,13 +88,6 @@ struct bind_job {
 	int64_t start_ns;
 	struct attempt *att;
 };
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static uint64_t next_rand(struct sk_scheduler *s)
 {
@@ -866,7 +860,7 @@ static void deliver(struct sk_scheduler *s, struct sk_framework *fw, const struc
 		return;
 	struct sk_outcome o = { .pod = pod, .profile = sk_framework_profile_name(fw), .result = r, .node = node,
 				.message = msg, .attempts = attempts,
-				.duration_s = (double)(mono_ns() - start) / 1e9 };
+				.duration_s = (double)(kube_mono_ns() - start) / 1e9 };
 	if (a) {
 		o.nominated_node = a->nominate && a->nominated_node && *a->nominated_node ? a->nominated_node : NULL;
 		if (s->env.want_details) {
@@ -1232,7 +1226,7 @@ int sk_schedule_one(struct sk_scheduler *s, bool block)
 	struct sk_queued_pod *qp = block ? sk_queue_pop(s->q, &cycle) : sk_queue_try_pop(s->q, &cycle);
 	if (!qp)
 		return block ? -1 : 0;
-	int64_t start = mono_ns();
+	int64_t start = kube_mono_ns();
 	struct sk_pod *pod = qp->pod;
 	struct sk_framework *fw = sk_scheduler_framework(s, pod->scheduler_name ? pod->scheduler_name : "");
 	if (!fw) {
@@ -1342,7 +1336,7 @@ static int64_t q_now(void *ctx)
 {
 	struct sk_scheduler *s = ctx;
 	pthread_mutex_lock(&s->profiles_mu);
-	int64_t now = s->nfws > 0 ? sk_framework_now_ns(s->fws[0]) : mono_ns();
+	int64_t now = s->nfws > 0 ? sk_framework_now_ns(s->fws[0]) : kube_mono_ns();
 	pthread_mutex_unlock(&s->profiles_mu);
 	return now;
 }

@@ -1,133 +1,102 @@
 /* main.c — bin/schedkit-apiserver: flag parsing around apis_server_start; runs until SIGINT
  * or SIGTERM, then stops cleanly. */
-#include <getopt.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/flags.h"
 #include "kube/log.h"
 #include "e2e/apiserver/server.h"
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: schedkit-apiserver [flags]\n"
-		"  --bind-address ADDR           listen address (default 127.0.0.1)\n"
-		"  --port N                      port, 0 picks a free one (default 6443)\n"
-		"  --write-kubeconfig PATH       write a kubeconfig once listening\n"
-		"  --token T                     require Authorization: Bearer T\n"
-		"  --tls                         serve HTTPS with a generated CA (in the kubeconfig)\n"
-		"  --max-body-bytes N            request body limit (default 3145728)\n"
-		"  --history N                   retained watch events (default 20000)\n"
-		"  --workers N                   minimum worker threads (default 4; grows for watches)\n"
-		"  --simulate-kubelet            bound pods on existing nodes become Running and Ready\n"
-		"  --kubelet-delay-ms N          delay of the simulated kubelet (default 100)\n"
-		"  --fault-seed N                seed for fault injection\n"
-		"  --fault-error-rate F          fail this fraction of API requests (500 or 429)\n"
-		"  --fault-close-watch-every S   close watch streams after S seconds\n"
-		"  --fault-delay-ms N            delay every API response\n"
-		"  --v N                         log verbosity\n");
-}
+/* What the flags set; copied into struct apis_opts (whose fields have other types) after. */
+struct cli {
+	char *bind_address, *kubeconfig_path, *token, *fault_error_rate;
+	bool tls, simulate_kubelet;
+	int port, max_body_bytes, history, workers, kubelet_delay_ms, fault_seed, fault_close_watch_every,
+	    fault_delay_ms, verbosity;
+};
 
-static bool parse_long(const char *s, long lo, long hi, long *out)
+#define OFF(f) offsetof(struct cli, f)
+static const struct kube_flag flags[] = {
+	{ "bind-address", 0, KUBE_FLAG_STRING, OFF(bind_address), .arg = "ADDR", .help = "listen address (default 127.0.0.1)" },
+	{ "port", 0, KUBE_FLAG_INT, OFF(port), 0, 65535, .arg = "N", .help = "port, 0 picks a free one (default 6443)" },
+	{ "write-kubeconfig", 0, KUBE_FLAG_STRING, OFF(kubeconfig_path), .arg = "PATH",
+	  .help = "write a kubeconfig once listening" },
+	{ "token", 0, KUBE_FLAG_STRING, OFF(token), .arg = "T", .help = "require Authorization: Bearer T" },
+	{ "tls", 0, KUBE_FLAG_BOOL, OFF(tls), .help = "serve HTTPS with a generated CA (in the kubeconfig)" },
+	{ "max-body-bytes", 0, KUBE_FLAG_INT, OFF(max_body_bytes), 1, 1L << 30, .arg = "N",
+	  .help = "request body limit (default 3145728)" },
+	{ "history", 0, KUBE_FLAG_INT, OFF(history), 1, 10000000, .arg = "N", .help = "retained watch events (default 20000)" },
+	{ "workers", 0, KUBE_FLAG_INT, OFF(workers), 1, 1024, .arg = "N",
+	  .help = "minimum worker threads (default 4; grows for watches)" },
+	{ "simulate-kubelet", 0, KUBE_FLAG_BOOL, OFF(simulate_kubelet),
+	  .help = "bound pods on existing nodes become Running and Ready" },
+	{ "kubelet-delay-ms", 0, KUBE_FLAG_INT, OFF(kubelet_delay_ms), 1, 3600000, .arg = "N",
+	  .help = "delay of the simulated kubelet (default 100)" },
+	{ "fault-seed", 0, KUBE_FLAG_INT, OFF(fault_seed), 0, 2147483647, .arg = "N", .help = "seed for fault injection" },
+	{ "fault-error-rate", 0, KUBE_FLAG_STRING, OFF(fault_error_rate), .arg = "F",
+	  .help = "fail this fraction of API requests (500 or 429)" },
+	{ "fault-close-watch-every", 0, KUBE_FLAG_INT, OFF(fault_close_watch_every), 0, 86400, .arg = "S",
+	  .help = "close watch streams after S seconds" },
+	{ "fault-delay-ms", 0, KUBE_FLAG_INT, OFF(fault_delay_ms), 0, 600000, .arg = "N", .help = "delay every API response" },
+	{ "v", 'v', KUBE_FLAG_INT, OFF(verbosity), 0, 10, .arg = "N", .help = "log verbosity" },
+};
+
+static const struct kube_flag_set flag_set = {
+	.prog = "schedkit-apiserver",
+	.head = "Usage: schedkit-apiserver [flags]\n",
+	.flags = flags,
+	.nflags = sizeof flags / sizeof flags[0],
+	.column = 32,
+	.help_help = "this help",
+};
+
+/* 0 and *o, or 2 with the error printed. */
+static int parse_args(int argc, char **argv, struct apis_opts *o)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (!*s || *end || v < lo || v > hi)
-		return false;
-	*out = v;
-	return true;
+	struct cli c = { .port = 6443, .verbosity = -1 };
+	int rc = kube_flags_parse(&flag_set, argc, argv, &c, stdout, stderr);
+	if (rc)
+		return rc;
+	double rate = 0;
+	if (c.fault_error_rate) {
+		char *end;
+		rate = strtod(c.fault_error_rate, &end);
+		if (!*c.fault_error_rate || *end || rate < 0 || rate > 1) {
+			fprintf(stderr, "Error: invalid argument \"%s\" for \"--fault-error-rate\" flag: must be between 0 and 1\n",
+				c.fault_error_rate);
+			return 2;
+		}
+	}
+	if (c.verbosity >= 0)
+		kube_log_set_verbosity(c.verbosity);
+	*o = (struct apis_opts)APIS_OPTS_DEFAULT;
+	if (c.bind_address)
+		o->bind_address = c.bind_address;
+	o->port = c.port;
+	o->kubeconfig_path = c.kubeconfig_path;
+	o->token = c.token;
+	o->tls = c.tls;
+	o->max_body_bytes = (size_t)c.max_body_bytes;
+	o->history_events = c.history;
+	o->workers = c.workers;
+	o->simulate_kubelet = c.simulate_kubelet;
+	o->kubelet_delay_ms = c.kubelet_delay_ms;
+	o->fault_seed = (unsigned long)c.fault_seed;
+	o->fault_error_rate = rate;
+	o->fault_close_watch_every = c.fault_close_watch_every;
+	o->fault_delay_ms = c.fault_delay_ms;
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct apis_opts o = APIS_OPTS_DEFAULT;
-	o.port = 6443;
-	enum { BIND = 1, PORT, KCFG, TOKEN, TLS, MAXB, HIST, WORKERS, KUBELET, KDELAY, FSEED, FRATE, FCLOSE, FDELAY, VERB, HELP };
-	static const struct option longs[] = {
-		{ "bind-address", required_argument, 0, BIND },
-		{ "port", required_argument, 0, PORT },
-		{ "write-kubeconfig", required_argument, 0, KCFG },
-		{ "token", required_argument, 0, TOKEN },
-		{ "tls", no_argument, 0, TLS },
-		{ "max-body-bytes", required_argument, 0, MAXB },
-		{ "history", required_argument, 0, HIST },
-		{ "workers", required_argument, 0, WORKERS },
-		{ "simulate-kubelet", no_argument, 0, KUBELET },
-		{ "kubelet-delay-ms", required_argument, 0, KDELAY },
-		{ "fault-seed", required_argument, 0, FSEED },
-		{ "fault-error-rate", required_argument, 0, FRATE },
-		{ "fault-close-watch-every", required_argument, 0, FCLOSE },
-		{ "fault-delay-ms", required_argument, 0, FDELAY },
-		{ "v", required_argument, 0, VERB },
-		{ "help", no_argument, 0, HELP },
-		{ 0, 0, 0, 0 },
-	};
-	int c;
-	long v;
-	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
-		switch (c) {
-		case BIND: o.bind_address = optarg; break;
-		case PORT:
-			if (!parse_long(optarg, 0, 65535, &v))
-				goto bad;
-			o.port = (int)v;
-			break;
-		case KCFG: o.kubeconfig_path = optarg; break;
-		case TOKEN: o.token = optarg; break;
-		case TLS: o.tls = true; break;
-		case MAXB:
-			if (!parse_long(optarg, 1, 1L << 30, &v))
-				goto bad;
-			o.max_body_bytes = (size_t)v;
-			break;
-		case HIST:
-			if (!parse_long(optarg, 1, 10000000, &v))
-				goto bad;
-			o.history_events = (int)v;
-			break;
-		case WORKERS:
-			if (!parse_long(optarg, 1, 1024, &v))
-				goto bad;
-			o.workers = (int)v;
-			break;
-		case KUBELET: o.simulate_kubelet = true; break;
-		case KDELAY:
-			if (!parse_long(optarg, 1, 3600000, &v))
-				goto bad;
-			o.kubelet_delay_ms = (int)v;
-			break;
-		case FSEED: o.fault_seed = strtoul(optarg, NULL, 10); break;
-		case FRATE: {
-			char *end;
-			double d = strtod(optarg, &end);
-			if (*end || d < 0 || d > 1)
-				goto bad;
-			o.fault_error_rate = d;
-			break;
-		}
-		case FCLOSE:
-			if (!parse_long(optarg, 0, 86400, &v))
-				goto bad;
-			o.fault_close_watch_every = (int)v;
-			break;
-		case FDELAY:
-			if (!parse_long(optarg, 0, 600000, &v))
-				goto bad;
-			o.fault_delay_ms = (int)v;
-			break;
-		case VERB:
-			if (!parse_long(optarg, 0, 10, &v))
-				goto bad;
-			kube_log_set_verbosity((int)v);
-			break;
-		case HELP: usage(stdout); return 0;
-		default: goto bad;
-		}
-	}
-	if (optind < argc)
-		goto bad;
+	struct apis_opts o;
+	int rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc == 1 ? 0 : 2;
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -142,7 +111,4 @@ int main(int argc, char **argv)
 	sigwait(&set, &sig);
 	apis_server_stop(s);
 	return 0;
-bad:
-	usage(stderr);
-	return 2;
 }

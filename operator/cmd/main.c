@@ -1,8 +1,8 @@
 /* bin/schedkit-operator: flags, client, health/metrics endpoints, optional leader election, and
  * the controller (operator/controller.h); --once reconciles a single time and exits. */
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,194 +12,75 @@
 
 #include "kube/config.h"
 #include "kube/events.h"
+#include "kube/flags.h"
 #include "kube/httpserver.h"
 #include "kube/leader.h"
 #include "kube/log.h"
 #include "kube/metrics.h"
 #include "kube/rest.h"
+#include "kube/util.h"
 #include "operator/controller.h"
 
+/* Strings are borrowed from argv or are the literal defaults. */
 struct opts {
-	const char *kubeconfig, *ns, *image, *health_addr, *metrics_addr;
-	const char *lease_name, *lease_ns;
-	int replicas, sched_v, resync_s;
+	char *kubeconfig, *ns, *image, *health_addr, *metrics_addr;
+	char *lease_name, *lease_ns;
+	int replicas, sched_v, verbosity;
 	bool leader_elect, once;
-	double lease_duration, renew_deadline, retry_period;
+	int64_t lease_duration_ms, renew_deadline_ms, retry_period_ms, resync_ms;
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"schedkit-operator: turns SchedulerProfiles (schedkit.io/v1alpha1) into the schedkit-scheduler\n"
+#define OFF(f) offsetof(struct opts, f)
+static const struct kube_flag flags[] = {
+	{ "kubeconfig", 0, KUBE_FLAG_STRING, OFF(kubeconfig),
+	  .help = "Path to a kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)." },
+	{ "namespace", 0, KUBE_FLAG_STRING, OFF(ns),
+	  .help = "Namespace of the scheduler's objects (default \"schedkit-system\")." },
+	{ "scheduler-image", 0, KUBE_FLAG_STRING, OFF(image),
+	  .help = "Image of the scheduler Deployment (default \"" OP_DEFAULT_IMAGE "\")." },
+	{ "scheduler-replicas", 0, KUBE_FLAG_INT, OFF(replicas), 1, 100, .help = "Scheduler replicas (default 2)." },
+	{ "scheduler-v", 0, KUBE_FLAG_INT, OFF(sched_v), 0, 10, .help = "--v passed to the scheduler (default 2)." },
+	{ "leader-elect", 0, KUBE_FLAG_BOOL, OFF(leader_elect), .help = "Elect a leader before reconciling (default false)." },
+	{ "leader-elect-lease-duration", 0, KUBE_FLAG_DURATION, OFF(lease_duration_ms), .min = 1, .help = "(default 15s)" },
+	{ "leader-elect-renew-deadline", 0, KUBE_FLAG_DURATION, OFF(renew_deadline_ms), .min = 1, .help = "(default 10s)" },
+	{ "leader-elect-retry-period", 0, KUBE_FLAG_DURATION, OFF(retry_period_ms), .min = 1, .help = "(default 2s)" },
+	{ "leader-elect-resource-name", 0, KUBE_FLAG_STRING, OFF(lease_name),
+	  .help = "Lease name (default \"schedkit-operator\")." },
+	{ "leader-elect-resource-namespace", 0, KUBE_FLAG_STRING, OFF(lease_ns),
+	  .help = "Lease namespace (default: --namespace)." },
+	{ "health-probe-bind-address", 0, KUBE_FLAG_STRING, OFF(health_addr),
+	  .help = "Serve /healthz /livez /readyz /metrics here; \"0\" disables\n(default \":8081\")." },
+	{ "metrics-bind-address", 0, KUBE_FLAG_STRING, OFF(metrics_addr),
+	  .help = "Also serve /metrics on this address; \"0\" disables (default \"0\")." },
+	{ "resync", 0, KUBE_FLAG_DURATION, OFF(resync_ms), .min = 1, .help = "Informer resync period (default 10m)." },
+	{ "once", 0, KUBE_FLAG_BOOL, OFF(once), .help = "Reconcile once and exit (0 on success)." },
+	{ "v", 'v', KUBE_FLAG_INT, OFF(verbosity), 0, 10, .help = "Log verbosity." },
+};
+
+static const struct kube_flag_set flag_set = {
+	.prog = "schedkit-operator",
+	.head = "schedkit-operator: turns SchedulerProfiles (schedkit.io/v1alpha1) into the schedkit-scheduler\n"
 		"configuration, Deployment, RBAC and Service, and reports each profile's status.\n"
 		"\n"
-		"Usage: schedkit-operator [flags]\n"
-		"  --kubeconfig string                      Path to a kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config).\n"
-		"  --namespace string                       Namespace of the scheduler's objects (default \"schedkit-system\").\n"
-		"  --scheduler-image string                 Image of the scheduler Deployment (default \"" OP_DEFAULT_IMAGE "\").\n"
-		"  --scheduler-replicas int                 Scheduler replicas (default 2).\n"
-		"  --scheduler-v int                        --v passed to the scheduler (default 2).\n"
-		"  --leader-elect                           Elect a leader before reconciling (default false).\n"
-		"  --leader-elect-lease-duration duration   (default 15s)\n"
-		"  --leader-elect-renew-deadline duration   (default 10s)\n"
-		"  --leader-elect-retry-period duration     (default 2s)\n"
-		"  --leader-elect-resource-name string      Lease name (default \"schedkit-operator\").\n"
-		"  --leader-elect-resource-namespace string Lease namespace (default: --namespace).\n"
-		"  --health-probe-bind-address string       Serve /healthz /livez /readyz /metrics here; \"0\" disables\n"
-		"                                           (default \":8081\").\n"
-		"  --metrics-bind-address string            Also serve /metrics on this address; \"0\" disables (default \"0\").\n"
-		"  --resync duration                        Informer resync period (default 10m).\n"
-		"  --once                                   Reconcile once and exit (0 on success).\n"
-		"  -v, --v int                              Log verbosity.\n"
-		"  -h, --help                               This help.\n");
-}
-
-/* Go-style duration: "15s", "500ms", "1m", "1h30m". Seconds, or -1. */
-static double parse_duration(const char *s)
-{
-	double total = 0;
-	if (!*s)
-		return -1;
-	while (*s) {
-		char *end;
-		double v = strtod(s, &end);
-		if (end == s)
-			return -1;
-		s = end;
-		if (!strncmp(s, "ms", 2)) {
-			total += v / 1000;
-			s += 2;
-		} else if (*s == 's') {
-			total += v;
-			s++;
-		} else if (*s == 'm') {
-			total += v * 60;
-			s++;
-		} else if (*s == 'h') {
-			total += v * 3600;
-			s++;
-		} else {
-			return -1;
-		}
-	}
-	return total;
-}
-
-static int parse_bool(const char *s, bool *out)
-{
-	if (!strcmp(s, "true") || !strcmp(s, "1") || !strcmp(s, "t") || !strcmp(s, "True") || !strcmp(s, "TRUE")) {
-		*out = true;
-		return 0;
-	}
-	if (!strcmp(s, "false") || !strcmp(s, "0") || !strcmp(s, "f") || !strcmp(s, "False") || !strcmp(s, "FALSE")) {
-		*out = false;
-		return 0;
-	}
-	return -1;
-}
-
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (!*s || *end || errno || v < lo || v > hi)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
+		"Usage: schedkit-operator [flags]\n",
+	.flags = flags,
+	.nflags = sizeof flags / sizeof flags[0],
+	.column = 43,
+	.help_help = "This help.",
+};
 
 /* Returns 0 run, 1 help shown, 2 usage error. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){ .ns = OP_DEFAULT_NAMESPACE, .health_addr = ":8081", .metrics_addr = "0",
-			    .lease_name = "schedkit-operator", .replicas = 2, .sched_v = 2, .resync_s = 600,
-			    .lease_duration = 15, .renew_deadline = 10, .retry_period = 2 };
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return 1;
-		}
-		if (a[0] != '-') {
-			fprintf(stderr, "Error: unexpected argument \"%s\"\n", a);
-			return 2;
-		}
-		while (*a == '-')
-			a++;
-		char name[64];
-		const char *val = strchr(a, '=');
-		size_t nl = val ? (size_t)(val - a) : strlen(a);
-		if (nl >= sizeof name) {
-			fprintf(stderr, "Error: unknown flag: --%s\n", a);
-			return 2;
-		}
-		memcpy(name, a, nl);
-		name[nl] = '\0';
-		if (val)
-			val++;
-		bool is_bool = !strcmp(name, "leader-elect") || !strcmp(name, "once");
-		if (!val && !is_bool) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "Error: flag needs an argument: --%s\n", name);
-				return 2;
-			}
-			val = argv[++i];
-		}
-		bool b = true;
-		double d;
-		if (is_bool && val && parse_bool(val, &b)) {
-			fprintf(stderr, "Error: invalid argument \"%s\" for \"--%s\" flag\n", val, name);
-			return 2;
-		}
-		if (!strcmp(name, "kubeconfig"))
-			o->kubeconfig = val;
-		else if (!strcmp(name, "namespace"))
-			o->ns = val;
-		else if (!strcmp(name, "scheduler-image"))
-			o->image = val;
-		else if (!strcmp(name, "health-probe-bind-address"))
-			o->health_addr = val;
-		else if (!strcmp(name, "metrics-bind-address"))
-			o->metrics_addr = val;
-		else if (!strcmp(name, "leader-elect-resource-name"))
-			o->lease_name = val;
-		else if (!strcmp(name, "leader-elect-resource-namespace"))
-			o->lease_ns = val;
-		else if (!strcmp(name, "leader-elect"))
-			o->leader_elect = b;
-		else if (!strcmp(name, "once"))
-			o->once = b;
-		else if (!strcmp(name, "scheduler-replicas") || !strcmp(name, "scheduler-v") || !strcmp(name, "v")) {
-			int *dst = !strcmp(name, "v") ? NULL : !strcmp(name, "scheduler-v") ? &o->sched_v : &o->replicas;
-			int v;
-			if (parse_int(val, dst == &o->replicas ? 1 : 0, dst == &o->replicas ? 100 : 10, &v)) {
-				fprintf(stderr, "Error: invalid argument \"%s\" for \"--%s\" flag\n", val, name);
-				return 2;
-			}
-			if (dst)
-				*dst = v;
-			else
-				kube_log_set_verbosity(v);
-		} else if (!strcmp(name, "leader-elect-lease-duration") || !strcmp(name, "leader-elect-renew-deadline") ||
-			   !strcmp(name, "leader-elect-retry-period") || !strcmp(name, "resync")) {
-			if ((d = parse_duration(val)) <= 0) {
-				fprintf(stderr, "Error: invalid argument \"%s\" for \"--%s\" flag: invalid duration\n", val, name);
-				return 2;
-			}
-			if (!strcmp(name, "resync"))
-				o->resync_s = (int)d > 0 ? (int)d : 1;
-			else if (!strcmp(name, "leader-elect-lease-duration"))
-				o->lease_duration = d;
-			else if (!strcmp(name, "leader-elect-renew-deadline"))
-				o->renew_deadline = d;
-			else
-				o->retry_period = d;
-		} else {
-			fprintf(stderr, "Error: unknown flag: --%s\n", name);
-			return 2;
-		}
-	}
+			    .lease_name = "schedkit-operator", .replicas = 2, .sched_v = 2, .verbosity = -1,
+			    .resync_ms = 600000, .lease_duration_ms = 15000, .renew_deadline_ms = 10000,
+			    .retry_period_ms = 2000 };
+	int rc = kube_flags_parse(&flag_set, argc, argv, o, stdout, stderr);
+	if (rc)
+		return rc;
+	if (o->verbosity >= 0)
+		kube_log_set_verbosity(o->verbosity);
 	if (!o->lease_ns)
 		o->lease_ns = o->ns;
 	return 0;
@@ -221,7 +102,11 @@ static int split_addr(const char *s, char *host, size_t hl, int *port)
 		memmove(host, host + 1, n - 2);
 		host[n - 2] = '\0';
 	}
-	return parse_int(p, 0, 65535, port) ? -1 : 0;
+	int64_t v;
+	if (kube_parse_int(p, 0, 65535, &v) != 0)
+		return -1;
+	*port = (int)v;
+	return 0;
 }
 
 static struct op_controller *g_ctrl;
@@ -348,7 +233,7 @@ int main(int argc, char **argv)
 		events = NULL; /* events are best effort */
 	struct op_controller_opts co = {
 		.res = { .namespace = o.ns, .scheduler_image = o.image, .replicas = o.replicas, .scheduler_verbosity = o.sched_v },
-		.resync_seconds = o.resync_s,
+		.resync_seconds = o.resync_ms / 1000 > 0 ? (int)(o.resync_ms / 1000) : 1,
 		.metrics = reg,
 		.events = events,
 	};
@@ -384,8 +269,8 @@ int main(int argc, char **argv)
 			 (unsigned)rand() & 0xffff);
 		struct kube_leader_config lc = {
 			.ns = o.lease_ns, .name = o.lease_name, .identity = id,
-			.lease_duration_s = o.lease_duration, .renew_deadline_s = o.renew_deadline,
-			.retry_period_s = o.retry_period, .release_on_cancel = true,
+			.lease_duration_s = o.lease_duration_ms / 1000.0, .renew_deadline_s = o.renew_deadline_ms / 1000.0,
+			.retry_period_s = o.retry_period_ms / 1000.0, .release_on_cancel = true,
 			.on_started_leading = on_started_leading, .on_stopped_leading = on_stopped_leading,
 		};
 		if (kube_leader_new(client, &lc, &leader, &err) != 0 || kube_leader_start(leader) != 0) {

@@ -846,16 +846,6 @@ static struct sk_status pts_normalize(struct sk_plugin *self, struct sk_cycle_st
 
 /* ---------- EnqueueExtensions ---------- */
 
-static bool labels_equal(const struct sk_labels *a, const struct sk_labels *b)
-{
-	if (a->n != b->n)
-		return false;
-	for (int i = 0; i < a->n; i++)
-		if (strcmp(a->items[i].key, b->items[i].key) || strcmp(a->items[i].value, b->items[i].value))
-			return false;
-	return true;
-}
-
 static bool tolerations_equal(const struct sk_pod *a, const struct sk_pod *b)
 {
 	if (a->ntolerations != b->ntolerations)
@@ -865,17 +855,6 @@ static bool tolerations_equal(const struct sk_pod *a, const struct sk_pod *b)
 		if (strcmp(x->key, y->key) || strcmp(x->value, y->value) || x->op != y->op || x->effect != y->effect)
 			return false;
 	}
-	return true;
-}
-
-static bool taints_equal(const struct sk_node *a, const struct sk_node *b)
-{
-	if (a->ntaints != b->ntaints)
-		return false;
-	for (int i = 0; i < a->ntaints; i++)
-		if (strcmp(a->taints[i].key, b->taints[i].key) || strcmp(a->taints[i].value, b->taints[i].value) ||
-		    a->taints[i].effect != b->taints[i].effect)
-			return false;
 	return true;
 }
 
@@ -908,7 +887,7 @@ static enum sk_hint pts_hint_pod(struct sk_plugin *self, const struct sk_pod *po
 			honor |= cl->c[i].taints_honor;
 		if (strcmp(pod->uid, newp->uid) == 0 && !tolerations_equal(oldp, newp) && honor) {
 			h = SK_QUEUE;
-		} else if (!labels_equal(&oldp->labels, &newp->labels)) {
+		} else if (!sk_labels_equal(&oldp->labels, &newp->labels)) {
 			for (int i = 0; cl && i < cl->n && h == SK_QUEUE_SKIP; i++)
 				if (constraint_matches(&cl->c[i], oldp) != constraint_matches(&cl->c[i], newp))
 					h = SK_QUEUE;
@@ -946,7 +925,8 @@ static enum sk_hint pts_hint_node(struct sk_plugin *self, const struct sk_pod *p
 			const char *b = sk_labels_get(&newn->labels, cl->c[i].key);
 			changed = strcmp(a ? a : "", b ? b : "") != 0;
 		}
-		h = (om != nm || (nm && (changed || !taints_equal(oldn, newn)))) ? SK_QUEUE : SK_QUEUE_SKIP;
+		bool taints = !sk_taints_equal(oldn->taints, oldn->ntaints, newn->taints, newn->ntaints);
+		h = (om != nm || (nm && (changed || taints))) ? SK_QUEUE : SK_QUEUE_SKIP;
 	} else if (newn) {
 		h = nm ? SK_QUEUE : SK_QUEUE_SKIP;
 	} else {

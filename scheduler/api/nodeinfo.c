@@ -2,7 +2,8 @@
  * and their summed requests, non-zero requests, host ports and (anti-)affinity counters.
  * Every mutation takes a fresh generation from one process-wide counter, which is what the
  * cache's incremental snapshot compares. Not thread-safe by itself: the cache's lock (or the
- * single owner of a clone) guards a node info. */
+ * single owner of a clone) guards a node info. Also the label and taint equality of
+ * schedkit/types.h, which event classification and queueing hints compare updates with. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,26 @@
 #include "schedkit/types.h"
 
 static int64_t generation_counter;
+
+bool sk_labels_equal(const struct sk_labels *a, const struct sk_labels *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (int i = 0; i < a->n; i++)
+		if (strcmp(a->items[i].key, b->items[i].key) || strcmp(a->items[i].value, b->items[i].value))
+			return false;
+	return true;
+}
+
+bool sk_taints_equal(const struct sk_taint *a, int na, const struct sk_taint *b, int nb)
+{
+	if (na != nb)
+		return false;
+	for (int i = 0; i < na; i++)
+		if (strcmp(a[i].key, b[i].key) || strcmp(a[i].value, b[i].value) || a[i].effect != b[i].effect)
+			return false;
+	return true;
+}
 
 static int64_t sat_addsign(int64_t a, int64_t b, int sign)
 {

@@ -4,6 +4,8 @@
  * Cluster events seen while pods are in flight are kept in a list, pruned as attempts finish. */
 #include "scheduler/backend/queue.h"
 #include "kube/hash.h"
+#include "kube/object.h"
+#include "kube/util.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -71,11 +73,7 @@ struct sk_queue {
 
 static int64_t now_ns(struct sk_queue *q)
 {
-	if (q->ops.now_ns)
-		return q->ops.now_ns(q->ops.ctx);
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return q->ops.now_ns ? q->ops.now_ns(q->ops.ctx) : kube_mono_ns();
 }
 
 static struct qitem *lookup(struct sk_queue *q, const char *uid)
@@ -634,16 +632,6 @@ int sk_queue_add(struct sk_queue *q, struct sk_pod *pod)
 	return 0;
 }
 
-static bool labels_equal(const struct sk_labels *a, const struct sk_labels *b)
-{
-	if (a->n != b->n)
-		return false;
-	for (int i = 0; i < a->n; i++)
-		if (strcmp(a->items[i].key, b->items[i].key) != 0 || strcmp(a->items[i].value, b->items[i].value) != 0)
-			return false;
-	return true;
-}
-
 static bool scaled_down(const struct sk_resource *o, const struct sk_resource *n)
 {
 	if (n->milli_cpu < o->milli_cpu || n->memory < o->memory || n->ephemeral_storage < o->ephemeral_storage)
@@ -674,7 +662,7 @@ int sk_pod_update_events(const struct sk_pod *old_pod, const struct sk_pod *new_
 	int n = 0;
 	struct sk_cluster_event cand[4];
 	int nc = 0;
-	if (old_pod && !labels_equal(&old_pod->labels, &new_pod->labels))
+	if (old_pod && !sk_labels_equal(&old_pod->labels, &new_pod->labels))
 		cand[nc++] = (struct sk_cluster_event){ res, SK_ACT_UPDATE_POD_LABEL, "UpdatePodLabel" };
 	if (old_pod && scaled_down(&old_pod->requests, &new_pod->requests))
 		cand[nc++] = (struct sk_cluster_event){ res, SK_ACT_UPDATE_POD_SCALE_DOWN, "UpdatePodScaleDown" };
@@ -694,6 +682,64 @@ int sk_pod_update_events(const struct sk_pod *old_pod, const struct sk_pod *new_
 		out[n++] = (struct sk_cluster_event){ res, other, "UpdatePodOther" };
 	}
 	return n;
+}
+
+/* ---------- node updates (upstream nodeSchedulingPropertiesChange) ---------- */
+
+static bool resource_equal(const struct sk_resource *a, const struct sk_resource *b)
+{
+	if (a->milli_cpu != b->milli_cpu || a->memory != b->memory || a->ephemeral_storage != b->ephemeral_storage ||
+	    a->allowed_pod_number != b->allowed_pod_number || a->nscalar != b->nscalar)
+		return false;
+	for (int i = 0; i < a->nscalar; i++)
+		if (strcmp(a->scalar[i].name, b->scalar[i].name) || a->scalar[i].value != b->scalar[i].value)
+			return false;
+	return true;
+}
+
+uint32_t sk_node_update_actions(const struct sk_node *o, const struct sk_node *n)
+{
+	uint32_t a = 0;
+	if (!o || !n)
+		return SK_ACT_UPDATE;
+	if (o->unschedulable != n->unschedulable)
+		a |= SK_ACT_UPDATE_NODE_TAINT;
+	if (!resource_equal(&o->allocatable, &n->allocatable))
+		a |= SK_ACT_UPDATE_NODE_ALLOCATABLE;
+	if (!sk_labels_equal(&o->labels, &n->labels))
+		a |= SK_ACT_UPDATE_NODE_LABEL;
+	if (!sk_taints_equal(o->taints, o->ntaints, n->taints, n->ntaints))
+		a |= SK_ACT_UPDATE_NODE_TAINT;
+	return a;
+}
+
+/* "type=status" of every condition, in order, for comparison. */
+static bool conditions_equal(const cJSON *a, const cJSON *b)
+{
+	int na = cJSON_GetArraySize(a), nb = cJSON_GetArraySize(b);
+	if (na != nb)
+		return false;
+	for (int i = 0; i < na; i++) {
+		const cJSON *ca = cJSON_GetArrayItem(a, i);
+		const char *t = kube_obj_get_string(ca, "type"), *st = kube_obj_get_string(ca, "status");
+		const cJSON *cb = t ? kube_condition_find(b, t) : NULL;
+		const char *st2 = cb ? kube_obj_get_string(cb, "status") : NULL;
+		if (!cb || !st != !st2 || (st && strcmp(st, st2)))
+			return false;
+	}
+	return true;
+}
+
+uint32_t sk_node_object_update_actions(const cJSON *old_obj, const cJSON *new_obj)
+{
+	uint32_t a = 0;
+	if (!conditions_equal(kube_obj_get(old_obj, "status.conditions"), kube_obj_get(new_obj, "status.conditions")))
+		a |= SK_ACT_UPDATE_NODE_CONDITION;
+	const cJSON *oa = kube_meta_annotations(old_obj), *na = kube_meta_annotations(new_obj);
+	bool same = (!oa || !cJSON_GetArraySize(oa)) && (!na || !cJSON_GetArraySize(na));
+	if (!same && !(oa && na && cJSON_Compare(oa, na, true)))
+		a |= SK_ACT_UPDATE_NODE_ANNOTATION;
+	return a;
 }
 
 static void replace_pod(struct qitem *it, struct sk_pod *new_pod)

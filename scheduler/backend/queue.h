@@ -119,4 +119,13 @@ int64_t sk_queue_scheduling_cycle(struct sk_queue *q);
 int sk_pod_update_events(const struct sk_pod *old_pod, const struct sk_pod *new_pod, struct sk_cluster_event *out,
 			 int max);
 
+/* The ActionType bits of a node update (upstream nodeSchedulingPropertiesChange): allocatable,
+ * labels, taints (spec.unschedulable counts as a taint change), images are not an event.
+ * 0 when nothing that scheduling reads changed; SK_ACT_UPDATE when either node is NULL. */
+uint32_t sk_node_update_actions(const struct sk_node *old_node, const struct sk_node *new_node);
+/* The bits sk_node_update_actions cannot see in struct sk_node, from the API objects: condition
+ * type/status changes (heartbeat times ignored) -> SK_ACT_UPDATE_NODE_CONDITION, annotation
+ * changes -> SK_ACT_UPDATE_NODE_ANNOTATION. The informer's node update handler ORs the two. */
+uint32_t sk_node_object_update_actions(const cJSON *old_obj, const cJSON *new_obj);
+
 #endif

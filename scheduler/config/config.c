@@ -15,6 +15,7 @@
 
 #include "kube/log.h"
 #include "kube/object.h"
+#include "kube/util.h"
 #include "kube/selector.h"
 #include "scheduler/config/config.h"
 
@@ -300,7 +301,7 @@ static int check_extenders_shape(const cJSON *arr, const char *path, struct sk_e
 			rc |= sk_json_string(x, str_fields[f], p, &tmp, NULL, e);
 			if (tmp && !strcmp(str_fields[f], "httpTimeout")) {
 				int64_t ms;
-				if (sk_duration_parse_ms(tmp, &ms) < 0) {
+				if (kube_duration_parse_ms(tmp, &ms) < 0) {
 					char *fp = pathf("%s.httpTimeout", p);
 					sk_err_invalid_str(e, fp, tmp, "invalid duration");
 					path_free(fp);
@@ -974,7 +975,7 @@ static int duration_field(const cJSON *obj, const char *field, const char *path,
 	if (!present)
 		return 0;
 	int rc = 0;
-	if (sk_duration_parse_ms(s, ms) < 0) {
+	if (kube_duration_parse_ms(s, ms) < 0) {
 		char *p = pathf("%s.%s", path, field);
 		sk_err_invalid_str(e, p, s, "invalid duration");
 		path_free(p);
@@ -990,19 +991,19 @@ static void validate_leader_election(const struct sk_leader_election_config *le,
 	if (!le->leader_elect)
 		return;
 	if (le->lease_duration_ms <= 0) {
-		sk_duration_format_ms(le->lease_duration_ms, buf);
+		kube_duration_format_ms(le->lease_duration_ms, buf, sizeof buf);
 		sk_err_invalid_raw(e, "leaderElection.leaseDuration", buf, "must be greater than zero");
 	}
 	if (le->renew_deadline_ms <= 0) {
-		sk_duration_format_ms(le->renew_deadline_ms, buf);
+		kube_duration_format_ms(le->renew_deadline_ms, buf, sizeof buf);
 		sk_err_invalid_raw(e, "leaderElection.renewDeadline", buf, "must be greater than zero");
 	}
 	if (le->retry_period_ms <= 0) {
-		sk_duration_format_ms(le->retry_period_ms, buf);
+		kube_duration_format_ms(le->retry_period_ms, buf, sizeof buf);
 		sk_err_invalid_raw(e, "leaderElection.retryPeriod", buf, "must be greater than zero");
 	}
 	if (le->lease_duration_ms <= le->renew_deadline_ms) {
-		sk_duration_format_ms(le->renew_deadline_ms, buf2);
+		kube_duration_format_ms(le->renew_deadline_ms, buf2, sizeof buf2);
 		sk_err_invalid_raw(e, "leaderElection.leaseDuration", buf2, "LeaseDuration must be greater than RenewDeadline");
 	}
 	if (!le->resource_lock || !*le->resource_lock)
@@ -1510,7 +1511,7 @@ static bool add(cJSON *o, const char *k, cJSON *v)
 static cJSON *duration_json(int64_t ms)
 {
 	char buf[48];
-	sk_duration_format_ms(ms, buf);
+	kube_duration_format_ms(ms, buf, sizeof buf);
 	return cJSON_CreateString(buf);
 }
 

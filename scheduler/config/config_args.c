@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kube/object.h"
+#include "kube/util.h"
 #include "scheduler/config/config.h"
 
 static void json_args_free(void *p) { cJSON_Delete(p); }
@@ -76,7 +77,7 @@ static int dynamic_resources_decode(const cJSON *json, void **out, struct sk_err
 		return -1;
 	}
 	char *fp = child(path, "filterTimeout");
-	if (ft && sk_duration_parse_ms(ft, &ms) < 0) {
+	if (ft && kube_duration_parse_ms(ft, &ms) < 0) {
 		sk_err_invalid_str(e, fp, ft, "invalid duration");
 		rc = -1;
 	} else if (ms < 0) {
@@ -95,7 +96,7 @@ static int dynamic_resources_decode(const cJSON *json, void **out, struct sk_err
 	if (rc < 0)
 		return -1;
 	char buf[48];
-	sk_duration_format_ms(ms, buf);
+	kube_duration_format_ms(ms, buf, sizeof buf);
 	cJSON *o = sk_args_json_new("DynamicResourcesArgs");
 	if (!o || !cJSON_AddStringToObject(o, "filterTimeout", buf)) {
 		cJSON_Delete(o);

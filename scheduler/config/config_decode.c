@@ -1,7 +1,7 @@
 /* Strict JSON decoding helpers shared by the config loader and every plugin's args decoder:
  * upstream field.Error wording, field paths, typed readers that reject unknown fields and wrong
- * types, Go duration text, and the [{name, weight}] resource lists of the NodeResources* args. */
-#include <ctype.h>
+ * types, and the [{name, weight}] resource lists of the NodeResources* args (Go durations are
+ * kube/util.h's). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -11,6 +11,7 @@
 
 #include "kube/object.h"
 #include "kube/selector.h"
+#include "kube/util.h"
 #include "scheduler/config/config.h"
 
 #define SK_API_VERSION "kubescheduler.config.k8s.io/v1"
@@ -284,84 +285,16 @@ cJSON *sk_json_create_int64(int64_t v)
 	return kube_json_create_int64(v);
 }
 
-/* ---------- Go durations ---------- */
-
+/* The plugin API's spelling of the Go duration helpers (schedkit/args.h): plugins cannot reach
+ * kube/util.h, which implements them. */
 int sk_duration_parse_ms(const char *s, int64_t *ms)
 {
-	/* time.ParseDuration: [-+]?([0-9]*(\.[0-9]*)?[a-z]+)+, or "0". Kept in nanoseconds as a double
-	 * (durations in configs are far below 2^53 ns), then truncated to milliseconds. */
-	const char *p = s;
-	int sign = 1;
-	double total_ns = 0;
-	if (!s || !*s)
-		return -1;
-	if (*p == '-' || *p == '+') {
-		sign = *p == '-' ? -1 : 1;
-		p++;
-	}
-	if (!strcmp(p, "0")) {
-		*ms = 0;
-		return 0;
-	}
-	if (!*p)
-		return -1;
-	while (*p) {
-		char *end;
-		if (!isdigit((unsigned char)*p) && *p != '.')
-			return -1;
-		double v = strtod(p, &end);
-		if (end == p)
-			return -1;
-		p = end;
-		double unit;
-		if (!strncmp(p, "ns", 2)) { unit = 1; p += 2; }
-		else if (!strncmp(p, "us", 2)) { unit = 1e3; p += 2; }
-		else if (!strncmp(p, "\xc2\xb5s", 3)) { unit = 1e3; p += 3; }
-		else if (!strncmp(p, "\xce\xbcs", 3)) { unit = 1e3; p += 3; }
-		else if (!strncmp(p, "ms", 2)) { unit = 1e6; p += 2; }
-		else if (*p == 's') { unit = 1e9; p += 1; }
-		else if (*p == 'm') { unit = 60e9; p += 1; }
-		else if (*p == 'h') { unit = 3600e9; p += 1; }
-		else
-			return -1;
-		total_ns += v * unit;
-	}
-	if (total_ns > 9.2e18)
-		return -1;
-	*ms = sign * (int64_t)(total_ns / 1e6);
-	return 0;
+	return kube_duration_parse_ms(s, ms);
 }
 
 void sk_duration_format_ms(int64_t ms, char buf[48])
 {
-	/* time.Duration.String() for whole milliseconds. */
-	char *p = buf;
-	if (ms == 0) {
-		strcpy(buf, "0s");
-		return;
-	}
-	if (ms < 0) {
-		*p++ = '-';
-		ms = -ms;
-	}
-	if (ms < 1000) {
-		sprintf(p, "%" PRId64 "ms", ms);
-		return;
-	}
-	int64_t h = ms / 3600000, m = (ms / 60000) % 60, s = (ms / 1000) % 60, frac = ms % 1000;
-	if (h)
-		p += sprintf(p, "%" PRId64 "h", h);
-	if (h || m)
-		p += sprintf(p, "%" PRId64 "m", m);
-	p += sprintf(p, "%" PRId64, s);
-	if (frac) {
-		char f[8];
-		sprintf(f, "%03" PRId64, frac);
-		for (int i = 2; i > 0 && f[i] == '0'; i--)
-			f[i] = '\0';
-		p += sprintf(p, ".%s", f);
-	}
-	strcpy(p, "s");
+	kube_duration_format_ms(ms, buf, 48);
 }
 
 /* ---------- [{name, weight}] ---------- */

@@ -36,6 +36,7 @@
 #include <cjson/cJSON.h>
 
 #include "schedkit/types.h"
+#include "scheduler/backend/queue.h"
 
 struct sk_daemon_opts {
 	char *config_path;        /* --config */
@@ -65,15 +66,9 @@ struct sk_daemon_opts {
 int sk_daemon_parse_args(int argc, char **argv, struct sk_daemon_opts *opts, FILE *out, FILE *errout);
 void sk_daemon_opts_free(struct sk_daemon_opts *opts);
 
-/* The ActionType bits of a node update (upstream nodeSchedulingPropertiesChange): allocatable,
- * labels, taints (spec.unschedulable counts as a taint change), images are not an event.
- * 0 when nothing that scheduling reads changed. */
-uint32_t sk_node_update_actions(const struct sk_node *old_node, const struct sk_node *new_node);
-
-/* The bits sk_node_update_actions cannot see in struct sk_node, from the API objects: condition
- * type/status changes (heartbeat times ignored) -> SK_ACT_UPDATE_NODE_CONDITION, annotation
- * changes -> SK_ACT_UPDATE_NODE_ANNOTATION. */
-uint32_t sk_node_object_update_actions(const cJSON *old_obj, const cJSON *new_obj);
+/* sk_node_update_actions and sk_node_object_update_actions, which the node informer handler
+ * uses to classify node updates, are declared in scheduler/backend/queue.h, next to their pod
+ * counterpart sk_pod_update_events. */
 
 struct sk_daemon;
 

@@ -1,7 +1,6 @@
 /* See preempt_client.h. */
 #include "scheduler/daemon/preempt_client.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 
 #include "kube/log.h"
 #include "kube/object.h"
+#include "kube/util.h"
 
 struct sk_preempt_client {
 	struct kube_client *client;
@@ -28,19 +28,6 @@ struct sk_preempt_client *sk_preempt_client_new(struct kube_client *client, stru
 }
 
 void sk_preempt_client_free(struct sk_preempt_client *pc) { free(pc); }
-
-static int errf(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int errf(char **err, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		if (vasprintf(err, fmt, ap) < 0)
-			*err = NULL;
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* ---------- PDBs ---------- */
 
@@ -88,18 +75,18 @@ int sk_preempt_list_pdbs(struct sk_preempt_client *pc, struct sk_pdb ***out, cha
 		cJSON *list = NULL;
 		struct kube_error ke = { 0 };
 		if (!path)
-			return errf(err, "listing PodDisruptionBudgets: out of memory");
+			return kube_errf(err, "listing PodDisruptionBudgets: out of memory");
 		int rc = kube_list(pc->client, path, NULL, NULL, &list, &ke);
 		free(path);
 		if (rc != 0)
-			return errf(err, "listing PodDisruptionBudgets: %s", ke.message);
+			return kube_errf(err, "listing PodDisruptionBudgets: %s", ke.message);
 		const cJSON *it;
 		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items")) pdb_add(it, &a);
 		cJSON_Delete(list);
 	}
 	if (a.oom) {
 		sk_pdb_list_free(a.list, a.n);
-		return errf(err, "listing PodDisruptionBudgets: out of memory");
+		return kube_errf(err, "listing PodDisruptionBudgets: out of memory");
 	}
 	*out = a.list;
 	return a.n;
@@ -211,17 +198,17 @@ int sk_preempt_victim(struct sk_preempt_client *pc, const struct sk_pod *preempt
 	struct lookup l = { .cond_message = condition_message ? condition_message : "" };
 	bool patched = lookup(pc, victim, &l) && l.has_condition; /* UpdatePodCondition: unchanged */
 	if (!spath || !path) {
-		rc = errf(err, "preempting pod %s/%s: out of memory", victim->ns, victim->name);
+		rc = kube_errf(err, "preempting pod %s/%s: out of memory", victim->ns, victim->name);
 	} else if (!patched && kube_patch(pc->client, spath, KUBE_PATCH_STRATEGIC, patch, NULL, &ke) != 0) {
 		if (kube_error_is_not_found(&ke))
 			rc = 1;
 		else
-			rc = errf(err, "%s", ke.message);
+			rc = kube_errf(err, "%s", ke.message);
 	} else if (kube_delete(pc->client, path, &ke) != 0) {
 		if (kube_error_is_not_found(&ke))
 			rc = 1;
 		else
-			rc = errf(err, "%s", ke.message);
+			rc = kube_errf(err, "%s", ke.message);
 	} else {
 		klog_info(2, "Preemptor Pod preempted victim Pod", " preemptor=%s/%s victim=%s/%s node=%s", preemptor->ns,
 			  preemptor->name, victim->ns, victim->name, node_name ? node_name : "");
@@ -245,9 +232,9 @@ int sk_preempt_clear_nominated(struct sk_preempt_client *pc, const struct sk_pod
 	struct kube_error ke = { 0 };
 	int rc = 0;
 	if (!path)
-		rc = errf(err, "clearing nominatedNodeName of pod %s/%s: out of memory", pod->ns, pod->name);
+		rc = kube_errf(err, "clearing nominatedNodeName of pod %s/%s: out of memory", pod->ns, pod->name);
 	else if (kube_patch(pc->client, path, KUBE_PATCH_STRATEGIC, patch, NULL, &ke) != 0 && !kube_error_is_not_found(&ke))
-		rc = errf(err, "clearing nominatedNodeName of pod %s/%s: %s", pod->ns, pod->name, ke.message);
+		rc = kube_errf(err, "clearing nominatedNodeName of pod %s/%s: %s", pod->ns, pod->name, ke.message);
 	free(path);
 	cJSON_Delete(patch);
 	return rc;

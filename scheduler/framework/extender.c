@@ -3,7 +3,6 @@
 #include "scheduler/framework/extender.h"
 
 #include <curl/curl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include "kube/config.h"
 #include "kube/log.h"
 #include "kube/object.h"
+#include "kube/util.h"
 #include "scheduler/config/config.h"
 
 #define MAX_RESPONSE_BYTES (64u << 20)
@@ -31,19 +31,6 @@ struct sk_extender {
 	int nmanaged;
 	char **managed;
 };
-
-static int set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int set_err(char **err, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		if (vasprintf(err, fmt, ap) < 0)
-			*err = NULL;
-		va_end(ap);
-	}
-	return -1;
-}
 
 static const char *cfg_str(const cJSON *o, const char *k)
 {
@@ -85,26 +72,28 @@ static int decode_pem(const cJSON *tls, const char *key, const char *path, char 
 		return 0;
 	*out = kube_base64_decode(v, len);
 	if (!*out)
-		return set_err(err, "%s.tlsConfig.%s: invalid base64 data", path, key);
+		return kube_errf(err, "%s.tlsConfig.%s: invalid base64 data", path, key);
 	return 0;
 }
 
 struct sk_extender *sk_extender_new(const cJSON *cfg, const char *path, char **err)
 {
+	if (err)
+		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
 	if (!path)
 		path = "extender";
 	if (!cJSON_IsObject(cfg)) {
-		set_err(err, "%s: expected an object", path);
+		kube_errf(err, "%s: expected an object", path);
 		return NULL;
 	}
 	struct sk_extender *e = calloc(1, sizeof(*e));
 	if (!e) {
-		set_err(err, "%s: out of memory", path);
+		kube_errf(err, "%s: out of memory", path);
 		return NULL;
 	}
 	const char *prefix = cfg_str(cfg, "urlPrefix");
 	if (!*prefix) {
-		set_err(err, "%s.urlPrefix: Required value", path);
+		kube_errf(err, "%s.urlPrefix: Required value", path);
 		goto fail;
 	}
 	e->name = strdup(prefix);
@@ -123,8 +112,8 @@ struct sk_extender *sk_extender_new(const cJSON *cfg, const char *path, char **e
 		e->weight = 0;
 	e->timeout_ms = 0;
 	const char *to = cfg_str(cfg, "httpTimeout");
-	if (*to && sk_duration_parse_ms(to, &e->timeout_ms) < 0) {
-		set_err(err, "%s.httpTimeout: invalid duration \"%s\"", path, to);
+	if (*to && kube_duration_parse_ms(to, &e->timeout_ms) < 0) {
+		kube_errf(err, "%s.httpTimeout: invalid duration \"%s\"", path, to);
 		goto fail;
 	}
 	if (e->timeout_ms <= 0)
@@ -165,7 +154,7 @@ struct sk_extender *sk_extender_new(const cJSON *cfg, const char *path, char **e
 	}
 	return e;
 oom:
-	set_err(err, "%s: out of memory", path);
+	kube_errf(err, "%s: out of memory", path);
 fail:
 	sk_extender_free(e);
 	return NULL;
@@ -180,6 +169,8 @@ void sk_extenders_free(struct sk_extender **list, int n)
 
 int sk_extenders_build(const cJSON *top, const cJSON *profile, struct sk_extender ***out, char **err)
 {
+	if (err)
+		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
 	*out = NULL;
 	int total = (cJSON_IsArray(top) ? cJSON_GetArraySize(top) : 0) +
 		    (cJSON_IsArray(profile) ? cJSON_GetArraySize(profile) : 0);
@@ -190,7 +181,7 @@ int sk_extenders_build(const cJSON *top, const cJSON *profile, struct sk_extende
 	if (!all || !sorted) {
 		free(all);
 		free(sorted);
-		return set_err(err, "extenders: out of memory");
+		return kube_errf(err, "extenders: out of memory");
 	}
 	int n = 0;
 	const cJSON *lists[2] = { top, profile };
@@ -379,7 +370,7 @@ static cJSON *post(const struct sk_extender *e, const char *verb, const cJSON *a
 {
 	char *url = NULL;
 	if (asprintf(&url, "%s/%s", e->url_prefix, verb) < 0) {
-		set_err(err, "extender %s: out of memory", e->name);
+		kube_errf(err, "extender %s: out of memory", e->name);
 		return NULL;
 	}
 	char *body = cJSON_PrintUnformatted(args);
@@ -388,7 +379,7 @@ static cJSON *post(const struct sk_extender *e, const char *verb, const cJSON *a
 	struct buf b = { 0 };
 	cJSON *res = NULL;
 	if (!body || !c || !hdr) {
-		set_err(err, "extender %s: out of memory", e->name);
+		kube_errf(err, "extender %s: out of memory", e->name);
 		goto out;
 	}
 	char ebuf[CURL_ERROR_SIZE] = "";
@@ -429,19 +420,19 @@ static cJSON *post(const struct sk_extender *e, const char *verb, const cJSON *a
 	}
 	CURLcode rc = curl_easy_perform(c);
 	if (rc != CURLE_OK) {
-		set_err(err, "%s: Post \"%s\": %s", verb, url, b.too_big ? "response too large" : *ebuf ? ebuf : curl_easy_strerror(rc));
+		kube_errf(err, "%s: Post \"%s\": %s", verb, url, b.too_big ? "response too large" : *ebuf ? ebuf : curl_easy_strerror(rc));
 		goto out;
 	}
 	long code = 0;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	if (code != 200) {
-		set_err(err, "failed %s with extender at URL %s, code %ld", verb, url, code);
+		kube_errf(err, "failed %s with extender at URL %s, code %ld", verb, url, code);
 		goto out;
 	}
 	const char *end = NULL;
 	res = cJSON_ParseWithOpts(b.p ? b.p : "", &end, 0);
 	if (!res)
-		set_err(err, "extender %s: %s: invalid JSON response", e->name, verb);
+		kube_errf(err, "extender %s: %s: invalid JSON response", e->name, verb);
 out:
 	curl_slist_free_all(hdr);
 	if (c)
@@ -505,10 +496,12 @@ static int add_failed(struct sk_extender_filter_result *r, const cJSON *map, boo
 int sk_extender_filter(const struct sk_extender *e, const struct sk_pod *pod, const struct sk_node_info *const *nodes,
 		       int n, struct sk_extender_filter_result *out, char **err)
 {
+	if (err)
+		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
 	memset(out, 0, sizeof(*out));
 	out->nodes = malloc((size_t)(n ? n : 1) * sizeof(*out->nodes));
 	if (!out->nodes)
-		return set_err(err, "extender %s: out of memory", e->name);
+		return kube_errf(err, "extender %s: out of memory", e->name);
 	if (!e->filter_verb) {
 		memcpy(out->nodes, nodes, (size_t)n * sizeof(*nodes));
 		out->n = n;
@@ -517,7 +510,7 @@ int sk_extender_filter(const struct sk_extender *e, const struct sk_pod *pod, co
 	cJSON *args = sk_extender_args_json(e, pod, nodes, n);
 	if (!args) {
 		sk_extender_filter_result_free(out);
-		return set_err(err, "extender %s: out of memory", e->name);
+		return kube_errf(err, "extender %s: out of memory", e->name);
 	}
 	cJSON *res = post(e, e->filter_verb, args, err);
 	cJSON_Delete(args);
@@ -530,14 +523,14 @@ int sk_extender_filter(const struct sk_extender *e, const struct sk_pod *pod, co
 	const cJSON *names = rget(res, "NodeNames");
 	const cJSON *list = rget(res, "Nodes");
 	if (!cJSON_IsObject(res)) {
-		rc = set_err(err, "extender %s: %s: expected an ExtenderFilterResult (object)", e->name, e->filter_verb);
+		rc = kube_errf(err, "extender %s: %s: expected an ExtenderFilterResult (object)", e->name, e->filter_verb);
 	} else if (cJSON_IsString(er) && *er->valuestring) {
-		rc = set_err(err, "%s", er->valuestring);
+		rc = kube_errf(err, "%s", er->valuestring);
 	} else if (e->node_cache_capable && cJSON_IsArray(names)) {
 		for (const cJSON *x = names->child; x && rc == 0; x = x->next) {
 			int k = cJSON_IsString(x) ? find_node(nodes, n, x->valuestring) : -1;
 			if (k < 0)
-				rc = set_err(err, "extender \"%s\" claims a filtered node \"%s\" which is not found in the input node list",
+				rc = kube_errf(err, "extender \"%s\" claims a filtered node \"%s\" which is not found in the input node list",
 					     e->name, cJSON_IsString(x) ? x->valuestring : "");
 			else if (out->n < n)
 				out->nodes[out->n++] = nodes[k];
@@ -548,7 +541,7 @@ int sk_extender_filter(const struct sk_extender *e, const struct sk_pod *pod, co
 			const cJSON *nm = rget(rget(x, "metadata"), "name");
 			int k = cJSON_IsString(nm) ? find_node(nodes, n, nm->valuestring) : -1;
 			if (k < 0)
-				rc = set_err(err, "extender \"%s\" claims a filtered node \"%s\" which is not found in the input node list",
+				rc = kube_errf(err, "extender \"%s\" claims a filtered node \"%s\" which is not found in the input node list",
 					     e->name, cJSON_IsString(nm) ? nm->valuestring : "");
 			else if (out->n < n)
 				out->nodes[out->n++] = nodes[k];
@@ -556,7 +549,7 @@ int sk_extender_filter(const struct sk_extender *e, const struct sk_pod *pod, co
 	} /* else: no nodes kept */
 	if (rc == 0 && (add_failed(out, rget(res, "FailedAndUnresolvableNodes"), true) < 0 ||
 			add_failed(out, rget(res, "FailedNodes"), false) < 0))
-		rc = set_err(err, "extender %s: out of memory", e->name);
+		rc = kube_errf(err, "extender %s: out of memory", e->name);
 	cJSON_Delete(res);
 	if (rc < 0)
 		sk_extender_filter_result_free(out);
@@ -566,18 +559,20 @@ int sk_extender_filter(const struct sk_extender *e, const struct sk_pod *pod, co
 int sk_extender_prioritize(const struct sk_extender *e, const struct sk_pod *pod,
 			   const struct sk_node_info *const *nodes, int n, int64_t *add, char **err)
 {
+	if (err)
+		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
 	if (!e->prioritize_verb)
 		return 0;
 	cJSON *args = sk_extender_args_json(e, pod, nodes, n);
 	if (!args)
-		return set_err(err, "extender %s: out of memory", e->name);
+		return kube_errf(err, "extender %s: out of memory", e->name);
 	cJSON *res = post(e, e->prioritize_verb, args, err);
 	cJSON_Delete(args);
 	if (!res)
 		return -1;
 	if (!cJSON_IsArray(res) && !cJSON_IsNull(res)) {
 		cJSON_Delete(res);
-		return set_err(err, "extender %s: %s: expected a HostPriorityList (array)", e->name, e->prioritize_verb);
+		return kube_errf(err, "extender %s: %s: expected a HostPriorityList (array)", e->name, e->prioritize_verb);
 	}
 	const int64_t scale = SK_MAX_NODE_SCORE / SK_MAX_EXTENDER_PRIORITY;
 	for (const cJSON *x = cJSON_IsArray(res) ? res->child : NULL; x; x = x->next) {
@@ -595,15 +590,17 @@ int sk_extender_prioritize(const struct sk_extender *e, const struct sk_pod *pod
 
 int sk_extender_bind(const struct sk_extender *e, const struct sk_pod *pod, const char *node, char **err)
 {
+	if (err)
+		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
 	if (!e->bind_verb)
-		return set_err(err, "extender %s: no bindVerb", e->name);
+		return kube_errf(err, "extender %s: no bindVerb", e->name);
 	cJSON *args = cJSON_CreateObject();
 	if (!args || !cJSON_AddStringToObject(args, "PodName", pod->name ? pod->name : "") ||
 	    !cJSON_AddStringToObject(args, "PodNamespace", pod->ns ? pod->ns : "") ||
 	    !cJSON_AddStringToObject(args, "PodUID", pod->uid ? pod->uid : "") ||
 	    !cJSON_AddStringToObject(args, "Node", node)) {
 		cJSON_Delete(args);
-		return set_err(err, "extender %s: out of memory", e->name);
+		return kube_errf(err, "extender %s: out of memory", e->name);
 	}
 	cJSON *res = post(e, e->bind_verb, args, err);
 	cJSON_Delete(args);
@@ -612,9 +609,9 @@ int sk_extender_bind(const struct sk_extender *e, const struct sk_pod *pod, cons
 	const cJSON *er = rget(res, "Error");
 	int rc = 0;
 	if (!cJSON_IsObject(res))
-		rc = set_err(err, "extender %s: %s: expected an ExtenderBindingResult (object)", e->name, e->bind_verb);
+		rc = kube_errf(err, "extender %s: %s: expected an ExtenderBindingResult (object)", e->name, e->bind_verb);
 	else if (cJSON_IsString(er) && *er->valuestring)
-		rc = set_err(err, "%s", er->valuestring);
+		rc = kube_errf(err, "%s", er->valuestring);
 	cJSON_Delete(res);
 	return rc;
 }

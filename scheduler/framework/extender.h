@@ -13,9 +13,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "schedkit/plugin.h" /* SK_MAX_EXTENDER_PRIORITY */
 #include "schedkit/types.h"
 
-#define SK_MAX_EXTENDER_PRIORITY 10
 #define SK_DEFAULT_EXTENDER_TIMEOUT_MS 5000
 /* The pseudo plugin recorded as unschedulable when a filter extender removed nodes. */
 #define SK_EXTENDER_NAME "Extender"

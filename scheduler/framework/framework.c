@@ -4,6 +4,7 @@
  * except for its refcount and its waiting-pods map (own lock), so every run function may be
  * called from any thread. */
 #include "scheduler/framework/runtime.h"
+#include "kube/util.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -74,36 +75,29 @@ struct sk_cycle_state {
 
 /* ---------- small helpers ---------- */
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 int64_t sk_framework_now_ns(const struct sk_framework *fw)
 {
-	return fw->env.now_ns ? fw->env.now_ns(fw->env.ctx) : mono_ns();
+	return fw->env.now_ns ? fw->env.now_ns(fw->env.ctx) : kube_mono_ns();
 }
 
-static int64_t point_begin(const struct sk_framework *fw) { return fw->env.observe ? mono_ns() : 0; }
+static int64_t point_begin(const struct sk_framework *fw) { return fw->env.observe ? kube_mono_ns() : 0; }
 
 static void point_end(const struct sk_framework *fw, const char *point, enum sk_code code, int64_t t0)
 {
 	if (fw->env.observe)
-		fw->env.observe(fw->env.ctx, fw->name, point, NULL, code, (double)(mono_ns() - t0) / 1e9);
+		fw->env.observe(fw->env.ctx, fw->name, point, NULL, code, (double)(kube_mono_ns() - t0) / 1e9);
 }
 
 static int64_t plugin_begin(const struct sk_framework *fw, const struct sk_cycle_state *cs)
 {
-	return cs && cs->record_plugin_metrics && fw->env.observe ? mono_ns() : 0;
+	return cs && cs->record_plugin_metrics && fw->env.observe ? kube_mono_ns() : 0;
 }
 
 static void plugin_end(const struct sk_framework *fw, const char *point, const struct sk_plugin *pl,
 		       enum sk_code code, int64_t t0)
 {
 	if (t0)
-		fw->env.observe(fw->env.ctx, fw->name, point, pl->desc->name, code, (double)(mono_ns() - t0) / 1e9);
+		fw->env.observe(fw->env.ctx, fw->name, point, pl->desc->name, code, (double)(kube_mono_ns() - t0) / 1e9);
 }
 
 /* Per-node extension points (Filter, Score) run every plugin on hundreds of nodes per cycle; two
@@ -128,34 +122,6 @@ static bool filter_node_sampled(const struct sk_cycle_state *cs)
 		tls_filter_tick.tick = 0;
 	}
 	return tls_filter_tick.tick++ % NODE_SAMPLE_EVERY == 0;
-}
-
-void sk_format_duration_ms(int64_t ms, char *buf, size_t n)
-{
-	if (ms <= 0) {
-		snprintf(buf, n, "0s");
-		return;
-	}
-	if (ms < 1000) {
-		snprintf(buf, n, "%" PRId64 "ms", ms);
-		return;
-	}
-	int64_t h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60, frac = ms % 1000;
-	char sec[32];
-	if (frac) {
-		snprintf(sec, sizeof(sec), "%" PRId64 ".%03" PRId64, s, frac);
-		size_t l = strlen(sec);
-		while (sec[l - 1] == '0')
-			sec[--l] = '\0';
-	} else {
-		snprintf(sec, sizeof(sec), "%" PRId64, s);
-	}
-	if (h)
-		snprintf(buf, n, "%" PRId64 "h%" PRId64 "m%ss", h, m, sec);
-	else if (m)
-		snprintf(buf, n, "%" PRId64 "m%ss", m, sec);
-	else
-		snprintf(buf, n, "%ss", sec);
 }
 
 /* Error status "<prefix><message of s>" (prefix printf-formatted); s is reset. */
@@ -223,19 +189,6 @@ static void framework_free(struct sk_framework *fw)
 	free(fw);
 }
 
-static int fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(char **err, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		if (vasprintf(err, fmt, ap) < 0)
-			*err = NULL;
-		va_end(ap);
-	}
-	return -1;
-}
-
 static int instance_index(struct sk_framework *fw, const struct sk_plugin_desc *d)
 {
 	for (int i = 0; i < fw->nplugins; i++)
@@ -254,12 +207,12 @@ static int build_instances(struct sk_framework *fw, const struct sk_profile_conf
 	fw->inited = calloc((size_t)(total ? total : 1), sizeof(bool));
 	fw->events = calloc((size_t)(total ? total : 1), sizeof(*fw->events));
 	if (!fw->inst || !fw->owned_args || !fw->inited || !fw->events)
-		return fail(err, "profile %s: out of memory", fw->name);
+		return kube_errf(err, "profile %s: out of memory", fw->name);
 	for (int ep = 0; ep < SK_EP_COUNT; ep++) {
 		for (int i = 0; i < p->points[ep].n; i++) {
 			const struct sk_plugin_desc *d = p->points[ep].items[i].desc;
 			if (!d)
-				return fail(err, "profile %s: %s plugin %d has no descriptor", fw->name,
+				return kube_errf(err, "profile %s: %s plugin %d has no descriptor", fw->name,
 					    sk_ext_point_field((enum sk_ext_point)ep), i);
 			if (instance_index(fw, d) >= 0)
 				continue;
@@ -279,7 +232,7 @@ static int init_instances(struct sk_framework *fw, const struct sk_profile_confi
 		struct sk_plugin *pl = &fw->inst[i];
 		const struct sk_plugin_desc *d = pl->desc;
 		if (d->abi_version != SK_PLUGIN_ABI_VERSION)
-			return fail(err, "profile %s: plugin \"%s\" ABI version %u, want %d", fw->name, d->name,
+			return kube_errf(err, "profile %s: plugin \"%s\" ABI version %u, want %d", fw->name, d->name,
 				    d->abi_version, SK_PLUGIN_ABI_VERSION);
 		const void *args = sk_profile_args(p, d->name);
 		if (!args && d->args_kind && d->args_decode) {
@@ -289,7 +242,7 @@ static int init_instances(struct sk_framework *fw, const struct sk_profile_confi
 			snprintf(path, sizeof(path), "profiles[%s].pluginConfig[%s].args", fw->name, d->name);
 			if (d->args_decode(NULL, &a, &errs, path) != 0) {
 				char *msg = sk_errors_join(&errs, "; ");
-				fail(err, "profile %s: plugin \"%s\": default args: %s", fw->name, d->name,
+				kube_errf(err, "profile %s: plugin \"%s\": default args: %s", fw->name, d->name,
 				     msg ? msg : "invalid");
 				free(msg);
 				sk_errors_free(&errs);
@@ -304,7 +257,7 @@ static int init_instances(struct sk_framework *fw, const struct sk_profile_confi
 		if (d->init) {
 			char *perr = NULL;
 			if (d->init(pl, args, &perr) != 0) {
-				fail(err, "profile %s: initializing plugin \"%s\": %s", fw->name, d->name,
+				kube_errf(err, "profile %s: initializing plugin \"%s\": %s", fw->name, d->name,
 				     perr ? perr : "failed");
 				free(perr);
 				return -1;
@@ -322,7 +275,7 @@ static int init_instances(struct sk_framework *fw, const struct sk_profile_confi
 			if (n) {
 				ev->regs = malloc((size_t)n * sizeof(*ev->regs));
 				if (!ev->regs)
-					return fail(err, "profile %s: out of memory", fw->name);
+					return kube_errf(err, "profile %s: out of memory", fw->name);
 				memcpy(ev->regs, buf, (size_t)n * sizeof(*buf));
 				ev->n = n;
 			}
@@ -330,7 +283,7 @@ static int init_instances(struct sk_framework *fw, const struct sk_profile_confi
 			/* No EnqueueExtensions: interested in every event (upstream). */
 			ev->regs = calloc(1, sizeof(*ev->regs));
 			if (!ev->regs)
-				return fail(err, "profile %s: out of memory", fw->name);
+				return kube_errf(err, "profile %s: out of memory", fw->name);
 			ev->regs[0].event.resource = SK_EV_WILDCARD;
 			ev->regs[0].event.action = SK_ACT_ALL;
 			ev->regs[0].event.label = "WildCardEvent";
@@ -348,20 +301,20 @@ static int build_points(struct sk_framework *fw, const struct sk_profile_config 
 			continue;
 		fw->pts[ep] = calloc((size_t)l->n, sizeof(struct sk_plugin *));
 		if (!fw->pts[ep])
-			return fail(err, "profile %s: out of memory", fw->name);
+			return kube_errf(err, "profile %s: out of memory", fw->name);
 		if (ep == SK_EP_SCORE) {
 			fw->weights = calloc((size_t)l->n, sizeof(int32_t));
 			if (!fw->weights)
-				return fail(err, "profile %s: out of memory", fw->name);
+				return kube_errf(err, "profile %s: out of memory", fw->name);
 		}
 		for (int i = 0; i < l->n; i++) {
 			const struct sk_plugin_desc *d = l->items[i].desc;
 			if (!sk_desc_implements(d, (enum sk_ext_point)ep))
-				return fail(err, "profile %s: plugin \"%s\" does not extend %s plugin", fw->name, d->name,
+				return kube_errf(err, "profile %s: plugin \"%s\" does not extend %s plugin", fw->name, d->name,
 					    iface_names[ep]);
 			for (int k = 0; k < fw->n[ep]; k++)
 				if (strcmp(fw->pts[ep][k]->desc->name, d->name) == 0)
-					return fail(err, "profile %s: plugin \"%s\" already registered as \"%s\"",
+					return kube_errf(err, "profile %s: plugin \"%s\" already registered as \"%s\"",
 						    fw->name, d->name, iface_names[ep]);
 			fw->pts[ep][fw->n[ep]] = &fw->inst[instance_index(fw, d)];
 			if (ep == SK_EP_SCORE)
@@ -372,14 +325,14 @@ static int build_points(struct sk_framework *fw, const struct sk_profile_config 
 	int64_t total = 0;
 	for (int i = 0; i < fw->n[SK_EP_SCORE]; i++) {
 		if (total > INT64_MAX - (int64_t)fw->weights[i] * SK_MAX_NODE_SCORE)
-			return fail(err, "profile %s: total score of Score plugins could overflow", fw->name);
+			return kube_errf(err, "profile %s: total score of Score plugins could overflow", fw->name);
 		total += (int64_t)fw->weights[i] * SK_MAX_NODE_SCORE;
 	}
 	if (fw->n[SK_EP_QUEUE_SORT] != 1)
-		return fail(err, "only one queue sort plugin required for profile with scheduler name \"%s\", but got %d",
+		return kube_errf(err, "only one queue sort plugin required for profile with scheduler name \"%s\", but got %d",
 			    fw->name, fw->n[SK_EP_QUEUE_SORT]);
 	if (fw->n[SK_EP_BIND] == 0)
-		return fail(err, "at least one bind plugin is needed for profile with scheduler name \"%s\"", fw->name);
+		return kube_errf(err, "at least one bind plugin is needed for profile with scheduler name \"%s\"", fw->name);
 	return 0;
 }
 
@@ -390,7 +343,7 @@ struct sk_framework *sk_framework_new(const struct sk_config *cfg, const struct 
 		*err = NULL;
 	struct sk_framework *fw = calloc(1, sizeof(*fw));
 	if (!fw) {
-		fail(err, "framework: out of memory");
+		kube_errf(err, "framework: out of memory");
 		return NULL;
 	}
 	atomic_init(&fw->refs, 1);
@@ -402,7 +355,7 @@ struct sk_framework *sk_framework_new(const struct sk_config *cfg, const struct 
 	fw->name = profile->scheduler_name ? profile->scheduler_name : "";
 	fw->waiting = sk_waiting_new();
 	if (!fw->waiting) {
-		fail(err, "framework: out of memory");
+		kube_errf(err, "framework: out of memory");
 		free(fw);
 		return NULL;
 	}
@@ -415,7 +368,7 @@ struct sk_framework *sk_framework_new(const struct sk_config *cfg, const struct 
 	char *eerr = NULL;
 	int ne = sk_extenders_build(cfg ? cfg->extenders : NULL, profile->extenders, &fw->extenders, &eerr);
 	if (ne < 0) {
-		fail(err, "profile %s: %s", fw->name, eerr ? eerr : "building extenders failed");
+		kube_errf(err, "profile %s: %s", fw->name, eerr ? eerr : "building extenders failed");
 		free(eerr);
 		framework_free(fw);
 		return NULL;
@@ -622,7 +575,7 @@ void sk_handle_parallel_for(struct sk_handle *h, int n, void (*fn)(int i, void *
 int sk_handle_bind_pod(struct sk_handle *h, const struct sk_pod *pod, const char *node_name, char **err)
 {
 	if (!h->fw->env.bind)
-		return fail(err, "no binder configured for profile %s", h->fw->name);
+		return kube_errf(err, "no binder configured for profile %s", h->fw->name);
 	return h->fw->env.bind(h->fw->env.ctx, pod, node_name, err);
 }
 int sk_handle_nominated_pods(struct sk_handle *h, const char *node_name, struct sk_pod ***out)
@@ -877,7 +830,7 @@ struct sk_status sk_fw_run_filter(struct sk_framework *fw, struct sk_cycle_state
 		struct sk_plugin *pl = pts[i];
 		if (skip_mask && (skip[pl->slot] & skip_mask))
 			continue;
-		int64_t pt = timed ? mono_ns() : 0;
+		int64_t pt = timed ? kube_mono_ns() : 0;
 		struct sk_status s = pl->desc->filter(pl, cs, pod, ni);
 		plugin_end(fw, "Filter", pl, s.code, pt);
 		if (s.code != SK_SUCCESS) {
@@ -1049,7 +1002,7 @@ static void score_range(int begin, int end, void *arg)
 		for (int p = 0; p < t->nplugins; p++) {
 			struct sk_plugin *pl = pts[t->ran[p]];
 			int64_t score = 0;
-			int64_t pt = timed ? mono_ns() : 0;
+			int64_t pt = timed ? kube_mono_ns() : 0;
 			struct sk_status s = pl->desc->score(pl, j->cs, j->pod, j->nodes[i], &score);
 			plugin_end(j->fw, "Score", pl, s.code, pt);
 			if (s.code != SK_SUCCESS) {
@@ -1452,7 +1405,7 @@ int sk_handle_preempt_victim(struct sk_handle *h, const struct sk_pod *preemptor
 	if (err)
 		*err = NULL;
 	if (!h->fw->env.preempt_victim)
-		return fail(err, "cannot preempt pod %s/%s: profile %s has no API client to delete victims", victim->ns,
+		return kube_errf(err, "cannot preempt pod %s/%s: profile %s has no API client to delete victims", victim->ns,
 			    victim->name, h->fw->name);
 	char msg[512];
 	snprintf(msg, sizeof(msg), "%s: preempting to accommodate a higher priority pod", h->fw->name);

@@ -19,6 +19,7 @@
  * that waited STALL_NS for a worker's chunk, backoff_until stops polling, inviting and waking for
  * BACKOFF_NS. */
 #include "scheduler/framework/parallel.h"
+#include "kube/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -80,13 +81,6 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static long thread_nivcsw(void)
 {
 	struct rusage ru;
@@ -139,7 +133,7 @@ static uint64_t poll_gen(struct sk_pool *p, uint64_t seen)
 	uint64_t g = atomic_load(&p->gen);
 	if (g != seen || !atomic_load_explicit(&p->saturated, memory_order_relaxed))
 		return g;
-	int64_t t0 = now_ns();
+	int64_t t0 = kube_mono_ns();
 	if (t0 < atomic_load_explicit(&p->backoff_until, memory_order_relaxed))
 		return g;
 	long cs0 = thread_nivcsw();
@@ -147,13 +141,13 @@ static uint64_t poll_gen(struct sk_pool *p, uint64_t seen)
 	for (unsigned i = 1; g == seen && !atomic_load_explicit(&p->stop, memory_order_relaxed); i++) {
 		cpu_relax();
 		g = atomic_load(&p->gen);
-		if ((i & 63) == 0 && now_ns() - t0 > SPIN_NS)
+		if ((i & 63) == 0 && kube_mono_ns() - t0 > SPIN_NS)
 			break;
 	}
 	atomic_fetch_sub(&p->pollers, 1);
 	/* Preempted while polling: another runnable task wanted this core. Stop polling for a while. */
 	if (g == seen && thread_nivcsw() != cs0) {
-		atomic_store_explicit(&p->backoff_until, now_ns() + BACKOFF_NS, memory_order_relaxed);
+		atomic_store_explicit(&p->backoff_until, kube_mono_ns() + BACKOFF_NS, memory_order_relaxed);
 		atomic_fetch_add_explicit(&p->backoffs, 1, memory_order_relaxed);
 	}
 	return g;
@@ -339,7 +333,7 @@ void sk_parallel_for_range(struct sk_pool *p, int n, int chunk, void (*fn)(int b
 
 	struct sk_pool *prev = tls_running_pool;
 	tls_running_pool = p;
-	int64_t t0 = now_ns();
+	int64_t t0 = kube_mono_ns();
 	bool opened = false;
 	p->st.loops++;
 	if (p->eager || atomic_load(&p->pollers) > 0 ||
@@ -355,7 +349,7 @@ void sk_parallel_for_range(struct sk_pool *p, int n, int chunk, void (*fn)(int b
 		 * the job itself, so the chunks run stay a prefix once workers join. */
 		bool may_wake = t0 >= atomic_load_explicit(&p->backoff_until, memory_order_relaxed);
 		while (run_one_chunk(&p->job)) {
-			if (may_wake && !opened && now_ns() - t0 > WAKE_AFTER_NS) {
+			if (may_wake && !opened && kube_mono_ns() - t0 > WAKE_AFTER_NS) {
 				open_job(p);
 				opened = true;
 				p->st.opened_late++;
@@ -374,17 +368,17 @@ void sk_parallel_for_range(struct sk_pool *p, int n, int chunk, void (*fn)(int b
 				continue;
 			}
 			if (!yielded_at)
-				yielded_at = now_ns();
+				yielded_at = kube_mono_ns();
 			sched_yield();
 		}
 		/* A long wait means a worker lost its core mid-chunk (another process runs there): keep
 		 * the next loops on this thread for a while. */
-		if (yielded_at && now_ns() - yielded_at > STALL_NS) {
-			atomic_store_explicit(&p->backoff_until, now_ns() + BACKOFF_NS, memory_order_relaxed);
+		if (yielded_at && kube_mono_ns() - yielded_at > STALL_NS) {
+			atomic_store_explicit(&p->backoff_until, kube_mono_ns() + BACKOFF_NS, memory_order_relaxed);
 			p->st.stalls++;
 		}
 	}
-	int64_t t1 = now_ns();
+	int64_t t1 = kube_mono_ns();
 	account(p, t1 - t0, t1);
 	pthread_mutex_unlock(&p->run_lock);
 }

@@ -184,7 +184,5 @@ bool sk_event_matches(const struct sk_cluster_event *reg, const struct sk_cluste
 int sk_fw_queueing_hint(struct sk_framework *fw, const char *plugin, const struct sk_cluster_event *ev,
 			const struct sk_pod *pod, const void *old_obj, const void *new_obj);
 
-/* Go's time.Duration String() for a whole number of milliseconds ("1.5s", "15m0s", "10ms"). */
-void sk_format_duration_ms(int64_t ms, char *buf, size_t n);
 
 #endif

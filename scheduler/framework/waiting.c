@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "scheduler/framework/runtime.h"
+#include "kube/util.h"
 
 #define MAX_WAIT_PLUGINS 16
 
@@ -32,13 +33,6 @@ struct sk_waiting_pods {
 	int n, cap;
 	struct waiter **items;
 };
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 struct sk_waiting_pods *sk_waiting_new(void)
 {
@@ -116,7 +110,7 @@ int sk_waiting_add(struct sk_waiting_pods *w, struct sk_pod *pod, const char *co
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&e->cv, &ca);
 	pthread_condattr_destroy(&ca);
-	int64_t now = mono_ns();
+	int64_t now = kube_mono_ns();
 	e->n = n;
 	for (int i = 0; i < n; i++) {
 		e->plugins[i] = plugins[i];
@@ -154,8 +148,9 @@ static bool expire_locked(struct waiter *e, int64_t now)
 {
 	for (int i = 0; i < e->n; i++) {
 		if (e->pending[i] && now >= e->deadline_ns[i]) {
-			char d[32];
-			sk_format_duration_ms(e->timeout_ms[i], d, sizeof(d));
+			char d[KUBE_DURATION_BUF];
+			/* a timeout that is not positive reads "0s" (Go would print "-1s") */
+			kube_duration_format_ms(e->timeout_ms[i] > 0 ? e->timeout_ms[i] : 0, d, sizeof(d));
 			struct sk_status st =
 				sk_statusf(SK_UNSCHEDULABLE, "rejected due to timeout after waiting %s at plugin %s", d,
 					   e->plugins[i]);
@@ -178,7 +173,7 @@ struct sk_status sk_waiting_wait(struct sk_waiting_pods *w, const char *uid)
 	struct waiter *e = w->items[i];
 	w->blocked++;
 	while (!e->done) {
-		int64_t now = mono_ns();
+		int64_t now = kube_mono_ns();
 		if (expire_locked(e, now))
 			break;
 		int64_t next = INT64_MAX;

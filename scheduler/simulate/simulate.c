@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 
 #include "kube/log.h"
 #include "kube/object.h"
+#include "kube/util.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/framework/parallel.h"
 #include "scheduler/framework/runtime.h"
@@ -338,19 +338,6 @@ static void report_never_attempted(struct sim *s, const struct sk_pod *pod, cons
 
 /* ---------- loading the cluster ---------- */
 
-static int errf(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int errf(char **err, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		if (vasprintf(err, fmt, ap) < 0)
-			*err = NULL;
-		va_end(ap);
-	}
-	return -1;
-}
-
 /* Flattens documents and `kind: List` items into one array of borrowed objects. */
 static int collect(const cJSON *docs, const cJSON ***out, int *n, int *cap)
 {
@@ -446,7 +433,7 @@ static int load(struct sim *s, const cJSON *const *objs, int n, char **err)
 	struct sim_class *classes = calloc((size_t)n + 1, sizeof *classes);
 	int nclasses = 0, rc = 0;
 	if (!classes)
-		return errf(err, "out of memory");
+		return kube_errf(err, "out of memory");
 	for (int i = 0; i < n; i++) {
 		const char *kind = kube_obj_get_string(objs[i], "kind");
 		if (!kind || strcmp(kind, "PriorityClass"))
@@ -456,7 +443,7 @@ static int load(struct sim *s, const cJSON *const *objs, int n, char **err)
 		int64_t v = 0;
 		const cJSON *val = cJSON_GetObjectItemCaseSensitive(objs[i], "value");
 		if (!c->name || !val || kube_json_get_int64(val, &v) != 0 || v > INT32_MAX || v < INT32_MIN) {
-			rc = errf(err, "object %d (PriorityClass %s): value: must be a 32-bit integer", i + 1,
+			rc = kube_errf(err, "object %d (PriorityClass %s): value: must be a 32-bit integer", i + 1,
 				  c->name ? c->name : "<no name>");
 			goto out;
 		}
@@ -473,21 +460,21 @@ static int load(struct sim *s, const cJSON *const *objs, int n, char **err)
 			char *derr = NULL;
 			if (!kind) {
 				if (pass == 0)
-					rc = errf(err, "object %d: kind: Required value", i + 1);
+					rc = kube_errf(err, "object %d: kind: Required value", i + 1);
 				continue;
 			}
 			if (pass == 0 && !strcmp(kind, "Node")) {
 				struct sk_node *node = sk_node_decode(objs[i], &derr);
 				if (!node) {
-					rc = errf(err, "object %d (Node %s): %s", i + 1, name ? name : "<no name>",
+					rc = kube_errf(err, "object %d (Node %s): %s", i + 1, name ? name : "<no name>",
 						  derr ? derr : "cannot decode");
 				} else {
 					struct sk_node_info *dup = sk_cache_node_info(s->cache, node->name);
 					if (dup && dup->node)
-						rc = errf(err, "object %d (Node %s): duplicate node", i + 1, node->name);
+						rc = kube_errf(err, "object %d (Node %s): duplicate node", i + 1, node->name);
 					sk_node_info_free(dup);
 					if (rc == 0 && sk_cache_add_node(s->cache, node, &derr) != 0)
-						rc = errf(err, "object %d (Node %s): %s", i + 1, node->name,
+						rc = kube_errf(err, "object %d (Node %s): %s", i + 1, node->name,
 							  derr ? derr : "cannot add");
 					sk_node_unref(node);
 				}
@@ -497,22 +484,22 @@ static int load(struct sim *s, const cJSON *const *objs, int n, char **err)
 				const char *refused = copy ? admit_pod(copy, classes, nclasses, &uid) : "out of memory";
 				struct sk_pod *pod = copy ? sk_pod_decode(copy, &derr) : NULL;
 				if (!pod) {
-					rc = errf(err, "object %d (Pod %s): %s", i + 1, name ? name : "<no name>",
+					rc = kube_errf(err, "object %d (Pod %s): %s", i + 1, name ? name : "<no name>",
 						  derr ? derr : "cannot decode");
 				} else if (pod->phase && (!strcmp(pod->phase, "Succeeded") || !strcmp(pod->phase, "Failed"))) {
 					/* terminated pods hold no resources */
 				} else if (sk_cache_get_pod_by_key(s->cache, pod->ns, pod->name)) {
 					struct sk_pod *dup = sk_cache_get_pod_by_key(s->cache, pod->ns, pod->name);
 					sk_pod_unref(dup);
-					rc = errf(err, "object %d (Pod %s/%s): duplicate pod", i + 1, pod->ns, pod->name);
+					rc = kube_errf(err, "object %d (Pod %s/%s): duplicate pod", i + 1, pod->ns, pod->name);
 				} else if (pod->node_name) {
 					if (sk_cache_add_pod(s->cache, pod, &derr) != 0)
-						rc = errf(err, "object %d (Pod %s/%s): %s", i + 1, pod->ns, pod->name,
+						rc = kube_errf(err, "object %d (Pod %s/%s): %s", i + 1, pod->ns, pod->name,
 							  derr ? derr : "cannot add");
 				} else if (pod_is_ours(s, pod->scheduler_name)) {
 					for (int k = 0; k < s->npending && rc == 0; k++)
 						if (!strcmp(s->pending[k].pod->uid, pod->uid))
-							rc = errf(err, "object %d (Pod %s/%s): duplicate pod (uid %s)", i + 1,
+							rc = kube_errf(err, "object %d (Pod %s/%s): duplicate pod (uid %s)", i + 1,
 								  pod->ns, pod->name, pod->uid);
 					if (rc == 0 && refused) {
 						/* Admission would have refused it: one Error line, never queued. */
@@ -528,7 +515,7 @@ static int load(struct sim *s, const cJSON *const *objs, int n, char **err)
 						free(msg);
 					} else if (rc == 0) {
 						if (add_pending(s, pod) != 0)
-							rc = errf(err, "out of memory");
+							rc = kube_errf(err, "out of memory");
 						else
 							sk_nominator_add(s->nom, pod, NULL);
 					}
@@ -539,7 +526,7 @@ static int load(struct sim *s, const cJSON *const *objs, int n, char **err)
 			} else if (pass == 0 && !strcmp(kind, "PodDisruptionBudget")) {
 				const cJSON **np = realloc(s->pdbs, (size_t)(s->npdbs + 1) * sizeof *np);
 				if (!np) {
-					rc = errf(err, "out of memory");
+					rc = kube_errf(err, "out of memory");
 				} else {
 					s->pdbs = np;
 					s->pdbs[s->npdbs++] = objs[i];
@@ -581,7 +568,7 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 	char *perr = NULL;
 	cJSON *docs = kube_yaml_parse(cluster, len, &perr);
 	if (!docs) {
-		errf(err, "cluster: %s", perr ? perr : "cannot parse");
+		kube_errf(err, "cluster: %s", perr ? perr : "cannot parse");
 		free(perr);
 		return -1;
 	}
@@ -594,12 +581,12 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 	s.snap = sk_snapshot_new();
 	s.nom = sk_nominator_new();
 	if (!s.cache || !s.snap || !s.nom || collect(docs, &objs, &nobjs, &capobjs) != 0) {
-		errf(err, "out of memory");
+		kube_errf(err, "out of memory");
 		goto done;
 	}
 	s.pool = sk_pool_new(cfg->parallelism, &perr);
 	if (!s.pool) {
-		errf(err, "worker pool: %s", perr ? perr : "cannot start");
+		kube_errf(err, "worker pool: %s", perr ? perr : "cannot start");
 		goto done;
 	}
 	struct sk_sched_env env = {
@@ -621,7 +608,7 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 	};
 	s.sched = sk_scheduler_new(&env, &perr);
 	if (!s.sched) {
-		errf(err, "scheduler: %s", perr ? perr : "cannot create");
+		kube_errf(err, "scheduler: %s", perr ? perr : "cannot create");
 		goto done;
 	}
 	struct sk_framework_env fenv = {
@@ -631,18 +618,18 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 	};
 	fws = calloc((size_t)cfg->nprofiles + 1, sizeof *fws);
 	if (!fws) {
-		errf(err, "out of memory");
+		kube_errf(err, "out of memory");
 		goto done;
 	}
 	for (int i = 0; i < cfg->nprofiles; i++) {
 		fws[i] = sk_framework_new(cfg, &cfg->profiles[i], &fenv, &perr);
 		if (!fws[i]) {
-			errf(err, "profile %s: %s", cfg->profiles[i].scheduler_name, perr ? perr : "cannot build");
+			kube_errf(err, "profile %s: %s", cfg->profiles[i].scheduler_name, perr ? perr : "cannot build");
 			goto done;
 		}
 	}
 	if (sk_scheduler_set_frameworks(s.sched, fws, cfg->nprofiles) != 0) {
-		errf(err, "out of memory");
+		kube_errf(err, "out of memory");
 		goto done;
 	}
 	if (load(&s, objs, nobjs, err) != 0)
@@ -651,7 +638,7 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 	struct sk_queue *q = sk_scheduler_queue(s.sched);
 	for (int i = 0; i < s.npending; i++)
 		if (sk_queue_add(q, s.pending[i].pod) != 0) {
-			errf(err, "out of memory");
+			kube_errf(err, "out of memory");
 			goto done;
 		}
 	/* Attempts until nothing is poppable. Backoff never delays a pod whose retry an event asked
@@ -688,7 +675,7 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 			report_never_attempted(&s, s.pending[i].pod, s.pending[i].pod->scheduler_name);
 	fflush(out);
 	if (s.write_error)
-		errf(err, "out of memory while writing the output");
+		kube_errf(err, "out of memory while writing the output");
 	else
 		rc = 0;
 done:
@@ -710,7 +697,7 @@ static char *read_file(const char *path, size_t *len, char **err)
 	int e;
 	char *buf = kube_read_file(path, 0, len, &e);
 	if (!buf)
-		errf(err, "%s: %s", path, strerror(e));
+		kube_errf(err, "%s: %s", path, strerror(e));
 	return buf;
 }
 

@@ -950,26 +950,6 @@ static void test_validate_file(void **state)
 static void test_decode_helpers(void **state)
 {
 	(void)state;
-	const struct {
-		const char *text;
-		int64_t ms;
-		const char *canon;
-	} d[] = { { "15s", 15000, "15s" },   { "1m30s", 90000, "1m30s" }, { "500ms", 500, "500ms" },
-		  { "1.5s", 1500, "1.5s" },  { "2h", 7200000, "2h0m0s" }, { "0", 0, "0s" },
-		  { "-1s", -1000, "-1s" },   { "1h2m3.25s", 3723250, "1h2m3.25s" } };
-	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
-		int64_t ms = -42;
-		char buf[48];
-		assert_int_equal(sk_duration_parse_ms(d[i].text, &ms), 0);
-		assert_int_equal(ms, d[i].ms);
-		sk_duration_format_ms(ms, buf);
-		assert_string_equal(buf, d[i].canon);
-	}
-	int64_t ms;
-	assert_int_equal(sk_duration_parse_ms("", &ms), -1);
-	assert_int_equal(sk_duration_parse_ms("10", &ms), -1);
-	assert_int_equal(sk_duration_parse_ms("10x", &ms), -1);
-
 	struct sk_errors e = { 0 };
 	const char *const sup[] = { "a", "b", NULL };
 	sk_err_unsupported(&e, "p.q", "c\"", sup);

@@ -950,24 +950,6 @@ static void test_event_matching_and_hints(void **state)
 	sk_framework_unref(fw);
 }
 
-static void test_duration_format(void **state)
-{
-	(void)state;
-	static const struct {
-		int64_t ms;
-		const char *want;
-	} cases[] = {
-		{ 0, "0s" },          { 10, "10ms" },       { 999, "999ms" },      { 1000, "1s" },
-		{ 1500, "1.5s" },     { 61250, "1m1.25s" }, { 900000, "15m0s" },   { 3600000, "1h0m0s" },
-		{ 3723004, "1h2m3.004s" },
-	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char buf[32];
-		sk_format_duration_ms(cases[i].ms, buf, sizeof(buf));
-		assert_string_equal(buf, cases[i].want);
-	}
-}
-
 static int group_setup(void **state)
 {
 	(void)state;
@@ -1002,7 +984,6 @@ int main(void)
 		cmocka_unit_test_setup(test_prebind_bind_postbind, setup),
 		cmocka_unit_test_setup(test_cycle_state, setup),
 		cmocka_unit_test_setup(test_event_matching_and_hints, setup),
-		cmocka_unit_test_setup(test_duration_format, setup),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -626,6 +626,64 @@ static void test_flusher_thread_starts_and_stops(void **state)
 	sk_pod_unref(p);
 }
 
+/* Node update classification: what the node informer's update handler sends to move_all is
+ * sk_node_update_actions | sk_node_object_update_actions, so the table checks the two together. */
+static void test_node_update_classification(void **state)
+{
+	(void)state;
+#define ALLOC "status: {allocatable: {cpu: '2', pods: '10'}"
+	static const struct {
+		const char *old_obj, *new_obj;
+		uint32_t want;
+	} cases[] = {
+		{ "{metadata: {name: n1, labels: {a: '1'}}, " ALLOC "}}", "{metadata: {name: n1, labels: {a: '1'}}, " ALLOC "}}", 0 },
+		{ "{metadata: {name: n1, labels: {a: '1'}}, " ALLOC "}}", "{metadata: {name: n1, labels: {a: '2'}}, " ALLOC "}}",
+		  SK_ACT_UPDATE_NODE_LABEL },
+		{ "{metadata: {name: n1}, " ALLOC "}}", "{metadata: {name: n1, labels: {b: '1'}}, " ALLOC "}}",
+		  SK_ACT_UPDATE_NODE_LABEL },
+		{ "{metadata: {name: n1}, " ALLOC "}}", "{metadata: {name: n1}, status: {allocatable: {cpu: '4', pods: '10'}}}",
+		  SK_ACT_UPDATE_NODE_ALLOCATABLE },
+		{ "{metadata: {name: n1}, " ALLOC "}}", "{metadata: {name: n1}, status: {allocatable: {cpu: '2', pods: '10', example.com/gpu: '1'}}}",
+		  SK_ACT_UPDATE_NODE_ALLOCATABLE },
+		{ "{metadata: {name: n1}, " ALLOC "}}", "{metadata: {name: n1}, spec: {taints: [{key: k, effect: NoSchedule}]}, " ALLOC "}}",
+		  SK_ACT_UPDATE_NODE_TAINT },
+		{ "{metadata: {name: n1}, spec: {taints: [{key: k, effect: NoSchedule}]}, " ALLOC "}}",
+		  "{metadata: {name: n1}, spec: {taints: [{key: k, effect: NoExecute}]}, " ALLOC "}}", SK_ACT_UPDATE_NODE_TAINT },
+		{ "{metadata: {name: n1}, " ALLOC "}}", "{metadata: {name: n1}, spec: {unschedulable: true}, " ALLOC "}}",
+		  SK_ACT_UPDATE_NODE_TAINT },
+		{ "{metadata: {name: n1}, status: {conditions: [{type: Ready, status: 'True', lastHeartbeatTime: a}]}}",
+		  "{metadata: {name: n1}, status: {conditions: [{type: Ready, status: 'True', lastHeartbeatTime: b}]}}", 0 },
+		{ "{metadata: {name: n1}, status: {conditions: [{type: Ready, status: 'True'}]}}",
+		  "{metadata: {name: n1}, status: {conditions: [{type: Ready, status: 'False'}]}}", SK_ACT_UPDATE_NODE_CONDITION },
+		{ "{metadata: {name: n1, annotations: {a: '1'}}}", "{metadata: {name: n1, annotations: {a: '2'}}}",
+		  SK_ACT_UPDATE_NODE_ANNOTATION },
+		{ "{metadata: {name: n1}}", "{metadata: {name: n1, annotations: {}}}", 0 },
+		{ "{metadata: {name: n1}, status: {images: [{names: [a], sizeBytes: 1}]}}",
+		  "{metadata: {name: n1}, status: {images: [{names: [b], sizeBytes: 2}]}}", 0 }, /* images are no event */
+		{ "{metadata: {name: n1, labels: {a: '1'}}, " ALLOC "}}",
+		  "{metadata: {name: n1, labels: {b: '1'}, annotations: {x: y}}, spec: {taints: [{key: k, effect: NoSchedule}]},"
+		  " status: {allocatable: {cpu: '3', pods: '10'}, conditions: [{type: Ready, status: 'True'}]}}",
+		  SK_ACT_UPDATE_NODE_LABEL | SK_ACT_UPDATE_NODE_ALLOCATABLE | SK_ACT_UPDATE_NODE_TAINT |
+			  SK_ACT_UPDATE_NODE_CONDITION | SK_ACT_UPDATE_NODE_ANNOTATION },
+	};
+#undef ALLOC
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct sk_node *o = fx_node(cases[i].old_obj), *n = fx_node(cases[i].new_obj);
+		cJSON *oj = fx_json(cases[i].old_obj), *nj = fx_json(cases[i].new_obj);
+		uint32_t got = sk_node_update_actions(o, n) | sk_node_object_update_actions(oj, nj);
+		if (got != cases[i].want)
+			fail_msg("case %zu: got %#x want %#x", i, got, cases[i].want);
+		sk_node_unref(o);
+		sk_node_unref(n);
+		cJSON_Delete(oj);
+		cJSON_Delete(nj);
+	}
+	struct sk_node *n = fx_node("{metadata: {name: n1}}");
+	assert_int_equal(sk_node_update_actions(NULL, n), SK_ACT_UPDATE);
+	assert_int_equal(sk_node_update_actions(n, NULL), SK_ACT_UPDATE);
+	sk_node_unref(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -649,6 +707,7 @@ int main(void)
 		cmocka_unit_test_setup(test_force_activate_targets_one_in_flight_pod, setup),
 		cmocka_unit_test_setup(test_flush_leaves_gated_pods_alone, setup),
 		cmocka_unit_test_setup(test_activate_in_flight_without_hints, setup),
+		cmocka_unit_test(test_node_update_classification),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

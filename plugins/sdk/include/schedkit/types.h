@@ -32,6 +32,8 @@ struct sk_labels {         /* sorted by key (strcmp), unique keys */
 };
 /* NULL when absent. ctx is a const struct sk_labels *; usable as a kube_label_lookup_fn. */
 const char *sk_labels_get(const void *labels, const char *key);
+/* Same keys with the same values (both sorted, so element by element). */
+bool sk_labels_equal(const struct sk_labels *a, const struct sk_labels *b);
 
 /* ---------- resources ---------- */
 #define SK_RESOURCE_CPU "cpu"
@@ -71,6 +73,8 @@ struct sk_toleration {
 };
 /* upstream v1.Toleration.ToleratesTaint */
 bool sk_toleration_tolerates(const struct sk_toleration *t, const struct sk_taint *taint);
+/* The same taints (key, value, effect) in the same order. */
+bool sk_taints_equal(const struct sk_taint *a, int na, const struct sk_taint *b, int nb);
 
 /* ---------- pods ---------- */
 enum sk_protocol { SK_PROTO_TCP = 0, SK_PROTO_UDP, SK_PROTO_SCTP };

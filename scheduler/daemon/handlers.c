@@ -1,0 +1,243 @@
+/* The informer handlers of the daemon: pod events feed the cache (assigned pods) and the queue
+ * and nominator (our pending pods), node events the cache and the queue's requeueing; plus the
+ * pod helpers the other files of the daemon share (decode, ours, terminal). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/log.h"
+#include "kube/object.h"
+#include "scheduler/backend/queue.h"
+#include "scheduler/daemon/internal.h"
+
+/* ---------- helpers shared by the daemon's files ---------- */
+
+bool sk_dm_is_ours_locked(struct sk_daemon *d, const char *scheduler_name)
+{
+	if (!scheduler_name || !d->gen)
+		return false;
+	for (int i = 0; i < d->gen->n; i++)
+		if (!strcmp(d->gen->pcs[i].name, scheduler_name))
+			return true;
+	return false;
+}
+
+bool sk_dm_is_ours(struct sk_daemon *d, const char *scheduler_name)
+{
+	pthread_rwlock_rdlock(&d->names_lock);
+	bool r = sk_dm_is_ours_locked(d, scheduler_name);
+	pthread_rwlock_unlock(&d->names_lock);
+	return r;
+}
+
+bool sk_dm_pod_terminal(const struct sk_pod *p)
+{
+	return p->phase && (!strcmp(p->phase, "Succeeded") || !strcmp(p->phase, "Failed"));
+}
+
+struct sk_pod *sk_dm_decode_pod(const cJSON *obj)
+{
+	char *err = NULL;
+	struct sk_pod *p = sk_pod_decode(obj, &err);
+	if (!p) {
+		klog_error("Cannot decode pod", " pod=%s/%s err=\"%s\"", kube_meta_namespace(obj) ? kube_meta_namespace(obj) : "",
+			   kube_meta_name(obj) ? kube_meta_name(obj) : "", err ? err : "");
+		free(err);
+	}
+	return p;
+}
+
+static void log_cache_err(const char *what, const struct sk_pod *p, char *err)
+{
+	if (err) {
+		klog_error(what, " pod=%s/%s err=\"%s\"", p->ns, p->name, err);
+		free(err);
+	}
+}
+
+/* ---------- pod informer handlers ---------- */
+
+void sk_dm_incoming(struct sk_daemon *d, const struct sk_pod *p, const char *event)
+{
+	const char *q = sk_sched_metrics_queue_label(sk_queue_where_is(sk_scheduler_queue(d->sched), p->uid));
+	sk_sched_metrics_incoming(d->metrics, q, event);
+}
+
+static void assigned_add(struct sk_daemon *d, struct sk_pod *p)
+{
+	char *err = NULL;
+	if (sk_dm_pod_terminal(p)) {
+		if (sk_cache_pod_state(d->cache, p->uid) != SK_POD_NOT_CACHED &&
+		    sk_cache_remove_pod(d->cache, p, &err) == 0)
+			sk_queue_move_all(sk_scheduler_queue(d->sched), &SK_EVENT_ASSIGNED_POD_DELETE, p, NULL);
+		log_cache_err("Scheduler cache RemovePod failed", p, err);
+		return;
+	}
+	if (sk_cache_add_pod(d->cache, p, &err) != 0) {
+		log_cache_err("Scheduler cache AddPod failed", p, err);
+		return;
+	}
+	sk_queue_move_all(sk_scheduler_queue(d->sched), &SK_EVENT_ASSIGNED_POD_ADD, NULL, p);
+}
+
+static void on_pod_add(void *ctx, const cJSON *obj)
+{
+	struct sk_daemon *d = ctx;
+	struct sk_pod *p = sk_dm_decode_pod(obj);
+	if (!p)
+		return;
+	/* The read side of names_lock for the whole handler: a reload's queue changes for added
+	 * and removed profiles are ordered with this event, never interleaved with it. */
+	pthread_rwlock_rdlock(&d->names_lock);
+	if (p->node_name) {
+		assigned_add(d, p);
+		sk_dm_conflict_has(d, p->uid, true);
+	} else if (sk_dm_is_ours_locked(d, p->scheduler_name) && !sk_dm_pod_terminal(p)) {
+		if (sk_queue_add(sk_scheduler_queue(d->sched), p) == 0) {
+			sk_nominator_add(d->nom, p, NULL);
+			sk_dm_incoming(d, p, "PodAdd");
+		}
+	}
+	pthread_rwlock_unlock(&d->names_lock);
+	sk_pod_unref(p);
+}
+
+static void on_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
+{
+	struct sk_daemon *d = ctx;
+	struct sk_pod *p = sk_dm_decode_pod(new_obj);
+	if (!p)
+		return;
+	struct sk_queue *q = sk_scheduler_queue(d->sched);
+	pthread_rwlock_rdlock(&d->names_lock);
+	if (p->node_name) {
+		sk_dm_conflict_has(d, p->uid, true);
+		enum sk_pod_cache_state st = sk_cache_pod_state(d->cache, p->uid);
+		if (sk_dm_is_ours_locked(d, p->scheduler_name)) {
+			/* Unassigned -> assigned: it leaves the queue (no-op when not queued). */
+			if (!kube_obj_get_string(old_obj, "spec.nodeName")) {
+				sk_queue_delete(q, p);
+				sk_nominator_delete(d->nom, p->uid);
+			}
+		}
+		if (st != SK_POD_BOUND || sk_dm_pod_terminal(p)) {
+			assigned_add(d, p);
+		} else {
+			struct sk_pod *old = sk_cache_get_pod(d->cache, p->uid);
+			char *err = NULL;
+			if (sk_cache_update_pod(d->cache, p, &err) != 0) {
+				log_cache_err("Scheduler cache UpdatePod failed", p, err);
+			} else if (old) {
+				struct sk_cluster_event evs[8];
+				int n = sk_pod_update_events(old, p, evs, 8);
+				for (int i = 0; i < n; i++) {
+					evs[i].resource = SK_EV_ASSIGNED_POD;
+					sk_queue_move_all(q, &evs[i], old, p);
+				}
+			}
+			sk_pod_unref(old);
+		}
+	} else if (sk_dm_is_ours_locked(d, p->scheduler_name)) {
+		if (sk_dm_pod_terminal(p)) {
+			sk_queue_delete(q, p);
+			sk_nominator_delete(d->nom, p->uid);
+		} else {
+			struct sk_pod *old = sk_dm_decode_pod(old_obj);
+			if (old) {
+				sk_queue_update(q, old, p);
+				sk_nominator_update(d->nom, old, p);
+				sk_dm_incoming(d, p, "PodUpdate");
+			}
+			sk_pod_unref(old);
+		}
+	}
+	pthread_rwlock_unlock(&d->names_lock);
+	sk_pod_unref(p);
+}
+
+static void on_pod_delete(void *ctx, const cJSON *obj)
+{
+	struct sk_daemon *d = ctx;
+	struct sk_pod *p = sk_dm_decode_pod(obj);
+	if (!p)
+		return;
+	sk_dm_conflict_has(d, p->uid, true);
+	pthread_rwlock_rdlock(&d->names_lock);
+	if (sk_cache_pod_state(d->cache, p->uid) != SK_POD_NOT_CACHED) {
+		char *err = NULL;
+		if (sk_cache_remove_pod(d->cache, p, &err) == 0)
+			sk_queue_move_all(sk_scheduler_queue(d->sched), &SK_EVENT_ASSIGNED_POD_DELETE, p, NULL);
+		log_cache_err("Scheduler cache RemovePod failed", p, err);
+	}
+	if (!p->node_name && sk_dm_is_ours_locked(d, p->scheduler_name)) {
+		sk_queue_delete(sk_scheduler_queue(d->sched), p);
+		sk_nominator_delete(d->nom, p->uid);
+		sk_sched_metrics_forget_pod(d->metrics, p->uid);
+	}
+	pthread_rwlock_unlock(&d->names_lock);
+	sk_pod_unref(p);
+}
+
+/* ---------- node informer handlers ---------- */
+
+static struct sk_node *decode_node(const cJSON *obj)
+{
+	char *err = NULL;
+	struct sk_node *n = sk_node_decode(obj, &err);
+	if (!n) {
+		klog_error("Cannot decode node", " node=%s err=\"%s\"", kube_meta_name(obj) ? kube_meta_name(obj) : "",
+			   err ? err : "");
+		free(err);
+	}
+	return n;
+}
+
+static void on_node_add(void *ctx, const cJSON *obj)
+{
+	struct sk_daemon *d = ctx;
+	struct sk_node *n = decode_node(obj);
+	if (!n)
+		return;
+	char *err = NULL;
+	if (sk_cache_add_node(d->cache, n, &err) == 0)
+		sk_queue_move_all(sk_scheduler_queue(d->sched), &SK_EVENT_NODE_ADD, NULL, n);
+	else
+		klog_error("Scheduler cache AddNode failed", " node=%s err=\"%s\"", n->name, err ? err : "");
+	free(err);
+	sk_node_unref(n);
+}
+
+static void on_node_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
+{
+	struct sk_daemon *d = ctx;
+	struct sk_node *n = decode_node(new_obj);
+	struct sk_node *o = n ? decode_node(old_obj) : NULL;
+	char *err = NULL;
+	if (n && sk_cache_update_node(d->cache, n, &err) == 0) {
+		uint32_t actions = sk_node_update_actions(o, n) | sk_node_object_update_actions(old_obj, new_obj);
+		if (actions) {
+			struct sk_cluster_event ev = { .resource = SK_EV_NODE, .action = actions, .label = "NodeUpdate" };
+			sk_queue_move_all(sk_scheduler_queue(d->sched), &ev, o, n);
+		}
+	} else if (n) {
+		klog_error("Scheduler cache UpdateNode failed", " node=%s err=\"%s\"", n->name, err ? err : "");
+	}
+	free(err);
+	sk_node_unref(o);
+	sk_node_unref(n);
+}
+
+static void on_node_delete(void *ctx, const cJSON *obj)
+{
+	struct sk_daemon *d = ctx;
+	const char *name = kube_meta_name(obj);
+	char *err = NULL;
+	if (name && sk_cache_remove_node(d->cache, name, &err) != 0)
+		klog_error("Scheduler cache RemoveNode failed", " node=%s err=\"%s\"", name, err ? err : "");
+	free(err);
+}
+
+void sk_dm_add_handlers(struct sk_daemon *d)
+{
+	kube_informer_add_handlers(d->pods, &(struct kube_informer_handlers){ on_pod_add, on_pod_update, on_pod_delete, d });
+	kube_informer_add_handlers(d->nodes, &(struct kube_informer_handlers){ on_node_add, on_node_update, on_node_delete, d });
+}

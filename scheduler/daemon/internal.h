@@ -1,0 +1,185 @@
+/* Private to scheduler/daemon/: struct sk_daemon and the pieces its files share. Each file owns
+ * one job: flags.c (argv), handlers.c (informer handlers), env.c (the framework and scheduler
+ * callbacks, the status-patch worker), loop.c (scheduling loop, housekeeping, leader callbacks),
+ * serve.c (HTTP endpoints), reload.c (configuration generations, swap, reaper, watcher) and
+ * daemon.c (lifecycle). Not installed, not for tests: they use daemon.h. */
+#ifndef SK_DAEMON_INTERNAL_H
+#define SK_DAEMON_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kube/events.h"
+#include "kube/httpserver.h"
+#include "kube/informer.h"
+#include "kube/leader.h"
+#include "kube/metrics.h"
+#include "kube/rest.h"
+#include "scheduler/backend/cache.h"
+#include "scheduler/backend/nominator.h"
+#include "scheduler/config/config.h"
+#include "scheduler/daemon/daemon.h"
+#include "scheduler/daemon/metrics_sched.h"
+#include "scheduler/daemon/preempt_client.h"
+#include "scheduler/framework/parallel.h"
+#include "scheduler/framework/runtime.h"
+#include "scheduler/schedule_one.h"
+
+#define CONFIG_HASH_ANNOTATION "schedkit.io/config-hash"
+#define DEFAULT_BINDER_THREADS 16
+#define CONFLICT_BUCKETS 256
+#define DEFAULT_CONFIG_POLL_MS 1000
+#define MAX_CONFIG_BYTES (16 << 20)
+
+/* An event recorder shared by the generations that run a profile of the same schedulerName. */
+struct rec_holder {
+	atomic_int refs;
+	struct kube_event_recorder *rec;
+};
+
+/* The env ctx of one profile's framework in one generation. */
+struct profile_ctx {
+	struct sk_daemon *d;
+	const char *name;                 /* the profile's schedulerName (owned by the generation's cfg) */
+	struct rec_holder *rh;
+	atomic_bool removed;              /* a reload dropped this schedulerName: no more bindings/events */
+	pthread_mutex_t bind_mu;          /* guards binds */
+	pthread_cond_t bind_cv;           /* signalled when binds drops to 0 */
+	int binds;                        /* binding POSTs in flight */
+};
+
+/* One loaded configuration and everything built from it (see the top of reload.c). */
+struct gen {
+	struct sk_config *cfg;
+	int n;
+	struct profile_ctx *pcs;
+	struct sk_framework **fws;        /* our references; NULL once released */
+	char *configz;                    /* /configz body, NULL when not serving */
+	struct gen *next;                 /* on d->retired / d->zombies */
+	uint64_t retired_cycles;          /* d->cycles right after the swap */
+};
+
+/* A PodScheduled=False (and nominatedNodeName) patch waiting for the patch thread. */
+struct patch_job {
+	struct patch_job *next;
+	char *ns, *name, *uid;
+	char *reason, *message;
+	bool nominate;
+	char *nominated_node;
+};
+
+/* A pod whose binding got 409: someone else bound it, or it is being deleted. */
+struct conflict {
+	struct conflict *next;
+	char *uid;
+};
+
+/* Lock order: reload_mu -> names_lock (write) -> the pod store's lock -> the queue's and cache's
+ * own locks; reload_mu -> profile_ctx.bind_mu; reload_mu -> reap_mu. mu, conflict_mu, patch_mu
+ * and house_mu are leaves: nothing else is taken while one is held. No lock of this struct is
+ * held across an HTTP request. */
+struct sk_daemon {
+	struct sk_daemon_opts opts;      /* borrowed strings (the caller's opts outlive the daemon) */
+	char identity[256];
+	char *lease_ns, *lease_name;     /* owned */
+
+	/* names_lock (writer-preferring rwlock) guards gen: informer pod handlers, the binding
+	 * failure path and /configz read it; a reload writes it. */
+	pthread_rwlock_t names_lock;
+	struct gen *gen;
+	pthread_mutex_t reload_mu;       /* serializes reloads; guards last_seen */
+	char last_seen[72];              /* hash of the last config file content looked at */
+	/* reap_mu guards retired, zombies, reap_stop, watch_stop; reap_cv wakes the reaper
+	 * (a generation retired, a cycle finished, stop), watch_cv the watcher (stop). */
+	pthread_mutex_t reap_mu;
+	pthread_cond_t reap_cv, watch_cv;
+	struct gen *retired, *zombies;
+	bool reap_stop, watch_stop;
+	/* Written by sk_daemon_start and sk_daemon_stop only (one thread): no lock. */
+	pthread_t reap_thread, watch_thread;
+	bool reap_running, watch_running;
+	atomic_uint_fast64_t cycles;     /* scheduling attempts finished by the loop */
+	atomic_bool loop_active;         /* the loop thread is between its start and its exit */
+	struct kube_metric *m_reloads, *m_last_ok, *m_last_ok_ts;
+
+	/* Built by sk_daemon_new, freed by sk_daemon_free: read-only in between. */
+	struct kube_client *client, *event_client;
+	struct kube_informer *pods, *nodes;
+	struct kube_informer *pdbs;      /* PodDisruptionBudgets, read by DefaultPreemption */
+	struct sk_preempt_client *preempt;
+	struct sk_cache *cache;
+	struct sk_snapshot *snap;
+	struct sk_nominator *nom;
+	struct sk_pool *pool;
+	struct sk_scheduler *sched;
+	struct kube_leader *leader;
+	struct kube_metrics_registry *registry;
+	struct sk_sched_metrics *metrics;
+	struct kube_http_server *http;
+
+	pthread_mutex_t mu;              /* guards started, loop_running, stopped, loop_thread */
+	bool started, loop_running, stopped;
+	pthread_t loop_thread;
+	/* Written by sk_daemon_start and sk_daemon_stop only: no lock. */
+	pthread_t house_thread, patch_thread;
+	bool house_running, patch_running;
+	atomic_bool stopping;            /* stop requested: no new pops */
+	atomic_bool failed;              /* leadership lost while running */
+	atomic_bool leading;
+	atomic_bool api_down;            /* a binding during shutdown found the API unreachable */
+	atomic_bool events_abandoned;    /* the shutdown flush timed out: recorders are not freed */
+
+	pthread_mutex_t conflict_mu;     /* guards conflicts */
+	struct conflict *conflicts[CONFLICT_BUCKETS];
+
+	/* patch_mu guards patch_head/tail, npatch_pending, patch_stop, patch_busy; patch_cv wakes
+	 * the patch thread (a job, stop) and whoever waits for the queue to drain. */
+	pthread_mutex_t patch_mu;
+	pthread_cond_t patch_cv;
+	struct patch_job *patch_head, *patch_tail;
+	int npatch_pending;
+	bool patch_stop, patch_busy;
+
+	pthread_mutex_t house_mu;        /* guards house_stop; house_cv wakes the housekeeper */
+	pthread_cond_t house_cv;
+	bool house_stop;
+};
+
+/* handlers.c: the informer handlers and the pod helpers the other files share. */
+void sk_dm_add_handlers(struct sk_daemon *d);
+struct sk_pod *sk_dm_decode_pod(const cJSON *obj); /* logs a pod that does not decode */
+bool sk_dm_pod_terminal(const struct sk_pod *p);
+bool sk_dm_is_ours_locked(struct sk_daemon *d, const char *scheduler_name); /* names_lock held */
+bool sk_dm_is_ours(struct sk_daemon *d, const char *scheduler_name);
+void sk_dm_incoming(struct sk_daemon *d, const struct sk_pod *p, const char *event);
+
+/* env.c: the callbacks of the frameworks and of the scheduler, the 409 set, the patch worker. */
+void sk_dm_framework_env(struct profile_ctx *pc, struct sk_framework_env *out);
+void sk_dm_sched_env(struct sk_daemon *d, const struct sk_config *cfg, struct sk_sched_env *out);
+void *sk_dm_patch_main(void *d);
+void sk_dm_conflict_add(struct sk_daemon *d, const char *uid);
+/* Whether uid's binding got 409; with remove, forgets it (the informer saw the pod bound or gone). */
+bool sk_dm_conflict_has(struct sk_daemon *d, const char *uid, bool remove);
+void sk_dm_free_pending(struct sk_daemon *d); /* queued patches and the 409 set (sk_daemon_free) */
+
+/* loop.c: the scheduling loop (started by leadership, or at start without election), the
+ * housekeeper, the leader callbacks. */
+void sk_dm_start_loop(struct sk_daemon *d);
+void *sk_dm_house_main(void *d);
+void sk_dm_leader_callbacks(struct sk_daemon *d, struct kube_leader_config *lc);
+
+/* serve.c: the HTTP server with /healthz /livez /readyz /metrics /configz (bound, not started). */
+int sk_dm_serve_new(struct sk_daemon *d, char **err);
+char *sk_dm_build_configz(const struct sk_config *cfg); /* NULL on OOM */
+
+/* reload.c: generations, the swap, the reaper, the config watcher, the reload metrics. */
+int sk_dm_reload_metrics_new(struct sk_daemon *d);
+struct gen *sk_dm_gen_build(struct sk_daemon *d, struct sk_config *cfg, const struct gen *old, char **err);
+int sk_dm_gen_swap(struct sk_daemon *d, struct gen *g, char **err);
+void sk_dm_gen_free(struct sk_daemon *d, struct gen *g);
+void *sk_dm_reaper_main(void *d);
+void *sk_dm_watch_main(void *d);
+
+#endif
