@@ -2,7 +2,6 @@
  * (provider merged into pluginConfig) and the deterministic YAML document around them. */
 #include "operator/render.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,22 +10,11 @@
 #include <openssl/evp.h>
 
 #include "kube/object.h"
+#include "kube/util.h"
 
 #define DEFAULT_LEASE_NS "schedkit-system"
 #define DEFAULT_LEASE_NAME "schedkit-scheduler"
 
-static int fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(char **err, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		if (vasprintf(err, fmt, ap) < 0)
-			*err = NULL;
-		va_end(ap);
-	}
-	return -1;
-}
 
 const char *op_profile_scheduler_name(const cJSON *spec, const char *metadata_name)
 {
@@ -102,7 +90,7 @@ static int check_type(const cJSON *spec, const char *field, int (*is)(const cJSO
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(spec, field);
 	if (!v || cJSON_IsNull(v) || is(v))
 		return 0;
-	return fail(err, "spec.%s: Invalid value: \"%s\": spec.%s in body must be of type %s", field,
+	return kube_errf(err, "spec.%s: Invalid value: \"%s\": spec.%s in body must be of type %s", field,
 		    json_type_name(v), field, want);
 }
 
@@ -214,7 +202,7 @@ int op_render_profile(const cJSON *spec, const char *metadata_name, cJSON **out,
 	if (spec && cJSON_IsNull(spec))
 		spec = NULL;
 	if (spec && !cJSON_IsObject(spec))
-		return fail(err, "spec: Invalid value: \"%s\": spec in body must be of type object", json_type_name(spec));
+		return kube_errf(err, "spec: Invalid value: \"%s\": spec in body must be of type object", json_type_name(spec));
 	if (spec && (check_type(spec, "schedulerName", is_string, "string", err) ||
 		     check_type(spec, "provider", is_string, "string", err) ||
 		     check_type(spec, "percentageOfNodesToScore", is_integer, "integer", err) ||
@@ -224,19 +212,19 @@ int op_render_profile(const cJSON *spec, const char *metadata_name, cJSON **out,
 		return -1;
 	const char *name = op_profile_scheduler_name(spec, metadata_name);
 	if (!name || !*name)
-		return fail(err, "spec.schedulerName: Required value");
+		return kube_errf(err, "spec.schedulerName: Required value");
 	const char *provider = spec ? kube_obj_get_string(spec, "provider") : NULL;
 	bool autoscaler = false;
 	if (provider && *provider) {
 		if (!strcmp(provider, "ClusterAutoscaler"))
 			autoscaler = true;
 		else if (strcmp(provider, "Default"))
-			return fail(err, "spec.provider: Unsupported value: \"%s\": supported values: \"ClusterAutoscaler\", \"Default\"",
+			return kube_errf(err, "spec.provider: Unsupported value: \"%s\": supported values: \"ClusterAutoscaler\", \"Default\"",
 				    provider);
 	}
 	const cJSON *legacy = spec ? cJSON_GetObjectItemCaseSensitive(spec, "legacyPolicy") : NULL;
 	if (legacy && !cJSON_IsNull(legacy))
-		return fail(err, "spec.legacyPolicy: Forbidden: translating a legacy Policy is not supported by this "
+		return kube_errf(err, "spec.legacyPolicy: Forbidden: translating a legacy Policy is not supported by this "
 				 "schedkit-operator; use plugins and pluginConfig");
 
 	cJSON *p = cJSON_CreateObject();
@@ -263,7 +251,7 @@ int op_render_profile(const cJSON *spec, const char *metadata_name, cJSON **out,
 	return 0;
 oom:
 	cJSON_Delete(p);
-	return fail(err, "out of memory");
+	return kube_errf(err, "out of memory");
 }
 
 struct sorted_profile {

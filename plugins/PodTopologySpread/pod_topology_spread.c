@@ -846,18 +846,6 @@ static struct sk_status pts_normalize(struct sk_plugin *self, struct sk_cycle_st
 
 /* ---------- EnqueueExtensions ---------- */
 
-static bool tolerations_equal(const struct sk_pod *a, const struct sk_pod *b)
-{
-	if (a->ntolerations != b->ntolerations)
-		return false;
-	for (int i = 0; i < a->ntolerations; i++) {
-		const struct sk_toleration *x = &a->tolerations[i], *y = &b->tolerations[i];
-		if (strcmp(x->key, y->key) || strcmp(x->value, y->value) || x->op != y->op || x->effect != y->effect)
-			return false;
-	}
-	return true;
-}
-
 static bool involved(const struct sk_pod *other, const struct sk_pod *pod)
 {
 	return strcmp(other->uid, pod->uid) == 0 || (other->node_name && strcmp(other->ns, pod->ns) == 0);
@@ -885,7 +873,7 @@ static enum sk_hint pts_hint_pod(struct sk_plugin *self, const struct sk_pod *po
 		bool honor = false;
 		for (int i = 0; cl && i < cl->n; i++)
 			honor |= cl->c[i].taints_honor;
-		if (strcmp(pod->uid, newp->uid) == 0 && !tolerations_equal(oldp, newp) && honor) {
+		if (strcmp(pod->uid, newp->uid) == 0 && !sk_tolerations_equal(oldp, newp) && honor) {
 			h = SK_QUEUE;
 		} else if (!sk_labels_equal(&oldp->labels, &newp->labels)) {
 			for (int i = 0; cl && i < cl->n && h == SK_QUEUE_SKIP; i++)

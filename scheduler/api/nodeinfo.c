@@ -32,6 +32,18 @@ bool sk_taints_equal(const struct sk_taint *a, int na, const struct sk_taint *b,
 	return true;
 }
 
+bool sk_tolerations_equal(const struct sk_pod *a, const struct sk_pod *b)
+{
+	if (a->ntolerations != b->ntolerations)
+		return false;
+	for (int i = 0; i < a->ntolerations; i++) {
+		const struct sk_toleration *x = &a->tolerations[i], *y = &b->tolerations[i];
+		if (strcmp(x->key, y->key) || strcmp(x->value, y->value) || x->op != y->op || x->effect != y->effect)
+			return false;
+	}
+	return true;
+}
+
 static int64_t sat_addsign(int64_t a, int64_t b, int sign)
 {
 	int64_t r;

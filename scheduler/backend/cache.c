@@ -4,13 +4,12 @@
  * zone-round-robin node tree; image states (size, number of nodes) for ImageLocality.
  * c->mu guards every field of struct sk_cache. */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kube/log.h"
+#include "kube/util.h"
 #include "scheduler/backend/cache.h"
 
 /* ---------- string-keyed hash map (chained) ---------- */
@@ -182,21 +181,7 @@ struct snap_priv {
 static int64_t monotonic_ms(void *ctx)
 {
 	(void)ctx;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-__attribute__((format(printf, 2, 3))) static int set_err(char **err, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		if (vasprintf(err, fmt, ap) < 0)
-			*err = NULL;
-		va_end(ap);
-	}
-	return -1;
+	return kube_mono_ns() / 1000000;
 }
 
 struct sk_cache *sk_cache_new(int64_t assumed_ttl_ms)
@@ -481,7 +466,7 @@ static int set_node_locked(struct sk_cache *c, struct sk_node *node, char **err)
 {
 	struct node_item *it = get_or_create_item(c, node->name);
 	if (!it)
-		return set_err(err, "node %s: out of memory", node->name);
+		return kube_errf(err, "node %s: out of memory", node->name);
 	struct sk_node *old = it->info->node;
 	/* A node is in the tree exactly when its item has a node: an update in the same zone keeps
 	 * its place, and tree_add only ever sees new nodes and zone moves (no duplicate scan, which
@@ -492,7 +477,7 @@ static int set_node_locked(struct sk_cache *c, struct sk_node *node, char **err)
 	if (!in_tree && tree_add(c, node) != 0) {
 		if (!old && it->info->npods == 0)
 			delete_item(c, it);
-		return set_err(err, "node %s: out of memory", node->name);
+		return kube_errf(err, "node %s: out of memory", node->name);
 	}
 	/* Status heartbeats rarely change the image list: skip the recount (and the snapshot's image
 	 * table copy it would trigger) when it is the same. */
@@ -525,7 +510,7 @@ int sk_cache_remove_node(struct sk_cache *c, const char *name, char **err)
 	int rc = 0;
 	struct node_item *it = smap_get(&c->nodes, name);
 	if (!it || !it->info->node) {
-		rc = set_err(err, "node %s is not found", name);
+		rc = kube_errf(err, "node %s is not found", name);
 		goto out;
 	}
 	struct sk_node *old = sk_node_ref(it->info->node);
@@ -558,7 +543,7 @@ static int place_pod(struct sk_cache *c, struct sk_pod *pod, bool assumed, char 
 		free(ps);
 		if (it && !it->info->node && it->info->npods == 0)
 			delete_item(c, it);
-		return set_err(err, "pod %s: out of memory", key);
+		return kube_errf(err, "pod %s: out of memory", key);
 	}
 	move_to_head(c, it);
 	ps->pod = sk_pod_ref(pod);
@@ -567,7 +552,7 @@ static int place_pod(struct sk_cache *c, struct sk_pod *pod, bool assumed, char 
 		smap_del(&c->pods, pod->uid);
 		sk_node_info_remove_pod(it->info, pod);
 		free_pod_state(ps);
-		return set_err(err, "pod %s: out of memory", key);
+		return kube_errf(err, "pod %s: out of memory", key);
 	}
 	if (assumed)
 		c->nassumed++;
@@ -601,11 +586,11 @@ int sk_cache_assume_pod(struct sk_cache *c, struct sk_pod *pod, char **err)
 	char key[600];
 	sk_pod_key(pod, key, sizeof(key));
 	if (!pod->node_name)
-		return set_err(err, "pod %s: cannot be assumed without a node name", key);
+		return kube_errf(err, "pod %s: cannot be assumed without a node name", key);
 	pthread_mutex_lock(&c->mu);
 	int rc;
 	if (smap_get(&c->pods, pod->uid))
-		rc = set_err(err, "pod %s(%s) is in the cache, so can't be assumed", key, pod->uid);
+		rc = kube_errf(err, "pod %s(%s) is in the cache, so can't be assumed", key, pod->uid);
 	else
 		rc = place_pod(c, pod, true, err);
 	pthread_mutex_unlock(&c->mu);
@@ -633,12 +618,12 @@ int sk_cache_forget_pod(struct sk_cache *c, const struct sk_pod *pod, char **err
 	int rc = 0;
 	struct pod_state *ps = smap_get(&c->pods, pod->uid);
 	if (ps && pod->node_name && strcmp(ps->pod->node_name, pod->node_name) != 0)
-		rc = set_err(err, "pod %s(%s) was assumed on %s but assigned to %s", key, pod->uid, pod->node_name,
+		rc = kube_errf(err, "pod %s(%s) was assumed on %s but assigned to %s", key, pod->uid, pod->node_name,
 			     ps->pod->node_name);
 	else if (ps && ps->assumed)
 		unplace_pod(c, ps);
 	else
-		rc = set_err(err, "pod %s(%s) wasn't assumed so cannot be forgotten", key, pod->uid);
+		rc = kube_errf(err, "pod %s(%s) wasn't assumed so cannot be forgotten", key, pod->uid);
 	pthread_mutex_unlock(&c->mu);
 	return rc;
 }
@@ -648,7 +633,7 @@ int sk_cache_add_pod(struct sk_cache *c, struct sk_pod *pod, char **err)
 	char key[600];
 	sk_pod_key(pod, key, sizeof(key));
 	if (!pod->node_name)
-		return set_err(err, "pod %s: not bound to a node", key);
+		return kube_errf(err, "pod %s: not bound to a node", key);
 	pthread_mutex_lock(&c->mu);
 	int rc = 0;
 	struct pod_state *ps = smap_get(&c->pods, pod->uid);
@@ -663,7 +648,7 @@ int sk_cache_add_pod(struct sk_cache *c, struct sk_pod *pod, char **err)
 		/* Either a pod bound by someone else, or an assumed pod that already expired. */
 		rc = place_pod(c, pod, false, err);
 	} else {
-		rc = set_err(err, "pod %s(%s) was already in added state", key, pod->uid);
+		rc = kube_errf(err, "pod %s(%s) was already in added state", key, pod->uid);
 	}
 	pthread_mutex_unlock(&c->mu);
 	return rc;
@@ -674,15 +659,15 @@ int sk_cache_update_pod(struct sk_cache *c, struct sk_pod *new_pod, char **err)
 	char key[600];
 	sk_pod_key(new_pod, key, sizeof(key));
 	if (!new_pod->node_name)
-		return set_err(err, "pod %s: not bound to a node", key);
+		return kube_errf(err, "pod %s: not bound to a node", key);
 	pthread_mutex_lock(&c->mu);
 	int rc = 0;
 	struct pod_state *ps = smap_get(&c->pods, new_pod->uid);
 	if (!ps)
-		rc = set_err(err, "pod %s(%s) is not added to scheduler cache, so cannot be updated", key,
+		rc = kube_errf(err, "pod %s(%s) is not added to scheduler cache, so cannot be updated", key,
 			     new_pod->uid);
 	else if (ps->assumed)
-		rc = set_err(err, "assumed pod %s(%s) should not be updated", key, new_pod->uid);
+		rc = kube_errf(err, "assumed pod %s(%s) should not be updated", key, new_pod->uid);
 	else {
 		if (strcmp(ps->pod->node_name, new_pod->node_name) != 0)
 			klog_error("Pod updated on a different node than previously added to", " pod=%s", key);
@@ -701,7 +686,7 @@ int sk_cache_remove_pod(struct sk_cache *c, const struct sk_pod *pod, char **err
 	int rc = 0;
 	struct pod_state *ps = smap_get(&c->pods, pod->uid);
 	if (!ps)
-		rc = set_err(err, "pod %s(%s) is not found in scheduler cache, so cannot be removed from it", key,
+		rc = kube_errf(err, "pod %s(%s) is not found in scheduler cache, so cannot be removed from it", key,
 			     pod->uid);
 	else {
 		if (pod->node_name && strcmp(ps->pod->node_name, pod->node_name) != 0)
@@ -1046,7 +1031,7 @@ int sk_cache_update_snapshot(struct sk_cache *c, struct sk_snapshot *s, char **e
 			goto oom;
 	}
 	if (s->nnodes != c->num_nodes || (int)p->by_name.n != c->num_nodes) {
-		rc = set_err(err, "snapshot state is not consistent: %d nodes in the snapshot, %d in the node tree",
+		rc = kube_errf(err, "snapshot state is not consistent: %d nodes in the snapshot, %d in the node tree",
 			     s->nnodes, c->num_nodes);
 		goto out;
 	}
@@ -1056,7 +1041,7 @@ oom:
 	/* The lists may point at freed node infos now: leave an empty (safe) snapshot; the next
 	 * update rebuilds everything. */
 	s->nnodes = s->nhave_affinity = s->nhave_required_anti_affinity = 0;
-	rc = set_err(err, "updating the snapshot: out of memory");
+	rc = kube_errf(err, "updating the snapshot: out of memory");
 out:
 	pthread_mutex_unlock(&c->mu);
 	return rc;

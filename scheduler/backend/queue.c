@@ -642,19 +642,6 @@ static bool scaled_down(const struct sk_resource *o, const struct sk_resource *n
 	return false;
 }
 
-static bool tolerations_equal(const struct sk_pod *a, const struct sk_pod *b)
-{
-	if (a->ntolerations != b->ntolerations)
-		return false;
-	for (int i = 0; i < a->ntolerations; i++) {
-		const struct sk_toleration *x = &a->tolerations[i], *y = &b->tolerations[i];
-		if (strcmp(x->key, y->key) != 0 || strcmp(x->value, y->value) != 0 || x->op != y->op ||
-		    x->effect != y->effect)
-			return false;
-	}
-	return true;
-}
-
 int sk_pod_update_events(const struct sk_pod *old_pod, const struct sk_pod *new_pod, struct sk_cluster_event *out,
 			 int max)
 {
@@ -669,7 +656,7 @@ int sk_pod_update_events(const struct sk_pod *old_pod, const struct sk_pod *new_
 	if (old_pod && old_pod->nscheduling_gates > 0 && new_pod->nscheduling_gates == 0)
 		cand[nc++] = (struct sk_cluster_event){ res, SK_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
 							"UpdatePodSchedulingGatesEliminated" };
-	if (old_pod && !tolerations_equal(old_pod, new_pod))
+	if (old_pod && !sk_tolerations_equal(old_pod, new_pod))
 		cand[nc++] = (struct sk_cluster_event){ res, SK_ACT_UPDATE_POD_TOLERATIONS, "UpdatePodToleration" };
 	for (int i = 0; i < nc && n < max; i++)
 		out[n++] = cand[i];

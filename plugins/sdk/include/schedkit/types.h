@@ -162,6 +162,8 @@ void sk_pod_unref(struct sk_pod *p);        /* frees at zero; NULL ok */
 const char *sk_pod_key(const struct sk_pod *p, char *buf, size_t n);
 /* A shallow copy with node_name set, used by assume. Caller unrefs. */
 struct sk_pod *sk_pod_with_node(const struct sk_pod *p, const char *node_name);
+/* The same tolerations (key, value, operator, effect) in the same order. */
+bool sk_tolerations_equal(const struct sk_pod *a, const struct sk_pod *b);
 
 /* ---------- nodes ---------- */
 struct sk_image {
