@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "kube/log.h"
+#include "kube/object.h"
 #include "kube/hash.h"
 
 #define NOTE_MAX 1024
@@ -83,19 +84,6 @@ static double wall_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void micro_time(char buf[40], double t)
-{
-	time_t secs = (time_t)floor(t);
-	long usec = (long)llround((t - (double)secs) * 1e6);
-	if (usec >= 1000000) {
-		secs++;
-		usec -= 1000000;
-	}
-	struct tm tm;
-	gmtime_r(&secs, &tm);
-	size_t n = strftime(buf, 40, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, 40 - n, ".%06dZ", (int)(usec % 1000000));
-}
 
 static void pending_free(struct pending *p)
 {
@@ -371,7 +359,7 @@ static int create_event(struct kube_event_recorder *r, const struct pending *p, 
 	if (asprintf(&name, "%s.%llx", cJSON_IsString(rn) ? rn->valuestring : "unknown", nanos) < 0)
 		return -1;
 	char when[40];
-	micro_time(when, p->when);
+	kube_time_micro(when, p->when);
 	cJSON *ev = cJSON_CreateObject();
 	cJSON *meta = cJSON_AddObjectToObject(ev, "metadata");
 	bool ok = ev && meta && cJSON_AddStringToObject(ev, "apiVersion", "events.k8s.io/v1") &&
@@ -393,7 +381,7 @@ static int create_event(struct kube_event_recorder *r, const struct pending *p, 
 	}
 	if (ok && c && c->count >= 2) {
 		char last[40];
-		micro_time(last, c->last_observed);
+		kube_time_micro(last, c->last_observed);
 		cJSON *series = cJSON_AddObjectToObject(ev, "series");
 		ok = series && cJSON_AddNumberToObject(series, "count", c->count) &&
 		     cJSON_AddStringToObject(series, "lastObservedTime", last);
@@ -427,7 +415,7 @@ static int create_event(struct kube_event_recorder *r, const struct pending *p, 
 static int patch_series(struct kube_event_recorder *r, struct cached *c)
 {
 	char when[40];
-	micro_time(when, c->last_observed);
+	kube_time_micro(when, c->last_observed);
 	cJSON *patch = cJSON_CreateObject();
 	cJSON *series = cJSON_AddObjectToObject(patch, "series");
 	char *path = events_path(c->ns, c->name);

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "kube/log.h"
+#include "kube/object.h"
 #include "kube/util.h"
 
 #define JITTER_FACTOR 1.2
@@ -94,20 +95,6 @@ static double jitter(struct kube_leader *le, double d)
 	return d + r * JITTER_FACTOR * d;
 }
 
-/* metav1.MicroTime: RFC 3339 with exactly 6 fractional digits, UTC. */
-static void micro_time(char buf[40], double t)
-{
-	time_t secs = (time_t)floor(t);
-	long usec = (long)llround((t - (double)secs) * 1e6);
-	if (usec >= 1000000) {
-		secs++;
-		usec -= 1000000;
-	}
-	struct tm tm;
-	gmtime_r(&secs, &tm);
-	size_t n = strftime(buf, 40, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, 40 - n, ".%06dZ", (int)(usec % 1000000));
-}
 
 /* ---------- lifecycle ---------- */
 
@@ -377,8 +364,8 @@ static bool try_acquire_or_renew(struct kube_leader *le)
 	struct lease_record rec = {0};
 	snprintf(rec.holder, sizeof(rec.holder), "%s", le->identity);
 	rec.duration = le->lease_duration;
-	micro_time(rec.acquire, now);
-	micro_time(rec.renew, now);
+	kube_time_micro(rec.acquire, now);
+	kube_time_micro(rec.renew, now);
 
 	/* Fast path: we hold it and our observation is still valid. */
 	pthread_mutex_lock(&le->mu);
@@ -473,8 +460,8 @@ bool kube_leader_release(struct kube_leader *le)
 	double now = le_now(le);
 	r.holder[0] = 0;
 	r.duration = 1;
-	micro_time(r.acquire, now);
-	micro_time(r.renew, now);
+	kube_time_micro(r.acquire, now);
+	kube_time_micro(r.renew, now);
 	cJSON *obj = build_lease(le, base, &r, false);
 	cJSON_Delete(base);
 	if (!obj || !put_lease(le, obj, now)) {

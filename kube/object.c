@@ -1867,6 +1867,20 @@ void kube_time_rfc3339(char buf[32], time_t t)
 	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+void kube_time_micro(char buf[40], double t)
+{
+	time_t secs = (time_t)floor(t);
+	long usec = (long)llround((t - (double)secs) * 1e6);
+	if (usec >= 1000000) {
+		secs++;
+		usec -= 1000000;
+	}
+	struct tm tm;
+	gmtime_r(&secs, &tm);
+	size_t n = strftime(buf, 40, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, 40 - n, ".%06dZ", (int)(usec % 1000000));
+}
+
 static int digits(const char *s, int n, int *out)
 {
 	int v = 0;

@@ -108,6 +108,8 @@ bool kube_condition_set(cJSON *status, const char *type, const char *status_valu
 
 /* "2006-01-02T15:04:05Z" in UTC (metav1.Time wire form). */
 void kube_time_rfc3339(char buf[32], time_t t);
+/* metav1.MicroTime: RFC 3339 in UTC with exactly 6 fractional digits, from Unix seconds. */
+void kube_time_micro(char buf[40], double t);
 /* Parses RFC 3339 with optional fractional seconds (dropped) and Z or +hh:mm/-hh:mm offset.
  * Returns 0 or -1. */
 int kube_time_parse_rfc3339(const char *s, time_t *out);

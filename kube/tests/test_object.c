@@ -566,6 +566,21 @@ static void test_time(void **state)
 	assert_string_equal(buf, "1970-01-01T00:00:00Z");
 	kube_time_rfc3339(buf, 1764470622);
 	assert_string_equal(buf, "2025-11-30T02:43:42Z");
+	/* MicroTime: six digits always, rounding that carries into the next second. */
+	static const struct {
+		double t;
+		const char *want;
+	} micro[] = {
+		{ 0, "1970-01-01T00:00:00.000000Z" },
+		{ 1764470622.25, "2025-11-30T02:43:42.250000Z" },
+		{ 1764470622.0000004, "2025-11-30T02:43:42.000000Z" },
+		{ 1764470622.9999996, "2025-11-30T02:43:43.000000Z" },
+	};
+	for (size_t i = 0; i < sizeof(micro) / sizeof(micro[0]); i++) {
+		char mb[40];
+		kube_time_micro(mb, micro[i].t);
+		assert_string_equal(mb, micro[i].want);
+	}
 	static const struct {
 		const char *s;
 		long long t;
