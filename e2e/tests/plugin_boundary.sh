@@ -128,5 +128,30 @@ else
   else notok "no core object (${#core_objs[@]}) references a plugin symbol" "$bad"; fi
 fi
 
+# Every function the API headers declare is in the host table (schedkit/host_api.h), so a module
+# (an out-of-tree .so) can call it: the variadic ones through their va_list forms, which module.h
+# forwards; sk_module_init is the module's own entry point.
+# (-aux-info, which lists every declaration, is a gcc option: gcc does this check under any CC.)
+{
+  for h in $SDK/schedkit/*.h; do echo "#include \"schedkit/$(basename "$h")\""; done
+} >"$WORK/all_api.c"
+if gcc -std=c11 -D_GNU_SOURCE -I"$SDK" $(pkg-config --cflags libcjson 2>/dev/null) -fsyntax-only \
+     -aux-info "$WORK/api.aux" "$WORK/all_api.c" 2>"$WORK/aux.err"; then
+  grep "$SDK/schedkit/" "$WORK/api.aux" | grep -v static | sed -E 's|^/\* [^ ]* \*/ *||' |
+    grep -oE '[a-z_0-9]+ \(' | tr -d ' (' | grep -vx 'void' | sort -u >"$WORK/api.decl"
+  printf '#include "schedkit/host_api.h"\n#define F(r, n, p, a) HOSTFN n\nSK_HOST_API(F, F)\n' >"$WORK/host.c"
+  $CC -E -P -I"$SDK" $(pkg-config --cflags libcjson 2>/dev/null) "$WORK/host.c" |
+    grep -oE 'HOSTFN [a-z_0-9]+' | awk '{print $2}' | sort -u >"$WORK/api.host"
+  missing_fns=$(comm -23 "$WORK/api.decl" "$WORK/api.host" |
+    grep -vxE 'sk_module_init|sk_statusf|sk_status_addf|sk_errors_addf|sk_log_emit')
+  if [ -z "$missing_fns" ] && [ -s "$WORK/api.host" ]; then
+    ok "every API function ($(wc -l <"$WORK/api.decl")) is in the host table"
+  else
+    notok "every API function is in the host table (schedkit/host_api.h)" "missing: $missing_fns"
+  fi
+else
+  notok "the API headers compile together (for the host-table check)" "$(cat "$WORK/aux.err")"
+fi
+
 echo "1..$n"
 [ "$failed" = 0 ]

@@ -119,6 +119,20 @@ static void module_subject(const struct sk_module *mod, char *buf, size_t n)
 		snprintf(buf, n, "module \"%s\"", mod->name ? mod->name : "");
 }
 
+/* SK_LAYOUT_SIGNATURE of each released minor of this major, indexed by minor. When SK_ABI_MINOR is
+ * bumped, the previous minor's value (printed by the loader test) is appended here, so modules built
+ * against it keep loading. 1.0 is the first release: only the current minor exists. */
+static const uint64_t released_signatures[] = { 0 /* 1.0: SK_LAYOUT_SIGNATURE below */ };
+
+static uint64_t released_signature(uint32_t minor)
+{
+	if (minor == SK_ABI_MINOR)
+		return SK_LAYOUT_SIGNATURE;
+	if (minor < sizeof(released_signatures) / sizeof(released_signatures[0]))
+		return released_signatures[minor];
+	return 0;
+}
+
 static int check_module(const struct sk_module *mod, char *msg, size_t n)
 {
 	char subject[256];
@@ -133,7 +147,10 @@ static int check_module(const struct sk_module *mod, char *msg, size_t n)
 			 mod->abi_major, mod->abi_minor, (size_t)MODULE_SIZE_1_0);
 		return -1;
 	}
-	if (mod->layout_signature != SK_LAYOUT_SIGNATURE) {
+	/* The fingerprint covers this build's struct sizes, which an older minor's headers had smaller
+	 * (append-only): a module of an older minor is compared against the fingerprint that minor
+	 * shipped with (released_signature), one of ours against our own. */
+	if (mod->layout_signature != released_signature(mod->abi_minor)) {
 		snprintf(msg, n,
 			 "%s: built against schedkit headers of another build (layout signature %016" PRIx64
 			 ", this scheduler %016" PRIx64 ")",

@@ -72,6 +72,7 @@
 	F(int, sk_resource_copy, (struct sk_resource *dst, const struct sk_resource *src), (dst, src)) \
 	F(bool, sk_toleration_tolerates, (const struct sk_toleration *t, const struct sk_taint *taint), (t, taint)) \
 	F(bool, sk_taints_equal, (const struct sk_taint *a, int na, const struct sk_taint *b, int nb), (a, na, b, nb)) \
+	F(bool, sk_tolerations_equal, (const struct sk_pod *a, const struct sk_pod *b), (a, b)) \
 	F(struct sk_pod *, sk_pod_decode, (const cJSON *obj, char **err), (obj, err)) \
 	F(struct sk_pod *, sk_pod_ref, (struct sk_pod *p), (p)) \
 	P(void, sk_pod_unref, (struct sk_pod *p), (p)) \
