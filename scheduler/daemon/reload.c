@@ -480,11 +480,18 @@ static void reload_failed(struct sk_daemon *d, const char *hash, const char *sum
 		klog_error("Invalid scheduler configuration", " file=%s err=\"%s\"", d->opts.config_path, msgs[i]);
 }
 
-static void reload_ok(struct sk_daemon *d)
+/* The Lease no longer reports a rejection: after a good reload, and when the files are back to
+ * what runs (a rejected change was undone). */
+static void clear_rejected(struct sk_daemon *d)
 {
 	if (d->leader && (kube_leader_set_annotation(d->leader, REJECTED_HASH_ANNOTATION, NULL) != 0 ||
 			  kube_leader_set_annotation(d->leader, REJECTED_ERROR_ANNOTATION, NULL) != 0))
 		klog_error("Cannot clear the rejected configuration on the Lease: out of memory");
+}
+
+static void reload_ok(struct sk_daemon *d)
+{
+	clear_rejected(d);
 	kube_counter_inc(d->m_reloads, KUBE_LABELS("success"));
 	kube_gauge_set(d->m_last_ok, 1, NULL);
 	kube_gauge_set(d->m_last_ok_ts, (double)time(NULL), NULL);
@@ -523,6 +530,7 @@ static int check_config_locked(struct sk_daemon *d, char **err)
 					  hash);
 			snprintf(d->last_seen, sizeof d->last_seen, "%s", seen);
 			kube_gauge_set(d->m_last_ok, 1, NULL);
+			clear_rejected(d);
 		}
 		free(buf);
 		return 0;
