@@ -19,6 +19,17 @@ const char *op_lease_applied_hash(const cJSON *lease)
 	return h && *h ? h : NULL;
 }
 
+const char *op_lease_rejected_error(const cJSON *lease, const char *config_hash)
+{
+	if (!lease || !config_hash || !*config_hash)
+		return NULL;
+	const char *h = kube_meta_annotation(lease, OP_REJECTED_HASH_ANNOTATION);
+	if (!h || strcmp(h, config_hash))
+		return NULL;
+	const char *msg = kube_meta_annotation(lease, OP_REJECTED_ERROR_ANNOTATION);
+	return msg && *msg ? msg : "schedkit-scheduler rejected the configuration (it gave no reason)";
+}
+
 static int add_int(cJSON *o, const char *k, int64_t v)
 {
 	cJSON *n = kube_json_create_int64(v);
@@ -30,7 +41,7 @@ static int add_int(cJSON *o, const char *k, int64_t v)
 }
 
 cJSON *op_status_desired(const cJSON *profile_obj, const struct op_profile_result *r, const struct op_plan *plan,
-			 const char *applied_hash, const char *lease_ref, const char *now)
+			 const char *applied_hash, const char *rejected_error, const char *lease_ref, const char *now)
 {
 	cJSON *st = cJSON_CreateObject();
 	if (!st)
@@ -81,6 +92,11 @@ cJSON *op_status_desired(const cJSON *profile_obj, const struct op_profile_resul
 				 "configuration %s",
 				 (long long)r->rendered_generation, hash12);
 		}
+	} else if (rejected_error) {
+		/* the leader kept its previous configuration: say why, in the scheduler's words */
+		kube_condition_set(st, "Applied", "False", OP_APPLIED_CONFIG_REJECTED, rejected_error, r->generation,
+				   now);
+		return st;
 	} else {
 		status = "False";
 		reason = OP_APPLIED_PENDING;

@@ -16,7 +16,7 @@
 #include "operator/plan.h"
 #include "scheduler/config/config.h"
 
-static const struct op_render_opts ro = { "schedkit-system", "schedkit-scheduler" };
+static const struct op_render_opts ro = { .lease_namespace = "schedkit-system", .lease_name = "schedkit-scheduler" };
 
 /* A SchedulerProfile object: name, creationTimestamp, generation, spec YAML (flow), optional
  * last-accepted annotation JSON. */

@@ -79,7 +79,7 @@ static void test_outcomes(void **state)
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		struct op_profile_result r = result(t[i].accepted, t[i].reason, t[i].src);
-		cJSON *st = op_status_desired(NULL, &r, &p, t[i].applied, "schedkit-system/schedkit-scheduler",
+		cJSON *st = op_status_desired(NULL, &r, &p, t[i].applied, NULL, "schedkit-system/schedkit-scheduler",
 					      "2025-01-01T00:00:00Z");
 		assert_non_null(st);
 		assert_cond(st, "Accepted", t[i].accepted ? "True" : "False", t[i].reason);
@@ -104,20 +104,20 @@ static void test_stable_and_transitions(void **state)
 	(void)state;
 	struct op_plan p = plan();
 	struct op_profile_result r = result(true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT);
-	cJSON *s1 = op_status_desired(NULL, &r, &p, NULL, "ns/l", "2025-01-01T00:00:00Z");
+	cJSON *s1 = op_status_desired(NULL, &r, &p, NULL, NULL, "ns/l", "2025-01-01T00:00:00Z");
 	cJSON *o1 = obj_with_status(s1);
 	/* same inputs later: identical, so nothing is written */
-	cJSON *s2 = op_status_desired(o1, &r, &p, NULL, "ns/l", "2025-01-01T09:00:00Z");
+	cJSON *s2 = op_status_desired(o1, &r, &p, NULL, NULL, "ns/l", "2025-01-01T09:00:00Z");
 	assert_true(op_status_equal(s1, s2));
 	/* the scheduler reports the hash: Applied flips, its time moves, Accepted's does not */
-	cJSON *s3 = op_status_desired(o1, &r, &p, HASH, "ns/l", "2025-01-01T10:00:00Z");
+	cJSON *s3 = op_status_desired(o1, &r, &p, HASH, NULL, "ns/l", "2025-01-01T10:00:00Z");
 	assert_false(op_status_equal(s1, s3));
 	assert_string_equal(kube_obj_get_string(cond(s3, "Applied"), "lastTransitionTime"), "2025-01-01T10:00:00Z");
 	assert_string_equal(kube_obj_get_string(cond(s3, "Accepted"), "lastTransitionTime"), "2025-01-01T00:00:00Z");
 	/* another message with the same status keeps the transition time */
 	cJSON *o3 = obj_with_status(s3);
 	r.message = "valid, differently";
-	cJSON *s4 = op_status_desired(o3, &r, &p, HASH, "ns/l", "2025-01-01T11:00:00Z");
+	cJSON *s4 = op_status_desired(o3, &r, &p, HASH, NULL, "ns/l", "2025-01-01T11:00:00Z");
 	assert_string_equal(kube_obj_get_string(cond(s4, "Accepted"), "message"), "valid, differently");
 	assert_string_equal(kube_obj_get_string(cond(s4, "Accepted"), "lastTransitionTime"), "2025-01-01T00:00:00Z");
 	cJSON_Delete(s2);
