@@ -76,6 +76,16 @@ cJSON *op_status_desired(const cJSON *profile_obj, const struct op_profile_resul
 	snprintf(hash12, sizeof hash12, "%.12s", plan->config_hash);
 	if (applied_hash)
 		snprintf(applied12, sizeof applied12, "%.12s", applied_hash);
+	if (rendered && rejected_error) {
+		/* The leader refused this configuration and kept its previous one; say why, in the
+		 * scheduler's words. This wins over an equal applied hash: a plugin file that changed
+		 * under the same config.yaml is rejected with that config's hash while the leader keeps
+		 * running it with the old plugins. The scheduler removes the annotations once a reload
+		 * succeeds. */
+		kube_condition_set(st, "Applied", "False", OP_APPLIED_CONFIG_REJECTED, rejected_error, r->generation,
+				   now);
+		return st;
+	}
 	if (!rendered) {
 		status = "False";
 		reason = OP_APPLIED_NOT_IN_CONFIG;
@@ -92,11 +102,6 @@ cJSON *op_status_desired(const cJSON *profile_obj, const struct op_profile_resul
 				 "configuration %s",
 				 (long long)r->rendered_generation, hash12);
 		}
-	} else if (rejected_error) {
-		/* the leader kept its previous configuration: say why, in the scheduler's words */
-		kube_condition_set(st, "Applied", "False", OP_APPLIED_CONFIG_REJECTED, rejected_error, r->generation,
-				   now);
-		return st;
 	} else {
 		status = "False";
 		reason = OP_APPLIED_PENDING;

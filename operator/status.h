@@ -37,9 +37,9 @@ const char *op_lease_applied_hash(const cJSON *lease);
 const char *op_lease_rejected_error(const cJSON *lease, const char *config_hash);
 
 /* The status profile_obj should have. applied_hash: op_lease_applied_hash (NULL = none);
- * rejected_error: op_lease_rejected_error for the plan's hash (NULL = not rejected): a profile in
- * the configuration that does not run turns Applied=False, reason ConfigRejected, with that
- * message; lease_ref "ns/name" for messages; now: RFC 3339 for new transitions. Caller frees;
+ * rejected_error: op_lease_rejected_error for the plan's hash (NULL = not rejected): every profile
+ * in the configuration turns Applied=False, reason ConfigRejected, with that message (even when
+ * applied_hash is the same: the plugin files changed under it); lease_ref "ns/name" for messages; now: RFC 3339 for new transitions. Caller frees;
  * NULL on OOM. */
 cJSON *op_status_desired(const cJSON *profile_obj, const struct op_profile_result *r, const struct op_plan *plan,
 			 const char *applied_hash, const char *rejected_error, const char *lease_ref, const char *now);

@@ -148,8 +148,9 @@ static void test_lease_hash(void **state)
 
 /* A reload the scheduler refused: its Lease names the rejected hash and the loader's message.
  * When that is the configuration rendered now, every profile in it reports it (Applied=False,
- * ConfigRejected, the scheduler's words); a stale rejection (another hash), a profile left out of
- * the configuration, and a configuration that does run are not affected. */
+ * ConfigRejected, the scheduler's words), even when the leader reports that same hash as running
+ * (same config.yaml, changed plugin files); a rejection of another hash and a profile left out of
+ * the configuration are not affected. */
 static void test_config_rejected(void **state)
 {
 	(void)state;
@@ -184,8 +185,9 @@ static void test_config_rejected(void **state)
 		{ true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT, NULL, "False", OP_APPLIED_CONFIG_REJECTED },
 		{ false, OP_REASON_INVALID, OP_SOURCE_LAST_ACCEPTED, OTHER, "False", OP_APPLIED_CONFIG_REJECTED },
 		{ false, OP_REASON_INVALID, OP_SOURCE_NONE, OTHER, "False", OP_APPLIED_NOT_IN_CONFIG },
-		/* the leader runs what was rendered after all (the rejection is older): Applied */
-		{ true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT, HASH, "True", OP_APPLIED_APPLIED },
+		/* the leader still runs this config.yaml, but refused it with the plugin files that
+		 * changed under it: the rejection wins */
+		{ true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT, HASH, "False", OP_APPLIED_CONFIG_REJECTED },
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		struct op_profile_result r = result(t[i].accepted, t[i].reason, t[i].src);
