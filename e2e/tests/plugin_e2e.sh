@@ -121,7 +121,7 @@ check "kubectl apply -k manifests/samples/ (the plain profiles)" k apply -k "$SK
 check "kubectl apply -f manifests/samples/sample-plugin.yaml" k apply -f "$SK_ROOT/manifests/samples/sample-plugin.yaml"
 eventually "SchedulerPlugin sample is Accepted=True" cond_is schedulerplugin sample Accepted status True
 expect "kubectl get splugin shows the columns" '^NAME +IMAGE +PLUGINS +ACCEPTED +AGE' k get splugin
-expect "... and the plugin" '^sample +schedkit/sample-plugin:0\.2\.0 +\["Sample"\] +True' k get splugin
+expect "... and the plugin" '^sample +schedkit/sample-plugin:0\.2\.0 +\[Sample\] +True' k get splugin
 check "kubectl apply -f manifests/samples/sample-scheduler.yaml" k apply -f "$SK_ROOT/manifests/samples/sample-scheduler.yaml"
 eventually "the SchedulerProfile using Sample is Accepted=True" cond_is sp sample-scheduler Accepted status True
 eventually "the Deployment carries the plugins-hash" test -n "$(sk_deploy_plugins_hash $NS)"
