@@ -719,7 +719,7 @@ static struct sk_status custom_score(struct sk_plugin *self, struct sk_cycle_sta
 	return sk_ok();
 }
 static const struct sk_plugin_desc custom_plugin = {
-	.abi_version = SK_PLUGIN_ABI_VERSION, .name = "CustomPlugin", .filter = custom_filter, .score = custom_score,
+	SK_PLUGIN_HEADER, .name = "CustomPlugin", .filter = custom_filter, .score = custom_score,
 };
 
 static void test_out_of_tree_multipoint(void **state)
