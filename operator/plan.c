@@ -47,71 +47,20 @@ static char *xstrdup(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-static bool is_external(const char *name, const char *const *external)
-{
-	for (int i = 0; name && external && external[i]; i++)
-		if (!strcmp(external[i], name))
-			return true;
-	return false;
-}
-
-/* Removes the entries naming an external plugin from a JSON array of {name: ...} objects. */
-static void drop_external(cJSON *list, const char *const *external)
-{
-	cJSON *it = cJSON_IsArray(list) ? list->child : NULL;
-	while (it) {
-		cJSON *next = it->next;
-		if (is_external(kube_obj_get_string(it, "name"), external))
-			cJSON_Delete(cJSON_DetachItemViaPointer(list, it));
-		it = next;
-	}
-}
-
-/* The profile entry as this build's loader can check it: the plugins accepted SchedulerPlugins
- * provide are taken out of every plugin set (enabled and disabled) and pluginConfig. Such a
- * plugin counts as implementing every extension point it is enabled at, and its args stay raw in
- * the rendered configuration: the scheduler validates them when it loads the plugin (the
- * contract's sk_config_opts.external_plugins; this is the same rule applied before loading).
- * Returns a copy (caller frees), or NULL on OOM. */
-static cJSON *without_external(const cJSON *profile, const char *const *external)
-{
-	cJSON *p = cJSON_Duplicate(profile, 1);
-	if (!p || !external || !external[0])
-		return p;
-	cJSON *plugins = cJSON_GetObjectItemCaseSensitive(p, "plugins");
-	for (cJSON *set = cJSON_IsObject(plugins) ? plugins->child : NULL; set; set = set->next) {
-		drop_external(cJSON_GetObjectItemCaseSensitive(set, "enabled"), external);
-		drop_external(cJSON_GetObjectItemCaseSensitive(set, "disabled"), external);
-	}
-	drop_external(cJSON_GetObjectItemCaseSensitive(p, "pluginConfig"), external);
-	return p;
-}
-
-/* sk_config_load of the configuration holding entries[0..n), as the loader sees them. */
+/* sk_config_load of the configuration holding entries[0..n). The plugins accepted SchedulerPlugins
+ * provide are external to the loader: accepted at every extension point they are enabled at, args
+ * kept raw (the scheduler validates them when it loads the plugin). */
 static struct sk_config *load_entries(const cJSON *const *entries, int n, const struct op_render_opts *opts,
 				      struct sk_errors *e)
 {
-	const cJSON **checked = calloc(n > 0 ? (size_t)n : 1, sizeof *checked);
-	struct sk_config *cfg = NULL;
-	char *text = NULL;
-	int k = 0;
-	if (!checked)
-		goto oom;
-	for (; k < n; k++)
-		if (!(checked[k] = without_external(entries[k], opts ? opts->external_plugins : NULL)))
-			goto oom;
-	text = op_render_config(checked, n, opts);
-	if (!text)
-		goto oom;
-	cfg = sk_config_load(text, strlen(text), e);
-	goto out;
-oom:
-	sk_errors_addf(e, "%s", "out of memory");
-out:
+	char *text = op_render_config(entries, n, opts);
+	if (!text) {
+		sk_errors_addf(e, "%s", "out of memory");
+		return NULL;
+	}
+	struct sk_config_opts lo = { .external_plugins = opts ? opts->external_plugins : NULL };
+	struct sk_config *cfg = sk_config_load_opts(text, strlen(text), &lo, e);
 	free(text);
-	for (int i = 0; checked && i < k; i++)
-		cJSON_Delete((cJSON *)checked[i]);
-	free(checked);
 	return cfg;
 }
 
