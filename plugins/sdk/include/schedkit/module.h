@@ -95,7 +95,9 @@ static inline const struct sk_module *sk_module_accept_host(const struct sk_host
 #define SK__FORWARD_VOID(ret, name, params, args) \
 	__attribute__((visibility("hidden"))) ret name params { sk__module_host->name args; }
 
-#define SK_MODULE(modname, ...)                                                                          \
+/* The forwarders alone, and sk__module_host for the entry point to set: SK_MODULE uses it; a module
+ * that writes its own sk_module_init (the loader's tests do, to build broken modules) too. */
+#define SK_MODULE_FORWARDERS()                                                                           \
 	__attribute__((visibility("hidden"))) const struct sk_host_api *sk__module_host;                 \
 	SK_HOST_API(SK__FORWARD, SK__FORWARD_VOID)                                                       \
 	__attribute__((visibility("hidden"))) struct sk_status sk_statusf(enum sk_code code, const char *fmt, ...) \
@@ -128,6 +130,10 @@ static inline const struct sk_module *sk_module_accept_host(const struct sk_host
 		sk__module_host->sk_log_emitv(sev, file, line, msg, kv_fmt, ap);                         \
 		va_end(ap);                                                                              \
 	}                                                                                                \
+	struct sk__module_semicolon
+
+#define SK_MODULE(modname, ...)                                                                          \
+	SK_MODULE_FORWARDERS();                                                                          \
 	static const struct sk_plugin_desc *const sk__module_plugins[] = { __VA_ARGS__ };                \
 	static const struct sk_module sk__module = {                                                     \
 		.abi_major = SK_ABI_MAJOR,                                                               \
