@@ -175,8 +175,13 @@ eventually "the previous configuration keeps scheduling: a spread pod binds" \
 	test -n "$(k get pod spread-after -o jsonpath='{.spec.nodeName}')"
 eventually "... and Sample still filters: a new sample-scheduler pod lands on a labelled node" bound_labelled sample-after
 rm -f "$PLUGDIR/zz-broken.so"
-eventually "removing the broken file: the scheduler reloads and the profile is Applied=True again" \
+applied_again() { # prints what it saw (the diagnostic when it never holds)
+	cond sp sample-scheduler Applied reason; echo
+	k -n $NS get lease schedkit-scheduler -o jsonpath='{.metadata.annotations}'; echo
+	grep -E 'reload|Reload' "$TMP/scheduler.log" | tail -5
 	cond_is sp sample-scheduler Applied status True
+}
+eventually "removing the broken file: the scheduler reloads and the profile is Applied=True again" applied_again
 
 # ------------------------------------------------------------------ a plugin name shadowing an in-tree one
 hash_before=$(sk_deploy_plugins_hash $NS)
