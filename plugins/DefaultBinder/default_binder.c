@@ -19,7 +19,7 @@ static struct sk_status default_binder_bind(struct sk_plugin *self, struct sk_cy
 }
 
 const struct sk_plugin_desc sk_plugin_default_binder = {
-	.abi_version = SK_PLUGIN_ABI_VERSION,
+	SK_PLUGIN_HEADER,
 	.name = "DefaultBinder",
 	.bind = default_binder_bind,
 };

@@ -882,7 +882,7 @@ static int dp_events(struct sk_plugin *self, struct sk_event_registration *out, 
 }
 
 const struct sk_plugin_desc sk_plugin_default_preemption = {
-	.abi_version = SK_PLUGIN_ABI_VERSION,
+	SK_PLUGIN_HEADER,
 	.name = NAME,
 	.args_kind = "DefaultPreemptionArgs",
 	.args_decode = dp_args_decode,

@@ -31,7 +31,7 @@ static struct sk_status image_score(struct sk_plugin *self, struct sk_cycle_stat
 }
 
 const struct sk_plugin_desc sk_plugin_image_locality = {
-	.abi_version = SK_PLUGIN_ABI_VERSION,
+	SK_PLUGIN_HEADER,
 	.name = "ImageLocality",
 	.score = image_score,
 };

@@ -667,7 +667,7 @@ static int ipa_events(struct sk_plugin *self, struct sk_event_registration *out,
 }
 
 const struct sk_plugin_desc sk_plugin_inter_pod_affinity = {
-	.abi_version = SK_PLUGIN_ABI_VERSION,
+	SK_PLUGIN_HEADER,
 	.name = "InterPodAffinity",
 	.args_kind = "InterPodAffinityArgs",
 	.args_decode = args_decode,

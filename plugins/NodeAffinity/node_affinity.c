@@ -313,7 +313,7 @@ static int na_events(struct sk_plugin *self, struct sk_event_registration *out, 
 }
 
 const struct sk_plugin_desc sk_plugin_node_affinity = {
-	.abi_version = SK_PLUGIN_ABI_VERSION,
+	SK_PLUGIN_HEADER,
 	.name = "NodeAffinity",
 	.args_kind = "NodeAffinityArgs",
 	.args_decode = args_decode,

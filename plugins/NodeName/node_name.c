@@ -40,7 +40,7 @@ static int node_name_events(struct sk_plugin *self, struct sk_event_registration
 }
 
 const struct sk_plugin_desc sk_plugin_node_name = {
-	.abi_version = SK_PLUGIN_ABI_VERSION,
+	SK_PLUGIN_HEADER,
 	.name = "NodeName",
 	.filter = node_name_filter,
 	.events_to_register = node_name_events,

@@ -91,7 +91,7 @@ static int ports_events(struct sk_plugin *self, struct sk_event_registration *ou
 }
 
 const struct sk_plugin_desc sk_plugin_node_ports = {
-	.abi_version = SK_PLUGIN_ABI_VERSION,
+	SK_PLUGIN_HEADER,
 	.name = "NodePorts",
 	.pre_filter = ports_pre_filter,
 	.filter = ports_filter,

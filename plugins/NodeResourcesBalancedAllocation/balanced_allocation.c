@@ -194,7 +194,7 @@ static struct sk_status ba_score(struct sk_plugin *self, struct sk_cycle_state *
 }
 
 const struct sk_plugin_desc sk_plugin_node_resources_balanced_allocation = {
-	.abi_version = SK_PLUGIN_ABI_VERSION,
+	SK_PLUGIN_HEADER,
 	.name = "NodeResourcesBalancedAllocation",
 	.args_kind = "NodeResourcesBalancedAllocationArgs",
 	.args_decode = ba_args_decode,

@@ -628,7 +628,7 @@ static int fit_events(struct sk_plugin *self, struct sk_event_registration *out,
 }
 
 const struct sk_plugin_desc sk_plugin_node_resources_fit = {
-	.abi_version = SK_PLUGIN_ABI_VERSION,
+	SK_PLUGIN_HEADER,
 	.name = "NodeResourcesFit",
 	.args_kind = "NodeResourcesFitArgs",
 	.args_decode = fit_args_decode,

@@ -76,7 +76,7 @@ static int node_unschedulable_events(struct sk_plugin *self, struct sk_event_reg
 }
 
 const struct sk_plugin_desc sk_plugin_node_unschedulable = {
-	.abi_version = SK_PLUGIN_ABI_VERSION,
+	SK_PLUGIN_HEADER,
 	.name = "NodeUnschedulable",
 	.filter = node_unschedulable_filter,
 	.events_to_register = node_unschedulable_events,

@@ -955,7 +955,7 @@ static int pts_events(struct sk_plugin *self, struct sk_event_registration *out,
 }
 
 const struct sk_plugin_desc sk_plugin_pod_topology_spread = {
-	.abi_version = SK_PLUGIN_ABI_VERSION,
+	SK_PLUGIN_HEADER,
 	.name = "PodTopologySpread",
 	.args_kind = "PodTopologySpreadArgs",
 	.args_decode = args_decode,

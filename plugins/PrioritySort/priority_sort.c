@@ -10,7 +10,7 @@ static bool priority_sort_less(struct sk_plugin *self, const struct sk_queued_po
 }
 
 const struct sk_plugin_desc sk_plugin_priority_sort = {
-	.abi_version = SK_PLUGIN_ABI_VERSION,
+	SK_PLUGIN_HEADER,
 	.name = "PrioritySort",
 	.less = priority_sort_less,
 };

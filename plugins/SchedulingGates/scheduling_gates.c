@@ -58,7 +58,7 @@ static int gates_events(struct sk_plugin *self, struct sk_event_registration *ou
 }
 
 const struct sk_plugin_desc sk_plugin_scheduling_gates = {
-	.abi_version = SK_PLUGIN_ABI_VERSION,
+	SK_PLUGIN_HEADER,
 	.name = "SchedulingGates",
 	.pre_enqueue = gates_pre_enqueue,
 	.events_to_register = gates_events,

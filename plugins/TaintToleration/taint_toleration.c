@@ -152,7 +152,7 @@ static int taint_events(struct sk_plugin *self, struct sk_event_registration *ou
 }
 
 const struct sk_plugin_desc sk_plugin_taint_toleration = {
-	.abi_version = SK_PLUGIN_ABI_VERSION,
+	SK_PLUGIN_HEADER,
 	.name = "TaintToleration",
 	.filter = taint_filter,
 	.pre_score = taint_pre_score,

@@ -137,7 +137,7 @@ static struct sk_status tp_remove(struct sk_plugin *self, struct sk_cycle_state 
 	return sk_ok();
 }
 static const struct sk_plugin_desc test_plugin = {
-	.abi_version = SK_PLUGIN_ABI_VERSION,
+	SK_PLUGIN_HEADER,
 	.name = "test-plugin",
 	.pre_filter = tp_pre_filter,
 	.pre_filter_add_pod = tp_add,

@@ -18,6 +18,7 @@
 #include "kube/util.h"
 #include "kube/selector.h"
 #include "scheduler/config/config.h"
+#include "scheduler/framework/loader.h"
 
 #define API_VERSION "kubescheduler.config.k8s.io/v1"
 #define KIND "KubeSchedulerConfiguration"
@@ -60,6 +61,133 @@ bool sk_desc_implements(const struct sk_plugin_desc *d, enum sk_ext_point ep)
 	case SK_EP_COUNT: break;
 	}
 	return false;
+}
+
+/* ---------- plugins beyond the in-tree ones ---------- */
+
+/* The configuration being loaded on this thread. The lookups below are made deep inside the
+ * merge and expansion helpers; a thread-local keeps their signatures those of the in-tree-only
+ * loader while two loads on two threads (the watcher and a --validate) stay apart. */
+static _Thread_local const struct sk_config *loading;
+
+/* In-tree (and registered) plugins, then the config's modules, then its external names. */
+static const struct sk_plugin_desc *plugin_lookup(const char *name)
+{
+	const struct sk_plugin_desc *d = sk_registry_lookup(name);
+	if (d || !loading || !name)
+		return d;
+	if ((d = sk_module_set_lookup(loading->modules, name)))
+		return d;
+	for (int i = 0; i < loading->nexternal; i++)
+		if (!strcmp(loading->external[i].name, name))
+			return &loading->external[i];
+	return NULL;
+}
+
+/* An external plugin is only a name here: every callback refuses, so a framework built from it by
+ * mistake fails at init, and sk_desc_implements sees every extension point. */
+static const char external_reason[] = "plugin is provided by a SchedulerPlugin and not loaded in this process";
+static int ext_init(struct sk_plugin *self, const void *args, char **err)
+{
+	(void)args;
+	return kube_errf(err, "plugin \"%s\": %s", self->desc->name, external_reason);
+}
+static struct sk_status ext_pod(struct sk_plugin *self, const struct sk_pod *pod)
+{
+	(void)self, (void)pod;
+	return sk_status(SK_ERROR, external_reason);
+}
+static bool ext_less(struct sk_plugin *self, const struct sk_queued_pod *a, const struct sk_queued_pod *b)
+{
+	(void)self, (void)a, (void)b;
+	return false;
+}
+static struct sk_status ext_pre_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				       struct sk_prefilter_result *r)
+{
+	(void)self, (void)cs, (void)pod, (void)r;
+	return sk_status(SK_ERROR, external_reason);
+}
+static struct sk_status ext_node(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				 const struct sk_node_info *ni)
+{
+	(void)self, (void)cs, (void)pod, (void)ni;
+	return sk_status(SK_ERROR, external_reason);
+}
+static struct sk_status ext_post_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+					const struct sk_filter_diagnosis *diag, struct sk_postfilter_result *r)
+{
+	(void)self, (void)cs, (void)pod, (void)diag, (void)r;
+	return sk_status(SK_ERROR, external_reason);
+}
+static struct sk_status ext_pre_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				      const struct sk_node_info *const *nodes, int n)
+{
+	(void)self, (void)cs, (void)pod, (void)nodes, (void)n;
+	return sk_status(SK_ERROR, external_reason);
+}
+static struct sk_status ext_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				  const struct sk_node_info *ni, int64_t *score)
+{
+	(void)self, (void)cs, (void)pod, (void)ni, (void)score;
+	return sk_status(SK_ERROR, external_reason);
+}
+static struct sk_status ext_at_node(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				    const char *node)
+{
+	(void)self, (void)cs, (void)pod, (void)node;
+	return sk_status(SK_ERROR, external_reason);
+}
+static void ext_void_at_node(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			     const char *node)
+{
+	(void)self, (void)cs, (void)pod, (void)node;
+}
+static struct sk_status ext_permit(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				   const char *node, int64_t *timeout_ms)
+{
+	(void)self, (void)cs, (void)pod, (void)node, (void)timeout_ms;
+	return sk_status(SK_ERROR, external_reason);
+}
+
+static const struct sk_plugin_desc external_template = {
+	SK_PLUGIN_HEADER,
+	.init = ext_init,
+	.pre_enqueue = ext_pod,
+	.less = ext_less,
+	.pre_filter = ext_pre_filter,
+	.filter = ext_node,
+	.post_filter = ext_post_filter,
+	.pre_score = ext_pre_score,
+	.score = ext_score,
+	.reserve = ext_at_node,
+	.unreserve = ext_void_at_node,
+	.permit = ext_permit,
+	.pre_bind = ext_at_node,
+	.bind = ext_at_node,
+	.post_bind = ext_void_at_node,
+};
+
+static int set_opts(struct sk_config *cfg, const struct sk_config_opts *opts)
+{
+	if (!opts)
+		return 0;
+	cfg->modules = sk_module_set_ref(opts->modules);
+	int n = 0;
+	while (opts->external_plugins && opts->external_plugins[n])
+		n++;
+	if (!n)
+		return 0;
+	cfg->external = calloc((size_t)n, sizeof(*cfg->external));
+	if (!cfg->external)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		cfg->external[i] = external_template;
+		if (!(cfg->external[i].name = sk_intern(opts->external_plugins[i])))
+			return -1;
+		cfg->nexternal++;
+	}
+	return 0;
 }
 
 /* The v1.34 default plugin set, all through multiPoint, is sk_default_plugins
@@ -483,7 +611,7 @@ static void check_enabled_names(const struct user_profile *u, int pi, struct sk_
 				snprintf(detail, sizeof(detail), "was invalid in version \"%s\" (KubeSchedulerConfiguration is version \"%s\")",
 					 API_VERSION, API_VERSION);
 				sk_err_invalid_str(e, p, name, detail);
-			} else if (!sk_registry_lookup(name) && !unavailable_static_name(name)) {
+			} else if (!plugin_lookup(name) && !unavailable_static_name(name)) {
 				const char *s = sk_registry_suggest(name);
 				if (s)
 					sk_errors_addf(e, "%s: unknown plugin \"%s\"; did you mean \"%s\"?", p, name, s);
@@ -547,7 +675,7 @@ static int expand_point(struct sk_profile_config *p, int pi, int ep, struct sk_e
 	}
 	for (int i = 0; i < spec->nenabled; i++) {
 		const struct sk_plugin_set_entry *en = &spec->enabled[i];
-		const struct sk_plugin_desc *d = sk_registry_lookup(en->name);
+		const struct sk_plugin_desc *d = plugin_lookup(en->name);
 		if (!d) {
 			if (unavailable_static_name(en->name)) {
 				klog_warning("Plugin not available in this build, skipped", " profile=%s point=%s plugin=%s",
@@ -575,7 +703,7 @@ static int expand_point(struct sk_profile_config *p, int pi, int ep, struct sk_e
 	if (!set_has(spec, "*", true)) {
 		for (int i = 0; i < mp->nenabled; i++) {
 			const struct sk_plugin_set_entry *en = &mp->enabled[i];
-			const struct sk_plugin_desc *d = sk_registry_lookup(en->name);
+			const struct sk_plugin_desc *d = plugin_lookup(en->name);
 			if (!d) {
 				if (unavailable_static_name(en->name) && add_unavailable(p, en->name) < 0)
 					rc = -1;
@@ -635,7 +763,7 @@ static void score_weights(struct sk_profile_config *p, struct sk_errors *e, int 
 	for (int s = 0; s < 2; s++) {
 		for (int i = 0; i < sets[s]->nenabled; i++) {
 			const struct sk_plugin_set_entry *en = &sets[s]->enabled[i];
-			const struct sk_plugin_desc *d = sk_registry_lookup(en->name);
+			const struct sk_plugin_desc *d = plugin_lookup(en->name);
 			if (!d || !sk_desc_implements(d, SK_EP_SCORE))
 				continue;
 			struct sk_plugin_ref *ref = NULL;
@@ -678,7 +806,7 @@ static int pc_add(struct sk_profile_config *p, const char *name, const struct sk
 
 static const struct sk_plugin_desc *any_desc(const char *name)
 {
-	const struct sk_plugin_desc *d = sk_registry_lookup(name);
+	const struct sk_plugin_desc *d = plugin_lookup(name);
 	return d ? d : sk_unavailable_plugin_desc(name);
 }
 
@@ -807,7 +935,7 @@ static int build_plugin_config(struct sk_profile_config *p, const struct user_pr
 		return -1;
 	for (int i = 0; i < p->nplugin_config; i++) {
 		const struct sk_plugin_config_entry *pc = &p->plugin_config[i];
-		if (pc->desc && pc->args && sk_registry_lookup(pc->name) == pc->desc)
+		if (pc->desc && pc->args && plugin_lookup(pc->name) == pc->desc)
 			p->args[p->nargs++] = (struct sk_plugin_args){ pc->desc, pc->args };
 	}
 	return 0;
@@ -1355,10 +1483,19 @@ void sk_config_free(struct sk_config *cfg)
 	free(cfg->client_kubeconfig);
 	free(cfg->client_accept_content_types);
 	cJSON_Delete(cfg->extenders);
+	free(cfg->external);
+	/* last: the profiles' args were freed by the modules' own args_free */
+	sk_module_set_unref(cfg->modules);
 	free(cfg);
 }
 
 struct sk_config *sk_config_load(const char *text, size_t len, struct sk_errors *errs)
+{
+	return sk_config_load_opts(text, len, NULL, errs);
+}
+
+struct sk_config *sk_config_load_opts(const char *text, size_t len, const struct sk_config_opts *opts,
+				      struct sk_errors *errs)
 {
 	char *perr = NULL;
 	cJSON *root = kube_yaml_parse_one(text, len, &perr);
@@ -1372,8 +1509,10 @@ struct sk_config *sk_config_load(const char *text, size_t len, struct sk_errors 
 	struct user_profile *uprofs = NULL;
 	int nuprofs = 0;
 	bool has_pct = false, has_ia = false, has_max = false, has_par = false;
-	bool oom = !cfg;
-	if (cfg) {
+	bool oom = !cfg || set_opts(cfg, opts) < 0;
+	const struct sk_config *outer = loading;
+	loading = cfg;
+	if (!oom) {
 		sha256_hex(text, len, cfg->sha256);
 		decode_top(root, cfg, &uprofs, &nuprofs, &has_pct, &has_ia, &has_max, &has_par, errs);
 	}
@@ -1447,6 +1586,7 @@ struct sk_config *sk_config_load(const char *text, size_t len, struct sk_errors 
 	for (int i = 0; i < nuprofs; i++)
 		user_profile_free(&uprofs[i]);
 	free(uprofs);
+	loading = outer;
 	if (oom && errs->n == before)
 		sk_errors_addf(errs, "config: out of memory");
 	if (errs->n != before) {
@@ -1458,6 +1598,11 @@ struct sk_config *sk_config_load(const char *text, size_t len, struct sk_errors 
 
 struct sk_config *sk_config_load_file(const char *path, struct sk_errors *errs)
 {
+	return sk_config_load_file_opts(path, NULL, errs);
+}
+
+struct sk_config *sk_config_load_file_opts(const char *path, const struct sk_config_opts *opts, struct sk_errors *errs)
+{
 	size_t len;
 	int e;
 	char *buf = kube_read_file(path, 0, &len, &e);
@@ -1465,15 +1610,20 @@ struct sk_config *sk_config_load_file(const char *path, struct sk_errors *errs)
 		sk_errors_addf(errs, "failed to read config file \"%s\": %s", path, strerror(e));
 		return NULL;
 	}
-	struct sk_config *cfg = sk_config_load(buf, len, errs);
+	struct sk_config *cfg = sk_config_load_opts(buf, len, opts, errs);
 	free(buf);
 	return cfg;
 }
 
 int sk_config_validate_file(const char *path, FILE *out)
 {
+	return sk_config_validate_file_opts(path, NULL, out);
+}
+
+int sk_config_validate_file_opts(const char *path, const struct sk_config_opts *opts, FILE *out)
+{
 	struct sk_errors errs = { 0 };
-	struct sk_config *cfg = sk_config_load_file(path, &errs);
+	struct sk_config *cfg = sk_config_load_file_opts(path, opts, &errs);
 	if (!cfg) {
 		for (int i = 0; i < errs.n; i++)
 			fprintf(out, "error: %s\n", errs.msgs[i] ? errs.msgs[i] : "out of memory");

@@ -114,6 +114,26 @@ struct sk_config {
 	struct sk_profile_config *profiles;
 	cJSON *extenders;                 /* top-level extenders as given (validated), or NULL */
 	char sha256[65];                  /* hex sha256 of the input bytes */
+	/* Plugins beyond the in-tree ones (sk_config_opts): the module set the config was loaded with
+	 * (one reference held, dropped by sk_config_free after every args_free ran), and the
+	 * placeholder descriptors of external plugin names. */
+	struct sk_module_set *modules;
+	int nexternal;
+	struct sk_plugin_desc *external;
+};
+
+/* How a configuration is loaded beyond its text. A zeroed struct (or NULL) is sk_config_load. */
+struct sk_module_set;
+struct sk_config_opts {
+	/* Plugins loaded from --plugin-dir (scheduler/framework/loader.h): their names are known to
+	 * this load and their args are decoded and validated by their own args_decode. The config
+	 * takes a reference. NULL: in-tree plugins only. */
+	struct sk_module_set *modules;
+	/* NULL-terminated names of plugins provided elsewhere (the operator: by SchedulerPlugins the
+	 * scheduler loads). Such a name is accepted at every extension point it is enabled at, with
+	 * its args kept raw; a framework cannot be built from it. A loaded or in-tree plugin of the
+	 * same name wins. */
+	const char *const *external_plugins;
 };
 
 /* The upstream field name for the multiPoint PluginSet (index SK_EP_COUNT of merged[]). */
@@ -136,6 +156,11 @@ int sk_config_validate_file(const char *path, FILE *out);
  * specific extension point; sk_config_log_unavailable reports the skipped defaults. */
 struct sk_config *sk_config_load(const char *text, size_t len, struct sk_errors *errs);
 struct sk_config *sk_config_load_file(const char *path, struct sk_errors *errs);
+/* The same with opts (NULL = the plain loaders above). */
+struct sk_config *sk_config_load_opts(const char *text, size_t len, const struct sk_config_opts *opts,
+				      struct sk_errors *errs);
+struct sk_config *sk_config_load_file_opts(const char *path, const struct sk_config_opts *opts, struct sk_errors *errs);
+int sk_config_validate_file_opts(const char *path, const struct sk_config_opts *opts, FILE *out);
 void sk_config_free(struct sk_config *cfg);
 /* The fully defaulted config as JSON, upstream shape (for /configz and the operator). Caller frees. */
 cJSON *sk_config_to_json(const struct sk_config *cfg);

@@ -108,7 +108,7 @@ static int dynamic_resources_decode(const cJSON *json, void **out, struct sk_err
 
 #define STUB(var, plugin_name, kind, decode)                                                                           \
 	static const struct sk_plugin_desc var = {                                                                      \
-		.abi_version = SK_PLUGIN_ABI_VERSION,                                                                  \
+		SK_PLUGIN_HEADER,                                                                  \
 		.name = plugin_name,                                                                                   \
 		.args_kind = kind,                                                                                     \
 		.args_decode = decode,                                                                                 \

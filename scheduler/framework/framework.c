@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "scheduler/framework/extender.h"
+#include "scheduler/framework/loader.h"
 
 #define MAX_REGISTRATIONS 64
 
@@ -47,6 +48,10 @@ struct sk_framework {
 	/* HTTP extenders: the top-level ones then the profile's own, ignorable ones last (immutable) */
 	int nextenders;
 	struct sk_extender **extenders;
+	/* Modules (--plugin-dir) whose descriptors run here: one reference each, dropped after every
+	 * fini and args_free, so a reload never dlclose's code a framework in flight still calls. */
+	int nmodules;
+	struct sk_loaded_module **modules;
 };
 
 struct cs_slot {
@@ -179,6 +184,9 @@ static void framework_free(struct sk_framework *fw)
 	}
 	for (int ep = 0; ep < SK_EP_COUNT; ep++)
 		free(fw->pts[ep]);
+	for (int i = 0; i < fw->nmodules; i++)
+		sk_module_unref(fw->modules[i]);
+	free(fw->modules);
 	sk_waiting_free(fw->waiting);
 	sk_extenders_free(fw->extenders, fw->nextenders);
 	free(fw->weights);
@@ -226,14 +234,34 @@ static int build_instances(struct sk_framework *fw, const struct sk_profile_conf
 	return 0;
 }
 
+/* One reference per distinct module among the instances' descriptors (before any init runs). */
+static int hold_modules(struct sk_framework *fw, char **err)
+{
+	const struct sk_module_set *set = fw->cfg ? fw->cfg->modules : NULL;
+	if (!set)
+		return 0;
+	fw->modules = calloc((size_t)(fw->nplugins ? fw->nplugins : 1), sizeof(*fw->modules));
+	if (!fw->modules)
+		return kube_errf(err, "profile %s: out of memory", fw->name);
+	for (int i = 0; i < fw->nplugins; i++) {
+		struct sk_loaded_module *m = sk_module_set_module_of(set, fw->inst[i].desc);
+		bool held = !m;
+		for (int k = 0; k < fw->nmodules && !held; k++)
+			held = fw->modules[k] == m;
+		if (!held)
+			fw->modules[fw->nmodules++] = sk_module_ref(m);
+	}
+	return 0;
+}
+
 static int init_instances(struct sk_framework *fw, const struct sk_profile_config *p, char **err)
 {
 	for (int i = 0; i < fw->nplugins; i++) {
 		struct sk_plugin *pl = &fw->inst[i];
 		const struct sk_plugin_desc *d = pl->desc;
-		if (d->abi_version != SK_PLUGIN_ABI_VERSION)
-			return kube_errf(err, "profile %s: plugin \"%s\" ABI version %u, want %d", fw->name, d->name,
-				    d->abi_version, SK_PLUGIN_ABI_VERSION);
+		char abi_msg[512];
+		if (sk_desc_check_abi(d, abi_msg, sizeof(abi_msg)) != 0)
+			return kube_errf(err, "profile %s: %s", fw->name, abi_msg);
 		const void *args = sk_profile_args(p, d->name);
 		if (!args && d->args_kind && d->args_decode) {
 			struct sk_errors errs = { 0 };
@@ -361,7 +389,7 @@ struct sk_framework *sk_framework_new(const struct sk_config *cfg, const struct 
 	}
 	/* Points first: "does not extend" and duplicate errors come before any plugin is initialized. */
 	if (build_instances(fw, profile, err) != 0 || build_points(fw, profile, err) != 0 ||
-	    init_instances(fw, profile, err) != 0) {
+	    hold_modules(fw, err) != 0 || init_instances(fw, profile, err) != 0) {
 		framework_free(fw);
 		return NULL;
 	}
@@ -1433,4 +1461,17 @@ void sk_handle_event(struct sk_handle *h, const struct sk_pod *pod, const char *
 {
 	if (h->fw->env.event)
 		h->fw->env.event(h->fw->env.ctx, pod, type, reason, action, note);
+}
+
+int sk_handle_patch_pod_annotation(struct sk_handle *h, const struct sk_pod *pod, const char *key, const char *value,
+				   char **err)
+{
+	if (err)
+		*err = NULL;
+	if (!key || !*key)
+		return kube_errf(err, "cannot annotate pod %s/%s: empty annotation key", pod->ns, pod->name);
+	if (!h->fw->env.patch_pod_annotation)
+		return kube_errf(err, "cannot annotate pod %s/%s: profile %s has no API client to patch pods", pod->ns,
+				 pod->name, h->fw->name);
+	return h->fw->env.patch_pod_annotation(h->fw->env.ctx, pod, key, value ? value : "", err);
 }

@@ -18,6 +18,14 @@ bool sk_log_enabled(int v)
 
 void sk_log_emit(char sev, const char *file, int line, const char *msg, const char *kv_fmt, ...)
 {
+	va_list ap;
+	va_start(ap, kv_fmt);
+	sk_log_emitv(sev, file, line, msg, kv_fmt, ap);
+	va_end(ap);
+}
+
+void sk_log_emitv(char sev, const char *file, int line, const char *msg, const char *kv_fmt, va_list ap)
+{
 	if (!kv_fmt || !*kv_fmt) {
 		kube_log_emit(sev, file, line, msg, "");
 		return;
@@ -25,9 +33,6 @@ void sk_log_emit(char sev, const char *file, int line, const char *msg, const ch
 	/* kube_log_emit has no va_list form: format here. A line is at most 4 KiB there too, so the
 	 * pairs it prints are the same. */
 	char kv[4096];
-	va_list ap;
-	va_start(ap, kv_fmt);
 	int n = vsnprintf(kv, sizeof(kv), kv_fmt, ap);
-	va_end(ap);
 	kube_log_emit(sev, file, line, msg, "%s", n < 0 ? "" : kv);
 }

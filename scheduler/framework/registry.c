@@ -9,6 +9,7 @@
 
 #include "schedkit/plugin.h"
 #include "scheduler/config/config.h"
+#include "scheduler/framework/loader.h"
 #include "scheduler/framework/registry.h"
 
 /* Plugin names removed from kubescheduler.config.k8s.io/v1 (validation.go invalidPluginsByVersion). */
@@ -47,13 +48,11 @@ static bool name_is_upstream(const char *name)
 
 int sk_registry_register(const struct sk_plugin_desc *desc, char **err)
 {
-	char *msg = NULL;
+	char *msg = NULL, abi_msg[512];
 	if (!desc || !desc->name || !*desc->name) {
 		msg = strdup("plugin descriptor has no name");
-	} else if (desc->abi_version != SK_PLUGIN_ABI_VERSION) {
-		if (asprintf(&msg, "plugin %s: ABI version %u, this scheduler supports %d", desc->name,
-			     desc->abi_version, SK_PLUGIN_ABI_VERSION) < 0)
-			msg = NULL;
+	} else if (sk_desc_check_abi(desc, abi_msg, sizeof(abi_msg)) != 0) {
+		msg = strdup(abi_msg);
 	} else if (sk_registry_lookup(desc->name) || name_is_upstream(desc->name)) {
 		if (asprintf(&msg, "a plugin named %s already exists", desc->name) < 0)
 			msg = NULL;

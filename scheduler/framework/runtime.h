@@ -52,6 +52,9 @@ struct sk_framework_env {
 			      const char *node_name, const char *condition_message, char **err);
 	/* Status patch clearing status.nominatedNodeName. 0, or -1 and *err. */
 	int (*clear_nominated)(void *ctx, const struct sk_pod *pod, char **err);
+	/* sk_handle_patch_pod_annotation: merge-patch metadata.annotations[key] = value (daemon), or
+	 * record it with the attempt (simulate). 0, or -1 and *err. NULL: the handle refuses. */
+	int (*patch_pod_annotation)(void *ctx, const struct sk_pod *pod, const char *key, const char *value, char **err);
 };
 
 struct sk_framework;

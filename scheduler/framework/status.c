@@ -53,6 +53,11 @@ void sk_status_addf(struct sk_status *s, const char *fmt, ...)
 	va_end(ap);
 }
 
+void sk_status_addv(struct sk_status *s, const char *fmt, va_list ap)
+{
+	status_vaddf(s, fmt, ap);
+}
+
 struct sk_status sk_status(enum sk_code code, const char *static_reason)
 {
 	struct sk_status s = { 0 };
@@ -69,6 +74,14 @@ struct sk_status sk_statusf(enum sk_code code, const char *fmt, ...)
 	va_start(ap, fmt);
 	status_vaddf(&s, fmt, ap);
 	va_end(ap);
+	return s;
+}
+
+struct sk_status sk_statusv(enum sk_code code, const char *fmt, va_list ap)
+{
+	struct sk_status s = { 0 };
+	s.code = code;
+	status_vaddf(&s, fmt, ap);
 	return s;
 }
 
@@ -126,11 +139,16 @@ char *sk_status_message(const struct sk_status *s)
 
 void sk_errors_addf(struct sk_errors *e, const char *fmt, ...)
 {
-	char *msg = NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	int r = vasprintf(&msg, fmt, ap);
+	sk_errors_addv(e, fmt, ap);
 	va_end(ap);
+}
+
+void sk_errors_addv(struct sk_errors *e, const char *fmt, va_list ap)
+{
+	char *msg = NULL;
+	int r = vasprintf(&msg, fmt, ap);
 	if (r < 0)
 		msg = NULL;
 	if (e->n == e->cap) {

@@ -719,7 +719,7 @@ static struct sk_status custom_score(struct sk_plugin *self, struct sk_cycle_sta
 	return sk_ok();
 }
 static const struct sk_plugin_desc custom_plugin = {
-	.abi_version = SK_PLUGIN_ABI_VERSION, .name = "CustomPlugin", .filter = custom_filter, .score = custom_score,
+	SK_PLUGIN_HEADER, .name = "CustomPlugin", .filter = custom_filter, .score = custom_score,
 };
 
 static void test_out_of_tree_multipoint(void **state)
@@ -971,6 +971,79 @@ static void test_ext_point_helpers(void **state)
 	assert_null(sk_unavailable_plugin_desc("NodeResourcesFit"));
 }
 
+/* sk_config_opts.external_plugins (the operator's mode): names provided by SchedulerPlugins are
+ * accepted at every point they are enabled at, args raw; unknown names still fail. */
+static void test_external_plugins(void **state)
+{
+	(void)state;
+	static const char text[] = HDR "profiles:\n"
+				       "- schedulerName: sample-scheduler\n"
+				       "  plugins:\n"
+				       "    preFilter: {enabled: [{name: Sample}]}\n"
+				       "    filter: {enabled: [{name: Sample}]}\n"
+				       "    preBind: {enabled: [{name: Sample}]}\n"
+				       "    score: {enabled: [{name: Sample, weight: 3}]}\n"
+				       "  pluginConfig:\n"
+				       "  - name: Sample\n"
+				       "    args: {nodeLabel: 'schedkit.io/sample=true', anything: [1, 2]}\n";
+	struct sk_errors e = { 0 };
+	assert_null(sk_config_load(text, strlen(text), &e));
+	char *msg = sk_errors_join(&e, "\n");
+	assert_non_null(strstr(msg, "profiles[0].plugins.preFilter.enabled[0]: unknown plugin \"Sample\""));
+	free(msg);
+	sk_errors_free(&e);
+
+	const char *const external[] = { "Sample", "Other", NULL };
+	struct sk_config_opts opts = { .external_plugins = external };
+	struct sk_config *cfg = sk_config_load_opts(text, strlen(text), &opts, &e);
+	if (!cfg)
+		fail_msg("%s", e.n ? e.msgs[0] : "?");
+	const struct sk_profile_config *p = &cfg->profiles[0];
+	const enum sk_ext_point pts[] = { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_BIND, SK_EP_SCORE };
+	for (size_t k = 0; k < sizeof(pts) / sizeof(pts[0]); k++) {
+		bool found = false;
+		for (int i = 0; i < p->points[pts[k]].n; i++)
+			if (!strcmp(p->points[pts[k]].items[i].desc->name, "Sample")) {
+				found = true;
+				if (pts[k] == SK_EP_SCORE)
+					assert_int_equal(p->points[pts[k]].items[i].weight, 3);
+			}
+		assert_true(found);
+	}
+	/* not enabled at Bind, so not there even though it "implements" every point */
+	for (int i = 0; i < p->points[SK_EP_BIND].n; i++)
+		assert_string_not_equal(p->points[SK_EP_BIND].items[i].desc->name, "Sample");
+	/* args kept as given */
+	bool raw = false;
+	for (int i = 0; i < p->nplugin_config; i++)
+		if (!strcmp(p->plugin_config[i].name, "Sample")) {
+			assert_null(p->plugin_config[i].args);
+			assert_non_null(p->plugin_config[i].raw);
+			assert_non_null(cJSON_GetObjectItemCaseSensitive(p->plugin_config[i].raw, "anything"));
+			raw = true;
+		}
+	assert_true(raw);
+	/* a framework cannot be built from a name alone */
+	const struct sk_plugin_desc *d = p->points[SK_EP_FILTER].items[0].desc;
+	for (int i = 0; i < p->points[SK_EP_FILTER].n; i++)
+		if (!strcmp(p->points[SK_EP_FILTER].items[i].desc->name, "Sample"))
+			d = p->points[SK_EP_FILTER].items[i].desc;
+	struct sk_plugin inst = { .desc = d };
+	char *err = NULL;
+	assert_int_equal(d->init(&inst, NULL, &err), -1);
+	assert_non_null(strstr(err, "provided by a SchedulerPlugin"));
+	free(err);
+	sk_config_free(cfg);
+
+	/* still an error: a name neither in-tree nor external */
+	static const char typo[] = HDR "profiles:\n- plugins:\n    filter: {enabled: [{name: Sampel}]}\n";
+	assert_null(sk_config_load_opts(typo, strlen(typo), &opts, &e));
+	msg = sk_errors_join(&e, "\n");
+	assert_non_null(strstr(msg, "unknown plugin \"Sampel\""));
+	free(msg);
+	sk_errors_free(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -999,6 +1072,7 @@ int main(void)
 		cmocka_unit_test(test_validate_file),
 		cmocka_unit_test(test_decode_helpers),
 		cmocka_unit_test(test_ext_point_helpers),
+		cmocka_unit_test(test_external_plugins),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

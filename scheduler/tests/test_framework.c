@@ -163,7 +163,7 @@ static void test_build_errors(void **state)
 	assert_int_equal(tk_beh[TK_A].init_calls, 0); /* no plugin initialized for a bad profile */
 
 	/* a descriptor without the point's callback */
-	static struct sk_plugin_desc nofilter = { .abi_version = SK_PLUGIN_ABI_VERSION, .name = "NoFilter" };
+	static struct sk_plugin_desc nofilter = { SK_PLUGIN_HEADER, .name = "NoFilter" };
 	tk_profile_minimal(&tp, "p");
 	tp.p.points[SK_EP_FILTER].items[0].desc = &nofilter;
 	tp.p.points[SK_EP_FILTER].n = 1;

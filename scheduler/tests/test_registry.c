@@ -25,7 +25,9 @@ static void test_in_tree_order(void **state)
 	for (; sk_in_tree_plugins[i]; i++) {
 		assert_non_null(want[i]);
 		assert_string_equal(sk_in_tree_plugins[i]->name, want[i]);
-		assert_int_equal(sk_in_tree_plugins[i]->abi_version, SK_PLUGIN_ABI_VERSION);
+		assert_int_equal(sk_in_tree_plugins[i]->abi_major, SK_ABI_MAJOR);
+		assert_int_equal(sk_in_tree_plugins[i]->abi_minor, SK_ABI_MINOR);
+		assert_int_equal(sk_in_tree_plugins[i]->size, sizeof(struct sk_plugin_desc));
 		assert_ptr_equal(sk_registry_lookup(want[i]), sk_in_tree_plugins[i]);
 	}
 	assert_null(want[i]);
@@ -132,10 +134,10 @@ static void test_extension_points(void **state)
 	assert_null(sk_registry_lookup("PrioritySort")->args_kind);
 }
 
-static const struct sk_plugin_desc my_plugin = { .abi_version = SK_PLUGIN_ABI_VERSION, .name = "MyPlugin" };
-static const struct sk_plugin_desc old_abi = { .abi_version = 0, .name = "OldPlugin" };
-static const struct sk_plugin_desc taken = { .abi_version = SK_PLUGIN_ABI_VERSION, .name = "NodeName" };
-static const struct sk_plugin_desc upstream = { .abi_version = SK_PLUGIN_ABI_VERSION, .name = "VolumeZone" };
+static const struct sk_plugin_desc my_plugin = { SK_PLUGIN_HEADER, .name = "MyPlugin" };
+static const struct sk_plugin_desc old_abi = { .abi_major = 0, .abi_minor = 3, .size = sizeof(struct sk_plugin_desc), .name = "OldPlugin" };
+static const struct sk_plugin_desc taken = { SK_PLUGIN_HEADER, .name = "NodeName" };
+static const struct sk_plugin_desc upstream = { SK_PLUGIN_HEADER, .name = "VolumeZone" };
 
 static void test_register(void **state)
 {
@@ -153,7 +155,7 @@ static void test_register(void **state)
 	assert_int_equal(sk_registry_register(&upstream, &err), -1);
 	free(err);
 	assert_int_equal(sk_registry_register(&old_abi, &err), -1);
-	assert_string_equal(err, "plugin OldPlugin: ABI version 0, this scheduler supports 1");
+	assert_string_equal(err, "plugin \"OldPlugin\": ABI 0.3 is not supported by this scheduler (ABI 1.0)");
 	free(err);
 	assert_int_equal(sk_registry_register(NULL, NULL), -1);
 	/* registered plugins take part in suggestions */

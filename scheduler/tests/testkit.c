@@ -249,7 +249,7 @@ static int tk_events(struct sk_plugin *self, struct sk_event_registration *out, 
 
 #define TK_DESC(NAME)                                                                                         \
 	{                                                                                                     \
-		.abi_version = SK_PLUGIN_ABI_VERSION, .name = NAME, .init = tk_init, .fini = tk_fini,         \
+		SK_PLUGIN_HEADER, .name = NAME, .init = tk_init, .fini = tk_fini,         \
 		.pre_enqueue = tk_pre_enqueue, .less = tk_less, .pre_filter = tk_pre_filter, .filter = tk_filter, \
 		.post_filter = tk_post_filter, .pre_score = tk_pre_score, .score = tk_score,                  \
 		.normalize_score = tk_normalize, .reserve = tk_reserve, .unreserve = tk_unreserve,            \

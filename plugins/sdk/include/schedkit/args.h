@@ -4,6 +4,7 @@
 #ifndef SK_SCHEDKIT_ARGS_H
 #define SK_SCHEDKIT_ARGS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -17,6 +18,7 @@ struct sk_errors {
 	char **msgs;
 };
 void sk_errors_addf(struct sk_errors *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sk_errors_addv(struct sk_errors *e, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void sk_errors_free(struct sk_errors *e);
 char *sk_errors_join(const struct sk_errors *e, const char *sep); /* caller frees */
 

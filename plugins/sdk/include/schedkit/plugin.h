@@ -11,6 +11,7 @@
 #ifndef SK_FRAMEWORK_H
 #define SK_FRAMEWORK_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -18,8 +19,8 @@
 
 #include "schedkit/args.h"
 #include "schedkit/types.h"
+#include "schedkit/version.h"
 
-#define SK_PLUGIN_ABI_VERSION 1
 #define SK_MAX_NODE_SCORE 100
 #define SK_MIN_NODE_SCORE 0
 #define SK_MAX_EXTENDER_PRIORITY 10
@@ -54,6 +55,10 @@ struct sk_status sk_status(enum sk_code code, const char *static_reason);
 struct sk_status sk_statusf(enum sk_code code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sk_status_add(struct sk_status *s, const char *static_reason);
 void sk_status_addf(struct sk_status *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The va_list forms of sk_statusf and sk_status_addf (the host table carries these: a module's
+ * variadic sk_statusf forwards its arguments to them, module.h). */
+struct sk_status sk_statusv(enum sk_code code, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+void sk_status_addv(struct sk_status *s, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void sk_status_reset(struct sk_status *s);            /* frees owned reasons, back to Success */
 struct sk_status sk_status_copy(const struct sk_status *s); /* deep copy (owned reasons duplicated) */
 char *sk_status_message(const struct sk_status *s);   /* reasons joined by ", "; caller frees */
@@ -185,8 +190,16 @@ struct sk_event_registration {
  * point follow upstream: PreFilter Success/Skip/Unschedulable/UU/Error; Filter Success/U/UU/Error;
  * PreScore Success/Skip/Error; Score Success/Error; Permit Success/Wait/U/UU/Error; Bind
  * Success/Skip/Error. */
+/* The descriptor header every plugin initialises with SK_PLUGIN_HEADER: the ABI it was built
+ * against and the descriptor's own size. Fields are only appended within a major version (a
+ * scheduler reads an older, smaller descriptor as if the missing fields were NULL); abi_major,
+ * abi_minor, size and name stay where they are in every major, so any scheduler can name what it
+ * refuses. */
+#define SK_PLUGIN_HEADER .abi_major = SK_ABI_MAJOR, .abi_minor = SK_ABI_MINOR, .size = sizeof(struct sk_plugin_desc)
+
 struct sk_plugin_desc {
-	uint32_t abi_version;      /* SK_PLUGIN_ABI_VERSION */
+	uint32_t abi_major, abi_minor; /* SK_ABI_MAJOR, SK_ABI_MINOR of the headers it was built with */
+	uint32_t size;             /* sizeof(struct sk_plugin_desc) of those headers */
 	const char *name;          /* upstream name, e.g. "NodeResourcesFit" */
 
 	/* Args. args_kind is "<Name>Args" or NULL when the plugin takes none. args_decode parses JSON
@@ -325,5 +338,11 @@ bool sk_handle_is_waiting_pod(struct sk_handle *h, const char *pod_uid);
 /* Records an event on pod through env.event (no-op without one). */
 void sk_handle_event(struct sk_handle *h, const struct sk_pod *pod, const char *type, const char *reason,
 		     const char *action, const char *note);
+/* Merge-patches metadata.annotations[key] = value on pod (env.patch_pod_annotation: a PATCH
+ * through the API server in the daemon; recorded and printed with the attempt in simulate). Meant
+ * for PreBind and later points; blocks on the API server, so not from Filter or Score. 0, or -1
+ * and *err (caller frees); -1 with an explaining *err when the env has no such callback. */
+int sk_handle_patch_pod_annotation(struct sk_handle *h, const struct sk_pod *pod, const char *key, const char *value,
+				   char **err);
 
 #endif
