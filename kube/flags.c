@@ -93,8 +93,40 @@ static int store(const struct kube_flag_set *set, const struct kube_flag *f, con
 	case KUBE_FLAG_IGNORED:
 		fprintf(errout, "W: flag --%s is accepted and ignored: %s\n", f->name, f->note ? f->note : "");
 		return 0;
+	case KUBE_FLAG_STRINGS: {
+		char ***dst = (char ***)field;
+		int n = kube_flag_strings_len(*dst);
+		char **grown = realloc(*dst, (size_t)(n + 2) * sizeof(*grown));
+		char *copy = strdup(val);
+		if (!grown || !copy) {
+			if (grown)
+				*dst = grown;
+			free(copy);
+			fprintf(errout, "Error: out of memory\n");
+			return 2;
+		}
+		grown[n] = copy;
+		grown[n + 1] = NULL;
+		*dst = grown;
+		return 0;
+	}
 	}
 	return 0;
+}
+
+int kube_flag_strings_len(char *const *v)
+{
+	int n = 0;
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+void kube_flag_strings_free(char **v)
+{
+	for (int i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
 }
 
 int kube_flags_parse(const struct kube_flag_set *set, int argc, char **argv, void *opts, FILE *out, FILE *errout)
@@ -152,6 +184,8 @@ static const char *arg_name(const struct kube_flag *f)
 	case KUBE_FLAG_STRING:
 	case KUBE_FLAG_IGNORED:
 		return "string";
+	case KUBE_FLAG_STRINGS:
+		return "strings";
 	case KUBE_FLAG_INT:
 		return "int";
 	case KUBE_FLAG_DURATION:

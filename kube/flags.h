@@ -17,6 +17,8 @@ enum kube_flag_kind {
 	KUBE_FLAG_INT,      /* int in [min, max] */
 	KUBE_FLAG_DURATION, /* int64_t milliseconds (time.ParseDuration), at least min */
 	KUBE_FLAG_IGNORED,  /* takes a value, warns with `note`, stores nothing */
+	KUBE_FLAG_STRINGS,  /* char **: repeatable; each value appended (a copy) to a NULL-terminated
+			       malloc'd array, whatever copy_strings says; free with kube_flag_strings_free */
 };
 
 struct kube_flag {
@@ -47,6 +49,10 @@ struct kube_flag_set {
  * (run), 1 (--help printed to out: exit 0) or 2 (an error printed to errout: exit 2). Warnings
  * (IGNORED flags) go to errout too. */
 int kube_flags_parse(const struct kube_flag_set *set, int argc, char **argv, void *opts, FILE *out, FILE *errout);
+/* Frees a KUBE_FLAG_STRINGS array (each string and the array). NULL ok. */
+void kube_flag_strings_free(char **v);
+/* The number of strings in a KUBE_FLAG_STRINGS array (0 for NULL). */
+int kube_flag_strings_len(char *const *v);
 /* Prints set->head and a line per flag, then the -h, --help line. */
 void kube_flags_usage(const struct kube_flag_set *set, FILE *f);
 

@@ -144,12 +144,66 @@ static void test_usage(void **state)
 	free(buf);
 }
 
+/* KUBE_FLAG_STRINGS: every occurrence appended in order, in both forms, copied. */
+static void test_strings(void **state)
+{
+	(void)state;
+	struct lopts {
+		char **dirs;
+		char *name;
+	} o = { 0 };
+	static const struct kube_flag lt[] = {
+		{ "dir", 0, KUBE_FLAG_STRINGS, offsetof(struct lopts, dirs), .help = "A directory (repeatable)." },
+		{ "name", 0, KUBE_FLAG_STRING, offsetof(struct lopts, name), .help = "A name." },
+	};
+	struct kube_flag_set ls = { .prog = "prog", .head = "", .flags = lt, .nflags = 2, .column = 16 };
+	char a1[] = "--dir=/a", a3[] = "/b";
+	char *argv[] = { "prog", a1, "--name", "x", "--dir", a3, "--dir=", NULL };
+	char *out = NULL, *err = NULL;
+	size_t ol = 0, el = 0;
+	FILE *fo = open_memstream(&out, &ol), *fe = open_memstream(&err, &el);
+	assert_int_equal(kube_flags_parse(&ls, 7, argv, &o, fo, fe), 0);
+	fclose(fo);
+	fclose(fe);
+	assert_int_equal(kube_flag_strings_len(o.dirs), 3);
+	assert_string_equal(o.dirs[0], "/a");
+	assert_string_equal(o.dirs[1], "/b");
+	assert_string_equal(o.dirs[2], "");
+	assert_null(o.dirs[3]);
+	assert_ptr_not_equal(o.dirs[1], a3); /* a copy even without copy_strings */
+	assert_string_equal(o.name, "x");
+	free(out);
+	free(err);
+	/* a missing value is an error, as for any flag with a value */
+	char *argv2[] = { "prog", "--dir", NULL };
+	fo = open_memstream(&out, &ol);
+	fe = open_memstream(&err, &el);
+	assert_int_equal(kube_flags_parse(&ls, 2, argv2, &o, fo, fe), 2);
+	fclose(fo);
+	fclose(fe);
+	assert_string_equal(err, "Error: flag needs an argument: --dir\n");
+	free(out);
+	free(err);
+	assert_int_equal(kube_flag_strings_len(o.dirs), 3);
+	kube_flag_strings_free(o.dirs);
+	assert_int_equal(kube_flag_strings_len(NULL), 0);
+	/* the usage line names the kind */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	kube_flags_usage(&ls, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "  --dir strings A directory (repeatable).\n"));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_forms),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_strings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

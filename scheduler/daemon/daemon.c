@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include "kube/config.h"
+#include "kube/flags.h"
 #include "kube/log.h"
 #include "kube/util.h"
 #include "scheduler/backend/queue.h"
 #include "scheduler/daemon/internal.h"
+#include "scheduler/framework/loader.h"
 
 /* ---------- sk_daemon_new, step by step ---------- */
 
@@ -32,17 +34,29 @@ static void make_identity(char *buf, size_t n)
 	snprintf(buf, n, "%s_%s", host, uuid);
 }
 
-/* --config, or the defaults without it. NULL and *err with every error. */
-static struct sk_config *load_config(const struct sk_daemon_opts *o, char **err)
+/* The modules of --plugin-dir, then --config (or the defaults without it) with them. NULL and
+ * *err with every error; plugins_hash gets the hash of the plugin files loaded. */
+static struct sk_config *load_config(const struct sk_daemon_opts *o, char plugins_hash[65], char **err)
 {
 	struct sk_errors errs = { 0 };
 	struct sk_config *cfg;
+	const char *const *dirs = (const char *const *)o->plugin_dirs;
+	int ndirs = kube_flag_strings_len(o->plugin_dirs);
+	struct sk_module_set *mods = NULL;
+	char *lerr = NULL;
+	if (sk_plugin_dirs_hash(dirs, ndirs, plugins_hash, &lerr) != 0 || sk_module_set_load(dirs, ndirs, &mods, &lerr) != 0) {
+		kube_errf(err, "%s", lerr ? lerr : "loading plugins failed");
+		free(lerr);
+		return NULL;
+	}
+	struct sk_config_opts co = { .modules = mods };
 	if (o->config_path) {
-		cfg = sk_config_load_file(o->config_path, &errs);
+		cfg = sk_config_load_file_opts(o->config_path, &co, &errs);
 	} else {
 		static const char def[] = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
-		cfg = sk_config_load(def, sizeof def - 1, &errs);
+		cfg = sk_config_load_opts(def, sizeof def - 1, &co, &errs);
 	}
+	sk_module_set_unref(mods); /* the config holds it */
 	if (!cfg) {
 		char *joined = sk_errors_join(&errs, "\n  ");
 		kube_errf(err, "config %s:\n  %s", o->config_path ? o->config_path : "(default)", joined ? joined : "invalid");
@@ -228,7 +242,7 @@ int sk_daemon_new(const struct sk_daemon_opts *opts, struct sk_daemon **out, cha
 		return kube_errf(err, "out of memory");
 	d->opts = *opts;
 	init_locks(d);
-	struct sk_config *cfg = load_config(opts, err);
+	struct sk_config *cfg = load_config(opts, d->plugins_hash, err);
 	if (!cfg)
 		goto fail;
 	/* the first generation takes cfg; until then it is freed on every failure path */
@@ -526,8 +540,20 @@ int sk_daemon_run(const struct sk_daemon_opts *opts)
 {
 	if (opts->verbosity >= 0)
 		kube_log_set_verbosity(opts->verbosity);
-	if (opts->validate)
-		return sk_config_validate_file(opts->config_path, stdout);
+	if (opts->validate) {
+		struct sk_module_set *mods = NULL;
+		char *lerr = NULL;
+		if (sk_module_set_load((const char *const *)opts->plugin_dirs, kube_flag_strings_len(opts->plugin_dirs),
+				       &mods, &lerr) != 0) {
+			fprintf(stdout, "error: %s\n", lerr ? lerr : "loading plugins failed");
+			free(lerr);
+			return 1;
+		}
+		struct sk_config_opts co = { .modules = mods };
+		int vrc = sk_config_validate_file_opts(opts->config_path, &co, stdout);
+		sk_module_set_unref(mods);
+		return vrc;
+	}
 	/* Signals are taken synchronously by this thread; every other thread inherits the mask. */
 	sigset_t set;
 	sigemptyset(&set);

@@ -51,6 +51,7 @@ struct sk_daemon_opts {
 	char *bind_address;       /* --bind-address, default "0.0.0.0" */
 	char *tls_cert_file, *tls_key_file; /* --tls-cert-file / --tls-private-key-file: HTTPS */
 	bool validate;            /* --validate (with --config) */
+	char **plugin_dirs;       /* --plugin-dir (repeatable): NULL-terminated, or NULL */
 	int binder_threads;       /* not a flag: 0 = default (16; upstream binds in a goroutine per pod) */
 	int config_poll_ms;       /* not a flag: how often the --config file is read; 0 = default (1000),
 				     < 0 = no watcher (tests call sk_daemon_reload) */
@@ -96,7 +97,8 @@ int sk_daemon_reload(struct sk_daemon *d, char **err);
 void sk_daemon_config_hash(struct sk_daemon *d, char out[65]);
 
 /* The whole daemon: new, start, wait for SIGTERM/SIGINT (or lost leadership), stop. Returns the
- * process exit code. opts->validate: sk_config_validate_file only. */
+ * process exit code. opts->validate: the plugin dirs are loaded and the file checked
+ * (sk_config_validate_file_opts) only. */
 int sk_daemon_run(const struct sk_daemon_opts *opts);
 
 #endif

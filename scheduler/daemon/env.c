@@ -238,6 +238,27 @@ static int fw_clear_nominated(void *ctx, const struct sk_pod *pod, char **err)
 	return sk_preempt_clear_nominated(pc_daemon(ctx)->preempt, pod, err);
 }
 
+/* sk_handle_patch_pod_annotation: a JSON merge patch of metadata.annotations, synchronous (the
+ * plugin calls it at PreBind or later, on a binder thread; its result decides the binding). */
+static int fw_patch_annotation(void *ctx, const struct sk_pod *pod, const char *key, const char *value, char **err)
+{
+	struct profile_ctx *pc = ctx;
+	cJSON *patch = cJSON_CreateObject();
+	cJSON *meta = patch ? cJSON_AddObjectToObject(patch, "metadata") : NULL;
+	cJSON *ann = meta ? cJSON_AddObjectToObject(meta, "annotations") : NULL;
+	bool ok = ann && cJSON_AddStringToObject(ann, key, value);
+	char *path = ok ? kube_path("", "v1", "pods", pod->ns, pod->name, NULL) : NULL;
+	struct kube_error ke = { 0 };
+	int rc = 0;
+	if (!path)
+		rc = kube_errf(err, "annotating pod %s/%s: out of memory", pod->ns, pod->name);
+	else if (kube_patch(pc->d->client, path, KUBE_PATCH_MERGE, patch, NULL, &ke) != 0)
+		rc = kube_errf(err, "annotating pod %s/%s with %s: %s", pod->ns, pod->name, key, ke.message);
+	free(path);
+	cJSON_Delete(patch);
+	return rc;
+}
+
 static void patch_job_free(struct patch_job *j)
 {
 	if (!j)
@@ -384,6 +405,7 @@ void sk_dm_framework_env(struct profile_ctx *pc, struct sk_framework_env *out)
 		.list_pdbs = fw_list_pdbs, .get_pod = fw_get_pod, .pod_start_time = fw_pod_start_time,
 		.terminating_by_preemption = fw_terminating_by_preemption,
 		.preempt_victim = fw_preempt_victim, .clear_nominated = fw_clear_nominated,
+		.patch_pod_annotation = fw_patch_annotation,
 	};
 }
 

@@ -14,6 +14,8 @@ static const struct kube_flag flags[] = {
 	{ "config", 0, KUBE_FLAG_STRING, OFF(config_path), .help = "The path to the KubeSchedulerConfiguration file." },
 	{ "validate", 0, KUBE_FLAG_BOOL, OFF(validate),
 	  .help = "With --config: check the file, print every error, exit 0 or 1." },
+	{ "plugin-dir", 0, KUBE_FLAG_STRINGS, OFF(plugin_dirs), .arg = "DIR",
+	  .help = "Load every *.so plugin module of DIR (repeatable; reloaded with\nthe config when a file changes)." },
 	{ "kubeconfig", 0, KUBE_FLAG_STRING, OFF(kubeconfig),
 	  .help = "Path to a kubeconfig (overrides clientConnection.kubeconfig)." },
 	{ "master", 0, KUBE_FLAG_STRING, OFF(master),
@@ -50,6 +52,7 @@ static const struct kube_flag_set flag_set = {
 		"Usage:\n"
 		"  schedkit-scheduler [flags]\n"
 		"  schedkit-scheduler simulate --config FILE --cluster FILE [--explain] [--seed N]\n"
+		"                              [--plugin-dir DIR]...\n"
 		"\n"
 		"Flags:\n",
 	.flags = flags,
@@ -94,5 +97,6 @@ void sk_daemon_opts_free(struct sk_daemon_opts *o)
 	free(o->bind_address);
 	free(o->tls_cert_file);
 	free(o->tls_key_file);
+	kube_flag_strings_free(o->plugin_dirs);
 	memset(o, 0, sizeof *o);
 }

@@ -28,6 +28,11 @@
 #include "scheduler/schedule_one.h"
 
 #define CONFIG_HASH_ANNOTATION "schedkit.io/config-hash"
+/* Set on the Lease by a rejected reload (the rejected file's sha256 and the message), removed
+ * by the next successful one; the operator turns them into SchedulerProfile status. */
+#define REJECTED_HASH_ANNOTATION "schedkit.io/rejected-config-hash"
+#define REJECTED_ERROR_ANNOTATION "schedkit.io/rejected-config-error"
+#define REJECTED_ERROR_MAX 1024
 #define DEFAULT_BINDER_THREADS 16
 #define CONFLICT_BUCKETS 256
 #define DEFAULT_CONFIG_POLL_MS 1000
@@ -90,7 +95,8 @@ struct sk_daemon {
 	pthread_rwlock_t names_lock;
 	struct gen *gen;
 	pthread_mutex_t reload_mu;       /* serializes reloads; guards last_seen */
-	char last_seen[72];              /* hash of the last config file content looked at */
+	char last_seen[136];             /* hashes of the last config file content + plugin files looked at */
+	char plugins_hash[65];           /* sk_plugin_dirs_hash of the running generation's modules (reload_mu) */
 	/* reap_mu guards retired, zombies, reap_stop, watch_stop; reap_cv wakes the reaper
 	 * (a generation retired, a cycle finished, stop), watch_cv the watcher (stop). */
 	pthread_mutex_t reap_mu;
@@ -102,7 +108,7 @@ struct sk_daemon {
 	bool reap_running, watch_running;
 	atomic_uint_fast64_t cycles;     /* scheduling attempts finished by the loop */
 	atomic_bool loop_active;         /* the loop thread is between its start and its exit */
-	struct kube_metric *m_reloads, *m_last_ok, *m_last_ok_ts;
+	struct kube_metric *m_reloads, *m_last_ok, *m_last_ok_ts, *m_reload_failures;
 
 	/* Built by sk_daemon_new, freed by sk_daemon_free: read-only in between. */
 	struct kube_client *client, *event_client;

@@ -41,7 +41,9 @@
 #include "kube/object.h"
 #include "kube/util.h"
 #include "scheduler/backend/queue.h"
+#include "kube/flags.h"
 #include "scheduler/daemon/internal.h"
+#include "scheduler/framework/loader.h"
 
 int sk_dm_reload_metrics_new(struct sk_daemon *d)
 {
@@ -54,6 +56,10 @@ int sk_dm_reload_metrics_new(struct sk_daemon *d)
 	d->m_last_ok_ts = kube_gauge_new(d->registry, "schedkit_config_last_reload_success_timestamp_seconds",
 					 "Unix time of the last configuration load that succeeded (start-up included).",
 					 0, NULL);
+	d->m_reload_failures = kube_counter_new(d->registry, "schedkit_config_reload_failures_total",
+						"Rejected reloads (the --config file or the --plugin-dir modules); the running configuration stayed.",
+						0, NULL);
+	kube_counter_add(d->m_reload_failures, 0, NULL);
 	kube_counter_add(d->m_reloads, 0, KUBE_LABELS("success"));
 	kube_counter_add(d->m_reloads, 0, KUBE_LABELS("failure"));
 	kube_gauge_set(d->m_last_ok, 1, NULL);
@@ -444,9 +450,29 @@ static int read_file(const char *path, char **out, size_t *len, char **err)
 	return 0;
 }
 
+/* The rejection on the leader's Lease: the rejected file's hash and the message, cut at
+ * REJECTED_ERROR_MAX bytes (on a UTF-8 boundary). The messages carry paths and field values of the
+ * config, never credentials (the config holds none; the kubeconfig is not read here). */
+static void mark_rejected(struct sk_daemon *d, const char *hash, const char *summary)
+{
+	if (!d->leader)
+		return;
+	char msg[REJECTED_ERROR_MAX + 1];
+	snprintf(msg, sizeof msg, "%s", summary ? summary : "rejected");
+	size_t n = strlen(msg);
+	if (n == REJECTED_ERROR_MAX)
+		while (n > 0 && ((unsigned char)msg[n] & 0xc0) == 0x80)
+			msg[--n] = '\0';
+	if (kube_leader_set_annotation(d->leader, REJECTED_HASH_ANNOTATION, hash) != 0 ||
+	    kube_leader_set_annotation(d->leader, REJECTED_ERROR_ANNOTATION, msg) != 0)
+		klog_error("Cannot note the rejected configuration on the Lease: out of memory");
+}
+
 static void reload_failed(struct sk_daemon *d, const char *hash, const char *summary, const char *const *msgs, int nmsgs)
 {
 	kube_counter_inc(d->m_reloads, KUBE_LABELS("failure"));
+	kube_counter_inc(d->m_reload_failures, NULL);
+	mark_rejected(d, hash, summary);
 	kube_gauge_set(d->m_last_ok, 0, NULL);
 	klog_error("Configuration reload rejected; the running configuration stays", " file=%s config-hash=%s running=%s err=\"%s\"",
 		   d->opts.config_path, hash, d->gen->cfg->sha256, summary);
@@ -456,6 +482,9 @@ static void reload_failed(struct sk_daemon *d, const char *hash, const char *sum
 
 static void reload_ok(struct sk_daemon *d)
 {
+	if (d->leader && (kube_leader_set_annotation(d->leader, REJECTED_HASH_ANNOTATION, NULL) != 0 ||
+			  kube_leader_set_annotation(d->leader, REJECTED_ERROR_ANNOTATION, NULL) != 0))
+		klog_error("Cannot clear the rejected configuration on the Lease: out of memory");
 	kube_counter_inc(d->m_reloads, KUBE_LABELS("success"));
 	kube_gauge_set(d->m_last_ok, 1, NULL);
 	kube_gauge_set(d->m_last_ok_ts, (double)time(NULL), NULL);
@@ -480,26 +509,45 @@ static int check_config_locked(struct sk_daemon *d, char **err)
 		return rc;
 	}
 	sha256_hex(buf, len, hash);
-	if (!strcmp(hash, d->gen->cfg->sha256)) {
-		if (strcmp(d->last_seen, hash)) {
+	/* The plugin files count as part of the configuration: a changed .so reloads like a changed file. */
+	const char *const *dirs = (const char *const *)d->opts.plugin_dirs;
+	int ndirs = kube_flag_strings_len(d->opts.plugin_dirs);
+	char phash[65] = "", seen[sizeof d->last_seen];
+	if (ndirs && sk_plugin_dirs_hash(dirs, ndirs, phash, NULL) != 0)
+		snprintf(phash, sizeof phash, "unhashable");
+	snprintf(seen, sizeof seen, "%s/%s", hash, phash);
+	if (!strcmp(hash, d->gen->cfg->sha256) && !strcmp(phash, d->plugins_hash)) {
+		if (strcmp(d->last_seen, seen)) {
 			if (d->last_seen[0])
 				klog_info(0, "The configuration file is back to the running configuration", " config-hash=%s",
 					  hash);
-			snprintf(d->last_seen, sizeof d->last_seen, "%s", hash);
+			snprintf(d->last_seen, sizeof d->last_seen, "%s", seen);
 			kube_gauge_set(d->m_last_ok, 1, NULL);
 		}
 		free(buf);
 		return 0;
 	}
-	if (!strcmp(hash, d->last_seen)) {
+	if (!strcmp(seen, d->last_seen)) {
 		free(buf);
 		return 0; /* rejected before */
 	}
-	snprintf(d->last_seen, sizeof d->last_seen, "%s", hash);
-	klog_info(0, "The configuration file changed; loading it", " file=%s config-hash=%s", d->opts.config_path, hash);
+	snprintf(d->last_seen, sizeof d->last_seen, "%s", seen);
+	klog_info(0, "The configuration file or a plugin file changed; loading it", " file=%s config-hash=%s plugins-hash=%s",
+		  d->opts.config_path, hash, phash);
 
+	/* A new module set for the new generation: the running one keeps its own modules. */
+	struct sk_module_set *mods = NULL;
+	if (sk_module_set_load(dirs, ndirs, &mods, &e) != 0) {
+		reload_failed(d, hash, e ? e : "loading plugins failed", NULL, 0);
+		kube_errf(err, "%s", e ? e : "loading plugins failed");
+		free(e);
+		free(buf);
+		return -1;
+	}
 	struct sk_errors errs = { 0 };
-	struct sk_config *cfg = sk_config_load(buf, len, &errs);
+	struct sk_config_opts co = { .modules = mods };
+	struct sk_config *cfg = sk_config_load_opts(buf, len, &co, &errs);
+	sk_module_set_unref(mods);
 	free(buf);
 	if (!cfg) {
 		char *joined = sk_errors_join(&errs, "; ");
@@ -533,6 +581,7 @@ static int check_config_locked(struct sk_daemon *d, char **err)
 		sk_dm_gen_free(d, g);
 		return -1;
 	}
+	snprintf(d->plugins_hash, sizeof d->plugins_hash, "%s", phash);
 	reload_ok(d);
 	return 1;
 }

@@ -14,6 +14,7 @@
 #include "kube/object.h"
 #include "kube/util.h"
 #include "scheduler/backend/cache.h"
+#include "scheduler/framework/loader.h"
 #include "scheduler/framework/parallel.h"
 #include "scheduler/framework/runtime.h"
 #include "scheduler/schedule_one.h"
@@ -51,6 +52,9 @@ struct sim {
 	const cJSON **pdbs;
 	int nvictims, capvictims;
 	char **victims;
+	/* sk_handle_patch_pod_annotation calls of the running attempt (key -> value), printed with
+	 * it as "annotations" and cleared; NULL when none. */
+	cJSON *annotations;
 };
 
 /* ---------- environment callbacks ---------- */
@@ -176,6 +180,21 @@ static void clear_victims(struct sim *s)
 	for (int i = 0; i < s->nvictims; i++)
 		free(s->victims[i]);
 	s->nvictims = 0;
+	cJSON_Delete(s->annotations);
+	s->annotations = NULL;
+}
+
+/* env.patch_pod_annotation: nothing to patch offline; the attempt's line shows what would be. */
+static int sim_patch_annotation(void *ctx, const struct sk_pod *pod, const char *key, const char *value, char **err)
+{
+	struct sim *s = ctx;
+	(void)pod;
+	if (!s->annotations && !(s->annotations = cJSON_CreateObject()))
+		return kube_errf(err, "out of memory");
+	cJSON_DeleteItemFromObjectCaseSensitive(s->annotations, key);
+	if (!cJSON_AddStringToObject(s->annotations, key, value))
+		return kube_errf(err, "out of memory");
+	return 0;
 }
 
 /* ---------- rendering ---------- */
@@ -190,7 +209,7 @@ static void mark_attempted(struct sim *s, const struct sk_pod *pod)
 		}
 }
 
-static cJSON *outcome_json(const struct sk_outcome *o, char *const *vict, int nvict)
+static cJSON *outcome_json(const struct sk_outcome *o, char *const *vict, int nvict, const cJSON *annotations)
 {
 	char key[512];
 	cJSON *j = cJSON_CreateObject();
@@ -235,6 +254,9 @@ static cJSON *outcome_json(const struct sk_outcome *o, char *const *vict, int nv
 		cJSON_AddItemToObject(j, "victims", victims);
 		victims = NULL;
 	}
+	/* only when a plugin annotated the pod, so lines of other attempts keep their shape */
+	if (ok && annotations)
+		ok = cJSON_AddItemToObject(j, "annotations", cJSON_Duplicate(annotations, 1));
 	cJSON_Delete(filter);
 	cJSON_Delete(score);
 	cJSON_Delete(victims);
@@ -264,6 +286,9 @@ static void explain(struct sim *s, const struct sk_outcome *o)
 		fprintf(f, "  %s\n", o->message);
 	for (int i = 0; i < s->nvictims; i++)
 		fprintf(f, "  preempted %s\n", s->victims[i]);
+	const cJSON *an;
+	cJSON_ArrayForEach(an, s->annotations)
+		fprintf(f, "  annotated %s=%s\n", an->string, cJSON_IsString(an) ? an->valuestring : "");
 	const struct sk_score_table *t = o->scores && o->score_nodes ? o->scores : NULL;
 	int wnode = 4;
 	for (int i = 0; t && i < t->nnodes; i++)
@@ -316,7 +341,7 @@ static void sim_observe(void *ctx, const struct sk_outcome *o)
 		clear_victims(s);
 		return;
 	}
-	cJSON *j = outcome_json(o, s->victims, s->nvictims);
+	cJSON *j = outcome_json(o, s->victims, s->nvictims, s->annotations);
 	clear_victims(s);
 	char *line = j ? kube_json_print(j) : NULL;
 	if (!line)
@@ -615,6 +640,7 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 		.ctx = &s, .now_ns = sim_now, .pool = s.pool, .nominator = s.nom,
 		.snapshot = sim_fw_snapshot, .bind = sim_bind,
 		.list_pdbs = sim_list_pdbs, .preempt_victim = sim_preempt_victim,
+		.patch_pod_annotation = sim_patch_annotation,
 	};
 	fws = calloc((size_t)cfg->nprofiles + 1, sizeof *fws);
 	if (!fws) {
@@ -704,10 +730,12 @@ static char *read_file(const char *path, size_t *len, char **err)
 static void sim_usage(FILE *f)
 {
 	fprintf(f, "Usage: schedkit-scheduler simulate --config FILE --cluster FILE [--explain] [--seed N]\n"
+		   "                                   [--plugin-dir DIR]...\n"
 		   "  --config FILE    KubeSchedulerConfiguration (YAML or JSON); default profile when omitted\n"
 		   "  --cluster FILE   multi-document YAML of Nodes, Pods and PriorityClasses ('-' = stdin)\n"
 		   "  --explain        a readable table per attempt instead of JSON lines\n"
-		   "  --seed N         seed of the tie-break among equal top scores (default 1)\n");
+		   "  --seed N         seed of the tie-break among equal top scores (default 1)\n"
+		   "  --plugin-dir DIR load every *.so plugin module of DIR (repeatable)\n");
 }
 
 /* Returns the value of --name / --name=value at argv[*i] (advancing *i), NULL if argv[*i] is
@@ -734,6 +762,8 @@ int sk_simulate_main(int argc, char **argv, FILE *out, FILE *errout)
 	signal(SIGPIPE, SIG_IGN); /* an extender closing its connection must not kill the run */
 	const char *config_path = NULL, *cluster_path = NULL;
 	struct sk_simulate_opts opts = { .seed = 1 };
+	const char *dirs[64];
+	int ndirs = 0;
 	for (int i = 1; i < argc; i++) {
 		bool missing = false;
 		const char *v;
@@ -749,6 +779,13 @@ int sk_simulate_main(int argc, char **argv, FILE *out, FILE *errout)
 			config_path = v;
 		} else if ((v = flag_value(argc, argv, &i, "--cluster", &missing)) || missing) {
 			cluster_path = v;
+		} else if ((v = flag_value(argc, argv, &i, "--plugin-dir", &missing)) || missing) {
+			if (v && ndirs == (int)(sizeof dirs / sizeof dirs[0])) {
+				fprintf(errout, "error: at most %d --plugin-dir flags\n", ndirs);
+				return 2;
+			}
+			if (v)
+				dirs[ndirs++] = v;
 		} else if ((v = flag_value(argc, argv, &i, "--seed", &missing)) || missing) {
 			char *end = NULL;
 			errno = 0;
@@ -774,14 +811,23 @@ int sk_simulate_main(int argc, char **argv, FILE *out, FILE *errout)
 		sim_usage(errout);
 		return 2;
 	}
+	struct sk_module_set *mods = NULL;
+	char *lerr = NULL;
+	if (sk_module_set_load(dirs, ndirs, &mods, &lerr) != 0) {
+		fprintf(errout, "error: %s\n", lerr ? lerr : "loading plugins failed");
+		free(lerr);
+		return 1;
+	}
 	struct sk_errors errs = { 0 };
 	struct sk_config *cfg;
+	struct sk_config_opts co = { .modules = mods };
 	if (config_path) {
-		cfg = sk_config_load_file(config_path, &errs);
+		cfg = sk_config_load_file_opts(config_path, &co, &errs);
 	} else {
 		static const char def[] = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
-		cfg = sk_config_load(def, sizeof def - 1, &errs);
+		cfg = sk_config_load_opts(def, sizeof def - 1, &co, &errs);
 	}
+	sk_module_set_unref(mods); /* the config holds it */
 	if (!cfg) {
 		for (int i = 0; i < errs.n; i++)
 			fprintf(errout, "error: %s\n", errs.msgs[i]);

@@ -35,7 +35,10 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 		FILE *out, char **err);
 
 /* The `simulate` subcommand: argv[0] is "simulate". Parses --config, --cluster, --explain,
- * --seed (both --flag=value and --flag value), loads the files and runs sk_simulate.
+ * --seed, --plugin-dir (repeatable; both --flag=value and --flag value), loads the plugin
+ * modules and the files and runs sk_simulate. An attempt whose plugins called
+ * sk_handle_patch_pod_annotation carries "annotations": {key: value} in its line (and
+ * "annotated key=value" lines with --explain).
  * Returns the process exit code: 0 done, 1 bad config/cluster, 2 bad usage. */
 int sk_simulate_main(int argc, char **argv, FILE *out, FILE *errout);
 
