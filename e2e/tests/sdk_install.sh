@@ -26,6 +26,8 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | head -c 3000 | sed 's/^/#   /'; }
 check() { local d=$1 detail=$2; shift 2; if "$@"; then ok "$d"; else notok "$d" "$detail"; fi; }
 finish() { echo "1..$n"; [ "$failed" = 0 ]; exit; }
+# jq -e over a file of JSON lines slurped into one array; quiet (the verdict is the exit code).
+jqt() { jq -se "$@" >/dev/null 2>&1; }
 
 PREFIX=$WORK/prefix
 export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
@@ -66,7 +68,8 @@ SRC=$WORK/src/sample
 mkdir -p "$WORK/src" && cp -r "$SK_ROOT/plugins/examples/sample" "$SRC"
 if out=$(make -C "$SRC" 2>&1) && [ -f "$SRC/sample.so" ]; then ok "plugins/examples/sample builds out of tree with only PKG_CONFIG_PATH"
 else notok "plugins/examples/sample builds out of tree with only PKG_CONFIG_PATH" "$out"; finish; fi
-check "the sample's build never names the repository" "$out" bash -c '! grep -qF -- "$1" <<<"$2"' _ "$SK_ROOT" "$out"
+check "the sample's build uses the installed headers and never names the repository" "$out" \
+  bash -c 'grep -qF -- "-I$3/include" <<<"$2" && ! grep -qF -- "$1" <<<"$2"' _ "$SK_ROOT" "$out" "$PREFIX"
 undef=$(nm -u "$SRC/sample.so" | awk '{print $NF}')
 bad=$(grep -E '^(sk_|kube_|klog|schedkit)' <<<"$undef")
 check "nm -u sample.so: no schedkit symbol ($(wc -l <<<"$undef") undefined, libc/cJSON)" "$bad" test -z "$bad"
@@ -84,14 +87,14 @@ sim=$(cat "$WORK/sim.json")
 # The last attempt of each sample-scheduler pod.
 sample_last='[.[] | select(.profile == "sample-scheduler")] | group_by(.pod) | map(last)'
 check "three sample-scheduler pods, each Scheduled on a labelled node (node-b, node-d)" "$sim" \
-  jq -se "$sample_last"' | length == 3 and all(.result == "Scheduled" and (.node == "node-b" or .node == "node-d"))' "$WORK/sim.json"
+  jqt "$sample_last"' | length == 3 and all(.result == "Scheduled" and (.node == "node-b" or .node == "node-d"))' "$WORK/sim.json"
 reason='node(s) did not have the label schedkit.io/sample=true'
 check "node-a and node-c are rejected by Sample with its reason" "$sim" \
-  jq -se --arg r "$reason" "$sample_last"' | all(.filter["node-a"].Sample == $r and .filter["node-c"].Sample == $r)' "$WORK/sim.json"
+  jqt --arg r "$reason" "$sample_last"' | length == 3 and all(.filter["node-a"].Sample == $r and .filter["node-c"].Sample == $r)' "$WORK/sim.json"
 check "each sample pod records schedkit.io/sample-prebind = its node" "$sim" \
-  jq -se "$sample_last"' | all(.annotations["schedkit.io/sample-prebind"] == .node)' "$WORK/sim.json"
+  jqt "$sample_last"' | length == 3 and all(.annotations["schedkit.io/sample-prebind"] == .node)' "$WORK/sim.json"
 check "the default-scheduler pod is scheduled without Sample (no annotation, no Sample reason)" "$sim" \
-  jq -se '[.[] | select(.pod == "default/web-1")] | length == 1 and (.[0] | .result == "Scheduled"
+  jqt '[.[] | select(.pod == "default/web-1")] | length == 1 and (.[0] | .result == "Scheduled"
      and ((.annotations // {}) | has("schedkit.io/sample-prebind") | not) and ([.filter[]?.Sample] | length == 0))' "$WORK/sim.json"
 
 cat >"$WORK/unlabelled.yaml" <<'EOF'
@@ -115,7 +118,7 @@ EOF
 "$SCHED" simulate --config sample-config.yaml --cluster "$WORK/unlabelled.yaml" --plugin-dir "$PLUGINS" \
   >"$WORK/sim2.json" 2>"$WORK/sim2.err"
 check "no labelled node: Unschedulable, the Sample reason for each node" "$(cat "$WORK/sim2.json" "$WORK/sim2.err")" \
-  jq -se --arg r "$reason" 'length == 1 and (.[0] | .result == "Unschedulable" and .node == ""
+  jqt --arg r "$reason" 'length == 1 and (.[0] | .result == "Unschedulable" and .node == ""
      and .filter == {"plain-1": {"Sample": $r}, "plain-2": {"Sample": $r}}
      and (.message | startswith("0/2 nodes are available: 2 " + $r + ".")) and (.annotations // {}) == {})' "$WORK/sim2.json"
 
@@ -143,7 +146,7 @@ EOF
   >"$WORK/sim3.json" 2>"$WORK/sim3.err"
 check "nodeLabel: example.com/disk (key only) places on ssd-1 and names that label for bare-1" \
   "$(cat "$WORK/sim3.json" "$WORK/sim3.err")" \
-  jq -se 'length == 1 and (.[0] | .node == "ssd-1"
+  jqt 'length == 1 and (.[0] | .node == "ssd-1"
      and .filter["bare-1"].Sample == "node(s) did not have the label example.com/disk")' "$WORK/sim3.json"
 
 if out=$("$SCHED" --validate --config sample-config.yaml --plugin-dir "$PLUGINS" 2>&1); then ok "--validate --plugin-dir accepts the sample config"

@@ -44,7 +44,9 @@ static struct sk_config *load_config(const struct sk_daemon_opts *o, char plugin
 	int ndirs = kube_flag_strings_len(o->plugin_dirs);
 	struct sk_module_set *mods = NULL;
 	char *lerr = NULL;
-	if (sk_plugin_dirs_hash(dirs, ndirs, plugins_hash, &lerr) != 0 || sk_module_set_load(dirs, ndirs, &mods, &lerr) != 0) {
+	plugins_hash[0] = '\0'; /* as the watcher computes it: empty without --plugin-dir */
+	if ((ndirs && sk_plugin_dirs_hash(dirs, ndirs, plugins_hash, &lerr) != 0) ||
+	    sk_module_set_load(dirs, ndirs, &mods, &lerr) != 0) {
 		kube_errf(err, "%s", lerr ? lerr : "loading plugins failed");
 		free(lerr);
 		return NULL;

@@ -194,7 +194,7 @@ static struct sk_status sample_pre_filter(struct sk_plugin *self, struct sk_cycl
 	int nnodes = snap ? snap->nnodes : 0;
 	struct sample_nodes *set = malloc(sizeof(*set) + (size_t)nnodes * sizeof(set->names[0]));
 	if (!set)
-		return sk_status(SK_ERROR, "Sample: out of memory");
+		return sk_status(SK_ERROR, "out of memory");
 	set->n = 0;
 	for (int i = 0; i < nnodes; i++) {
 		const struct sk_node *node = snap->nodes[i]->node;
@@ -214,7 +214,7 @@ static struct sk_status sample_filter(struct sk_plugin *self, struct sk_cycle_st
 	const struct sample *s = self->priv;
 	const struct sample_nodes *set = sk_cycle_state_get(cs, self->slot);
 	if (!set)
-		return sk_status(SK_ERROR, "Sample: no PreFilter state in this cycle (is Sample enabled at preFilter?)");
+		return sk_status(SK_ERROR, "no PreFilter state in this cycle (Sample must be enabled at preFilter too)");
 	if (!ni->node)
 		return sk_status(SK_ERROR, "node not found");
 	const char *name = ni->node->name;
@@ -232,7 +232,7 @@ static struct sk_status sample_pre_bind(struct sk_plugin *self, struct sk_cycle_
 	(void)cs;
 	char *err = NULL;
 	if (sk_handle_patch_pod_annotation(self->handle, pod, SAMPLE_ANNOTATION, node_name, &err) < 0) {
-		struct sk_status st = sk_statusf(SK_ERROR, "Sample: annotating pod %s/%s: %s", pod->ns, pod->name,
+		struct sk_status st = sk_statusf(SK_ERROR, "setting annotation %s: %s", SAMPLE_ANNOTATION,
 						 err ? err : "unknown error");
 		free(err);
 		return st;
