@@ -136,6 +136,34 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@OUT=$(OUT) e2e/demo.sh
 
+# make install [PREFIX=/usr/local] [DESTDIR=]: the plugin SDK (headers and schedkit-plugin.pc, whose
+# paths name PREFIX, never DESTDIR, so a staged tree works once copied to PREFIX), the binaries and
+# the in-tree .so plugins (docs/plugins.md). Idempotent; no root needed with a DESTDIR or a user PREFIX.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+SDK_DIR     := plugins/sdk/include/schedkit
+SDK_HDRS    := $(sort $(wildcard $(SDK_DIR)/*.h))
+# In-tree plugins built as modules (lib/schedkit/plugins/*.so); none yet, every in-tree plugin is
+# linked into the scheduler.
+SK_MODULES  := $(wildcard $(LIB)/schedkit/plugins/*.so)
+SK_VERSION   = $(shell sed -n 's/^\#define[[:space:]]*SK_VERSION[[:space:]]*"\([^"]*\)".*/\1/p' $(SDK_DIR)/version.h 2>/dev/null)
+INST_INC    := $(DESTDIR)$(PREFIX)/include/schedkit
+INST_PC     := $(DESTDIR)$(PREFIX)/lib/pkgconfig
+INST_PLUG   := $(DESTDIR)$(PREFIX)/lib/schedkit/plugins
+
+.PHONY: install
+install: $(BINS)
+	@test -n "$(SK_VERSION)" || { echo "make install: no SK_VERSION in $(SDK_DIR)/version.h" >&2; exit 1; }
+	install -d $(INST_INC) $(INST_PC) $(INST_PLUG) $(DESTDIR)$(PREFIX)/bin
+	install -m 0644 $(SDK_HDRS) $(INST_INC)/
+	printf '%s\n' 'prefix=$(PREFIX)' 'includedir=$${prefix}/include' 'libdir=$${prefix}/lib' \
+	  'plugindir=$${libdir}/schedkit/plugins' '' 'Name: schedkit-plugin' \
+	  'Description: Headers for schedkit scheduler plugins built as .so modules' \
+	  'Version: $(SK_VERSION)' 'Requires: libcjson' 'Cflags: -I$${includedir}' >$(INST_PC)/schedkit-plugin.pc.tmp
+	mv -f $(INST_PC)/schedkit-plugin.pc.tmp $(INST_PC)/schedkit-plugin.pc
+	$(if $(BINS),install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/)
+	$(if $(SK_MODULES),install -m 0644 $(SK_MODULES) $(INST_PLUG)/)
+
 clean:
 	rm -rf bin lib build
 

@@ -10,7 +10,14 @@
 #      a mounted ConfigMap), leader election on its Lease: one leads, one stands by;
 #   6. creates pods for both schedulerNames, waits until they run, shows where they landed;
 #   7. changes a SchedulerProfile: the running scheduler reloads it (no restart) and the profile
-#      turns Applied again.
+#      turns Applied again;
+#   8. adds an out-of-tree plugin without rebuilding schedkit: installs the SDK (make install into
+#      the work directory), builds plugins/examples/sample with only pkg-config, "publishes"
+#      sample.so as a local image directory, applies manifests/samples/sample-plugin.yaml (a
+#      SchedulerPlugin) and sample-scheduler.yaml, then does what the Deployment's rollout would:
+#      runs its init containers' copy into each replica's plugin dir (e2e/lib/deployment_runner.sh)
+#      and restarts the replicas with the flags the Deployment now carries; sample-scheduler pods
+#      land only on the nodes labelled schedkit.io/sample=true, annotated by the plugin's PreBind.
 # Everything stops at the end; KEEP=1 leaves the cluster, operator, volume sync and scheduler
 # running and prints the KUBECONFIG to export and how to stop them.
 # Env: SK_BIN (binaries; default <repo>/bin, or $OUT/bin), KEEP=1, DEMO_DIR (work directory).
@@ -19,6 +26,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-.}
 SK_BIN=${SK_BIN:-$(cd "$ROOT" && cd "$OUT" && pwd)/bin}
 KEEP=${KEEP:-0}
+# shellcheck source=lib/deployment_runner.sh
+. "$ROOT/e2e/lib/deployment_runner.sh"
 DIR=${DEMO_DIR:-$(mktemp -d /tmp/schedkit-demo.XXXXXX)}
 mkdir -p "$DIR"
 export KUBECONFIG=$DIR/kubeconfig
@@ -258,4 +267,95 @@ for r in 1 2; do
 done
 echo "Lease config hash ${old_hash:0:12}... -> ${new_hash:0:12}...; the profile is Applied again:"
 k get sp
+# ------------------------------------------------------------------ 8. an out-of-tree plugin
+say "Building an out-of-tree plugin against the installed SDK: plugins/examples/sample (no schedkit rebuild)"
+make -s --no-print-directory -C "$ROOT" install OUT="$OUT" PREFIX="$DIR/sdk" >"$DIR/sdk-install.log" 2>&1 ||
+	die "make install PREFIX=$DIR/sdk failed (see $DIR/sdk-install.log)"
+echo "make install PREFIX=$DIR/sdk: headers in $DIR/sdk/include/schedkit, $DIR/sdk/lib/pkgconfig/schedkit-plugin.pc"
+rm -rf "$DIR/sample-src"
+cp -r "$ROOT/plugins/examples/sample" "$DIR/sample-src"
+rm -f "$DIR/sample-src/sample.so"
+PKG_CONFIG_PATH=$DIR/sdk/lib/pkgconfig make -s -C "$DIR/sample-src" >"$DIR/sample-build.log" 2>&1 ||
+	die "building the sample plugin failed (see $DIR/sample-build.log)"
+echo "PKG_CONFIG_PATH=$DIR/sdk/lib/pkgconfig make -C <a copy of plugins/examples/sample> -> sample.so"
+image=$(sed -n 's/^  image: *//p' "$ROOT/manifests/samples/sample-plugin.yaml")
+imgdir=$(sk_image_dir "$DIR/images" "$image")
+mkdir -p "$imgdir/plugins"
+cp "$DIR/sample-src/sample.so" "$imgdir/plugins/sample.so"
+echo "\"published\" as image $image: $imgdir/plugins/sample.so (the demo's stand-in for an OCI image)"
+
+say "Installing it with a SchedulerPlugin, and the sample-scheduler profile that uses it"
+hash_before=$(sk_deploy_plugins_hash "$NS")
+k apply -f "$ROOT/manifests/samples/sample-plugin.yaml" -f "$ROOT/manifests/samples/sample-scheduler.yaml" ||
+	die "cannot apply the SchedulerPlugin and its profile"
+ok=
+for _ in $(seq 1 100); do
+	p=$(k get schedulerplugin sample -o jsonpath='{.status.conditions[?(@.type=="Accepted")].status}' 2>/dev/null)
+	a=$(k get sp sample-scheduler -o jsonpath='{.status.conditions[?(@.type=="Accepted")].status}' 2>/dev/null)
+	h=$(sk_deploy_plugins_hash "$NS")
+	if [ "$p" = True ] && [ "$a" = True ] && [ -n "$h" ] && [ "$h" != "$hash_before" ]; then ok=1; break; fi
+	sleep 0.2
+done
+[ -n "$ok" ] || die "the SchedulerPlugin or the sample-scheduler profile was not accepted"
+k get schedulerplugins
+echo
+echo "The operator added to the Deployment an emptyDir, one init container per SchedulerPlugin and"
+echo "--plugin-dir; its pod template's schedkit.io/plugins-hash changed (${h:0:12}...), so it rolls:"
+k -n "$NS" get deployment schedkit-scheduler \
+	-o go-template='{{range .spec.template.spec.initContainers}}  initContainer {{.name}}: {{.image}} {{.command}}{{"\n"}}{{end}}'
+echo "  scheduler args: $(k -n "$NS" get deployment schedkit-scheduler -o jsonpath='{.spec.template.spec.containers[0].args}')"
+
+say "Rolling the scheduler replicas as the Deployment would: the init containers' copy, then the new flags"
+# Each replica has its own emptyDir ($DIR/plugins-N); scheduler.sh N runs replica N.
+mapfile -t sargs < <(sk_deploy_scheduler_args "$NS" "$DIR/volume" "@PLUGIN_DIR@")
+{
+	echo '#!/bin/sh'
+	echo '# Runs schedkit-scheduler replica $1 with the flags of the Deployment'"'"'s scheduler container'
+	echo '# (paths mapped to this machine): --config in the mounted ConfigMap, --plugin-dir its emptyDir.'
+	printf 'exec "%s"' "$SK_BIN/schedkit-scheduler"
+	for a in "${sargs[@]}"; do
+		[ "$a" = "--plugin-dir=@PLUGIN_DIR@" ] && a="--plugin-dir=$DIR/plugins-\$1"
+		printf ' "%s"' "$a"
+	done
+	printf ' --kubeconfig "%s"\n' "$KUBECONFIG"
+} >"$DIR/scheduler.sh"
+chmod +x "$DIR/scheduler.sh"
+for r in 1 2; do
+	kill "${PIDS[$((r + 2))]}" 2>/dev/null
+	wait "${PIDS[$((r + 2))]}" 2>/dev/null
+	rm -rf "$DIR/plugins-$r"
+	sk_deploy_run_init "$NS" "$DIR/images" "$DIR/plugins-$r" || die "the init containers' copy failed"
+	"$DIR/scheduler.sh" "$r" >>"$DIR/scheduler-$r.log" 2>&1 &
+	PIDS[$((r + 2))]=$!
+	echo "replica $r: pid $!, plugin dir $DIR/plugins-$r: $(cd "$DIR/plugins-$r" && ls)"
+done
+k wait --for=condition=Applied --timeout=60s sp --all >/dev/null ||
+	die "the restarted scheduler did not load the plugin and the new profile"
+k get sp
+
+say "Labelling small-b and large-a schedkit.io/sample=true; 4 pods with schedulerName sample-scheduler"
+k label node small-b large-a schedkit.io/sample=true >/dev/null || die "cannot label the nodes"
+for i in 1 2 3 4; do
+	pod "sample-$i" sample-scheduler | sed 's/cpu: 500m, memory: 512Mi/cpu: 100m, memory: 128Mi/'
+done >"$DIR/sample-pods.yaml"
+k apply -f "$DIR/sample-pods.yaml" || die "cannot create the sample pods"
+k wait --for=condition=Ready --timeout=60s pod -l profile=sample-scheduler >/dev/null || {
+	k get pods -o wide -l profile=sample-scheduler
+	die "the sample-scheduler pods did not all get scheduled and run"
+}
+k get nodes -L schedkit.io/sample
+echo
+printf '  %-10s %-9s %s\n' POD NODE "ANNOTATION schedkit.io/sample-prebind"
+k get pods -l profile=sample-scheduler \
+	-o go-template='{{range .items}}{{.metadata.name}} {{.spec.nodeName}} {{index .metadata.annotations "schedkit.io/sample-prebind"}}{{"\n"}}{{end}}' \
+	>"$DIR/sample-placement.txt"
+while read -r name node ann; do
+	printf '  %-10s %-9s %s\n' "$name" "$node" "$ann"
+	case $node in small-b | large-a) ;; *) die "$name landed on unlabelled node $node" ;; esac
+	[ "$ann" = "$node" ] || die "$name lacks the PreBind annotation"
+done <"$DIR/sample-placement.txt"
+echo
+echo "Sample's PreFilter and Filter kept the pods on the labelled nodes and its PreBind annotated"
+echo "each with its node: a plugin built out of tree against the SDK, shipped as an image and"
+echo "installed with a SchedulerPlugin, run by the same schedkit binaries as before."
 exit 0

@@ -15,6 +15,7 @@
 #include "kube/object.h"
 #include "kube/util.h"
 #include "operator/plan.h"
+#include "operator/plugins.h"
 #include "operator/queue.h"
 #include "operator/status.h"
 
@@ -42,6 +43,7 @@ void op_snapshot_free(struct op_snapshot *s)
 	if (!s)
 		return;
 	cJSON_Delete(s->profiles);
+	cJSON_Delete(s->splugins);
 	for (int k = 0; k < OP_OBJ_COUNT; k++)
 		cJSON_Delete(s->owned[k]);
 	cJSON_Delete(s->lease);
@@ -61,6 +63,20 @@ int op_snapshot_fetch(struct kube_client *client, const char *ns, struct op_snap
 	cJSON_Delete(list);
 	s->profiles = items && cJSON_IsArray(items) ? items : cJSON_CreateArray();
 	if (items && s->profiles != items)
+		cJSON_Delete(items);
+	/* SchedulerPlugins; a cluster without their CRD yet simply has none */
+	path = kube_path(OP_API_GROUP, OP_API_VERSION, OP_PLUGIN_RESOURCE, NULL, NULL, NULL);
+	list = NULL;
+	rc = path ? kube_list(client, path, NULL, NULL, &list, e) : -1;
+	free(path);
+	if (rc && !(e && kube_error_is_not_found(e))) {
+		op_snapshot_free(s);
+		return -1;
+	}
+	items = cJSON_DetachItemFromObjectCaseSensitive(list, "items");
+	cJSON_Delete(list);
+	s->splugins = items && cJSON_IsArray(items) ? items : cJSON_CreateArray();
+	if (items && s->splugins != items)
 		cJSON_Delete(items);
 	for (int k = 0; k < OP_OBJ_COUNT; k++) {
 		path = object_path(k, ns, true);
@@ -182,12 +198,12 @@ out:
 
 /* An Event when a condition's status or reason changed: what `kubectl describe sp` shows. */
 static void record_transitions(struct kube_event_recorder *rec, const cJSON *obj, const cJSON *old_status,
-			       const cJSON *new_status)
+			       const cJSON *new_status, int ntypes)
 {
 	if (!rec)
 		return;
 	static const char *const types[] = { "Accepted", "Applied" };
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < ntypes; i++) {
 		const cJSON *o = kube_condition_find(cJSON_GetObjectItemCaseSensitive(old_status, "conditions"), types[i]);
 		const cJSON *n = kube_condition_find(cJSON_GetObjectItemCaseSensitive(new_status, "conditions"), types[i]);
 		const char *ns = kube_obj_get_string(n, "status"), *nr = kube_obj_get_string(n, "reason");
@@ -204,7 +220,8 @@ static void record_transitions(struct kube_event_recorder *rec, const cJSON *obj
 	}
 }
 
-static int write_status(struct kube_client *client, cJSON *obj, cJSON *status, const char *name, char **err)
+static int write_status(struct kube_client *client, const char *resource, const char *kind, cJSON *obj,
+			cJSON *status, const char *name, char **err)
 {
 	struct kube_error e = { 0 };
 	cJSON *st = cJSON_Duplicate(status, 1);
@@ -216,12 +233,49 @@ static int write_status(struct kube_client *client, cJSON *obj, cJSON *status, c
 		cJSON_ReplaceItemInObjectCaseSensitive(obj, "status", st);
 	else
 		cJSON_AddItemToObject(obj, "status", st);
-	char *path = kube_path(OP_API_GROUP, OP_API_VERSION, OP_RESOURCE, NULL, name, "status");
+	char *path = kube_path(OP_API_GROUP, OP_API_VERSION, resource, NULL, name, "status");
 	int rc = path ? kube_update(client, path, obj, NULL, &e) : -1;
 	if (rc)
-		kube_errf_first(err, "update status of SchedulerProfile %s: %s", name, path ? e.message : "out of memory");
+		kube_errf_first(err, "update status of %s %s: %s", kind, name, path ? e.message : "out of memory");
 	free(path);
 	return rc;
+}
+
+/* Each SchedulerPlugin's status (written only when it changed). 0, or -1 with *err. */
+static int write_plugin_statuses(struct kube_client *client, const struct op_controller_opts *opts,
+				 const cJSON *objs, const struct op_plugin_set *set, const char *now,
+				 struct op_reconcile_result *res, char **err)
+{
+	int failed = 0;
+	const cJSON *obj;
+	cJSON_ArrayForEach(obj, objs) {
+		const char *name = kube_meta_name(obj);
+		const struct op_plugin_result *r = name ? op_plugin_set_find(set, name) : NULL;
+		if (!r)
+			continue; /* being deleted */
+		res->plugins++;
+		res->plugins_accepted += r->accepted;
+		cJSON *st = op_plugin_status_desired(obj, r, now);
+		cJSON *cur = st ? cJSON_Duplicate(obj, 1) : NULL;
+		if (!st || !cur) {
+			kube_errf_first(err, "out of memory");
+			failed = 1;
+		} else if (!op_status_equal(cJSON_GetObjectItemCaseSensitive(cur, "status"), st)) {
+			cJSON *old_status = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cur, "status"), 1);
+			if (write_status(client, OP_PLUGIN_RESOURCE, OP_PLUGIN_KIND, cur, st, name, err) == 0) {
+				record_transitions(opts->events, cur, old_status, st, 1);
+				res->writes++;
+				klog_info(1, "Updated SchedulerPlugin status", " name=%s accepted=%s reason=%s", name,
+					  r->accepted ? "True" : "False", r->reason);
+			} else {
+				failed = 1;
+			}
+			cJSON_Delete(old_status);
+		}
+		cJSON_Delete(cur);
+		cJSON_Delete(st);
+	}
+	return failed ? -1 : 0;
 }
 
 int op_reconcile(struct kube_client *client, const struct op_controller_opts *opts, const struct op_snapshot *s,
@@ -234,14 +288,24 @@ int op_reconcile(struct kube_client *client, const struct op_controller_opts *op
 	if (err)
 		*err = NULL;
 	const char *ns = ns_of(opts);
-	struct op_render_opts ro = { .lease_namespace = ns, .lease_name = OP_SCHEDULER_NAME };
-	struct op_plan plan;
+	struct op_plugin_set plugins;
 	char *perr = NULL;
-	if (op_plan_build(s->profiles, &ro, &plan, &perr) != 0) {
-		kube_errf_first(err, "plan: %s", perr ? perr : "out of memory");
+	if (op_plugin_set_build(s->splugins, &plugins, &perr) != 0) {
+		kube_errf_first(err, "SchedulerPlugins: %s", perr ? perr : "out of memory");
 		free(perr);
 		return -1;
 	}
+	/* profiles may name what the accepted SchedulerPlugins provide */
+	struct op_render_opts ro = { .lease_namespace = ns, .lease_name = OP_SCHEDULER_NAME,
+				     .external_plugins = plugins.external };
+	struct op_plan plan;
+	if (op_plan_build(s->profiles, &ro, &plan, &perr) != 0) {
+		kube_errf_first(err, "plan: %s", perr ? perr : "out of memory");
+		free(perr);
+		op_plugin_set_free(&plugins);
+		return -1;
+	}
+	plan.plugins = &plugins;
 	int failed = 0;
 	for (int i = 0; i < OP_OBJ_COUNT; i++) {
 		enum op_kind k = apply_order[i];
@@ -263,6 +327,9 @@ int op_reconcile(struct kube_client *client, const struct op_controller_opts *op
 	snprintf(lease_ref, sizeof lease_ref, "%s/%s", ns, OP_SCHEDULER_NAME);
 	kube_time_rfc3339(now, time(NULL));
 	const char *applied = op_lease_applied_hash(s->lease);
+	const char *rejected = op_lease_rejected_error(s->lease, plan.config_hash);
+	if (write_plugin_statuses(client, opts, s->splugins, &plugins, now, res, err) != 0)
+		failed = 1;
 	const cJSON *obj;
 	cJSON_ArrayForEach(obj, s->profiles) {
 		const char *name = kube_meta_name(obj);
@@ -290,15 +357,15 @@ int op_reconcile(struct kube_client *client, const struct op_controller_opts *op
 			}
 			res->writes++;
 		}
-		cJSON *st = op_status_desired(cur, r, &plan, applied, lease_ref, now);
+		cJSON *st = op_status_desired(cur, r, &plan, applied, rejected, lease_ref, now);
 		if (!st) {
 			kube_errf_first(err, "out of memory");
 			failed = 1;
 		} else if (!op_status_equal(cJSON_GetObjectItemCaseSensitive(cur, "status"), st)) {
 			cJSON *old_status = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cur, "status"), 1);
-			int wrc = write_status(client, cur, st, name, err);
+			int wrc = write_status(client, OP_RESOURCE, OP_KIND, cur, st, name, err);
 			if (wrc == 0)
-				record_transitions(opts->events, cur, old_status, st);
+				record_transitions(opts->events, cur, old_status, st, 2);
 			cJSON_Delete(old_status);
 			if (wrc != 0) {
 				failed = 1;
@@ -317,12 +384,13 @@ int op_reconcile(struct kube_client *client, const struct op_controller_opts *op
 	res->rendered = plan.nrendered;
 	memcpy(res->config_hash, plan.config_hash, sizeof res->config_hash);
 	op_plan_free(&plan);
+	op_plugin_set_free(&plugins);
 	return failed ? -1 : 0;
 }
 
 /* ---------------------------------------------------------------- controller */
 
-enum { INF_PROFILES = OP_OBJ_COUNT, INF_LEASE, INF_COUNT };
+enum { INF_PROFILES = OP_OBJ_COUNT, INF_PLUGINS, INF_LEASE, INF_COUNT };
 
 struct op_controller {
 	struct kube_client *client;
@@ -362,12 +430,20 @@ static void on_delete(void *ctx, const cJSON *obj)
 	enqueue(ctx);
 }
 
+static bool same_string(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
 /* The scheduler's leader renews its Lease every few seconds: only a change of what status reads
- * (the hash annotation, or whether anyone holds it) needs a reconcile. */
+ * (the hash annotations, the rejection message, or whether anyone holds it) needs a reconcile. */
 static void on_lease_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 {
-	const char *a = op_lease_applied_hash(old_obj), *b = op_lease_applied_hash(new_obj);
-	if ((a == NULL) != (b == NULL) || (a && b && strcmp(a, b)))
+	if (!same_string(op_lease_applied_hash(old_obj), op_lease_applied_hash(new_obj)) ||
+	    !same_string(kube_meta_annotation(old_obj, OP_REJECTED_HASH_ANNOTATION),
+			 kube_meta_annotation(new_obj, OP_REJECTED_HASH_ANNOTATION)) ||
+	    !same_string(kube_meta_annotation(old_obj, OP_REJECTED_ERROR_ANNOTATION),
+			 kube_meta_annotation(new_obj, OP_REJECTED_ERROR_ANNOTATION)))
 		enqueue(ctx);
 }
 
@@ -416,6 +492,10 @@ int op_controller_new(struct kube_client *client, const struct op_controller_opt
 			io.group = OP_API_GROUP;
 			io.version = OP_API_VERSION;
 			io.resource = OP_RESOURCE;
+		} else if (i == INF_PLUGINS) {
+			io.group = OP_API_GROUP;
+			io.version = OP_API_VERSION;
+			io.resource = OP_PLUGIN_RESOURCE;
 		} else {
 			io.group = "coordination.k8s.io";
 			io.version = "v1";
@@ -458,6 +538,7 @@ static void snapshot_from_caches(struct op_controller *c, struct op_snapshot *s)
 {
 	memset(s, 0, sizeof *s);
 	s->profiles = kube_store_list(c->inf[INF_PROFILES]);
+	s->splugins = kube_store_list(c->inf[INF_PLUGINS]);
 	char key[512];
 	for (int k = 0; k < OP_OBJ_COUNT; k++) {
 		const struct op_kind_info *ki = op_kind_info(k);
@@ -482,7 +563,8 @@ static void reconcile_key(struct op_controller *c, const char *key)
 {
 	struct op_snapshot s;
 	snapshot_from_caches(c, &s);
-	if (!s.profiles) {
+	if (!s.profiles || !s.splugins) {
+		op_snapshot_free(&s);
 		op_queue_add_rate_limited(c->queue, key);
 		return;
 	}
@@ -502,9 +584,11 @@ static void reconcile_key(struct op_controller *c, const char *key)
 		op_queue_forget(c->queue, key);
 		atomic_fetch_add(&c->reconciles, 1);
 		if (res.writes)
-			klog_info(0, "Reconciled", " profiles=%d accepted=%d invalid=%d conflict=%d rendered=%d writes=%d config-hash=%s",
-				  res.profiles, res.accepted, res.invalid, res.conflict, res.rendered, res.writes,
-				  res.config_hash);
+			klog_info(0, "Reconciled",
+				  " profiles=%d accepted=%d invalid=%d conflict=%d rendered=%d plugins=%d plugins-accepted=%d"
+				  " writes=%d config-hash=%s",
+				  res.profiles, res.accepted, res.invalid, res.conflict, res.rendered, res.plugins,
+				  res.plugins_accepted, res.writes, res.config_hash);
 		else
 			klog_info(4, "Reconciled, nothing to change", " profiles=%d", res.profiles);
 	} else {

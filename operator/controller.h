@@ -1,4 +1,4 @@
-/* The operator's control loop: informers on SchedulerProfiles, the owned objects (selected by
+/* The operator's control loop: informers on SchedulerProfiles, SchedulerPlugins, the owned objects (selected by
  * the managed-by label) and the scheduler's Lease; one rate-limited work queue with a single key
  * (everything aggregates into one configuration, so every event means "reconcile"); a
  * level-based, idempotent reconcile that plans (plan.h), creates or repairs the owned objects
@@ -26,12 +26,14 @@ struct op_controller_opts {
 	int resync_seconds;                    /* informer resync; 0: 600 */
 	struct kube_metrics_registry *metrics; /* may be NULL; must outlive the controller */
 	struct kube_event_recorder *events;    /* may be NULL; Events on SchedulerProfiles when their
-						  Accepted or Applied condition changes */
+						  Accepted or Applied condition changes, and on
+						  SchedulerPlugins when Accepted does */
 };
 
 /* What a reconcile reads: the live objects. */
 struct op_snapshot {
 	cJSON *profiles;                 /* JSON array of SchedulerProfile objects */
+	cJSON *splugins;                 /* JSON array of SchedulerPlugin objects (NULL = none) */
 	cJSON *owned[OP_OBJ_COUNT];      /* the live object of each owned kind, or NULL when absent */
 	cJSON *lease;                    /* the scheduler's Lease, or NULL */
 };
@@ -42,6 +44,7 @@ int op_snapshot_fetch(struct kube_client *client, const char *ns, struct op_snap
 struct op_reconcile_result {
 	int writes;                      /* create/update/patch calls that succeeded */
 	int profiles, accepted, invalid, conflict, rendered;
+	int plugins, plugins_accepted;   /* SchedulerPlugins, and those rendered into the Deployment */
 	char config_hash[65];
 };
 

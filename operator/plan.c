@@ -47,19 +47,30 @@ static char *xstrdup(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
+/* sk_config_load of the configuration holding entries[0..n). The plugins accepted SchedulerPlugins
+ * provide are external to the loader: accepted at every extension point they are enabled at, args
+ * kept raw (the scheduler validates them when it loads the plugin). */
+static struct sk_config *load_entries(const cJSON *const *entries, int n, const struct op_render_opts *opts,
+				      struct sk_errors *e)
+{
+	char *text = op_render_config(entries, n, opts);
+	if (!text) {
+		sk_errors_addf(e, "%s", "out of memory");
+		return NULL;
+	}
+	struct sk_config_opts lo = { .external_plugins = opts ? opts->external_plugins : NULL };
+	struct sk_config *cfg = sk_config_load_opts(text, strlen(text), &lo, e);
+	free(text);
+	return cfg;
+}
+
 int op_validate_profile(const cJSON *profile, const struct op_render_opts *opts, char **msg, char **unavailable)
 {
 	*msg = NULL;
 	if (unavailable)
 		*unavailable = NULL;
-	char *text = op_render_config(&profile, 1, opts);
-	if (!text) {
-		*msg = xstrdup("out of memory");
-		return -1;
-	}
 	struct sk_errors e = { 0 };
-	struct sk_config *cfg = sk_config_load(text, strlen(text), &e);
-	free(text);
+	struct sk_config *cfg = load_entries(&profile, 1, opts, &e);
 	if (!cfg) {
 		*msg = e.n ? sk_errors_join(&e, "; ") : xstrdup("invalid configuration");
 		sk_errors_free(&e);
@@ -89,12 +100,8 @@ int op_validate_profile(const cJSON *profile, const struct op_render_opts *opts,
 /* Loads the configuration made of the given entries; NULL when valid, else the loader's message. */
 static char *load_error(const cJSON *const *entries, int n, const struct op_render_opts *opts)
 {
-	char *text = op_render_config(entries, n, opts);
-	if (!text)
-		return xstrdup("out of memory");
 	struct sk_errors e = { 0 };
-	struct sk_config *cfg = sk_config_load(text, strlen(text), &e);
-	free(text);
+	struct sk_config *cfg = load_entries(entries, n, opts, &e);
 	char *msg = NULL;
 	if (!cfg)
 		msg = e.n ? sk_errors_join(&e, "; ") : xstrdup("invalid configuration");

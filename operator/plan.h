@@ -44,6 +44,8 @@ struct op_profile_result {
 	char *last_accepted;           /* new OP_LAST_ACCEPTED_ANNOTATION value to write; NULL = unchanged */
 };
 
+struct op_plugin_set;
+
 struct op_plan {
 	int n;
 	struct op_profile_result *profiles; /* sorted by metadata.name */
@@ -51,6 +53,9 @@ struct op_plan {
 	char *config_yaml;                  /* the configuration; NULL when no profile is in it */
 	char config_hash[65];               /* sha256 hex of config_yaml ("" when NULL); equals the
 					       scheduler's sk_config.sha256 of the same bytes */
+	const struct op_plugin_set *plugins; /* the accepted SchedulerPlugins the Deployment copies
+						into --plugin-dir; borrowed, set by the caller after
+						op_plan_build; NULL = none */
 };
 
 /* Builds the plan for profiles (a JSON array of SchedulerProfile objects; objects being deleted

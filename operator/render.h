@@ -12,10 +12,15 @@
 #define OP_KIND "SchedulerProfile"
 #define OP_RESOURCE "schedulerprofiles"
 
-/* Where the scheduler's leader keeps its Lease (leaderElection.resourceNamespace/resourceName). */
+/* Where the scheduler's leader keeps its Lease (leaderElection.resourceNamespace/resourceName),
+ * and, for validation only (plan.h; rendering ignores it), the plugin names accepted
+ * SchedulerPlugins provide. */
 struct op_render_opts {
 	const char *lease_namespace; /* NULL: "schedkit-system" */
 	const char *lease_name;      /* NULL: "schedkit-scheduler" */
+	const char *const *external_plugins; /* NULL-terminated; NULL = none. The loader takes them
+						at any extension point with raw args (the scheduler
+						validates the args when it loads the plugin) */
 };
 
 /* The schedulerName a SchedulerProfile asks for: spec.schedulerName when it is a non-empty

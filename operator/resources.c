@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kube/object.h"
+#include "operator/plugins.h"
 
 static const struct op_kind_info kinds[OP_OBJ_COUNT] = {
 	[OP_OBJ_CONFIGMAP] = { "", "v1", "configmaps", "ConfigMap", true, OP_CONFIGMAP_NAME, "data" },
@@ -181,7 +182,111 @@ static cJSON *role_ref(const char *kind)
 	return r;
 }
 
-static int fill_deployment(cJSON *o, const struct op_resources_opts *opts, const char *ns, int replicas)
+static cJSON *string_list(const char *const *v, int n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (int i = 0; a && i < n; i++) {
+		cJSON *s = cJSON_CreateString(v[i]);
+		if (!s || !cJSON_AddItemToArray(a, s)) {
+			cJSON_Delete(s);
+			cJSON_Delete(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+/* One init container per accepted SchedulerPlugin (sorted by name): its image copies the plugin
+ * files into the emptyDir the scheduler reads with --plugin-dir, before the scheduler starts. */
+static cJSON *plugin_init_container(const struct op_plugin_result *r)
+{
+	char name[128];
+	snprintf(name, sizeof name, OP_PLUGIN_CONTAINER_PREFIX "%s", r->name);
+	cJSON *c = parse("securityContext:\n"
+			 "  allowPrivilegeEscalation: false\n"
+			 "  readOnlyRootFilesystem: true\n"
+			 "  capabilities: {drop: [ALL]}\n"
+			 "volumeMounts:\n"
+			 "- {name: " OP_PLUGIN_VOLUME ", mountPath: " OP_PLUGIN_DIR "}\n");
+	cJSON *cmd = cJSON_CreateArray();
+	const char *argv[] = { "cp", "-f" };
+	cJSON *head = string_list(argv, 2), *files = string_list((const char *const *)r->files, r->nfiles);
+	cJSON *item = NULL;
+	if (!c || !cmd || !head || !files)
+		goto fail;
+	while (head->child)
+		cJSON_AddItemToArray(cmd, cJSON_DetachItemViaPointer(head, head->child));
+	while (files->child)
+		cJSON_AddItemToArray(cmd, cJSON_DetachItemViaPointer(files, files->child));
+	if (!(item = cJSON_CreateString(OP_PLUGIN_DIR "/")) || !cJSON_AddItemToArray(cmd, item))
+		goto fail;
+	item = NULL;
+	/* name, image, pull policy and command first, as a reader expects them */
+	cJSON *out = cJSON_CreateObject();
+	if (!out || !cJSON_AddStringToObject(out, "name", name) || !cJSON_AddStringToObject(out, "image", r->image) ||
+	    (r->pull_policy && !cJSON_AddStringToObject(out, "imagePullPolicy", r->pull_policy)) ||
+	    !cJSON_AddItemToObject(out, "command", cmd)) {
+		cJSON_Delete(out);
+		goto fail;
+	}
+	cmd = NULL;
+	while (c->child)
+		cJSON_AddItemToArray(out, cJSON_DetachItemViaPointer(c, c->child));
+	cJSON_Delete(c);
+	cJSON_Delete(head);
+	cJSON_Delete(files);
+	return out;
+fail:
+	cJSON_Delete(item);
+	cJSON_Delete(c);
+	cJSON_Delete(cmd);
+	cJSON_Delete(head);
+	cJSON_Delete(files);
+	return NULL;
+}
+
+/* With accepted SchedulerPlugins: the emptyDir, its init containers, --plugin-dir and the
+ * plugins-hash on the pod template (a changed set rolls the Deployment). Without any, nothing:
+ * the Deployment stays byte for byte what it was before SchedulerPlugins existed. */
+static int add_plugins(cJSON *spec, cJSON *container, const struct op_plugin_set *ps)
+{
+	cJSON *tmeta = kube_obj_get(spec, "template.metadata"), *tspec = kube_obj_get(spec, "template.spec");
+	cJSON *ann = cJSON_CreateObject();
+	if (!tmeta || !tspec || add(tmeta, "annotations", ann) ||
+	    !cJSON_AddStringToObject(ann, OP_PLUGINS_HASH_ANNOTATION, ps->hash))
+		return -1;
+	cJSON *inits = cJSON_CreateArray();
+	if (add(tspec, "initContainers", inits))
+		return -1;
+	for (int i = 0; i < ps->n; i++) {
+		if (!ps->items[i].accepted)
+			continue;
+		cJSON *ic = plugin_init_container(&ps->items[i]);
+		if (!ic || !cJSON_AddItemToArray(inits, ic)) {
+			cJSON_Delete(ic);
+			return -1;
+		}
+	}
+	cJSON *arg = cJSON_CreateString("--plugin-dir=" OP_PLUGIN_DIR);
+	if (!arg || !cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(container, "args"), arg)) {
+		cJSON_Delete(arg);
+		return -1;
+	}
+	cJSON *mount = parse("{name: " OP_PLUGIN_VOLUME ", mountPath: " OP_PLUGIN_DIR ", readOnly: true}\n");
+	if (!mount || !cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(container, "volumeMounts"), mount)) {
+		cJSON_Delete(mount);
+		return -1;
+	}
+	cJSON *vol = parse("{name: " OP_PLUGIN_VOLUME ", emptyDir: {}}\n");
+	if (!vol || !cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(tspec, "volumes"), vol)) {
+		cJSON_Delete(vol);
+		return -1;
+	}
+	return 0;
+}
+
+static int fill_deployment(cJSON *o, const struct op_resources_opts *opts, const char *ns, int replicas,
+			   const struct op_plugin_set *plugins)
 {
 	cJSON *tmpl = parse(deployment_spec);
 	cJSON *spec = cJSON_CreateObject();
@@ -231,6 +336,8 @@ static int fill_deployment(cJSON *o, const struct op_resources_opts *opts, const
 	cJSON *req = kube_obj_get(c, "resources.requests");
 	if (!req || !cJSON_AddStringToObject(req, "cpu", opts->cpu_request ? opts->cpu_request : "100m") ||
 	    !cJSON_AddStringToObject(req, "memory", opts->memory_request ? opts->memory_request : "128Mi"))
+		return -1;
+	if (plugins && plugins->naccepted > 0 && add_plugins(spec, c, plugins))
 		return -1;
 	return 0;
 }
@@ -288,7 +395,7 @@ cJSON *op_desired_object(enum op_kind k, const struct op_resources_opts *opts, c
 		int replicas = opts->replicas > 0 ? opts->replicas : 2;
 		if (!plan || plan->nrendered == 0)
 			replicas = 0;
-		if (fill_deployment(o, opts, ns, replicas))
+		if (fill_deployment(o, opts, ns, replicas, plan ? plan->plugins : NULL))
 			goto fail;
 		break;
 	}
@@ -337,10 +444,27 @@ bool op_json_contains(const cJSON *live, const cJSON *desired)
 	return cJSON_Compare(live, desired, 1);
 }
 
+/* What the plugin rendering adds to the Deployment and "desired is contained in live" cannot
+ * take back: the init containers and the plugins-hash annotation when the desired object has
+ * none (the last SchedulerPlugin was deleted). Returns the item in live, or NULL. */
+static cJSON *plugin_leftover(const cJSON *live, const cJSON *desired, int which)
+{
+	if (which == 0) {
+		cJSON *l = kube_obj_get(live, "spec.template.spec.initContainers");
+		return l && !kube_obj_get(desired, "spec.template.spec.initContainers") ? l : NULL;
+	}
+	const cJSON *la = kube_obj_get(live, "spec.template.metadata.annotations");
+	const cJSON *da = kube_obj_get(desired, "spec.template.metadata.annotations");
+	cJSON *l = cJSON_GetObjectItemCaseSensitive(la, OP_PLUGINS_HASH_ANNOTATION);
+	return l && !cJSON_GetObjectItemCaseSensitive(da, OP_PLUGINS_HASH_ANNOTATION) ? l : NULL;
+}
+
 bool op_object_matches(enum op_kind k, const cJSON *live, const cJSON *desired)
 {
 	const struct op_kind_info *ki = op_kind_info(k);
 	if (!ki || !op_json_contains(live, desired))
+		return false;
+	if (k == OP_OBJ_DEPLOYMENT && (plugin_leftover(live, desired, 0) || plugin_leftover(live, desired, 1)))
 		return false;
 	if (ki->exact) {
 		const cJSON *l = cJSON_GetObjectItemCaseSensitive(live, ki->exact);
@@ -360,6 +484,15 @@ cJSON *op_object_overlay(enum op_kind k, const cJSON *live, const cJSON *desired
 	if (!ki)
 		return NULL;
 	cJSON *out = op_json_merge(live, desired);
+	if (out && k == OP_OBJ_DEPLOYMENT) {
+		for (int which = 0; which < 2; which++) {
+			cJSON *l = plugin_leftover(out, desired, which);
+			if (l)
+				cJSON_Delete(cJSON_DetachItemViaPointer(which ? kube_obj_get(out, "spec.template.metadata.annotations")
+									      : kube_obj_get(out, "spec.template.spec"),
+									l));
+		}
+	}
 	if (!out || !ki->exact || !live)
 		return out;
 	const cJSON *d = cJSON_GetObjectItemCaseSensitive(desired, ki->exact);

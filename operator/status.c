@@ -19,6 +19,17 @@ const char *op_lease_applied_hash(const cJSON *lease)
 	return h && *h ? h : NULL;
 }
 
+const char *op_lease_rejected_error(const cJSON *lease, const char *config_hash)
+{
+	if (!lease || !config_hash || !*config_hash)
+		return NULL;
+	const char *h = kube_meta_annotation(lease, OP_REJECTED_HASH_ANNOTATION);
+	if (!h || strcmp(h, config_hash))
+		return NULL;
+	const char *msg = kube_meta_annotation(lease, OP_REJECTED_ERROR_ANNOTATION);
+	return msg && *msg ? msg : "schedkit-scheduler rejected the configuration (it gave no reason)";
+}
+
 static int add_int(cJSON *o, const char *k, int64_t v)
 {
 	cJSON *n = kube_json_create_int64(v);
@@ -30,7 +41,7 @@ static int add_int(cJSON *o, const char *k, int64_t v)
 }
 
 cJSON *op_status_desired(const cJSON *profile_obj, const struct op_profile_result *r, const struct op_plan *plan,
-			 const char *applied_hash, const char *lease_ref, const char *now)
+			 const char *applied_hash, const char *rejected_error, const char *lease_ref, const char *now)
 {
 	cJSON *st = cJSON_CreateObject();
 	if (!st)
@@ -65,6 +76,16 @@ cJSON *op_status_desired(const cJSON *profile_obj, const struct op_profile_resul
 	snprintf(hash12, sizeof hash12, "%.12s", plan->config_hash);
 	if (applied_hash)
 		snprintf(applied12, sizeof applied12, "%.12s", applied_hash);
+	if (rendered && rejected_error) {
+		/* The leader refused this configuration and kept its previous one; say why, in the
+		 * scheduler's words. This wins over an equal applied hash: a plugin file that changed
+		 * under the same config.yaml is rejected with that config's hash while the leader keeps
+		 * running it with the old plugins. The scheduler removes the annotations once a reload
+		 * succeeds. */
+		kube_condition_set(st, "Applied", "False", OP_APPLIED_CONFIG_REJECTED, rejected_error, r->generation,
+				   now);
+		return st;
+	}
 	if (!rendered) {
 		status = "False";
 		reason = OP_APPLIED_NOT_IN_CONFIG;

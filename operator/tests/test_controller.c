@@ -2,7 +2,10 @@
  * reconcile creates every owned object and each profile's status; a second one writes nothing
  * (resourceVersions unchanged); deleted or hand-edited objects are restored; the Lease's hash
  * turns Applied True; a broken update keeps the last accepted version; a deleted profile leaves
- * the configuration; the informer-driven controller converges on its own. */
+ * the configuration; SchedulerPlugins get their Accepted status and their init containers in the
+ * Deployment (and lose them when deleted); a configuration the scheduler rejected (its Lease
+ * says so) turns the profiles Applied=False ConfigRejected; the informer-driven controller
+ * converges on its own. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -90,24 +93,29 @@ static int setup(void **state)
 	kube_config_free(kc);
 	char path[512];
 	const char *root = getenv("SK_ROOT");
-	snprintf(path, sizeof path, "%s/crds/schedulerprofiles.schedkit.io.yaml", root ? root : ".");
-	char *crd = read_file(path);
-	if (!crd)
-		return -1;
-	create(e, "apiextensions.k8s.io", "v1", "customresourcedefinitions", NULL, crd);
-	free(crd);
-	create(e, "", "v1", "namespaces", NULL, "{apiVersion: v1, kind: Namespace, metadata: {name: " NS "}}");
-	/* wait until the new resource is served */
-	char *list = kube_path("schedkit.io", "v1alpha1", "schedulerprofiles", NULL, NULL, NULL);
-	for (int i = 0; i < 200; i++) {
-		cJSON *out = NULL;
-		if (kube_get(e->client, list, &out, NULL) == 0) {
-			cJSON_Delete(out);
-			break;
-		}
-		sleep_ms(20);
+	static const char *const crds[] = { "schedulerprofiles", "schedulerplugins" };
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof path, "%s/crds/%s.schedkit.io.yaml", root ? root : ".", crds[i]);
+		char *crd = read_file(path);
+		if (!crd)
+			return -1;
+		create(e, "apiextensions.k8s.io", "v1", "customresourcedefinitions", NULL, crd);
+		free(crd);
 	}
-	free(list);
+	create(e, "", "v1", "namespaces", NULL, "{apiVersion: v1, kind: Namespace, metadata: {name: " NS "}}");
+	/* wait until the new resources are served */
+	for (int k = 0; k < 2; k++) {
+		char *list = kube_path("schedkit.io", "v1alpha1", crds[k], NULL, NULL, NULL);
+		for (int i = 0; i < 200; i++) {
+			cJSON *out = NULL;
+			if (kube_get(e->client, list, &out, NULL) == 0) {
+				cJSON_Delete(out);
+				break;
+			}
+			sleep_ms(20);
+		}
+		free(list);
+	}
 	e->opts.res.namespace = NS;
 	e->opts.res.scheduler_image = "schedkit/schedkit:test";
 	*state = e;
@@ -319,6 +327,103 @@ static void test_reconcile_lifecycle(void **state)
 	free(p);
 }
 
+static void del(struct env *e, const char *resource, const char *ns, const char *name)
+{
+	char *p = kube_path(resource[0] == 's' ? "schedkit.io" : "coordination.k8s.io",
+			    resource[0] == 's' ? "v1alpha1" : "v1", resource, ns, name, NULL);
+	assert_int_equal(kube_delete(e->client, p, NULL), 0);
+	free(p);
+}
+
+static void patch_lease(struct env *e, const char *yaml)
+{
+	char *p = kube_path("coordination.k8s.io", "v1", "leases", NS, OP_SCHEDULER_NAME, NULL);
+	cJSON *patch = y(yaml);
+	assert_int_equal(kube_patch(e->client, p, KUBE_PATCH_MERGE, patch, NULL, NULL), 0);
+	cJSON_Delete(patch);
+	free(p);
+}
+
+/* SchedulerPlugins: Accepted status, the Deployment's init containers and plugins-hash, taken
+ * away again when the last one goes; a rejected configuration on the Lease reaches the profiles. */
+static void test_plugins_and_rejected_config(void **state)
+{
+	struct env *e = *state;
+	add_profile(e, "{apiVersion: schedkit.io/v1alpha1, kind: SchedulerProfile, metadata: {name: plain}, spec: {}}");
+	create(e, "schedkit.io", "v1alpha1", "schedulerplugins", NULL,
+	       "{apiVersion: schedkit.io/v1alpha1, kind: SchedulerPlugin, metadata: {name: sample},"
+	       " spec: {image: 'schedkit/sample-plugin:0.2.0', files: [/plugins/sample.so], plugins: [Sample]}}");
+	create(e, "schedkit.io", "v1alpha1", "schedulerplugins", NULL,
+	       "{apiVersion: schedkit.io/v1alpha1, kind: SchedulerPlugin, metadata: {name: evil},"
+	       " spec: {image: 'evil:1', files: [/e/evil.so], plugins: [NodeName]}}");
+	struct op_reconcile_result r = reconcile(e);
+	assert_int_equal(r.plugins, 2);
+	assert_int_equal(r.plugins_accepted, 1);
+	cJSON *o = get(e, "schedkit.io", "v1alpha1", "schedulerplugins", NULL, "sample");
+	assert_string_equal(cond_field(o, "Accepted", "status"), "True");
+	assert_int_equal(kube_obj_get(o, "status.observedGeneration")->valueint, 1);
+	cJSON_Delete(o);
+	o = get(e, "schedkit.io", "v1alpha1", "schedulerplugins", NULL, "evil");
+	assert_string_equal(cond_field(o, "Accepted", "status"), "False");
+	assert_string_equal(cond_field(o, "Accepted", "message"),
+			    "spec.plugins[0]: Invalid value: \"NodeName\": shadows an in-tree plugin");
+	cJSON_Delete(o);
+	cJSON *d = get(e, "apps", "v1", "deployments", NS, OP_SCHEDULER_NAME);
+	const cJSON *inits = kube_obj_get(d, "spec.template.spec.initContainers");
+	assert_int_equal(cJSON_GetArraySize(inits), 1);
+	assert_string_equal(kube_obj_get_string(cJSON_GetArrayItem(inits, 0), "name"), "plugin-sample");
+	assert_string_equal(kube_obj_get_string(cJSON_GetArrayItem(inits, 0), "image"), "schedkit/sample-plugin:0.2.0");
+	assert_non_null(cJSON_GetObjectItem(kube_obj_get(d, "spec.template.metadata.annotations"), "schedkit.io/plugins-hash"));
+	char *args = kube_json_print(kube_obj_get(cJSON_GetArrayItem(kube_obj_get(d, "spec.template.spec.containers"), 0), "args"));
+	assert_non_null(strstr(args, "--plugin-dir=/var/lib/schedkit/plugins"));
+	free(args);
+	cJSON_Delete(d);
+	/* idempotent with SchedulerPlugins too */
+	assert_int_equal(reconcile(e).writes, 0);
+
+	/* the scheduler refused the configuration rendered now: every profile in it says why */
+	char buf[1024];
+	snprintf(buf, sizeof buf,
+		 "{metadata: {annotations: {schedkit.io/rejected-config-hash: '%s',"
+		 " schedkit.io/rejected-config-error: 'plugin file \"/p/x.so\": not a schedkit plugin'}}}",
+		 r.config_hash);
+	patch_lease(e, buf);
+	reconcile(e);
+	cJSON *plain = get_profile(e, "plain");
+	assert_string_equal(cond_field(plain, "Applied", "status"), "False");
+	assert_string_equal(cond_field(plain, "Applied", "reason"), "ConfigRejected");
+	assert_string_equal(cond_field(plain, "Applied", "message"), "plugin file \"/p/x.so\": not a schedkit plugin");
+	assert_string_equal(cond_field(plain, "Accepted", "status"), "True");
+	cJSON_Delete(plain);
+	/* a successful reload removes the annotations and reports the hash */
+	snprintf(buf, sizeof buf,
+		 "{metadata: {annotations: {schedkit.io/rejected-config-hash: null, schedkit.io/rejected-config-error: null,"
+		 " schedkit.io/config-hash: '%s'}}}",
+		 r.config_hash);
+	patch_lease(e, buf);
+	reconcile(e);
+	plain = get_profile(e, "plain");
+	assert_string_equal(cond_field(plain, "Applied", "reason"), OP_APPLIED_APPLIED);
+	cJSON_Delete(plain);
+
+	/* the last accepted SchedulerPlugin deleted: the Deployment loses what it added */
+	del(e, "schedulerplugins", NULL, "sample");
+	r = reconcile(e);
+	assert_int_equal(r.plugins_accepted, 0);
+	d = get(e, "apps", "v1", "deployments", NS, OP_SCHEDULER_NAME);
+	assert_null(kube_obj_get(d, "spec.template.spec.initContainers"));
+	assert_null(cJSON_GetObjectItem(kube_obj_get(d, "spec.template.metadata.annotations"), "schedkit.io/plugins-hash"));
+	args = kube_json_print(kube_obj_get(cJSON_GetArrayItem(kube_obj_get(d, "spec.template.spec.containers"), 0), "args"));
+	assert_null(strstr(args, "--plugin-dir"));
+	free(args);
+	assert_int_equal(cJSON_GetArraySize(kube_obj_get(d, "spec.template.spec.volumes")), 1);
+	cJSON_Delete(d);
+	assert_int_equal(reconcile(e).writes, 0);
+	del(e, "schedulerplugins", NULL, "evil");
+	del(e, "schedulerprofiles", NULL, "plain");
+	reconcile(e);
+}
+
 /* The informer-driven controller converges by itself and repairs drift it is told about. */
 static void test_controller_converges(void **state)
 {
@@ -363,6 +468,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reconcile_lifecycle),
+		cmocka_unit_test(test_plugins_and_rejected_config),
 		cmocka_unit_test(test_controller_converges),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

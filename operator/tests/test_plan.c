@@ -16,7 +16,7 @@
 #include "operator/plan.h"
 #include "scheduler/config/config.h"
 
-static const struct op_render_opts ro = { "schedkit-system", "schedkit-scheduler" };
+static const struct op_render_opts ro = { .lease_namespace = "schedkit-system", .lease_name = "schedkit-scheduler" };
 
 /* A SchedulerProfile object: name, creationTimestamp, generation, spec YAML (flow), optional
  * last-accepted annotation JSON. */
@@ -304,6 +304,53 @@ static void test_validate_profile(void **state)
 	cJSON_Delete(p);
 }
 
+/* Plugin names provided by accepted SchedulerPlugins: accepted at any extension point with their
+ * args kept raw in the rendered configuration; without them the same profile is unknown; the
+ * rest of the profile is still checked by the loader. */
+static void test_external_plugins(void **state)
+{
+	(void)state;
+	static const char *const external[] = { "Sample", NULL };
+	struct op_render_opts ext = ro;
+	ext.external_plugins = external;
+	const char *spec = "{\"plugins\":{\"preFilter\":{\"enabled\":[{\"name\":\"Sample\"}]},"
+			   "\"filter\":{\"enabled\":[{\"name\":\"Sample\"}]},\"preBind\":{\"enabled\":[{\"name\":\"Sample\"}]}},"
+			   "\"pluginConfig\":[{\"name\":\"Sample\",\"args\":{\"nodeLabel\":\"schedkit.io/sample=true\","
+			   "\"whatever\":[1,2]}}]}";
+	cJSON *arr = cJSON_CreateArray();
+	cJSON_AddItemToArray(arr, profile("sample-scheduler", "2025-01-01T00:00:00Z", 1, spec, NULL));
+	cJSON_AddItemToArray(arr, profile("broken", "2025-01-01T00:00:01Z", 1,
+					  "{\"plugins\":{\"filter\":{\"enabled\":[{\"name\":\"Sample\"},"
+					  "{\"name\":\"NodeResourceFit\"}]}}}",
+					  NULL));
+
+	struct op_plan p;
+	char *err = NULL;
+	assert_int_equal(op_plan_build(arr, &ext, &p, &err), 0);
+	const struct op_profile_result *r = find(&p, "sample-scheduler");
+	if (!r->accepted)
+		fail_msg("sample-scheduler rejected: %s", r->message);
+	/* the configuration keeps the plugin and its args exactly as given */
+	assert_non_null(strstr(p.config_yaml, "name: Sample"));
+	assert_non_null(strstr(p.config_yaml, "nodeLabel: schedkit.io/sample=true"));
+	assert_non_null(strstr(p.config_yaml, "whatever:"));
+	/* an external name does not hide the profile's other mistakes */
+	r = find(&p, "broken");
+	assert_false(r->accepted);
+	assert_non_null(strstr(r->message, "unknown plugin \"NodeResourceFit\""));
+	op_plan_free(&p);
+
+	/* no SchedulerPlugin provides it: the loader's unknown-plugin error */
+	p = build(arr);
+	r = find(&p, "sample-scheduler");
+	assert_false(r->accepted);
+	assert_string_equal(r->reason, OP_REASON_INVALID);
+	assert_non_null(strstr(r->message, "unknown plugin \"Sample\""));
+	assert_null(p.config_yaml);
+	op_plan_free(&p);
+	cJSON_Delete(arr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_reserved_deleting_and_empty),
 		cmocka_unit_test(test_deterministic_and_bad_annotation),
 		cmocka_unit_test(test_validate_profile),
+		cmocka_unit_test(test_external_plugins),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "kube/object.h"
+#include "operator/plugins.h"
 #include "operator/resources.h"
 #include "operator/tests/golden.h"
 
@@ -203,6 +204,101 @@ static void test_contains_and_overlay(void **state)
 	cJSON_Delete(want);
 }
 
+static struct op_plugin_set plugin_set(const char *json)
+{
+	cJSON *arr = kube_json_parse(json, strlen(json), NULL);
+	assert_non_null(arr);
+	struct op_plugin_set s;
+	char *err = NULL;
+	if (op_plugin_set_build(arr, &s, &err) != 0)
+		fail_msg("build: %s", err ? err : "?");
+	cJSON_Delete(arr);
+	return s;
+}
+
+#define SP(name, created, spec)                                                                                     \
+	"{\"apiVersion\":\"schedkit.io/v1alpha1\",\"kind\":\"SchedulerPlugin\",\"metadata\":{\"name\":\"" name   \
+	"\",\"creationTimestamp\":\"" created "\",\"generation\":1},\"spec\":" spec "}"
+
+/* Accepted SchedulerPlugins: an emptyDir, one init container each (sorted by name) copying its
+ * files there, --plugin-dir and a read-only mount in the scheduler, the plugins-hash on the pod
+ * template; rejected ones add nothing; none at all leaves the Deployment as it was. */
+static void test_deployment_plugins(void **state)
+{
+	(void)state;
+	struct op_plugin_set ps = plugin_set(
+		"[" SP("zeta", "2025-01-01T00:00:00Z",
+		       "{\"image\":\"example/zeta:1\",\"imagePullPolicy\":\"Always\",\"files\":[\"/z/zeta.so\","
+		       "\"/z/zeta-extra.so\"],\"plugins\":[\"Zeta\",\"ZetaScore\"]}") ","
+		SP("sample", "2025-01-02T00:00:00Z",
+		   "{\"image\":\"schedkit/sample-plugin:0.2.0\",\"files\":[\"/plugins/sample.so\"],\"plugins\":[\"Sample\"]}") ","
+		SP("shadow", "2025-01-03T00:00:00Z",
+		   "{\"image\":\"evil:1\",\"files\":[\"/e/evil.so\"],\"plugins\":[\"NodeName\"]}") "]");
+	assert_int_equal(ps.naccepted, 2);
+	struct op_plan p = plan_with("kind: KubeSchedulerConfiguration\n", "abc123", 1);
+	cJSON *plain = op_desired_object(OP_OBJ_DEPLOYMENT, &opts, &p);
+	p.plugins = &ps;
+	cJSON *d = op_desired_object(OP_OBJ_DEPLOYMENT, &opts, &p);
+	assert_non_null(d);
+	char *yaml = kube_yaml_emit(d);
+	assert_golden("resources_deployment_plugins.yaml", yaml);
+	free(yaml);
+
+	const cJSON *inits = kube_obj_get(d, "spec.template.spec.initContainers");
+	assert_int_equal(cJSON_GetArraySize(inits), 2);
+	const cJSON *i0 = cJSON_GetArrayItem(inits, 0), *i1 = cJSON_GetArrayItem(inits, 1);
+	assert_string_equal(kube_obj_get_string(i0, "name"), "plugin-sample");
+	assert_string_equal(kube_obj_get_string(i1, "name"), "plugin-zeta");
+	assert_string_equal(kube_obj_get_string(i1, "imagePullPolicy"), "Always");
+	assert_null(kube_obj_get(i0, "imagePullPolicy"));
+	char *cmd = kube_json_print(cJSON_GetObjectItem(i1, "command"));
+	assert_string_equal(cmd, "[\"cp\",\"-f\",\"/z/zeta.so\",\"/z/zeta-extra.so\",\"/var/lib/schedkit/plugins/\"]");
+	free(cmd);
+	assert_string_equal(kube_obj_get_string(cJSON_GetArrayItem(cJSON_GetObjectItem(i0, "volumeMounts"), 0), "mountPath"),
+			    OP_PLUGIN_DIR);
+	const cJSON *c = cJSON_GetArrayItem(kube_obj_get(d, "spec.template.spec.containers"), 0);
+	char *args = kube_json_print(cJSON_GetObjectItem(c, "args"));
+	assert_non_null(strstr(args, "\"--plugin-dir=/var/lib/schedkit/plugins\""));
+	free(args);
+	const cJSON *vols = kube_obj_get(d, "spec.template.spec.volumes");
+	assert_int_equal(cJSON_GetArraySize(vols), 2);
+	assert_non_null(kube_obj_get(cJSON_GetArrayItem(vols, 1), "emptyDir"));
+	const cJSON *ann = kube_obj_get(d, "spec.template.metadata.annotations");
+	assert_string_equal(cJSON_GetObjectItem(ann, OP_PLUGINS_HASH_ANNOTATION)->valuestring, ps.hash);
+
+	/* a configuration change still leaves the Deployment alone */
+	struct op_plan p2 = plan_with("b: 2\n", "2222", 1);
+	p2.plugins = &ps;
+	cJSON *d2 = op_desired_object(OP_OBJ_DEPLOYMENT, &opts, &p2);
+	assert_true(cJSON_Compare(d, d2, 1));
+	cJSON_Delete(d2);
+	op_plan_free(&p2);
+
+	/* only rejected SchedulerPlugins: exactly the plain Deployment */
+	struct op_plugin_set bad = plugin_set(
+		"[" SP("shadow", "2025-01-03T00:00:00Z", "{\"image\":\"evil:1\",\"files\":[\"/e/evil.so\"],\"plugins\":[\"NodeName\"]}") "]");
+	p.plugins = &bad;
+	cJSON *d3 = op_desired_object(OP_OBJ_DEPLOYMENT, &opts, &p);
+	assert_true(cJSON_Compare(plain, d3, 1));
+	cJSON_Delete(d3);
+
+	/* the last SchedulerPlugin deleted: the live Deployment still has the init containers and the
+	 * hash, which "contained in" alone would accept; they must be repaired away */
+	assert_false(op_object_matches(OP_OBJ_DEPLOYMENT, d, plain));
+	cJSON *body = op_object_overlay(OP_OBJ_DEPLOYMENT, d, plain);
+	assert_null(kube_obj_get(body, "spec.template.spec.initContainers"));
+	assert_null(cJSON_GetObjectItem(kube_obj_get(body, "spec.template.metadata.annotations"), OP_PLUGINS_HASH_ANNOTATION));
+	assert_true(op_object_matches(OP_OBJ_DEPLOYMENT, body, plain));
+	cJSON_Delete(body);
+	/* ... while the plugin Deployment matches itself, and a server-defaulted copy of it */
+	assert_true(op_object_matches(OP_OBJ_DEPLOYMENT, d, d));
+	cJSON_Delete(d);
+	cJSON_Delete(plain);
+	op_plugin_set_free(&bad);
+	op_plugin_set_free(&ps);
+	op_plan_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -210,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_deployment_contract),
 		cmocka_unit_test(test_rbac_least_privilege),
 		cmocka_unit_test(test_contains_and_overlay),
+		cmocka_unit_test(test_deployment_plugins),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,7 +79,7 @@ static void test_outcomes(void **state)
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		struct op_profile_result r = result(t[i].accepted, t[i].reason, t[i].src);
-		cJSON *st = op_status_desired(NULL, &r, &p, t[i].applied, "schedkit-system/schedkit-scheduler",
+		cJSON *st = op_status_desired(NULL, &r, &p, t[i].applied, NULL, "schedkit-system/schedkit-scheduler",
 					      "2025-01-01T00:00:00Z");
 		assert_non_null(st);
 		assert_cond(st, "Accepted", t[i].accepted ? "True" : "False", t[i].reason);
@@ -104,20 +104,20 @@ static void test_stable_and_transitions(void **state)
 	(void)state;
 	struct op_plan p = plan();
 	struct op_profile_result r = result(true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT);
-	cJSON *s1 = op_status_desired(NULL, &r, &p, NULL, "ns/l", "2025-01-01T00:00:00Z");
+	cJSON *s1 = op_status_desired(NULL, &r, &p, NULL, NULL, "ns/l", "2025-01-01T00:00:00Z");
 	cJSON *o1 = obj_with_status(s1);
 	/* same inputs later: identical, so nothing is written */
-	cJSON *s2 = op_status_desired(o1, &r, &p, NULL, "ns/l", "2025-01-01T09:00:00Z");
+	cJSON *s2 = op_status_desired(o1, &r, &p, NULL, NULL, "ns/l", "2025-01-01T09:00:00Z");
 	assert_true(op_status_equal(s1, s2));
 	/* the scheduler reports the hash: Applied flips, its time moves, Accepted's does not */
-	cJSON *s3 = op_status_desired(o1, &r, &p, HASH, "ns/l", "2025-01-01T10:00:00Z");
+	cJSON *s3 = op_status_desired(o1, &r, &p, HASH, NULL, "ns/l", "2025-01-01T10:00:00Z");
 	assert_false(op_status_equal(s1, s3));
 	assert_string_equal(kube_obj_get_string(cond(s3, "Applied"), "lastTransitionTime"), "2025-01-01T10:00:00Z");
 	assert_string_equal(kube_obj_get_string(cond(s3, "Accepted"), "lastTransitionTime"), "2025-01-01T00:00:00Z");
 	/* another message with the same status keeps the transition time */
 	cJSON *o3 = obj_with_status(s3);
 	r.message = "valid, differently";
-	cJSON *s4 = op_status_desired(o3, &r, &p, HASH, "ns/l", "2025-01-01T11:00:00Z");
+	cJSON *s4 = op_status_desired(o3, &r, &p, HASH, NULL, "ns/l", "2025-01-01T11:00:00Z");
 	assert_string_equal(kube_obj_get_string(cond(s4, "Accepted"), "message"), "valid, differently");
 	assert_string_equal(kube_obj_get_string(cond(s4, "Accepted"), "lastTransitionTime"), "2025-01-01T00:00:00Z");
 	cJSON_Delete(s2);
@@ -146,6 +146,71 @@ static void test_lease_hash(void **state)
 	cJSON_Delete(c);
 }
 
+/* A reload the scheduler refused: its Lease names the rejected hash and the loader's message.
+ * When that is the configuration rendered now, every profile in it reports it (Applied=False,
+ * ConfigRejected, the scheduler's words), even when the leader reports that same hash as running
+ * (same config.yaml, changed plugin files); a rejection of another hash and a profile left out of
+ * the configuration are not affected. */
+static void test_config_rejected(void **state)
+{
+	(void)state;
+	const char *lease_json =
+		"{\"metadata\":{\"annotations\":{\"schedkit.io/config-hash\":\"" OTHER "\","
+		"\"schedkit.io/rejected-config-hash\":\"" HASH "\","
+		"\"schedkit.io/rejected-config-error\":\"plugin file \\\"/p/broken.so\\\": not a schedkit plugin\"}},"
+		"\"spec\":{\"holderIdentity\":\"host_1\"}}";
+	cJSON *lease = kube_json_parse(lease_json, strlen(lease_json), NULL);
+	assert_non_null(lease);
+	assert_string_equal(op_lease_rejected_error(lease, HASH), "plugin file \"/p/broken.so\": not a schedkit plugin");
+	assert_null(op_lease_rejected_error(lease, OTHER));
+	assert_null(op_lease_rejected_error(lease, ""));
+	assert_null(op_lease_rejected_error(NULL, HASH));
+	/* a rejection without a message still says who rejected it */
+	cJSON *nomsg = kube_json_parse("{\"metadata\":{\"annotations\":{\"schedkit.io/rejected-config-hash\":\"" HASH "\"}}}",
+				       strlen("{\"metadata\":{\"annotations\":{\"schedkit.io/rejected-config-hash\":\"" HASH "\"}}}"),
+				       NULL);
+	assert_non_null(strstr(op_lease_rejected_error(nomsg, HASH), "rejected"));
+	cJSON_Delete(nomsg);
+
+	struct op_plan p = plan();
+	const char *rej = op_lease_rejected_error(lease, p.config_hash);
+	static const struct {
+		bool accepted;
+		const char *reason;
+		enum op_source src;
+		const char *applied;
+		const char *want_status, *want_reason;
+	} t[] = {
+		{ true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT, OTHER, "False", OP_APPLIED_CONFIG_REJECTED },
+		{ true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT, NULL, "False", OP_APPLIED_CONFIG_REJECTED },
+		{ false, OP_REASON_INVALID, OP_SOURCE_LAST_ACCEPTED, OTHER, "False", OP_APPLIED_CONFIG_REJECTED },
+		{ false, OP_REASON_INVALID, OP_SOURCE_NONE, OTHER, "False", OP_APPLIED_NOT_IN_CONFIG },
+		/* the leader still runs this config.yaml, but refused it with the plugin files that
+		 * changed under it: the rejection wins */
+		{ true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT, HASH, "False", OP_APPLIED_CONFIG_REJECTED },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		struct op_profile_result r = result(t[i].accepted, t[i].reason, t[i].src);
+		cJSON *st = op_status_desired(NULL, &r, &p, t[i].applied, rej, "ns/l", "2025-01-01T00:00:00Z");
+		assert_non_null(st);
+		assert_cond(st, "Applied", t[i].want_status, t[i].want_reason);
+		if (!strcmp(t[i].want_reason, OP_APPLIED_CONFIG_REJECTED))
+			assert_string_equal(kube_obj_get_string(cond(st, "Applied"), "message"),
+					    "plugin file \"/p/broken.so\": not a schedkit plugin");
+		/* Accepted is the operator's own verdict and does not change */
+		assert_cond(st, "Accepted", t[i].accepted ? "True" : "False", t[i].reason);
+		cJSON_Delete(st);
+	}
+	/* a stale rejection of another configuration: back to Pending */
+	struct op_profile_result r = result(true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT);
+	cJSON *st = op_status_desired(NULL, &r, &p, OTHER, op_lease_rejected_error(lease, OTHER), "ns/l",
+				      "2025-01-01T00:00:00Z");
+	assert_cond(st, "Applied", "False", OP_APPLIED_PENDING);
+	cJSON_Delete(st);
+	cJSON_Delete(lease);
+	op_plan_free(&p);
+}
+
 static void test_status_equal(void **state)
 {
 	(void)state;
@@ -167,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_outcomes),
 		cmocka_unit_test(test_stable_and_transitions),
 		cmocka_unit_test(test_lease_hash),
+		cmocka_unit_test(test_config_rejected),
 		cmocka_unit_test(test_status_equal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
