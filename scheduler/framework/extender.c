@@ -525,12 +525,27 @@ int sk_extender_filter(const struct sk_extender *e, const struct sk_pod *pod, co
 		sk_extender_filter_result_free(out);
 		return -1;
 	}
+	int rc = sk_extender_filter_decode(e, res, nodes, n, out, err);
+	cJSON_Delete(res);
+	return rc;
+}
+
+int sk_extender_filter_decode(const struct sk_extender *e, const cJSON *res, const struct sk_node_info *const *nodes,
+			      int n, struct sk_extender_filter_result *out, char **err)
+{
+	if (!out->nodes) {
+		memset(out, 0, sizeof(*out));
+		out->nodes = malloc((size_t)(n ? n : 1) * sizeof(*out->nodes));
+		if (!out->nodes)
+			return set_err(err, "extender %s: out of memory", e->name);
+	}
 	int rc = 0;
 	const cJSON *er = rget(res, "Error");
 	const cJSON *names = rget(res, "NodeNames");
 	const cJSON *list = rget(res, "Nodes");
 	if (!cJSON_IsObject(res)) {
-		rc = set_err(err, "extender %s: %s: expected an ExtenderFilterResult (object)", e->name, e->filter_verb);
+		rc = set_err(err, "extender %s: %s: expected an ExtenderFilterResult (object)", e->name,
+			     e->filter_verb ? e->filter_verb : "filter");
 	} else if (cJSON_IsString(er) && *er->valuestring) {
 		rc = set_err(err, "%s", er->valuestring);
 	} else if (e->node_cache_capable && cJSON_IsArray(names)) {
@@ -557,7 +572,6 @@ int sk_extender_filter(const struct sk_extender *e, const struct sk_pod *pod, co
 	if (rc == 0 && (add_failed(out, rget(res, "FailedAndUnresolvableNodes"), true) < 0 ||
 			add_failed(out, rget(res, "FailedNodes"), false) < 0))
 		rc = set_err(err, "extender %s: out of memory", e->name);
-	cJSON_Delete(res);
 	if (rc < 0)
 		sk_extender_filter_result_free(out);
 	return rc;
@@ -575,10 +589,17 @@ int sk_extender_prioritize(const struct sk_extender *e, const struct sk_pod *pod
 	cJSON_Delete(args);
 	if (!res)
 		return -1;
-	if (!cJSON_IsArray(res) && !cJSON_IsNull(res)) {
-		cJSON_Delete(res);
-		return set_err(err, "extender %s: %s: expected a HostPriorityList (array)", e->name, e->prioritize_verb);
-	}
+	int rc = sk_extender_prioritize_decode(e, res, nodes, n, add, err);
+	cJSON_Delete(res);
+	return rc;
+}
+
+int sk_extender_prioritize_decode(const struct sk_extender *e, const cJSON *res, const struct sk_node_info *const *nodes,
+				  int n, int64_t *add, char **err)
+{
+	if (!cJSON_IsArray(res) && !cJSON_IsNull(res))
+		return set_err(err, "extender %s: %s: expected a HostPriorityList (array)", e->name,
+			       e->prioritize_verb ? e->prioritize_verb : "prioritize");
 	const int64_t scale = SK_MAX_NODE_SCORE / SK_MAX_EXTENDER_PRIORITY;
 	for (const cJSON *x = cJSON_IsArray(res) ? res->child : NULL; x; x = x->next) {
 		const cJSON *h = rget(x, "Host"), *s = rget(x, "Score");
@@ -589,7 +610,6 @@ int sk_extender_prioritize(const struct sk_extender *e, const struct sk_pod *pod
 		if (k >= 0)
 			add[k] += score * e->weight * scale;
 	}
-	cJSON_Delete(res);
 	return 0;
 }
 
@@ -609,12 +629,18 @@ int sk_extender_bind(const struct sk_extender *e, const struct sk_pod *pod, cons
 	cJSON_Delete(args);
 	if (!res)
 		return -1;
-	const cJSON *er = rget(res, "Error");
-	int rc = 0;
-	if (!cJSON_IsObject(res))
-		rc = set_err(err, "extender %s: %s: expected an ExtenderBindingResult (object)", e->name, e->bind_verb);
-	else if (cJSON_IsString(er) && *er->valuestring)
-		rc = set_err(err, "%s", er->valuestring);
+	int rc = sk_extender_bind_decode(e, res, err);
 	cJSON_Delete(res);
 	return rc;
+}
+
+int sk_extender_bind_decode(const struct sk_extender *e, const cJSON *res, char **err)
+{
+	const cJSON *er = rget(res, "Error");
+	if (!cJSON_IsObject(res))
+		return set_err(err, "extender %s: %s: expected an ExtenderBindingResult (object)", e->name,
+			       e->bind_verb ? e->bind_verb : "bind");
+	if (cJSON_IsString(er) && *er->valuestring)
+		return set_err(err, "%s", er->valuestring);
+	return 0;
 }
