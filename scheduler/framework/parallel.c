@@ -40,9 +40,17 @@ struct pool_job {
 	atomic_int next;
 };
 
+/* One per worker thread, on its own cache line: the worker is the only writer of its counters, so
+ * counting never bounces a line shared with the caller or the other workers. */
+struct worker_slot {
+	_Alignas(64) struct sk_pool *pool;
+	pthread_t thread;
+	atomic_long chunks, items; /* run by this worker in jobs it joined */
+};
+
 struct sk_pool {
 	int parallelism, nthreads, nworkers;
-	pthread_t *workers;
+	struct worker_slot *workers;
 	pthread_mutex_t run_lock; /* one parallel_for at a time uses the workers */
 	pthread_mutex_t mu;       /* sleeping workers: guards nothing but the condition wait */
 	pthread_cond_t work_cv;
@@ -60,7 +68,6 @@ struct sk_pool {
 	int64_t win_start, win_busy;
 	struct sk_pool_stats st;
 	atomic_long backoffs;
-	atomic_long worker_chunks, worker_items; /* added once per job by each worker that ran some */
 };
 
 /* The pool whose work this thread is executing (worker threads always; the caller while it runs
@@ -130,17 +137,19 @@ static void run_chunks(struct pool_job *j, long *chunks, long *items)
 
 /* Joins the open job, if any: the running count is raised before job_closed is read, so the
  * caller (which closes, then waits for running == 0) either sees this worker or is seen closed. */
-static void try_join(struct sk_pool *p)
+static void try_join(struct sk_pool *p, struct worker_slot *w)
 {
 	atomic_fetch_add(&p->running, 1);
 	if (!atomic_load(&p->job_closed)) {
 		long chunks = 0, items = 0;
 		run_chunks(&p->job, &chunks, &items);
 		/* Before leaving the job: once the caller has seen running == 0, the counters include
-		 * this worker's share. */
+		 * this worker's share. Single writer: load and store, no read-modify-write. */
 		if (chunks) {
-			atomic_fetch_add_explicit(&p->worker_chunks, chunks, memory_order_relaxed);
-			atomic_fetch_add_explicit(&p->worker_items, items, memory_order_relaxed);
+			atomic_store_explicit(&w->chunks, atomic_load_explicit(&w->chunks, memory_order_relaxed) + chunks,
+					      memory_order_relaxed);
+			atomic_store_explicit(&w->items, atomic_load_explicit(&w->items, memory_order_relaxed) + items,
+					      memory_order_relaxed);
 		}
 	}
 	atomic_fetch_sub(&p->running, 1);
@@ -174,7 +183,8 @@ static uint64_t poll_gen(struct sk_pool *p, uint64_t seen)
 
 static void *worker_main(void *arg)
 {
-	struct sk_pool *p = arg;
+	struct worker_slot *w = arg;
+	struct sk_pool *p = w->pool;
 	/* gen as it was in sk_pool_new, not as this thread finds it: a job opened before the thread
 	 * got here must still be joined (a forced pool's caller waits for it). */
 	uint64_t seen = 0;
@@ -191,7 +201,7 @@ static void *worker_main(void *arg)
 			continue;
 		}
 		seen = g;
-		try_join(p);
+		try_join(p, w);
 	}
 	return NULL;
 }
@@ -237,10 +247,8 @@ struct sk_pool *sk_pool_new(int parallelism, char **err)
 	atomic_init(&p->backoff_until, 0);
 	atomic_init(&p->job.next, 0);
 	atomic_init(&p->backoffs, 0);
-	atomic_init(&p->worker_chunks, 0);
-	atomic_init(&p->worker_items, 0);
 	if (threads > 1) {
-		p->workers = calloc((size_t)(threads - 1), sizeof(pthread_t));
+		p->workers = aligned_alloc(_Alignof(struct worker_slot), (size_t)(threads - 1) * sizeof(struct worker_slot));
 		if (!p->workers) {
 			sk_pool_free(p);
 			if (err)
@@ -248,7 +256,11 @@ struct sk_pool *sk_pool_new(int parallelism, char **err)
 			return NULL;
 		}
 		for (int i = 0; i < threads - 1; i++) {
-			int rc = pthread_create(&p->workers[i], NULL, worker_main, p);
+			struct worker_slot *w = &p->workers[i];
+			w->pool = p;
+			atomic_init(&w->chunks, 0);
+			atomic_init(&w->items, 0);
+			int rc = pthread_create(&w->thread, NULL, worker_main, w);
 			if (rc != 0) {
 				if (p->nworkers == 0) {
 					sk_pool_free(p);
@@ -265,6 +277,14 @@ struct sk_pool *sk_pool_new(int parallelism, char **err)
 	return p;
 }
 
+static long worker_sum(struct sk_pool *p, bool chunks)
+{
+	long s = 0;
+	for (int i = 0; i < p->nworkers; i++)
+		s += atomic_load_explicit(chunks ? &p->workers[i].chunks : &p->workers[i].items, memory_order_relaxed);
+	return s;
+}
+
 void sk_pool_free(struct sk_pool *p)
 {
 	if (!p)
@@ -274,14 +294,13 @@ void sk_pool_free(struct sk_pool *p)
 		fprintf(stderr, "sk_pool: threads=%d loops=%ld opened_at_once=%ld opened_late=%ld poll_backoffs=%ld stalls=%ld "
 			"items caller=%ld workers=%ld chunks caller=%ld workers=%ld\n",
 			p->nthreads, p->st.loops, p->st.opened_at_once, p->st.opened_late, (long)atomic_load(&p->backoffs),
-			p->st.stalls, p->st.caller_items, (long)atomic_load(&p->worker_items), p->st.caller_chunks,
-			(long)atomic_load(&p->worker_chunks));
+			p->st.stalls, p->st.caller_items, worker_sum(p, false), p->st.caller_chunks, worker_sum(p, true));
 	pthread_mutex_lock(&p->mu);
 	atomic_store(&p->stop, true);
 	pthread_cond_broadcast(&p->work_cv);
 	pthread_mutex_unlock(&p->mu);
 	for (int i = 0; i < p->nworkers; i++)
-		pthread_join(p->workers[i], NULL);
+		pthread_join(p->workers[i].thread, NULL);
 	free(p->workers);
 	pthread_cond_destroy(&p->work_cv);
 	pthread_mutex_destroy(&p->mu);
@@ -300,8 +319,8 @@ void sk_pool_get_stats(struct sk_pool *p, struct sk_pool_stats *out)
 	*out = p->st;
 	pthread_mutex_unlock(&p->run_lock);
 	out->poll_backoffs = atomic_load(&p->backoffs);
-	out->worker_chunks = atomic_load(&p->worker_chunks);
-	out->worker_items = atomic_load(&p->worker_items);
+	out->worker_chunks = worker_sum(p, true);
+	out->worker_items = worker_sum(p, false);
 }
 
 void sk_pool_set_eager(struct sk_pool *p, int level)
