@@ -607,8 +607,9 @@ int sk_extender_prioritize_decode(const struct sk_extender *e, const cJSON *res,
 		if (!cJSON_IsString(h) || (s && kube_json_get_int64(s, &score) != 0))
 			continue;
 		int k = find_node(nodes, n, h->valuestring);
-		/* Modulo 2^64 as Go's int64 arithmetic wraps (upstream prioritizeNodes); an extender
-		 * may send any Score and signed overflow is undefined in C (scheduler/fuzz/). */
+		/* Modulo 2^64, as Go's int64 arithmetic wraps (pkg/scheduler/schedule_one.go,
+		 * prioritizeNodes): an extender may send any Score, and signed overflow is undefined
+		 * in C (found by scheduler/fuzz/fuzz_extender.c). */
 		if (k >= 0)
 			add[k] = (int64_t)((uint64_t)add[k] + (uint64_t)score * (uint64_t)e->weight * (uint64_t)scale);
 	}
