@@ -5,6 +5,10 @@
 #   scheduler/*.c, scheduler/*/*.c, plugins/*.c (the in-tree list), plugins/*/*.c -> lib/libsched.a
 #                                 (cmd/tests/bench, plugins/sdk and plugins/examples excluded)
 #   plugins/sdk/include/          -> the plugin API headers (#include "schedkit/plugin.h")
+#   plugins/contrib/<Name>/*.c    -> lib/schedkit/plugins/<name>.so (one module per folder, name in
+#                                 lower case; SDK headers only, never in libsched.a), and
+#                                 build/contrib/<name>.o (the same objects, hidden symbols made
+#                                 local) for plugins/contrib/<Name>/tests/test_*.c to link
 #   scheduler/cmd/*.c             -> bin/schedkit-scheduler
 #   operator/*.c                  -> lib/libop.a,  operator/cmd/*.c -> bin/schedkit-operator
 #   e2e/apiserver/*.c (not main.c)-> lib/libapiserver.a, e2e/apiserver/main.c -> bin/schedkit-apiserver
@@ -14,6 +18,7 @@
 #   e2e/tests/*.sh                -> end-to-end suites (TAP-style "ok"/"not ok" lines)
 
 CC      ?= gcc
+OBJCOPY ?= objcopy
 OUT     ?= .
 BLD     := $(if $(filter .,$(OUT)),build,$(OUT))
 OBJ     := $(BLD)/obj
@@ -36,11 +41,21 @@ TEST_LDLIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 KUBE_SRC  := $(wildcard kube/*.c)
 SCHED_SRC := $(wildcard scheduler/*.c) $(wildcard scheduler/*/*.c) $(wildcard plugins/*.c) $(wildcard plugins/*/*.c)
 SCHED_SRC := $(filter-out scheduler/cmd/% scheduler/tests/% scheduler/bench/% \
-               plugins/sdk/% plugins/examples/% plugins/tests/% plugins/bench/%,$(SCHED_SRC))
+               plugins/sdk/% plugins/examples/% plugins/contrib/% plugins/tests/% plugins/bench/%,$(SCHED_SRC))
 OP_SRC    := $(wildcard operator/*.c)
 APIS_SRC  := $(filter-out e2e/apiserver/main.c,$(wildcard e2e/apiserver/*.c))
-TEST_SRC  := $(wildcard */tests/test_*.c) $(wildcard */*/tests/test_*.c)
+TEST_SRC  := $(wildcard */tests/test_*.c) $(wildcard */*/tests/test_*.c) $(wildcard plugins/contrib/*/tests/test_*.c)
 TSUP_SRC  := $(filter-out $(TEST_SRC),$(wildcard */tests/*.c) $(wildcard */*/tests/*.c))
+
+# Contrib plugins (plugins/contrib/<Name>/): each folder is one module, compiled as a module is
+# outside the tree (docs/plugins.md, "Build"): the SDK headers and cJSON only, no -I. of the core.
+CONTRIB_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard plugins/contrib/*/*.c))))
+lc = $(shell printf '%s' '$(1)' | tr '[:upper:]' '[:lower:]')
+contrib_name = $(call lc,$(notdir $(1)))
+contrib_objs = $(patsubst %.c,$(BLD)/pic/%.o,$(wildcard $(1)/*.c))
+MOD_CFLAGS := $(OPT) -std=c11 -Wall -Wextra -Werror -Wno-format-zero-length -pthread -fPIC -fvisibility=hidden \
+              -Iplugins/sdk/include $(shell pkg-config --cflags libcjson 2>/dev/null) $(SAN_FLAGS)
+CONTRIB_SOS  := $(foreach d,$(CONTRIB_DIRS),$(LIB)/schedkit/plugins/$(call contrib_name,$(d)).so)
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(1))
 
@@ -65,7 +80,7 @@ BENCH_BINS := $(foreach t,$(BENCH_SRC),$(BLD)/bench/$(subst /,_,$(patsubst %/ben
 .PHONY: all deps build test asan bench demo clean tests benches
 .DEFAULT_GOAL := all
 
-all: $(ALL_LIBS) $(BINS) tests
+all: $(ALL_LIBS) $(BINS) $(CONTRIB_SOS) tests
 build: all
 tests: $(TEST_BINS)
 benches: $(BENCH_BINS)
@@ -110,10 +125,36 @@ $(BIN)/schedkit-apiserver: $(call objs,$(APIS_CMD)) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(call objs,$(APIS_CMD)) $(LIBAPIS) $(LIBKUBE) $(LDLIBS)
 
-define test_rule
-$(1): $(2) $(LIBTSUP) $(ALL_LIBS)
+$(BLD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(MOD_CFLAGS) -MMD -MP -c $< -o $@
+
+# A contrib module: -Wl,--no-undefined proves it needs nothing of schedkit at link time (the SDK's
+# forwarders reach the scheduler through the host table, schedkit/module.h). Under SAN the
+# sanitizer runtime is the executable's, so the module leaves those symbols undefined.
+# The test object: the module's objects as one, with their hidden symbols (the forwarders, named
+# like the core's functions) made local, so a test links it next to libsched.a and reaches the
+# plugin through its own sk_module_init, handed the core's host table.
+define contrib_rule
+$(LIB)/schedkit/plugins/$(call contrib_name,$(1)).so: $(call contrib_objs,$(1))
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS) -o $$@ $(2) $(LIBTSUP) $(ALL_LIBS) $(LIBTSUP) $(LIBKUBE) $$(LDFLAGS) $$(TEST_LDLIBS) $$(LDLIBS)
+	$$(CC) -shared -fPIC -fvisibility=hidden $(if $(SAN),,-Wl,--no-undefined) $$(LDFLAGS) -o $$@ $$^ \
+	  $$(shell pkg-config --libs libcjson 2>/dev/null)
+$(BLD)/contrib/$(call contrib_name,$(1)).o: $(call contrib_objs,$(1))
+	@mkdir -p $$(dir $$@)
+	$$(CC) -r -nostdlib -o $$@.tmp $$^
+	$(OBJCOPY) --localize-hidden $$@.tmp $$@ && rm -f $$@.tmp
+endef
+$(foreach d,$(CONTRIB_DIRS),$(eval $(call contrib_rule,$(d))))
+
+# A contrib test (plugins/contrib/<Name>/tests/test_*.c) also links its plugin's test object.
+contrib_test_obj = $(if $(filter plugins/contrib/%,$(1)),$(BLD)/contrib/$(call lc,$(word 3,$(subst /, ,$(1)))).o)
+
+define test_rule
+$(1): $(2) $(call contrib_test_obj,$(2)) $(LIBTSUP) $(ALL_LIBS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) -o $$@ $(2) $(call contrib_test_obj,$(2)) $(LIBTSUP) $(ALL_LIBS) $(LIBTSUP) $(LIBKUBE) \
+	  $$(LDFLAGS) $$(TEST_LDLIBS) $$(LDLIBS)
 endef
 $(foreach t,$(TEST_SRC),$(eval $(call test_rule,$(BLD)/tests/$(subst /,_,$(patsubst %/tests/,%,$(dir $(t))))_$(notdir $(t:.c=)),$(t))))
 $(foreach t,$(BENCH_SRC),$(eval $(call test_rule,$(BLD)/bench/$(subst /,_,$(patsubst %/bench/,%,$(dir $(t))))_$(notdir $(t:.c=)),$(t))))
@@ -143,16 +184,16 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 SDK_DIR     := plugins/sdk/include/schedkit
 SDK_HDRS    := $(sort $(wildcard $(SDK_DIR)/*.h))
-# In-tree plugins built as modules (lib/schedkit/plugins/*.so); none yet, every in-tree plugin is
-# linked into the scheduler.
-SK_MODULES  := $(wildcard $(LIB)/schedkit/plugins/*.so)
+# The plugins built as modules: the contrib plugins (lib/schedkit/plugins/<name>.so); the in-tree
+# ones of plugins/<Name>/ are linked into the scheduler.
+SK_MODULES  := $(CONTRIB_SOS)
 SK_VERSION   = $(shell sed -n 's/^\#define[[:space:]]*SK_VERSION[[:space:]]*"\([^"]*\)".*/\1/p' $(SDK_DIR)/version.h 2>/dev/null)
 INST_INC    := $(DESTDIR)$(PREFIX)/include/schedkit
 INST_PC     := $(DESTDIR)$(PREFIX)/lib/pkgconfig
 INST_PLUG   := $(DESTDIR)$(PREFIX)/lib/schedkit/plugins
 
 .PHONY: install
-install: $(BINS)
+install: $(BINS) $(SK_MODULES)
 	@test -n "$(SK_VERSION)" || { echo "make install: no SK_VERSION in $(SDK_DIR)/version.h" >&2; exit 1; }
 	install -d $(INST_INC) $(INST_PC) $(INST_PLUG) $(DESTDIR)$(PREFIX)/bin
 	install -m 0644 $(SDK_HDRS) $(INST_INC)/

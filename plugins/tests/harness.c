@@ -11,6 +11,24 @@
 
 #include "plugins/tests/harness.h"
 #include "scheduler/backend/cache.h"
+#include "scheduler/framework/loader.h"
+#include "scheduler/framework/registry.h"
+#include "schedkit/module.h"
+
+void ph_use_module(const struct sk_module *(*init)(const struct sk_host_api *host, char *err, size_t errlen))
+{
+	char msg[512] = "";
+	const struct sk_module *m = init(&sk_host_table, msg, sizeof(msg));
+	if (!m)
+		fail_msg("sk_module_init refused the core's host table: %s", msg);
+	for (uint32_t i = 0; i < m->nplugins; i++) {
+		if (sk_registry_lookup(m->plugins[i]->name) == m->plugins[i])
+			continue;
+		char *err = NULL;
+		if (sk_registry_register(m->plugins[i], &err) != 0)
+			fail_msg("registering %s: %s", m->plugins[i]->name, err ? err : "?");
+	}
+}
 
 static const struct sk_snapshot *ph_snapshot(void *ctx)
 {

@@ -20,6 +20,15 @@ struct ph {
 	char bound[256];               /* "ns/name -> node" of the last bind */
 };
 
+/* Contrib plugins (plugins/contrib/<Name>/tests/test_*.c): the Makefile links the plugin's objects
+ * into the test with their hidden symbols made local, so the module's own forwarders
+ * (schedkit/module.h) stay inside it. This hands the core's host table to that module's entry
+ * point (pass sk_module_init) and registers its plugins, so profiles name them as they do once the
+ * scheduler has loaded the .so. Idempotent; fails the test when the module refuses the host. */
+struct sk_module;
+struct sk_host_api;
+void ph_use_module(const struct sk_module *(*init)(const struct sk_host_api *host, char *err, size_t errlen));
+
 /* profile_yaml: the YAML text after "profiles:\n" of a KubeSchedulerConfiguration (NULL = the default
  * profile). Fails the test if the config does not load or the framework does not build. */
 struct ph *ph_new(const char *profile_yaml);

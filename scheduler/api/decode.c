@@ -1491,6 +1491,7 @@ static void decode_pod_scheduling_fields(struct dctx *c, const cJSON *spec, cons
 	const char *nn = get_string(c, spec, "nodeName", "spec.nodeName");
 	const char *pp = get_string(c, spec, "preemptionPolicy", "spec.preemptionPolicy");
 	get_int32(c, spec, "priority", "spec.priority", &p->priority);
+	p->host_network = get_bool(c, spec, "hostNetwork", "spec.hostNetwork");
 	if (c->failed)
 		return;
 	p->scheduler_name = intern_or_fail(c, sn && *sn ? sn : DEFAULT_SCHEDULER_NAME);
@@ -1825,6 +1826,40 @@ static void decode_node_images(struct dctx *c, const cJSON *status, struct sk_no
 	}
 }
 
+/* spec.podCIDRs, or the single spec.podCIDR of older nodes (the API server keeps both, podCIDRs[0]
+ * equal to podCIDR); the strings are kept as written, the plugins that need them parse them. */
+static void decode_pod_cidrs(struct dctx *c, const cJSON *spec, struct sk_node *n)
+{
+	const cJSON *arr = get_array(c, spec, "podCIDRs", "spec.podCIDRs");
+	const char *one = get_string(c, spec, "podCIDR", "spec.podCIDR");
+	if (c->failed)
+		return;
+	int cnt = arr ? cJSON_GetArraySize(arr) : 0;
+	if (cnt == 0) {
+		if (!one || !*one)
+			return;
+		if (!(n->pod_cidrs = arena_alloc(c->a, sizeof(char *)))) {
+			fail_oom(c);
+			return;
+		}
+		n->pod_cidrs[n->npod_cidrs++] = intern_or_fail(c, one);
+		return;
+	}
+	if (!(n->pod_cidrs = arena_alloc(c->a, sizeof(char *) * (size_t)cnt))) {
+		fail_oom(c);
+		return;
+	}
+	int i = 0;
+	for (const cJSON *it = arr->child; it; it = it->next, i++) {
+		if (!cJSON_IsString(it)) {
+			fail(c, "spec.podCIDRs[%d]: must be a string", i);
+			return;
+		}
+		if (!(n->pod_cidrs[n->npod_cidrs++] = intern_or_fail(c, it->valuestring)))
+			return;
+	}
+}
+
 struct sk_node *sk_node_decode(const cJSON *obj, char **err)
 {
 	if (err)
@@ -1881,6 +1916,9 @@ struct sk_node *sk_node_decode(const cJSON *obj, char **err)
 		if (c->failed)
 			goto out;
 		decode_taints(c, spec, n);
+		if (c->failed)
+			goto out;
+		decode_pod_cidrs(c, spec, n);
 		if (c->failed)
 			goto out;
 	}

@@ -151,6 +151,9 @@ struct sk_pod {
 	const char **pvc_names;          /* interned; persistentVolumeClaim volumes */
 
 	int refcount;                    /* atomic; see sk_pod_ref/sk_pod_unref */
+
+	/* Appended within ABI 1 (docs/plugins.md, "ABI and compatibility"). */
+	bool host_network;               /* spec.hostNetwork: the pod uses the node's address, no pod IP */
 };
 
 /* Decodes a v1.Pod (JSON as served by the API). Computes requests per staging/src/k8s.io/component-helpers/resource/helpers.go (PodRequests)
@@ -182,6 +185,10 @@ struct sk_node {
 	struct sk_image *images;
 	const char *zone_key;  /* region + ":\x01:" + zone (upstream uses ":\x00:", which a C string cannot hold), interned */
 	int refcount;
+
+	/* Appended within ABI 1 (docs/plugins.md, "ABI and compatibility"). */
+	int npod_cidrs;
+	const char **pod_cidrs; /* spec.podCIDRs (spec.podCIDR when the list is absent), interned, as written */
 };
 struct sk_node *sk_node_decode(const cJSON *obj, char **err);
 struct sk_node *sk_node_ref(struct sk_node *n);

@@ -1,0 +1,290 @@
+/* FitIPResource (PreFilter, Filter, EnqueueExtensions) and FitIPResourceArgs: a node runs at most
+ * as many pods with a pod IP as it has addresses, from status.allocatable[resourceName] or else
+ * from the size of spec.podCIDR(s) minus the addresses the CNI reserves. hostNetwork pods take no
+ * pod IP. A contrib module (fitipresource.so) built with the SDK alone; semantics in
+ * docs/plugins.md ("FitIPResource"). */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <schedkit/args.h>
+#include <schedkit/log.h>
+#include <schedkit/plugin.h>
+#include <schedkit/module.h>
+
+#define FIP_NAME "FitIPResource"
+#define FIP_ARGS_KIND "FitIPResourceArgs"
+#define FIP_REASON "Insufficient pod IPs"
+#define FIP_DEFAULT_RESOURCE "schedkit.io/pod-ips"
+/* host-local IPAM (the usual CNI address manager) keeps the network address, the gateway (the
+ * first address) and the broadcast address of a node's range out of its pool: a /24 gives 253. */
+#define FIP_DEFAULT_RESERVED 3
+#define FIP_MAX_RESERVED 65536
+#define FIP_UNLIMITED INT64_MAX
+
+struct fip_args {
+	char *resource_name; /* an extended resource of status.allocatable */
+	int64_t reserved;    /* addresses of each podCIDR the pods cannot have */
+};
+
+struct fip {
+	const struct fip_args *args;
+	int reported; /* atomic: the "not limited" start-up line was written */
+};
+
+/* ---------- args ---------- */
+
+static void fip_args_free(void *p)
+{
+	struct fip_args *a = p;
+	if (a)
+		free(a->resource_name);
+	free(a);
+}
+
+/* resourceName must be an extended resource (a qualified name with a domain): those are what the
+ * scheduler keeps from status.allocatable beyond cpu, memory, ephemeral-storage and pods. */
+static int fip_check_resource(struct sk_errors *e, const char *path, const char *name)
+{
+	const char *slash = strchr(name, '/');
+	if (!slash || slash == name) {
+		sk_err_invalid_str(e, path, name, "must be an extended resource name (<domain>/<name>)");
+		return -1;
+	}
+	return sk_validate_label_name(e, path, name);
+}
+
+static int fip_args_decode(const cJSON *json, void **out, struct sk_errors *e, const char *path)
+{
+	static const char *const fields[] = { "resourceName", "reservedAddresses", NULL };
+	struct fip_args *a = calloc(1, sizeof(*a));
+	char *rpath = sk_path_child(path, "resourceName");
+	bool present = false;
+	int rc = -1;
+	if (!a || !rpath) {
+		sk_errors_addf(e, "%s: out of memory", path);
+		goto out;
+	}
+	a->reserved = FIP_DEFAULT_RESERVED;
+	if (sk_json_check_object(json, path, fields, true, e) < 0 ||
+	    sk_args_check_type_meta(json, FIP_ARGS_KIND, path, e) < 0)
+		goto out;
+	if (json && (sk_json_string(json, "resourceName", path, &a->resource_name, &present, e) < 0 ||
+		     sk_json_int(json, "reservedAddresses", path, 0, FIP_MAX_RESERVED, &a->reserved, NULL, e) < 0))
+		goto out;
+	if (!present && !(a->resource_name = strdup(FIP_DEFAULT_RESOURCE))) {
+		sk_errors_addf(e, "%s: out of memory", path);
+		goto out;
+	}
+	rc = fip_check_resource(e, rpath, a->resource_name);
+out:
+	free(rpath);
+	if (rc < 0) {
+		fip_args_free(a);
+		return -1;
+	}
+	*out = a;
+	return 0;
+}
+
+static cJSON *fip_args_encode(const void *p)
+{
+	const struct fip_args *a = p;
+	cJSON *o = sk_args_json_new(FIP_ARGS_KIND);
+	if (!o || !cJSON_AddStringToObject(o, "resourceName", a ? a->resource_name : FIP_DEFAULT_RESOURCE))
+		goto fail;
+	cJSON *n = sk_json_create_int64(a ? a->reserved : FIP_DEFAULT_RESERVED);
+	if (!n)
+		goto fail;
+	if (!cJSON_AddItemToObject(o, "reservedAddresses", n)) {
+		cJSON_Delete(n);
+		goto fail;
+	}
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+/* ---------- capacity ---------- */
+
+/* Addresses of one CIDR ("10.0.1.0/24", "fd00:1::/64"), or -1 when it does not parse. The address
+ * part is only told apart (IPv4 has dots and no colon); the API server validated it. Ranges past
+ * 2^62 addresses (IPv6) are clamped: no node runs that many pods. */
+static int64_t fip_cidr_size(const char *cidr)
+{
+	const char *slash = strchr(cidr, '/');
+	if (!slash || slash == cidr || !slash[1])
+		return -1;
+	bool v6 = memchr(cidr, ':', (size_t)(slash - cidr)) != NULL;
+	if (!v6 && !memchr(cidr, '.', (size_t)(slash - cidr)))
+		return -1;
+	char *end = NULL;
+	long prefix = strtol(slash + 1, &end, 10);
+	int bits = v6 ? 128 : 32;
+	if (*end || slash[1] < '0' || slash[1] > '9' || prefix < 0 || prefix > bits)
+		return -1;
+	int host_bits = bits - (int)prefix;
+	return host_bits >= 62 ? (int64_t)1 << 62 : (int64_t)1 << host_bits;
+}
+
+static int64_t fip_node_capacity(const struct fip_args *a, const struct sk_node *node)
+{
+	const struct sk_resource *r = &node->allocatable;
+	for (int i = 0; i < r->nscalar; i++)
+		if (!strcmp(r->scalar[i].name, a->resource_name))
+			return r->scalar[i].value;
+	/* Dual stack: every pod takes one address of each family, so the smaller range bounds. */
+	int64_t cap = FIP_UNLIMITED;
+	for (int i = 0; i < node->npod_cidrs; i++) {
+		int64_t n = fip_cidr_size(node->pod_cidrs[i]);
+		if (n < 0)
+			continue;
+		n = n > a->reserved ? n - a->reserved : 0;
+		if (n < cap)
+			cap = n;
+	}
+	return cap;
+}
+
+static bool fip_uses_ip(const struct sk_pod *p)
+{
+	/* Finished pods gave their address back (the daemon drops them from its cache too). */
+	return !p->host_network && !(p->phase && (!strcmp(p->phase, "Succeeded") || !strcmp(p->phase, "Failed")));
+}
+
+/* ---------- instance ---------- */
+
+static int fip_init(struct sk_plugin *self, const void *args, char **err)
+{
+	struct fip *f = calloc(1, sizeof(*f));
+	if (!f || !args) {
+		free(f);
+		*err = strdup(args ? "out of memory" : FIP_NAME ": no args (" FIP_ARGS_KIND " expected)");
+		return -1;
+	}
+	f->args = args;
+	self->priv = f;
+	return 0;
+}
+
+static void fip_fini(struct sk_plugin *self)
+{
+	free(self->priv);
+	self->priv = NULL;
+}
+
+/* Once per instance (at start-up and after each reload), with the first cluster it sees: how many
+ * nodes have no capacity source, since those are silently not limited. */
+static void fip_report_unlimited(struct fip *f, struct sk_handle *h)
+{
+	const struct sk_snapshot *snap = sk_handle_snapshot(h);
+	if (!snap || snap->nnodes == 0 || __atomic_exchange_n(&f->reported, 1, __ATOMIC_RELAXED))
+		return;
+	int n = 0;
+	const char *first = NULL;
+	for (int i = 0; i < snap->nnodes; i++) {
+		const struct sk_node *node = snap->nodes[i]->node;
+		if (node && fip_node_capacity(f->args, node) == FIP_UNLIMITED) {
+			first = first ? first : node->name;
+			n++;
+		}
+	}
+	if (n > 0)
+		sk_log_info(0, "FitIPResource: nodes without a pod IP capacity are not limited",
+			    " nodes=%d of=%d first=\"%s\" resourceName=\"%s\"", n, snap->nnodes, first,
+			    f->args->resource_name);
+}
+
+/* hostNetwork pods need no address: they skip Filter. */
+static struct sk_status fip_pre_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				       struct sk_prefilter_result *result)
+{
+	(void)cs;
+	(void)result;
+	fip_report_unlimited(self->priv, self->handle);
+	return pod->host_network ? sk_status(SK_SKIP, NULL) : sk_ok();
+}
+
+/* Counts the node's pods that hold an address (assumed ones included), from the node info itself:
+ * dry runs on clones (nominated pods, preemption victims removed) are exact, and preemption may
+ * free an address, hence Unschedulable rather than UnschedulableAndUnresolvable. */
+static struct sk_status fip_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				   const struct sk_node_info *ni)
+{
+	(void)cs;
+	const struct fip *f = self->priv;
+	if (!ni->node)
+		return sk_status(SK_ERROR, "node not found");
+	if (pod->host_network)
+		return sk_ok();
+	int64_t cap = fip_node_capacity(f->args, ni->node);
+	if (cap == FIP_UNLIMITED)
+		return sk_ok();
+	int64_t used = 0;
+	for (int i = 0; i < ni->npods; i++) {
+		const struct sk_pod *p = ni->pods[i].pod;
+		if (strcmp(p->uid, pod->uid) != 0 && fip_uses_ip(p))
+			used++;
+	}
+	return used < cap ? sk_ok() : sk_status(SK_UNSCHEDULABLE, FIP_REASON);
+}
+
+/* ---------- queueing hints ---------- */
+
+static enum sk_hint fip_hint_pod_delete(struct sk_plugin *self, const struct sk_pod *pod, const void *old_obj,
+					const void *new_obj)
+{
+	(void)self;
+	(void)new_obj;
+	const struct sk_pod *gone = old_obj;
+	return !pod->host_network && gone && !gone->host_network ? SK_QUEUE : SK_QUEUE_SKIP;
+}
+
+/* A new node, or a node whose capacity grew (allocatable), may take the pod. */
+static enum sk_hint fip_hint_node(struct sk_plugin *self, const struct sk_pod *pod, const void *old_obj,
+				  const void *new_obj)
+{
+	(void)pod;
+	const struct fip *f = self->priv;
+	const struct sk_node *o = old_obj, *n = new_obj;
+	if (!n)
+		return SK_QUEUE_SKIP;
+	if (!o)
+		return SK_QUEUE;
+	return fip_node_capacity(f->args, n) > fip_node_capacity(f->args, o) ? SK_QUEUE : SK_QUEUE_SKIP;
+}
+
+static int fip_events(struct sk_plugin *self, struct sk_event_registration *out, int max)
+{
+	(void)self;
+	if (max < 2)
+		return 0;
+	out[0] = (struct sk_event_registration){
+		.event = { SK_EV_ASSIGNED_POD, SK_ACT_DELETE, "AssignedPodDelete" },
+		.hint = fip_hint_pod_delete,
+	};
+	out[1] = (struct sk_event_registration){
+		.event = { SK_EV_NODE, SK_ACT_ADD | SK_ACT_UPDATE_NODE_ALLOCATABLE, "NodeAdd|UpdateNodeAllocatable" },
+		.hint = fip_hint_node,
+	};
+	return 2;
+}
+
+static const struct sk_plugin_desc fit_ip_resource_plugin = {
+	SK_PLUGIN_HEADER,
+	.name = FIP_NAME,
+	.args_kind = FIP_ARGS_KIND,
+	.args_decode = fip_args_decode,
+	.args_encode = fip_args_encode,
+	.args_free = fip_args_free,
+	.init = fip_init,
+	.fini = fip_fini,
+	.pre_filter = fip_pre_filter,
+	.filter = fip_filter,
+	.events_to_register = fip_events,
+};
+
+SK_MODULE("fitipresource", &fit_ip_resource_plugin);
