@@ -16,6 +16,11 @@
 #   <dir>/tests/*.c (other names) -> lib/libtestsupport.a (fakes shared by tests: scripted HTTP peer, ...)
 #   <dir>/bench/bench_*.c         -> build/bench/<dir>_bench_*
 #   e2e/tests/*.sh                -> end-to-end suites (TAP-style "ok"/"not ok" lines)
+#   <dir>/fuzz/fuzz_*.c           -> build/fuzz/fuzz/<dir>_fuzz_* (libFuzzer, `make fuzz` only),
+#                                    seed corpus <dir>/fuzz/corpus/<name>/ (name without "fuzz_")
+#
+# Other compilers: `make OUT=build/clang CC=clang all` keeps clang's objects apart from gcc's;
+# `make test-clang` does that and runs the tests (SKIP_E2E=1: unit tests only).
 
 CC      ?= gcc
 OBJCOPY ?= objcopy
@@ -26,10 +31,14 @@ BIN     := $(OUT)/bin
 LIB     := $(OUT)/lib
 PKGS    := libcurl libcjson yaml-0.1 openssl libwebsockets
 DEPS_PKGS := libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libwebsockets-dev \
-             libcmocka-dev pkg-config gcc make jq curl ca-certificates
+             libcmocka-dev pkg-config gcc make jq curl ca-certificates clang libclang-rt-14-dev
 
 ifdef SAN
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+# FUZZ=1 (set by `make fuzz`, clang only): libraries get coverage hooks, fuzz targets link libFuzzer.
+ifdef FUZZ
+SAN_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
 OPT     ?= -O2 -g
 CFLAGS  += $(OPT) -std=c11 -Wall -Wextra -Werror -Wno-format-zero-length -D_GNU_SOURCE -pthread -I. -Iplugins/sdk/include \
@@ -40,8 +49,8 @@ TEST_LDLIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
 KUBE_SRC  := $(wildcard kube/*.c)
 SCHED_SRC := $(wildcard scheduler/*.c) $(wildcard scheduler/*/*.c) $(wildcard plugins/*.c) $(wildcard plugins/*/*.c)
-SCHED_SRC := $(filter-out scheduler/cmd/% scheduler/tests/% scheduler/bench/% \
-               plugins/sdk/% plugins/examples/% plugins/contrib/% plugins/tests/% plugins/bench/%,$(SCHED_SRC))
+SCHED_SRC := $(filter-out scheduler/cmd/% scheduler/tests/% scheduler/bench/% scheduler/fuzz/% \
+               plugins/sdk/% plugins/examples/% plugins/contrib/% plugins/tests/% plugins/bench/% plugins/fuzz/%,$(SCHED_SRC))
 OP_SRC    := $(wildcard operator/*.c)
 APIS_SRC  := $(filter-out e2e/apiserver/main.c,$(wildcard e2e/apiserver/*.c))
 TEST_SRC  := $(wildcard */tests/test_*.c) $(wildcard */*/tests/test_*.c) $(wildcard plugins/contrib/*/tests/test_*.c)
@@ -76,8 +85,13 @@ BINS := $(if $(SCHED_CMD),$(BIN)/schedkit-scheduler) $(if $(OP_CMD),$(BIN)/sched
 TEST_BINS := $(foreach t,$(TEST_SRC),$(BLD)/tests/$(subst /,_,$(patsubst %/tests/,%,$(dir $(t))))_$(notdir $(t:.c=)))
 BENCH_SRC := $(wildcard */bench/bench_*.c) $(wildcard */*/bench/bench_*.c)
 BENCH_BINS := $(foreach t,$(BENCH_SRC),$(BLD)/bench/$(subst /,_,$(patsubst %/bench/,%,$(dir $(t))))_$(notdir $(t:.c=)))
+FUZZ_SRC  := $(wildcard */fuzz/fuzz_*.c) $(wildcard */*/fuzz/fuzz_*.c)
+fuzz_bin   = $(BLD)/fuzz/$(subst /,_,$(patsubst %/fuzz/,%,$(dir $(1))))_$(notdir $(1:.c=))
+FUZZ_BINS := $(foreach t,$(FUZZ_SRC),$(call fuzz_bin,$(t)))
+FUZZ_SECONDS ?= 60
+FUZZ_OUT  := build/fuzz
 
-.PHONY: all deps build test asan bench demo clean tests benches
+.PHONY: all deps build test asan bench demo clean tests benches test-clang fuzz fuzzers
 .DEFAULT_GOAL := all
 
 all: $(ALL_LIBS) $(BINS) $(CONTRIB_SOS) tests
@@ -114,10 +128,11 @@ $(LIBOP): $(call objs,$(OP_SRC)) ; $(archive)
 $(LIBAPIS): $(call objs,$(APIS_SRC)) ; $(archive)
 $(LIBTSUP): $(call objs,$(TSUP_SRC)) ; $(archive)
 
-# Plugins register themselves through a table; whole-archive keeps every descriptor linked.
+# The in-tree plugins are reached through the tables plugins/registry.c builds; modules (.so) reach
+# the scheduler only through the host table it hands them (schedkit/host_api.h), so no symbol is exported.
 $(BIN)/schedkit-scheduler: $(call objs,$(SCHED_CMD)) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -rdynamic -o $@ $(call objs,$(SCHED_CMD)) $(LIBOP) $(LIBSCHED) $(LIBKUBE) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(call objs,$(SCHED_CMD)) $(LIBOP) $(LIBSCHED) $(LIBKUBE) $(LDLIBS)
 $(BIN)/schedkit-operator: $(call objs,$(OP_CMD)) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(call objs,$(OP_CMD)) $(LIBOP) $(LIBSCHED) $(LIBKUBE) $(LDLIBS)
@@ -138,7 +153,7 @@ $(BLD)/pic/%.o: %.c
 define contrib_rule
 $(LIB)/schedkit/plugins/$(call contrib_name,$(1)).so: $(call contrib_objs,$(1))
 	@mkdir -p $$(dir $$@)
-	$$(CC) -shared -fPIC -fvisibility=hidden $(if $(SAN),,-Wl,--no-undefined) $$(LDFLAGS) -o $$@ $$^ \
+	$$(CC) -shared -fPIC -fvisibility=hidden $(if $(SAN_FLAGS),,-Wl,--no-undefined) $$(LDFLAGS) -o $$@ $$^ \
 	  $$(shell pkg-config --libs libcjson 2>/dev/null)
 $(BLD)/contrib/$(call contrib_name,$(1)).o: $(call contrib_objs,$(1))
 	@mkdir -p $$(dir $$@)
@@ -159,6 +174,17 @@ endef
 $(foreach t,$(TEST_SRC),$(eval $(call test_rule,$(BLD)/tests/$(subst /,_,$(patsubst %/tests/,%,$(dir $(t))))_$(notdir $(t:.c=)),$(t))))
 $(foreach t,$(BENCH_SRC),$(eval $(call test_rule,$(BLD)/bench/$(subst /,_,$(patsubst %/bench/,%,$(dir $(t))))_$(notdir $(t:.c=)),$(t))))
 
+# Fuzz targets exist only in a FUZZ=1 build: the normal build never needs libFuzzer.
+ifdef FUZZ
+define fuzz_rule
+$(1): $(2) $(ALL_LIBS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) -fsanitize=fuzzer -o $$@ $(2) $(ALL_LIBS) $(LIBKUBE) $$(LDFLAGS) -fsanitize=fuzzer $$(LDLIBS)
+endef
+$(foreach t,$(FUZZ_SRC),$(eval $(call fuzz_rule,$(call fuzz_bin,$(t)),$(t))))
+fuzzers: $(FUZZ_BINS)
+endif
+
 # The README's test command: unit tests (cmocka) then end-to-end suites; ends with "N passed, N failed".
 test: deps
 	@$(MAKE) --no-print-directory all
@@ -168,6 +194,36 @@ asan: deps
 	@$(MAKE) --no-print-directory OUT=build/asan SAN=1 OPT="-O1 -g" all
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  OUT=build/asan e2e/run-tests.sh
+
+# gcc's `make test` is the reference; this is the same suite built by clang in its own OUT.
+test-clang: deps
+	@$(MAKE) --no-print-directory OUT=build/clang CC=clang all
+	@SKIP_E2E=$(SKIP_E2E) OUT=build/clang e2e/run-tests.sh
+
+# Every fuzz target for FUZZ_SECONDS on a temporary copy of its seed corpus (the repo's corpus is
+# never written). Prints per target the executions and whether it crashed; crash inputs are kept
+# in build/fuzz/artifacts/. Exits non-zero when any target crashed (or did not run). ONLY=<substring>
+# runs the targets whose name contains it.
+fuzz: deps
+	@$(MAKE) --no-print-directory OUT=$(FUZZ_OUT) CC=clang FUZZ=1 OPT="-O1 -g" fuzzers
+	@mkdir -p $(FUZZ_OUT)/artifacts; failed=0; \
+	for src in $(FUZZ_SRC); do \
+	  name=$$(basename $$src .c); name=$${name#fuzz_}; dir=$$(dirname $$src); \
+	  case "$$name" in *"$(ONLY)"*) ;; *) continue ;; esac; \
+	  bin=$(FUZZ_OUT)/fuzz/$$(echo $${dir%/fuzz} | tr / _)_fuzz_$$name; \
+	  tmp=$$(mktemp -d /tmp/schedkit-fuzz.XXXXXX); \
+	  [ -d $$dir/corpus/$$name ] && cp -R $$dir/corpus/$$name/. $$tmp/; \
+	  log=$(FUZZ_OUT)/$$name.log; \
+	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    timeout $$(( $(FUZZ_SECONDS) + 300 )) $$bin -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -timeout=10 -rss_limit_mb=2048 -artifact_prefix=$(FUZZ_OUT)/artifacts/$$name- $$tmp >$$log 2>&1; rc=$$?; \
+	  execs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $$log | tail -1); \
+	  corpus=$$(ls $$tmp | wc -l); rm -rf $$tmp; \
+	  if [ $$rc = 0 ]; then res="no crash"; else res="CRASH (exit $$rc, see $$log)"; failed=$$((failed + 1)); \
+	    grep -m1 -E '^(==[0-9]+==ERROR|SUMMARY)|runtime error' $$log | sed 's/^/    /'; fi; \
+	  printf '%-22s %12s execs  %5s corpus  %s\n' "$$name" "$${execs:-?}" "$$corpus" "$$res"; \
+	done; \
+	[ $$failed = 0 ] || { echo "make fuzz: $$failed target(s) crashed"; exit 1; }
 
 bench: deps
 	@$(MAKE) --no-print-directory all benches

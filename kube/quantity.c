@@ -407,15 +407,20 @@ static int add_signed(struct kube_quantity *a, const struct kube_quantity *b, bo
 		return -1;
 	if (ma > limit / pow10_u128((int)da) || mb > limit / pow10_u128((int)db))
 		return -1;
-	kube_int128 x = (kube_int128)(ma * pow10_u128((int)da)), y = (kube_int128)(mb * pow10_u128((int)db));
-	if (a->mantissa < 0)
-		x = -x;
-	if (bm < 0)
-		y = -y;
-	kube_int128 r = x + y;
-	if (abs_u128(r) >= limit)
+	/* Each term is below 10^38 but their sum may not fit an int128 (~1.7e38): add magnitudes in
+	 * u128 (found by kube/fuzz/fuzz_quantity.c). */
+	u128 x = ma * pow10_u128((int)da), y = mb * pow10_u128((int)db), mag;
+	bool na = a->mantissa < 0, nb = bm < 0, neg;
+	if (na == nb) {
+		mag = x + y;
+		neg = na;
+	} else {
+		mag = x >= y ? x - y : y - x;
+		neg = x >= y ? na : nb;
+	}
+	if (mag >= limit)
 		return -1;
-	a->mantissa = r;
+	a->mantissa = neg ? -(kube_int128)mag : (kube_int128)mag;
 	a->scale = (int32_t)s;
 	normalize(a);
 	return 0;

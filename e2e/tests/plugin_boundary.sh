@@ -9,6 +9,10 @@
 #     names a symbol a plugin defines, in its source (grep) or its object (nm).
 # plugins/registry.c, the one list of in-tree plugins, is the only place that names them, and has
 # a line for every plugin folder.
+# Contrib plugins (plugins/contrib/<Name>/, modules the scheduler loads from its plugin dir) obey
+# the same include rule and compile with the SDK alone; besides, exactly one file of each writes
+# SK_MODULE, none is in libsched.a or named by the core, and the built .so exports only
+# sk_module_init and needs no schedkit symbol.
 # Needs the objects of `make all` (OUT as for e2e/run-tests.sh). TAP-style output.
 set -u
 export LC_ALL=C
@@ -54,7 +58,7 @@ API_CFLAGS="-std=c11 -Wall -Wextra -Werror -Wno-format-zero-length -D_GNU_SOURCE
 plugin_dirs=()
 for d in plugins/*/; do
   d=${d%/}
-  case $d in plugins/tests|plugins/sdk|plugins/examples) continue ;; esac # examples: out-of-tree modules
+  case $d in plugins/tests|plugins/sdk|plugins/examples|plugins/contrib) continue ;; esac # modules, not in-tree
   plugin_dirs+=("$d")
 done
 [ ${#plugin_dirs[@]} -gt 0 ] || { notok "plugins/<Name>/ folders found"; echo "1..$n"; exit 1; }
@@ -71,6 +75,39 @@ for d in "${plugin_dirs[@]}"; do
     else notok "$f compiles with -I$SDK only" "$out"; fi
   done
 done
+
+# ---- 1a. contrib plugins: the same includes and SDK-only build; one SK_MODULE; a clean .so ----
+contrib_dirs=()
+for d in plugins/contrib/*/; do
+  [ -d "$d" ] && contrib_dirs+=("${d%/}")
+done
+for d in "${contrib_dirs[@]}"; do
+  files=$(ls "$d"/*.c "$d"/*.h 2>/dev/null)
+  bad=$(for f in $files; do bad_includes "$f" "$d"; done)
+  if [ -z "$bad" ]; then ok "$d includes only plugin API, libc, cJSON and its own headers"
+  else notok "$d includes only plugin API, libc, cJSON and its own headers" "$bad"; fi
+  for f in $(ls "$d"/*.c 2>/dev/null); do
+    # shellcheck disable=SC2086 # API_CFLAGS is a list of flags
+    if out=$($CC $API_CFLAGS -fPIC -fvisibility=hidden -O1 -c "$f" -o "$WORK/plugin.o" 2>&1); then ok "$f compiles with -I$SDK only"
+    else notok "$f compiles with -I$SDK only" "$out"; fi
+  done
+  nmod=$(cat "$d"/*.c 2>/dev/null | grep -cE '^[[:space:]]*SK_MODULE\(')
+  if [ "$nmod" = 1 ]; then ok "$d: one file writes SK_MODULE"
+  else notok "$d: one file writes SK_MODULE" "found $nmod"; fi
+  so=$OUT/lib/schedkit/plugins/$(basename "$d" | tr '[:upper:]' '[:lower:]').so
+  if [ ! -f "$so" ]; then notok "$so built (run make all first)"; continue; fi
+  undef=$(nm -u "$so" | awk '{print $NF}' | grep -E '^(sk_|kube_|klog|schedkit)')
+  exported=$(nm -D --defined-only "$so" | awk '$2 ~ /^[A-Z]$/ && $2 != "A" {print $3}' | grep -Ev '^(_init|_fini)$')
+  if [ -z "$undef" ] && [ "$exported" = sk_module_init ]; then ok "$so needs no schedkit symbol and exports only sk_module_init"
+  else notok "$so needs no schedkit symbol and exports only sk_module_init" "undefined: $undef; exported: $exported"; fi
+done
+if [ -f "$OUT/lib/libsched.a" ]; then
+  bad=$(for d in "${contrib_dirs[@]}"; do
+    for f in "$d"/*.c; do [ -f "$f" ] || continue; ar t "$OUT/lib/libsched.a" | grep -qx "$(basename "${f%.c}").o" && echo "$f"; done
+  done)
+  if [ -z "$bad" ]; then ok "libsched.a holds no contrib plugin (${#contrib_dirs[@]} folders)"
+  else notok "libsched.a holds no contrib plugin (${#contrib_dirs[@]} folders)" "$bad"; fi
+fi
 
 # ---- 1b. every plugin folder has its line in the in-tree list ----
 bad=$(for d in "${plugin_dirs[@]}"; do

@@ -42,6 +42,11 @@ missing=$(for f in include/schedkit/plugin.h include/schedkit/types.h include/sc
     include/schedkit/module.h lib/pkgconfig/schedkit-plugin.pc bin/schedkit-scheduler; do
   [ -f "$PREFIX/$f" ] || echo "$f"; done)
 check "the headers, schedkit-plugin.pc and the scheduler are installed" "missing: $missing" test -z "$missing"
+want_mods=$(for d in "$SK_ROOT"/plugins/contrib/*/; do [ -d "$d" ] && basename "$d" | tr '[:upper:]' '[:lower:]'; done |
+  sed 's/$/.so/' | sort)
+got_mods=$(cd "$PREFIX/lib/schedkit/plugins" 2>/dev/null && ls ./*.so 2>/dev/null | sed 's|^\./||' | sort)
+check "the contrib plugins are installed in PREFIX/lib/schedkit/plugins ($(wc -w <<<"$want_mods"))" \
+  "want: $want_mods; got: $got_mods" test "$want_mods" = "$got_mods"
 hdrs_src=$(cd "$SK_ROOT/plugins/sdk/include/schedkit" && ls ./*.h | sort)
 hdrs_inst=$(cd "$PREFIX/include/schedkit" && ls ./*.h | sort)
 check "every SDK header is installed" "$(diff <(echo "$hdrs_src") <(echo "$hdrs_inst"))" test "$hdrs_src" = "$hdrs_inst"

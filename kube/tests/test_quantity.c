@@ -506,6 +506,29 @@ static void test_add_sub(void **state)
 	assert_int_equal(kube_quantity_cmp(&big, &before), 0);
 }
 
+/* Found by kube/fuzz/fuzz_quantity.c: two 38-digit mantissas summed in an int128 overflowed
+ * (undefined behaviour; UBSan aborts under `make asan`). The sum is out of range: -1, a unchanged. */
+static void test_add_overflow_regression(void **state)
+{
+	(void)state;
+	struct kube_quantity a, b;
+	assert_int_equal(kube_quantity_parse("99999999999999999999999999999999999997", &a, NULL), 0);
+	b = a;
+	assert_int_equal(kube_quantity_add(&a, &b), -1);
+	assert_true(kube_quantity_cmp(&a, &b) == 0);
+	struct kube_quantity n = b;
+	n.mantissa = -n.mantissa;
+	assert_int_equal(kube_quantity_sub(&n, &b), -1); /* -x - x: the same overflow, negative */
+	assert_int_equal(kube_quantity_add(&n, &b), 0);  /* -x + x = 0 */
+	assert_true(kube_quantity_is_zero(&n));
+	struct kube_quantity c, d;
+	assert_int_equal(kube_quantity_parse("50000000000000000000000000000000000000", &c, NULL), 0);
+	assert_int_equal(kube_quantity_parse("49999999999999999999999999999999999999", &d, NULL), 0);
+	assert_int_equal(kube_quantity_add(&c, &d), 0); /* just below 10^38: fits */
+	char buf[64];
+	assert_string_equal(kube_quantity_format(&c, buf), "99999999999999999999999999999999999999");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -513,7 +536,7 @@ int main(void)
 		cmocka_unit_test(test_parse_upstream_quirks), cmocka_unit_test(test_string_table),
 		cmocka_unit_test(test_parse_emit),    cmocka_unit_test(test_values),
 		cmocka_unit_test(test_scaled_value),  cmocka_unit_test(test_constructors),
-		cmocka_unit_test(test_cmp),	      cmocka_unit_test(test_add_sub),
+		cmocka_unit_test(test_cmp),	      cmocka_unit_test(test_add_sub), cmocka_unit_test(test_add_overflow_regression),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -269,12 +269,18 @@ static inline const struct sk_snapshot *tu_snap_of(void *ctx) { return ((struct 
 
 /* Runs PreFilter + Filter on every node and PreScore + Score + NormalizeScore over every node for
  * plugin `name`, once serially (h's framework) and once with a 4-thread pool, and checks that both
- * give the same codes and scores. */
+ * give the same codes and scores. The pool is forced (SK_POOL_EAGER_FORCE): left adaptive it keeps
+ * these short loops on the caller, and the comparison could not catch a data race; its counters
+ * must show that worker threads ran part of the plugin's parallel loops. */
 static inline void tu_compare_parallel(struct ph *h, const char *name, const struct sk_pod *pod)
 {
 	char *err = NULL;
+	setenv("SK_POOL_THREADS", "4", 1);
 	struct sk_pool *pool = sk_pool_new(4, &err);
+	unsetenv("SK_POOL_THREADS");
 	assert_non_null(pool);
+	assert_int_equal(sk_pool_threads(pool), 4);
+	sk_pool_set_eager(pool, SK_POOL_EAGER_FORCE);
 	struct sk_framework_env env = { .ctx = h, .pool = pool, .snapshot = tu_snap_of };
 	struct sk_framework *fw = sk_framework_new(h->cfg, &h->cfg->profiles[0], &env, &err);
 	assert_non_null(fw);
@@ -333,6 +339,11 @@ static inline void tu_compare_parallel(struct ph *h, const char *name, const str
 	assert_true(varied);
 	free(s1);
 	free(s2);
+	struct sk_pool_stats st;
+	sk_pool_get_stats(pool, &st);
+	assert_true(st.loops >= 1);                 /* the plugin used the pool... */
+	assert_true(st.worker_chunks >= st.loops);  /* ...and a worker ran part of every loop */
+	assert_true(st.worker_items > 0);
 	sk_cycle_state_free(cs);
 	sk_framework_unref(fw);
 	sk_pool_free(pool);

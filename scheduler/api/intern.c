@@ -8,6 +8,7 @@
  * probing an old table stays safe). Strings are bump-allocated in 64 KiB chunks that stay
  * reachable from the shard for the life of the process. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +87,7 @@ static const char *probe(struct table *t, uint64_t h, const char *s, size_t n, s
 {
 	size_t i = (size_t)h & t->mask;
 	for (;;) {
-		struct entry *e = __atomic_load_n(&t->slots[i], __ATOMIC_ACQUIRE);
+		struct entry *e = atomic_load_explicit(&t->slots[i], memory_order_acquire);
 		if (e == NULL) {
 			if (free_slot)
 				*free_slot = i;
@@ -144,17 +145,18 @@ static int grow(struct shard *sh, struct table *old)
 		return -1;
 	if (old) {
 		for (size_t i = 0; i <= old->mask; i++) {
-			struct entry *e = __atomic_load_n(&old->slots[i], __ATOMIC_RELAXED);
+			struct entry *e = atomic_load_explicit(&old->slots[i], memory_order_relaxed);
 			if (!e)
 				continue;
 			size_t j = (size_t)e->hash & t->mask;
-			while (t->slots[j])
+			/* t is not published yet: no other thread sees these slots. */
+			while (atomic_load_explicit(&t->slots[j], memory_order_relaxed))
 				j = (j + 1) & t->mask;
-			t->slots[j] = e;
+			atomic_store_explicit(&t->slots[j], e, memory_order_relaxed);
 		}
 	}
 	t->older = old;
-	__atomic_store_n(&sh->table, t, __ATOMIC_RELEASE);
+	atomic_store_explicit(&sh->table, t, memory_order_release);
 	return 0;
 }
 
@@ -164,19 +166,19 @@ const char *sk_intern_n(const char *s, size_t n)
 		return NULL;
 	uint64_t h = hash_bytes(s, n);
 	struct shard *sh = &shards[h >> (64 - SHARD_BITS)];
-	struct table *t = __atomic_load_n(&sh->table, __ATOMIC_ACQUIRE);
+	struct table *t = atomic_load_explicit(&sh->table, memory_order_acquire);
 	const char *found;
 	if (t && (found = probe(t, h, s, n, NULL)) != NULL)
 		return found;
 
 	pthread_mutex_lock(&sh->mu);
-	t = __atomic_load_n(&sh->table, __ATOMIC_ACQUIRE);
+	t = atomic_load_explicit(&sh->table, memory_order_acquire);
 	if (!t || (sh->count + 1) * 4 > (t->mask + 1) * 3) { /* keep load <= 3/4 */
 		if (grow(sh, t) != 0) {
 			pthread_mutex_unlock(&sh->mu);
 			return NULL;
 		}
-		t = __atomic_load_n(&sh->table, __ATOMIC_ACQUIRE);
+		t = atomic_load_explicit(&sh->table, memory_order_acquire);
 	}
 	size_t slot = 0;
 	found = probe(t, h, s, n, &slot);
@@ -190,7 +192,7 @@ const char *sk_intern_n(const char *s, size_t n)
 		e->len = n;
 		memcpy(e->s, s, n);
 		e->s[n] = '\0';
-		__atomic_store_n(&t->slots[slot], e, __ATOMIC_RELEASE);
+		atomic_store_explicit(&t->slots[slot], e, memory_order_release);
 		sh->count++;
 		found = e->s;
 	}

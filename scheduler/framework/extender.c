@@ -518,12 +518,27 @@ int sk_extender_filter(const struct sk_extender *e, const struct sk_pod *pod, co
 		sk_extender_filter_result_free(out);
 		return -1;
 	}
+	int rc = sk_extender_filter_decode(e, res, nodes, n, out, err);
+	cJSON_Delete(res);
+	return rc;
+}
+
+int sk_extender_filter_decode(const struct sk_extender *e, const cJSON *res, const struct sk_node_info *const *nodes,
+			      int n, struct sk_extender_filter_result *out, char **err)
+{
+	if (!out->nodes) {
+		memset(out, 0, sizeof(*out));
+		out->nodes = malloc((size_t)(n ? n : 1) * sizeof(*out->nodes));
+		if (!out->nodes)
+			return kube_errf(err, "extender %s: out of memory", e->name);
+	}
 	int rc = 0;
 	const cJSON *er = rget(res, "Error");
 	const cJSON *names = rget(res, "NodeNames");
 	const cJSON *list = rget(res, "Nodes");
 	if (!cJSON_IsObject(res)) {
-		rc = kube_errf(err, "extender %s: %s: expected an ExtenderFilterResult (object)", e->name, e->filter_verb);
+		rc = kube_errf(err, "extender %s: %s: expected an ExtenderFilterResult (object)", e->name,
+			     e->filter_verb ? e->filter_verb : "filter");
 	} else if (cJSON_IsString(er) && *er->valuestring) {
 		rc = kube_errf(err, "%s", er->valuestring);
 	} else if (e->node_cache_capable && cJSON_IsArray(names)) {
@@ -550,7 +565,6 @@ int sk_extender_filter(const struct sk_extender *e, const struct sk_pod *pod, co
 	if (rc == 0 && (add_failed(out, rget(res, "FailedAndUnresolvableNodes"), true) < 0 ||
 			add_failed(out, rget(res, "FailedNodes"), false) < 0))
 		rc = kube_errf(err, "extender %s: out of memory", e->name);
-	cJSON_Delete(res);
 	if (rc < 0)
 		sk_extender_filter_result_free(out);
 	return rc;
@@ -570,10 +584,17 @@ int sk_extender_prioritize(const struct sk_extender *e, const struct sk_pod *pod
 	cJSON_Delete(args);
 	if (!res)
 		return -1;
-	if (!cJSON_IsArray(res) && !cJSON_IsNull(res)) {
-		cJSON_Delete(res);
-		return kube_errf(err, "extender %s: %s: expected a HostPriorityList (array)", e->name, e->prioritize_verb);
-	}
+	int rc = sk_extender_prioritize_decode(e, res, nodes, n, add, err);
+	cJSON_Delete(res);
+	return rc;
+}
+
+int sk_extender_prioritize_decode(const struct sk_extender *e, const cJSON *res, const struct sk_node_info *const *nodes,
+				  int n, int64_t *add, char **err)
+{
+	if (!cJSON_IsArray(res) && !cJSON_IsNull(res))
+		return kube_errf(err, "extender %s: %s: expected a HostPriorityList (array)", e->name,
+			       e->prioritize_verb ? e->prioritize_verb : "prioritize");
 	const int64_t scale = SK_MAX_NODE_SCORE / SK_MAX_EXTENDER_PRIORITY;
 	for (const cJSON *x = cJSON_IsArray(res) ? res->child : NULL; x; x = x->next) {
 		const cJSON *h = rget(x, "Host"), *s = rget(x, "Score");
@@ -581,10 +602,12 @@ int sk_extender_prioritize(const struct sk_extender *e, const struct sk_pod *pod
 		if (!cJSON_IsString(h) || (s && kube_json_get_int64(s, &score) != 0))
 			continue;
 		int k = find_node(nodes, n, h->valuestring);
+		/* Modulo 2^64, as Go's int64 arithmetic wraps (pkg/scheduler/schedule_one.go,
+		 * prioritizeNodes): an extender may send any Score, and signed overflow is undefined
+		 * in C (found by scheduler/fuzz/fuzz_extender.c). */
 		if (k >= 0)
-			add[k] += score * e->weight * scale;
+			add[k] = (int64_t)((uint64_t)add[k] + (uint64_t)score * (uint64_t)e->weight * (uint64_t)scale);
 	}
-	cJSON_Delete(res);
 	return 0;
 }
 
@@ -606,12 +629,18 @@ int sk_extender_bind(const struct sk_extender *e, const struct sk_pod *pod, cons
 	cJSON_Delete(args);
 	if (!res)
 		return -1;
-	const cJSON *er = rget(res, "Error");
-	int rc = 0;
-	if (!cJSON_IsObject(res))
-		rc = kube_errf(err, "extender %s: %s: expected an ExtenderBindingResult (object)", e->name, e->bind_verb);
-	else if (cJSON_IsString(er) && *er->valuestring)
-		rc = kube_errf(err, "%s", er->valuestring);
+	int rc = sk_extender_bind_decode(e, res, err);
 	cJSON_Delete(res);
 	return rc;
+}
+
+int sk_extender_bind_decode(const struct sk_extender *e, const cJSON *res, char **err)
+{
+	const cJSON *er = rget(res, "Error");
+	if (!cJSON_IsObject(res))
+		return kube_errf(err, "extender %s: %s: expected an ExtenderBindingResult (object)", e->name,
+			       e->bind_verb ? e->bind_verb : "bind");
+	if (cJSON_IsString(er) && *er->valuestring)
+		return kube_errf(err, "%s", er->valuestring);
+	return 0;
 }

@@ -74,6 +74,15 @@ int sk_extender_prioritize(const struct sk_extender *e, const struct sk_pod *pod
 /* Bind verb (ExtenderBindingArgs). 0, or -1 and *err (the Error field or the transport error). */
 int sk_extender_bind(const struct sk_extender *e, const struct sk_pod *pod, const char *node, char **err);
 
+/* Response decoding of the three verbs, from the parsed body (what the functions above do after
+ * a 200), exposed for tests and the fuzz targets (scheduler/fuzz/). filter: out zeroed by the
+ * caller, freed here on error. Same results and messages as the verbs. */
+int sk_extender_filter_decode(const struct sk_extender *e, const cJSON *res, const struct sk_node_info *const *nodes,
+			      int n, struct sk_extender_filter_result *out, char **err);
+int sk_extender_prioritize_decode(const struct sk_extender *e, const cJSON *res, const struct sk_node_info *const *nodes,
+				  int n, int64_t *add, char **err);
+int sk_extender_bind_decode(const struct sk_extender *e, const cJSON *res, char **err);
+
 /* The request bodies, exposed for tests and docs (caller cJSON_Delete's; NULL on ENOMEM). The pod
  * is rebuilt from the decoded pod (the raw object is not kept): metadata {name, namespace, uid,
  * labels}, spec {schedulerName, priority, nodeSelector}, status {nominatedNodeName} when set. */

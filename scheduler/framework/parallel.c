@@ -41,9 +41,17 @@ struct pool_job {
 	atomic_int next;
 };
 
+/* One per worker thread, on its own cache line: the worker is the only writer of its counters, so
+ * counting never bounces a line shared with the caller or the other workers. */
+struct worker_slot {
+	_Alignas(64) struct sk_pool *pool;
+	pthread_t thread;
+	atomic_long chunks, items; /* run by this worker in jobs it joined */
+};
+
 struct sk_pool {
 	int parallelism, nthreads, nworkers;
-	pthread_t *workers;
+	struct worker_slot *workers;
 	pthread_mutex_t run_lock; /* one parallel_for at a time uses the workers */
 	pthread_mutex_t mu;       /* sleeping workers: guards nothing but the condition wait */
 	pthread_cond_t work_cv;
@@ -55,7 +63,7 @@ struct sk_pool {
 	atomic_int pollers;       /* workers polling gen right now */
 	atomic_bool saturated;    /* workers may poll (set by the caller from its duty cycle) */
 	atomic_int_fast64_t backoff_until; /* monotonic ns: no polling before (set by workers) */
-	bool eager;               /* SK_POOL_EAGER=1: open every job at once (tests, comparisons) */
+	int eager;                /* SK_POOL_EAGER_*: 0 adaptive, 1 open at once, 2 also wait for a worker */
 	struct pool_job job;      /* written by the caller while job_closed is true */
 	/* caller only (holder of run_lock): duty-cycle window, counters */
 	int64_t win_start, win_busy;
@@ -98,32 +106,46 @@ int sk_pool_chunk_size(int n, int parallelism)
 	return s < 1 ? 1 : s;
 }
 
-/* Claims and runs one chunk; false when there is nothing left (or cancelled). */
-static bool run_one_chunk(struct pool_job *j)
+/* Claims and runs one chunk; returns its size, 0 when there is nothing left (or cancelled). */
+static int run_one_chunk(struct pool_job *j)
 {
 	if (j->cancel && atomic_load_explicit(j->cancel, memory_order_acquire))
-		return false;
+		return 0;
 	int begin = atomic_fetch_add_explicit(&j->next, j->chunk, memory_order_relaxed);
 	if (begin >= j->n)
-		return false;
+		return 0;
 	int end = j->n - begin > j->chunk ? begin + j->chunk : j->n;
 	j->fn(begin, end, j->ctx);
-	return true;
+	return end - begin;
 }
 
-static void run_chunks(struct pool_job *j)
+/* Runs chunks until none is left; adds what it ran to *chunks and *items (plain locals of the
+ * running thread, so counting costs nothing shared per chunk). */
+static void run_chunks(struct pool_job *j, long *chunks, long *items)
 {
-	while (run_one_chunk(j))
-		;
+	for (int k; (k = run_one_chunk(j)) > 0;) {
+		(*chunks)++;
+		*items += k;
+	}
 }
 
 /* Joins the open job, if any: the running count is raised before job_closed is read, so the
  * caller (which closes, then waits for running == 0) either sees this worker or is seen closed. */
-static void try_join(struct sk_pool *p)
+static void try_join(struct sk_pool *p, struct worker_slot *w)
 {
 	atomic_fetch_add(&p->running, 1);
-	if (!atomic_load(&p->job_closed))
-		run_chunks(&p->job);
+	if (!atomic_load(&p->job_closed)) {
+		long chunks = 0, items = 0;
+		run_chunks(&p->job, &chunks, &items);
+		/* Before leaving the job: once the caller has seen running == 0, the counters include
+		 * this worker's share. Single writer: load and store, no read-modify-write. */
+		if (chunks) {
+			atomic_store_explicit(&w->chunks, atomic_load_explicit(&w->chunks, memory_order_relaxed) + chunks,
+					      memory_order_relaxed);
+			atomic_store_explicit(&w->items, atomic_load_explicit(&w->items, memory_order_relaxed) + items,
+					      memory_order_relaxed);
+		}
+	}
 	atomic_fetch_sub(&p->running, 1);
 }
 
@@ -155,8 +177,11 @@ static uint64_t poll_gen(struct sk_pool *p, uint64_t seen)
 
 static void *worker_main(void *arg)
 {
-	struct sk_pool *p = arg;
-	uint64_t seen = atomic_load(&p->gen);
+	struct worker_slot *w = arg;
+	struct sk_pool *p = w->pool;
+	/* gen as it was in sk_pool_new, not as this thread finds it: a job opened before the thread
+	 * got here must still be joined (a forced pool's caller waits for it). */
+	uint64_t seen = 0;
 	tls_running_pool = p;
 	while (!atomic_load(&p->stop)) {
 		uint64_t g = poll_gen(p, seen);
@@ -170,7 +195,7 @@ static void *worker_main(void *arg)
 			continue;
 		}
 		seen = g;
-		try_join(p);
+		try_join(p, w);
 	}
 	return NULL;
 }
@@ -200,7 +225,9 @@ struct sk_pool *sk_pool_new(int parallelism, char **err)
 		threads = parallelism;
 	p->nthreads = threads;
 	env = getenv("SK_POOL_EAGER");
-	p->eager = env && atoi(env) > 0;
+	p->eager = env ? atoi(env) : 0;
+	if (p->eager < 0 || p->eager > SK_POOL_EAGER_FORCE)
+		p->eager = p->eager < 0 ? 0 : SK_POOL_EAGER_FORCE;
 	pthread_mutex_init(&p->run_lock, NULL);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->work_cv, NULL);
@@ -215,7 +242,7 @@ struct sk_pool *sk_pool_new(int parallelism, char **err)
 	atomic_init(&p->job.next, 0);
 	atomic_init(&p->backoffs, 0);
 	if (threads > 1) {
-		p->workers = calloc((size_t)(threads - 1), sizeof(pthread_t));
+		p->workers = aligned_alloc(_Alignof(struct worker_slot), (size_t)(threads - 1) * sizeof(struct worker_slot));
 		if (!p->workers) {
 			sk_pool_free(p);
 			if (err)
@@ -223,7 +250,11 @@ struct sk_pool *sk_pool_new(int parallelism, char **err)
 			return NULL;
 		}
 		for (int i = 0; i < threads - 1; i++) {
-			int rc = pthread_create(&p->workers[i], NULL, worker_main, p);
+			struct worker_slot *w = &p->workers[i];
+			w->pool = p;
+			atomic_init(&w->chunks, 0);
+			atomic_init(&w->items, 0);
+			int rc = pthread_create(&w->thread, NULL, worker_main, w);
 			if (rc != 0) {
 				if (p->nworkers == 0) {
 					sk_pool_free(p);
@@ -240,21 +271,30 @@ struct sk_pool *sk_pool_new(int parallelism, char **err)
 	return p;
 }
 
+static long worker_sum(struct sk_pool *p, bool chunks)
+{
+	long s = 0;
+	for (int i = 0; i < p->nworkers; i++)
+		s += atomic_load_explicit(chunks ? &p->workers[i].chunks : &p->workers[i].items, memory_order_relaxed);
+	return s;
+}
+
 void sk_pool_free(struct sk_pool *p)
 {
 	if (!p)
 		return;
 	const char *env = getenv("SK_POOL_STATS");
 	if (env && atoi(env) > 0)
-		fprintf(stderr, "sk_pool: threads=%d loops=%ld opened_at_once=%ld opened_late=%ld poll_backoffs=%ld stalls=%ld\n",
+		fprintf(stderr, "sk_pool: threads=%d loops=%ld opened_at_once=%ld opened_late=%ld poll_backoffs=%ld stalls=%ld "
+			"items caller=%ld workers=%ld chunks caller=%ld workers=%ld\n",
 			p->nthreads, p->st.loops, p->st.opened_at_once, p->st.opened_late, (long)atomic_load(&p->backoffs),
-			p->st.stalls);
+			p->st.stalls, p->st.caller_items, worker_sum(p, false), p->st.caller_chunks, worker_sum(p, true));
 	pthread_mutex_lock(&p->mu);
 	atomic_store(&p->stop, true);
 	pthread_cond_broadcast(&p->work_cv);
 	pthread_mutex_unlock(&p->mu);
 	for (int i = 0; i < p->nworkers; i++)
-		pthread_join(p->workers[i], NULL);
+		pthread_join(p->workers[i].thread, NULL);
 	free(p->workers);
 	pthread_cond_destroy(&p->work_cv);
 	pthread_mutex_destroy(&p->mu);
@@ -273,6 +313,24 @@ void sk_pool_get_stats(struct sk_pool *p, struct sk_pool_stats *out)
 	*out = p->st;
 	pthread_mutex_unlock(&p->run_lock);
 	out->poll_backoffs = atomic_load(&p->backoffs);
+	out->worker_chunks = worker_sum(p, true);
+	out->worker_items = worker_sum(p, false);
+}
+
+void sk_pool_set_eager(struct sk_pool *p, int level)
+{
+	if (!p)
+		return;
+	if (level < 0)
+		level = 0;
+	if (level > SK_POOL_EAGER_FORCE)
+		level = SK_POOL_EAGER_FORCE;
+	pthread_mutex_lock(&p->run_lock);
+	p->eager = level;
+	/* Eager pools keep their workers polling; back to adaptive, the duty cycle decides again. */
+	atomic_store_explicit(&p->saturated, level > 0, memory_order_relaxed);
+	p->win_start = 0;
+	pthread_mutex_unlock(&p->run_lock);
 }
 int sk_pool_threads(const struct sk_pool *p) { return p ? p->nthreads : 1; }
 
@@ -285,6 +343,22 @@ static void open_job(struct sk_pool *p)
 		pthread_mutex_lock(&p->mu);
 		pthread_cond_broadcast(&p->work_cv);
 		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+/* SK_POOL_EAGER_FORCE: the caller lets a worker claim the first chunk before it takes any, so
+ * every loop the pool takes runs partly on a worker thread (tests that must exercise concurrent
+ * Filter/Score). Nothing else claims chunks of this job yet, hence next > 0 means a worker did; a
+ * loop cancelled before it started has no chunk to give. */
+static void wait_first_claim(struct sk_pool *p)
+{
+	for (int i = 0; atomic_load_explicit(&p->job.next, memory_order_relaxed) == 0; i++) {
+		if (p->job.cancel && atomic_load_explicit(p->job.cancel, memory_order_acquire))
+			return;
+		if (i < 256)
+			cpu_relax();
+		else
+			sched_yield(); /* on a busy box the worker may need this core */
 	}
 }
 
@@ -317,10 +391,11 @@ void sk_parallel_for_range(struct sk_pool *p, int n, int chunk, void (*fn)(int b
 		chunk = sk_pool_chunk_size(n, sk_pool_parallelism(p));
 	bool inline_run = !p || p->nworkers == 0 || n <= chunk || tls_running_pool == p ||
 			  pthread_mutex_trylock(&p->run_lock) != 0;
+	long chunks = 0, items = 0;
 	if (inline_run) {
 		struct pool_job j = { .fn = fn, .ctx = ctx, .n = n, .chunk = chunk, .cancel = cancel };
 		atomic_init(&j.next, 0);
-		run_chunks(&j);
+		run_chunks(&j, &chunks, &items);
 		return;
 	}
 	/* job_closed is true here: no worker touches the job fields. */
@@ -342,13 +417,17 @@ void sk_parallel_for_range(struct sk_pool *p, int n, int chunk, void (*fn)(int b
 		open_job(p);
 		opened = true;
 		p->st.opened_at_once++;
-		run_chunks(&p->job);
+		if (p->eager == SK_POOL_EAGER_FORCE)
+			wait_first_claim(p);
+		run_chunks(&p->job, &chunks, &items);
 	} else {
 		/* Inline until the loop proves long enough to pay for a wake-up (not while another
 		 * process keeps the other cores busy: see backoff_until). The caller claims chunks from
 		 * the job itself, so the chunks run stay a prefix once workers join. */
 		bool may_wake = t0 >= atomic_load_explicit(&p->backoff_until, memory_order_relaxed);
-		while (run_one_chunk(&p->job)) {
+		for (int k; (k = run_one_chunk(&p->job)) > 0;) {
+			chunks++;
+			items += k;
 			if (may_wake && !opened && kube_mono_ns() - t0 > WAKE_AFTER_NS) {
 				open_job(p);
 				opened = true;
@@ -378,6 +457,8 @@ void sk_parallel_for_range(struct sk_pool *p, int n, int chunk, void (*fn)(int b
 			p->st.stalls++;
 		}
 	}
+	p->st.caller_chunks += chunks;
+	p->st.caller_items += items;
 	int64_t t1 = kube_mono_ns();
 	account(p, t1 - t0, t1);
 	pthread_mutex_unlock(&p->run_lock);

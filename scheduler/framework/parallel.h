@@ -24,7 +24,10 @@
  * worker's chunk, the pool neither polls nor wakes workers for 50 ms: loops run on the caller.
  * None of this changes which chunks run: they are claimed in order from the same counter,
  * whoever runs them.
- * SK_POOL_EAGER=1 in the environment opens every loop to the workers at once (tests, A/B runs);
+ * SK_POOL_EAGER=1 in the environment (read once per pool, in sk_pool_new) opens every loop to the
+ * workers at once (A/B runs); SK_POOL_EAGER=2 also makes the caller wait until a worker has claimed
+ * the first chunk, so every loop the pool takes runs partly on a worker thread (tests that must
+ * exercise concurrent Filter/Score; sk_pool_set_eager does the same for one pool).
  * SK_POOL_STATS=1 prints the counters below to stderr when the pool is freed. */
 #ifndef SK_PARALLEL_H
 #define SK_PARALLEL_H
@@ -41,6 +44,13 @@ void sk_pool_free(struct sk_pool *p);
 int sk_pool_parallelism(const struct sk_pool *p); /* the configured value */
 int sk_pool_threads(const struct sk_pool *p);     /* threads that run work, caller included */
 
+#define SK_POOL_EAGER_OFF 0   /* adaptive engagement (the default) */
+#define SK_POOL_EAGER_OPEN 1  /* every loop opened to the workers at once */
+#define SK_POOL_EAGER_FORCE 2 /* ... and a worker always runs the first chunk */
+/* Overrides SK_POOL_EAGER for p (level clamped to the values above). No parallel_for on p may be
+ * running in the caller's thread; a concurrent one finishes under the old level. NULL ok. */
+void sk_pool_set_eager(struct sk_pool *p, int level);
+
 /* Counters since sk_pool_new (benchmarks, diagnostics). Loops that ran inline without taking the
  * pool (NULL pool, n <= chunk, nested, concurrent caller) are not counted. */
 struct sk_pool_stats {
@@ -49,6 +59,10 @@ struct sk_pool_stats {
 	long opened_late;    /* workers woken after WAKE_AFTER_NS inline */
 	long poll_backoffs;  /* polls cut short by preemption (another task wanted the core) */
 	long stalls;         /* loops whose caller waited > 50 us for a preempted worker's chunk */
+	/* Work of the loops that took the pool, split by who ran it: tests assert worker_* > 0 to
+	 * prove a loop really ran concurrently. */
+	long caller_chunks, caller_items;
+	long worker_chunks, worker_items;
 };
 void sk_pool_get_stats(struct sk_pool *p, struct sk_pool_stats *out);
 

@@ -111,8 +111,8 @@ static struct sk_node *tree_node(int i)
 		"{\"failure-domain.beta.kubernetes.io/region\":\"region-2\",\"failure-domain.beta.kubernetes.io/zone\":\"zone-2\"}",
 		"{\"failure-domain.beta.kubernetes.io/region\":\"region-2\",\"failure-domain.beta.kubernetes.io/zone\":\"zone-2\"}",
 		"{\"failure-domain.beta.kubernetes.io/region\":\"region-2\",\"failure-domain.beta.kubernetes.io/zone\":\"zone-2\"}",
-		"{\"topology.kubernetes.io/region\":\"region-2\",\"topology.kubernetes.io/zone\":\"zone-2\","
-		"\"failure-domain.beta.kubernetes.io/region\":\"region-2\",\"failure-domain.beta.kubernetes.io/zone\":\"zone-2\"}",
+		("{\"topology.kubernetes.io/region\":\"region-2\",\"topology.kubernetes.io/zone\":\"zone-2\","
+		 "\"failure-domain.beta.kubernetes.io/region\":\"region-2\",\"failure-domain.beta.kubernetes.io/zone\":\"zone-2\"}"),
 		"{\"failure-domain.beta.kubernetes.io/region\":\"region-2\",\"failure-domain.beta.kubernetes.io/zone\":\"zone-3\"}",
 	};
 	char text[512];

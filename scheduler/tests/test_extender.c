@@ -494,6 +494,29 @@ static void test_prioritize_weight_arithmetic(void **state)
 	sk_extender_free(e);
 }
 
+/* Found by scheduler/fuzz/fuzz_extender.c: a huge Score overflowed Score x weight x 10 (undefined
+ * behaviour in C; UBSan aborts under `make asan`). Upstream's int64 arithmetic wraps: so does ours.
+ * The scores are exact doubles: the response is parsed without the raw number text. */
+static void test_prioritize_huge_score_wraps(void **state)
+{
+	(void)state;
+	start_with(NULL, NULL);
+	struct sk_extender *e = new_ext("{\"urlPrefix\":\"URL\",\"prioritizeVerb\":\"prio\",\"weight\":2}");
+	fe_respond(fe, "/prio", 200,
+		   "[{\"Host\":\"n3\",\"Score\":0000000007428453051932635136},"
+		   "{\"Host\":\"n1\",\"Score\":3458764513820540928}]",
+		   0);
+	struct sk_pod *pod = fx_pod("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}");
+	int64_t add[3] = { 0, 0, 1 };
+	char *err = NULL;
+	assert_int_equal(sk_extender_prioritize(e, pod, all_nodes(), 3, add, &err), 0);
+	assert_int_equal(add[0], -4611686018427387904);  /* 3 * 2^60 * 20 mod 2^64 */
+	assert_int_equal(add[1], 0);
+	assert_int_equal(add[2], 1 + 995108448976289792); /* 7428453051932635136 * 20 mod 2^64, + 1 */
+	sk_pod_unref(pod);
+	sk_extender_free(e);
+}
+
 static void test_bind_wire_format(void **state)
 {
 	(void)state;
@@ -977,6 +1000,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_filter_cache_capable_and_case_insensitive_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors_and_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prioritize_weight_arithmetic, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prioritize_huge_score_wraps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bind_wire_format, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_managed_resources_interest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tls_config, setup, teardown),

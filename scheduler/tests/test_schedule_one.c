@@ -522,6 +522,8 @@ static void test_early_stop_is_serial_equivalent(void **state)
 	/* nodes n3..n48 rejected (16 of them); numFeasibleNodesToFind(250) = 250*48/100 = 120 */
 	assert_int_equal(sk_num_feasible_nodes_to_find(&cfg, &prof.p, 250), 120);
 	start(0);
+	struct sk_pool_stats st0, st1;
+	sk_pool_get_stats(pool, &st0);
 	for (int rep = 0; rep < 5; rep++) {
 		int before = sk_scheduler_next_start_index(sched);
 		char name[32];
@@ -544,6 +546,9 @@ static void test_early_stop_is_serial_equivalent(void **state)
 		assert_int_equal(sk_scheduler_next_start_index(sched), (before + processed) % 250);
 		sk_pod_unref(p);
 	}
+	sk_pool_get_stats(pool, &st1);
+	assert_true(st1.loops - st0.loops >= 5); /* at least the Filter loop of each cycle... */
+	assert_true(st1.worker_chunks - st0.worker_chunks >= st1.loops - st0.loops); /* ...ran on a worker too */
 }
 
 static void test_scoring_and_ties(void **state)
@@ -930,8 +935,8 @@ static void test_default_profile_end_to_end(void **state)
 	const char *nodes[] = {
 		"{\"metadata\":{\"name\":\"small\"},\"status\":{\"allocatable\":{\"cpu\":\"1\",\"memory\":\"4Gi\",\"pods\":\"110\"}}}",
 		"{\"metadata\":{\"name\":\"big\"},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"4Gi\",\"pods\":\"110\"}}}",
-		"{\"metadata\":{\"name\":\"tainted\"},\"spec\":{\"taints\":[{\"key\":\"k\",\"value\":\"v\",\"effect\":\"NoSchedule\"}]},"
-		"\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"4Gi\",\"pods\":\"110\"}}}",
+		("{\"metadata\":{\"name\":\"tainted\"},\"spec\":{\"taints\":[{\"key\":\"k\",\"value\":\"v\",\"effect\":\"NoSchedule\"}]},"
+		 "\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"4Gi\",\"pods\":\"110\"}}}"),
 	};
 	for (int i = 0; i < 3; i++) {
 		struct sk_node *n = fx_node(nodes[i]);
@@ -1055,6 +1060,8 @@ static int group_setup(void **state)
 	setenv("SK_POOL_THREADS", "4", 1);
 	pool = sk_pool_new(16, NULL);
 	unsetenv("SK_POOL_THREADS");
+	/* workers run part of every parallel Filter/Score loop, or serial equivalence proves nothing */
+	sk_pool_set_eager(pool, SK_POOL_EAGER_FORCE);
 	return pool ? 0 : -1;
 }
 

@@ -342,11 +342,12 @@ static void test_hostile_inputs(void **state)
 				      {"policy", "poddisruptionbudgets"}, {"x", "y"}};
 	const char *objs[] = {
 		"null", "1", "[]", "{}", "{\"metadata\":7}", "{\"metadata\":{\"name\":5,\"labels\":[1]}}",
-		"{\"spec\":{\"containers\":{\"a\":1},\"selector\":{\"matchExpressions\":[1,{\"values\":7}]},"
-		"\"ports\":[1,null],\"type\":5},\"status\":{\"containerStatuses\":[null,1,{\"state\":7}],"
-		"\"initContainerStatuses\":\"x\",\"conditions\":{}}}",
-		"{\"status\":{\"addresses\":7,\"nodeInfo\":[],\"conditions\":[{\"type\":\"Ready\"}]},"
-		"\"metadata\":{\"labels\":{\"node-role.kubernetes.io/\":\"\",\"kubernetes.io/role\":1}}}",
+		/* parenthesised: one element spread over several lines */
+		("{\"spec\":{\"containers\":{\"a\":1},\"selector\":{\"matchExpressions\":[1,{\"values\":7}]},"
+		 "\"ports\":[1,null],\"type\":5},\"status\":{\"containerStatuses\":[null,1,{\"state\":7}],"
+		 "\"initContainerStatuses\":\"x\",\"conditions\":{}}}"),
+		("{\"status\":{\"addresses\":7,\"nodeInfo\":[],\"conditions\":[{\"type\":\"Ready\"}]},"
+		 "\"metadata\":{\"labels\":{\"node-role.kubernetes.io/\":\"\",\"kubernetes.io/role\":1}}}"),
 	};
 	for (size_t r = 0; r < sizeof(resources) / sizeof(resources[0]); r++)
 		for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {

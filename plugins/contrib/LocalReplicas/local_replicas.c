@@ -44,12 +44,19 @@ static int lr_args_decode(const cJSON *json, void **out, struct sk_errors *e, co
 	a->max_per_node = LR_DEFAULT_MAX;
 	if (sk_json_check_object(json, path, fields, true, e) < 0 ||
 	    sk_args_check_type_meta(json, LR_ARGS_KIND, path, e) < 0 ||
-	    (json && sk_json_int(json, "maxReplicasPerNode", path, 1, INT32_MAX, &a->max_per_node, NULL, e) < 0)) {
-		free(a);
-		return -1;
+	    (json && sk_json_int(json, "maxReplicasPerNode", path, INT32_MIN, INT32_MAX, &a->max_per_node, NULL, e) < 0))
+		goto fail;
+	if (a->max_per_node < 1) {
+		char *mpath = sk_path_child(path, "maxReplicasPerNode");
+		sk_err_invalid_int(e, mpath ? mpath : path, a->max_per_node, "must be greater than or equal to 1");
+		free(mpath);
+		goto fail;
 	}
 	*out = a;
 	return 0;
+fail:
+	free(a);
+	return -1;
 }
 
 static cJSON *lr_args_encode(const void *p)

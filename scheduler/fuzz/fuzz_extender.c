@@ -1,0 +1,104 @@
+/* libFuzzer target: scheduler extender responses (scheduler/framework/extender.h). The first byte
+ * picks the verb (filter with or without nodeCacheCapable, prioritize, bind); the rest is the HTTP
+ * body, parsed as post() does and decoded against three known nodes. Kept nodes must come from the
+ * input, the failed list must have no duplicates. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "schedkit/types.h"
+#include "scheduler/backend/cache.h"
+#include "scheduler/framework/extender.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define NNODES 3
+
+static struct sk_extender *ext[2]; /* [1]: nodeCacheCapable */
+static struct sk_node_info *nodes[NNODES];
+
+static void setup(void)
+{
+	for (int c = 0; c < 2; c++) {
+		cJSON *cfg = cJSON_Parse(c ? "{\"urlPrefix\":\"http://127.0.0.1:1/x\",\"filterVerb\":\"filter\","
+					     "\"prioritizeVerb\":\"prioritize\",\"bindVerb\":\"bind\",\"weight\":3,"
+					     "\"nodeCacheCapable\":true}"
+					   : "{\"urlPrefix\":\"http://127.0.0.1:1/x\",\"filterVerb\":\"filter\","
+					     "\"prioritizeVerb\":\"prioritize\",\"bindVerb\":\"bind\",\"weight\":2}");
+		char *err = NULL;
+		ext[c] = sk_extender_new(cfg, "extenders[0]", &err);
+		if (!ext[c])
+			abort();
+		cJSON_Delete(cfg);
+	}
+	static const char *const names[NNODES] = { "n1", "n2", "n3" };
+	for (int i = 0; i < NNODES; i++) {
+		char text[128];
+		snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\"}}", names[i]);
+		cJSON *j = cJSON_Parse(text);
+		struct sk_node *n = sk_node_decode(j, NULL);
+		cJSON_Delete(j);
+		nodes[i] = n ? sk_node_info_new(n) : NULL;
+		if (!nodes[i])
+			abort();
+		sk_node_unref(n);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!ext[0])
+		setup();
+	if (size < 1 || size > 64 * 1024)
+		return 0;
+	unsigned verb = data[0] % 4;
+	/* post() parses a NUL-terminated copy of the body */
+	char *body = malloc(size);
+	if (!body)
+		return 0;
+	memcpy(body, data + 1, size - 1);
+	body[size - 1] = '\0';
+	const char *end = NULL;
+	cJSON *res = cJSON_ParseWithOpts(body, &end, 0);
+	free(body);
+	if (!res)
+		return 0;
+	const struct sk_node_info *const *in = (const struct sk_node_info *const *)nodes;
+	char *err = NULL;
+	if (verb < 2) {
+		struct sk_extender_filter_result r = { 0 };
+		int rc = sk_extender_filter_decode(ext[verb], res, in, NNODES, &r, &err);
+		if (rc == 0) {
+			if (r.n < 0 || r.n > NNODES)
+				abort();
+			for (int i = 0; i < r.n; i++) {
+				int k = 0;
+				while (k < NNODES && r.nodes[i] != nodes[k])
+					k++;
+				if (k == NNODES)
+					abort(); /* a kept node is one of the input's */
+			}
+			for (int i = 0; i < r.nfailed; i++)
+				for (int j = i + 1; j < r.nfailed; j++)
+					if (strcmp(r.failed[i].node, r.failed[j].node) == 0)
+						abort();
+			sk_extender_filter_result_free(&r);
+		} else if (!err || r.nodes || r.failed) {
+			abort(); /* failure: a message, nothing left to free */
+		}
+	} else if (verb == 2) {
+		int64_t add[NNODES] = { 0 };
+		if (sk_extender_prioritize_decode(ext[0], res, in, NNODES, add, &err) != 0 && !err)
+			abort();
+	} else {
+		if (sk_extender_bind_decode(ext[0], res, &err) != 0 && !err)
+			abort();
+	}
+	free(err);
+	cJSON_Delete(res);
+	return 0;
+}
