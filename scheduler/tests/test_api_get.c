@@ -1,4 +1,5 @@
-/* Tests for sk_handle_api_get (scheduler/framework/framework.c) and simulate's answers to it
+/* Tests for sk_handle_api_get (scheduler/framework/framework.c), the daemon's env.api_get
+ * (scheduler/daemon/env.c, against the in-process API server) and simulate's answers to it
  * (scheduler/simulate/metrics.c): the handle's checks and pass-through to env.api_get, the
  * NodeMetrics/PodMetrics lists and objects served from cluster-file objects, their defaults, and
  * the errors for invalid objects and unknown paths. */
@@ -12,7 +13,11 @@
 
 #include <cmocka.h>
 
+#include "e2e/apiserver/server.h"
+#include "kube/config.h"
 #include "kube/object.h"
+#include "kube/rest.h"
+#include "scheduler/daemon/internal.h"
 #include "scheduler/framework/runtime.h"
 #include "scheduler/simulate/metrics.h"
 #include "scheduler/simulate/simulate.h"
@@ -97,6 +102,48 @@ static void test_handle_pass_through(void **state)
 	free(err);
 	assert_int_equal(rec.calls, 2);
 	sk_framework_unref(fw);
+}
+
+/* The daemon's callback through its client: a list, a query passed on, a server error. */
+static void test_daemon_api_get(void **state)
+{
+	(void)state;
+	struct apis_opts ao = APIS_OPTS_DEFAULT;
+	ao.simulate_kubelet = true;
+	struct apis_server *api;
+	assert_int_equal(apis_server_start(&ao, &api), 0);
+	struct kube_config *kc = kube_config_new(apis_server_url(api));
+	struct sk_daemon d = { 0 };
+	assert_int_equal(kube_client_new(kc, &d.client, NULL), 0);
+	kube_config_free(kc);
+	cJSON *node = cJSON_Parse("{\"metadata\":{\"name\":\"n1\",\"labels\":{\"zone\":\"a\"}},"
+				  "\"status\":{\"capacity\":{\"cpu\":\"2\",\"memory\":\"1Gi\"}}}");
+	assert_int_equal(kube_create(d.client, "/api/v1/nodes", node, NULL, NULL), 0);
+	cJSON_Delete(node);
+
+	struct profile_ctx pc = { .d = &d, .name = "p1" };
+	struct sk_framework_env env;
+	sk_dm_framework_env(&pc, &env);
+	assert_non_null(env.api_get);
+	cJSON *out = NULL;
+	char *err = NULL;
+	assert_int_equal(env.api_get(env.ctx, "/apis/metrics.k8s.io/v1beta1/nodes", &out, &err), 0);
+	assert_string_equal(kube_obj_get_string(out, "kind"), "NodeMetricsList");
+	cJSON *items = cJSON_GetObjectItemCaseSensitive(out, "items");
+	assert_int_equal(cJSON_GetArraySize(items), 1);
+	/* the idle base of the local API server's simulated kubelet: 100m */
+	assert_string_equal(kube_obj_get_string(cJSON_GetArrayItem(items, 0), "usage.cpu"), "100000000n");
+	cJSON_Delete(out);
+	/* the query reaches the server: no node matches zone=b */
+	assert_int_equal(env.api_get(env.ctx, "/apis/metrics.k8s.io/v1beta1/nodes?labelSelector=zone%3Db", &out, &err), 0);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(out, "items")), 0);
+	cJSON_Delete(out);
+	assert_int_equal(env.api_get(env.ctx, "/apis/metrics.k8s.io/v1beta1/nodes/n9", &out, &err), -1);
+	assert_null(out);
+	assert_string_equal(err, "GET /apis/metrics.k8s.io/v1beta1/nodes/n9: nodemetrics.metrics.k8s.io \"n9\" not found");
+	free(err);
+	kube_client_free(d.client);
+	apis_server_stop(api);
 }
 
 static const char CLUSTER[] =
@@ -281,6 +328,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_handle_without_env),
 		cmocka_unit_test(test_handle_pass_through),
+		cmocka_unit_test(test_daemon_api_get),
 		cmocka_unit_test(test_sim_metrics_paths),
 		cmocka_unit_test(test_sim_metrics_invalid),
 		cmocka_unit_test(test_simulate_rejects_bad_metrics),
