@@ -260,6 +260,9 @@ struct cr {
 	const struct cr_args *a;
 	struct sk_handle *h;
 	bool filter_on;                  /* any usageThresholds set */
+	int64_t threshold[CR_NRES];      /* copies of the args the per-node callbacks read */
+	int64_t weight[CR_NRES];         /* per resource kind, 0 when not in args.resources */
+	int64_t weight_sum;
 
 	pthread_mutex_t lock;            /* cur, generation, placements, stopping */
 	pthread_cond_t wake;             /* fini wakes the refresh thread */
@@ -458,6 +461,12 @@ static int cr_init(struct sk_plugin *self, const void *args, char **err)
 	c->a = a;
 	c->h = self->handle;
 	c->filter_on = a->threshold[CR_CPU] > 0 || a->threshold[CR_MEM] > 0;
+	for (int i = 0; i < CR_NRES; i++)
+		c->threshold[i] = a->threshold[i];
+	for (int i = 0; i < a->nres; i++) {
+		c->weight[a->res_kind[i]] = a->res_weight[i];
+		c->weight_sum += a->res_weight[i];
+	}
 	atomic_init(&c->logged_unmetered, -1);
 	atomic_init(&c->logged_generation, 0);
 	pthread_condattr_init(&ca);
@@ -538,7 +547,40 @@ static struct cr_state *cr_state_new(struct cr *c, const struct sk_pod *pod)
 	return st;
 }
 
-/* Takes the cycle's table once; Filter is skipped for the pod when no threshold is set. */
+/* The threshold rule of Filter: usage (the sample plus the estimates placed since) / allocatable
+ * above threshold / 100, multiplied out in 128 bits (no division). Bit 0 cpu, bit 1 memory. */
+static unsigned over_threshold(const struct cr *c, const struct cr_node_metrics *e, const struct sk_node *node)
+{
+	int64_t used_cpu = e->cpu_milli + atomic_load_explicit(&e->extra_cpu, memory_order_relaxed);
+	int64_t used_mem = e->mem_bytes + atomic_load_explicit(&e->extra_mem, memory_order_relaxed);
+	unsigned over = 0;
+	if (c->threshold[CR_CPU] > 0 &&
+	    (__int128)used_cpu * 100 > (__int128)node->allocatable.milli_cpu * c->threshold[CR_CPU])
+		over |= 1u << CR_CPU;
+	if (c->threshold[CR_MEM] > 0 &&
+	    (__int128)used_mem * 100 > (__int128)node->allocatable.memory * c->threshold[CR_MEM])
+		over |= 1u << CR_MEM;
+	return over;
+}
+
+/* Scheduling thread, under c->lock: (re)marks the table's nodes above a threshold against the
+ * snapshot. */
+static void evaluate_table(const struct cr *c, struct cr_metrics *m, const struct sk_snapshot *snap, int64_t now_ns)
+{
+	m->over_count = 0;
+	for (int k = 0; k < m->n; k++) {
+		struct cr_node_metrics *e = &m->nodes[k];
+		const struct sk_node_info *ni = snap ? sk_snapshot_get(snap, e->name) : NULL;
+		e->over = ni && ni->node && fresh(e, now_ns) && over_threshold(c, e, ni->node) != 0;
+		m->over_count += e->over;
+	}
+	m->evaluated = true;
+	m->evaluated_nnodes = snap ? snap->nnodes : 0;
+}
+
+/* Takes the cycle's table once. Filter is skipped for the pod when no threshold is set, or when
+ * no node was above one at the last evaluation (a node whose usage rose through this scheduler's
+ * own placements is marked again by Reserve). */
 static struct sk_status cr_pre_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				      struct sk_prefilter_result *result)
 {
@@ -548,7 +590,16 @@ static struct sk_status cr_pre_filter(struct sk_plugin *self, struct sk_cycle_st
 	if (!st)
 		return sk_status(SK_ERROR, "out of memory");
 	sk_cycle_state_put(cs, self->slot, st, &cr_state_ops);
-	return c->filter_on ? sk_ok() : sk_status(SK_SKIP, NULL);
+	if (!c->filter_on)
+		return sk_status(SK_SKIP, NULL);
+	const struct sk_snapshot *snap = sk_handle_snapshot(c->h);
+	struct cr_metrics *m = st->m;
+	pthread_mutex_lock(&c->lock); /* Reserve marks nodes under it */
+	if (!m->evaluated || m->evaluated_nnodes != (snap ? snap->nnodes : 0))
+		evaluate_table(c, m, snap, st->now_ns);
+	int over = m->over_count;
+	pthread_mutex_unlock(&c->lock);
+	return over ? sk_ok() : sk_status(SK_SKIP, NULL);
 }
 
 /* Parallel; reads the cycle's table and the node. Usage is the sample plus the estimates of pods
@@ -567,21 +618,12 @@ static struct sk_status cr_filter(struct sk_plugin *self, struct sk_cycle_state 
 	struct cr_node_metrics *e = cr_metrics_find(st->m, ni->node->name);
 	if (!fresh(e, st->now_ns))
 		return sk_ok(); /* no fresh sample: never filtered */
-	int64_t used[CR_NRES] = { e->cpu_milli + atomic_load_explicit(&e->extra_cpu, memory_order_relaxed),
-				  e->mem_bytes + atomic_load_explicit(&e->extra_mem, memory_order_relaxed) };
-	int64_t alloc[CR_NRES] = { ni->node->allocatable.milli_cpu, ni->node->allocatable.memory };
-	static const char *const reasons[CR_NRES] = { CR_REASON_CPU, CR_REASON_MEM };
-	struct sk_status s = sk_ok();
-	for (int i = 0; i < CR_NRES; i++) {
-		int64_t t = c->a->threshold[i];
-		/* used/alloc > t/100, in integers (bytes * 100 stays far below INT64_MAX) */
-		if (t > 0 && alloc[i] > 0 && used[i] > alloc[i] / 100 * t + alloc[i] % 100 * t / 100) {
-			if (s.code == SK_SUCCESS)
-				s = sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, reasons[i]);
-			else
-				sk_status_add(&s, reasons[i]);
-		}
-	}
+	unsigned over = over_threshold(c, e, ni->node);
+	if (!over)
+		return sk_ok();
+	struct sk_status s = sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, over & 1u ? CR_REASON_CPU : CR_REASON_MEM);
+	if (over == 3u)
+		sk_status_add(&s, CR_REASON_MEM);
 	return s;
 }
 
@@ -593,7 +635,8 @@ static struct sk_status cr_pre_score(struct sk_plugin *self, struct sk_cycle_sta
 	(void)nnodes;
 	if (sk_cycle_state_get(cs, self->slot))
 		return sk_ok();
-	struct cr_state *st = cr_state_new(self->priv, pod);
+	struct cr *c = self->priv;
+	struct cr_state *st = cr_state_new(c, pod);
 	if (!st)
 		return sk_status(SK_ERROR, "out of memory");
 	sk_cycle_state_put(cs, self->slot, st, &cr_state_ops);
@@ -608,6 +651,16 @@ static void note_unmetered(struct cr_state *st, const char *name)
 		;
 }
 
+/* (alloc - used) * 100 / alloc, 0 when nothing is free. 64 bits unless a node has above 92 PB. */
+static inline int64_t free_percent(int64_t alloc, int64_t used)
+{
+	if (alloc <= 0 || used > alloc)
+		return 0;
+	if (alloc <= INT64_MAX / SK_MAX_NODE_SCORE)
+		return (alloc - used) * SK_MAX_NODE_SCORE / alloc;
+	return (int64_t)((__int128)(alloc - used) * SK_MAX_NODE_SCORE / alloc);
+}
+
 /* Parallel. Per resource: (allocatable - used) * 100 / allocatable, 0 when used exceeds it, where
  * used is the fresh sample + the estimates placed since + this pod's estimate; without a fresh
  * sample, the node's non-zero requests + the pod's (NodeResourcesFit's LeastAllocated). The node's
@@ -620,31 +673,22 @@ static struct sk_status cr_score(struct sk_plugin *self, struct sk_cycle_state *
 	struct cr_state *st = sk_cycle_state_get(cs, self->slot);
 	if (!st)
 		return sk_status(SK_ERROR, "reading \"PreScoreComputeResource\" from cycleState: not found");
-	if (!ni->node)
+	const struct sk_node *n = ni->node;
+	if (!n)
 		return sk_status(SK_ERROR, "node not found");
-	struct cr_node_metrics *e = cr_metrics_find(st->m, ni->node->name);
-	int64_t used[CR_NRES];
+	struct cr_node_metrics *e = cr_metrics_find(st->m, n->name);
+	int64_t used_cpu, used_mem;
 	if (fresh(e, st->now_ns)) {
-		used[CR_CPU] = e->cpu_milli + atomic_load_explicit(&e->extra_cpu, memory_order_relaxed) + st->est[CR_CPU];
-		used[CR_MEM] = e->mem_bytes + atomic_load_explicit(&e->extra_mem, memory_order_relaxed) + st->est[CR_MEM];
+		used_cpu = e->cpu_milli + atomic_load_explicit(&e->extra_cpu, memory_order_relaxed) + st->est[CR_CPU];
+		used_mem = e->mem_bytes + atomic_load_explicit(&e->extra_mem, memory_order_relaxed) + st->est[CR_MEM];
 	} else {
-		note_unmetered(st, ni->node->name);
-		used[CR_CPU] = ni->non_zero_milli_cpu + st->req[CR_CPU];
-		used[CR_MEM] = ni->non_zero_memory + st->req[CR_MEM];
+		note_unmetered(st, n->name);
+		used_cpu = ni->non_zero_milli_cpu + st->req[CR_CPU];
+		used_mem = ni->non_zero_memory + st->req[CR_MEM];
 	}
-	int64_t alloc[CR_NRES] = { ni->node->allocatable.milli_cpu, ni->node->allocatable.memory };
-	int64_t sum = 0, wsum = 0;
-	for (int i = 0; i < c->a->nres; i++) {
-		int k = c->a->res_kind[i];
-		int64_t w = c->a->res_weight[i], s = 0;
-		if (alloc[k] > 0 && used[k] <= alloc[k]) {
-			/* 128 bits: bytes * 100 of a huge node must not overflow */
-			s = (int64_t)((__int128)(alloc[k] - used[k]) * SK_MAX_NODE_SCORE / alloc[k]);
-		}
-		sum += s * w;
-		wsum += w;
-	}
-	*score = wsum ? sum / wsum : 0;
+	int64_t sum = c->weight[CR_CPU] * free_percent(n->allocatable.milli_cpu, used_cpu) +
+		      c->weight[CR_MEM] * free_percent(n->allocatable.memory, used_mem);
+	*score = c->weight_sum ? sum / c->weight_sum : 0;
 	return sk_ok();
 }
 
@@ -680,8 +724,15 @@ static struct sk_status cr_reserve(struct sk_plugin *self, struct sk_cycle_state
 		goto out;
 	}
 	struct cr_node_metrics *e = cr_metrics_find(c->cur, p->node);
-	if (placement_counts(p, e, now))
+	if (placement_counts(p, e, now)) {
 		count_in(p, c->cur, e);
+		/* the node may have crossed a threshold with this pod: PreFilter must not skip Filter */
+		const struct sk_node_info *ni = c->cur->evaluated ? sk_snapshot_get(sk_handle_snapshot(c->h), p->node) : NULL;
+		if (ni && ni->node && !e->over && over_threshold(c, e, ni->node)) {
+			e->over = true;
+			c->cur->over_count++;
+		}
+	}
 	c->npl++;
 out:
 	pthread_mutex_unlock(&c->lock);

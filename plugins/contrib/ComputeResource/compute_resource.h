@@ -23,6 +23,7 @@ struct cr_node_metrics {
 	int64_t sample_unix_ns;  /* timestamp (metrics-server's clock); fetch time when absent */
 	int64_t fresh_until_ns;  /* on the handle's monotonic clock: older than this = stale */
 	_Atomic int64_t extra_cpu, extra_mem;
+	bool over;               /* above a usage threshold when last evaluated (scheduling thread) */
 };
 
 /* One refresh's result: immutable but for the extras, shared by reference between the instance
@@ -35,6 +36,13 @@ struct cr_metrics {
 	struct cr_node_metrics *nodes;
 	uint64_t generation;     /* 1 for the first fetch, +1 per successful refresh */
 	int skipped;             /* items without a name or with unparseable usage */
+	/* Which nodes are above a usage threshold, evaluated against the snapshot at the first
+	 * PreFilter on the table (and again when the number of nodes changes) and kept up to date by
+	 * Reserve; read and written on the scheduling thread only. over_count 0 lets PreFilter skip
+	 * Filter for the pod. */
+	bool evaluated;
+	int evaluated_nnodes;
+	int over_count;
 };
 
 /* Builds a table from a NodeMetricsList (metrics.k8s.io/v1beta1). fetched_mono_ns and
@@ -47,8 +55,32 @@ struct cr_metrics *cr_metrics_from_list(const cJSON *list, int64_t fetched_mono_
 struct cr_metrics *cr_metrics_empty(void); /* a table with no nodes; NULL on ENOMEM */
 struct cr_metrics *cr_metrics_ref(struct cr_metrics *m);
 void cr_metrics_unref(struct cr_metrics *m); /* NULL ok */
-/* The sample of node `name` (interned or not), or NULL. Lock-free; any thread. */
-struct cr_node_metrics *cr_metrics_find(const struct cr_metrics *m, const char *name);
+/* Names are interned (types.h): one pointer per distinct string, so the index hashes and compares
+ * pointers, and Filter and Score find a node without walking its name (inline: they call it for
+ * every node of every cycle). */
+static inline uint32_t cr_name_hash(const char *s)
+{
+	/* a 64-bit finalizer (splitmix64): interned pointers share their low and high bits */
+	uint64_t v = (uint64_t)(uintptr_t)s;
+	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
+	return (uint32_t)(v ^ (v >> 31));
+}
+
+/* The sample of node `name`, or NULL. name must be interned (sk_intern; node names of the views
+ * are). Lock-free; any thread. */
+static inline struct cr_node_metrics *cr_metrics_find(const struct cr_metrics *m, const char *name)
+{
+	if (!m || m->n == 0)
+		return NULL;
+	for (uint32_t i = cr_name_hash(name) & m->mask;; i = (i + 1) & m->mask) {
+		int32_t k = m->slots[i];
+		if (k < 0)
+			return NULL;
+		if (m->nodes[k].name == name)
+			return &m->nodes[k];
+	}
+}
 
 /* A resource quantity ("250m", "1.5", "123456789n", "512Mi", "1e3") scaled by 10^scale and
  * rounded up, as resource.Quantity's Value (scale 0) and MilliValue (scale 3) do; saturates at

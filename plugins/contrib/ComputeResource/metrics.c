@@ -155,14 +155,6 @@ int cr_parse_time(const char *s, int64_t *unix_ns)
 
 /* ---------- the table ---------- */
 
-static uint32_t name_hash(const char *s)
-{
-	uint32_t h = 2166136261u; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
 struct cr_metrics *cr_metrics_ref(struct cr_metrics *m)
 {
 	if (m)
@@ -177,19 +169,6 @@ void cr_metrics_unref(struct cr_metrics *m)
 	free(m->slots);
 	free(m->nodes);
 	free(m);
-}
-
-struct cr_node_metrics *cr_metrics_find(const struct cr_metrics *m, const char *name)
-{
-	if (!m || m->n == 0 || !name)
-		return NULL;
-	for (uint32_t i = name_hash(name) & m->mask;; i = (i + 1) & m->mask) {
-		int32_t k = m->slots[i];
-		if (k < 0)
-			return NULL;
-		if (m->nodes[k].name == name || !strcmp(m->nodes[k].name, name))
-			return &m->nodes[k];
-	}
 }
 
 /* A table for n nodes with an index of at least 2n slots (a power of two). */
@@ -220,13 +199,13 @@ struct cr_metrics *cr_metrics_empty(void)
 /* Index of node k; a later item of the same name replaces the earlier (the list has one per node). */
 static void table_index(struct cr_metrics *m, int k)
 {
-	for (uint32_t i = name_hash(m->nodes[k].name) & m->mask;; i = (i + 1) & m->mask) {
+	for (uint32_t i = cr_name_hash(m->nodes[k].name) & m->mask;; i = (i + 1) & m->mask) {
 		int32_t j = m->slots[i];
 		if (j < 0) {
 			m->slots[i] = k;
 			return;
 		}
-		if (!strcmp(m->nodes[j].name, m->nodes[k].name)) {
+		if (m->nodes[j].name == m->nodes[k].name) {
 			m->slots[i] = k;
 			return;
 		}

@@ -169,14 +169,32 @@ static int64_t score_of(struct ph *h, struct sk_pod *p, int i)
 	return out[i];
 }
 
+/* PreFilter, then Filter on node i even when PreFilter skipped it (the rule itself is tested);
+ * *skipped (may be NULL) says whether PreFilter returned Skip. A rejecting Filter after a skipping
+ * PreFilter fails the test: the skip must only happen when no node is above a threshold. */
+static char *filter_msg_skip(struct ph *h, struct sk_pod *p, int i, bool *skipped)
+{
+	struct sk_plugin *pl = ph_plugin(h, "ComputeResource");
+	ph_reset_state(h);
+	struct sk_prefilter_result r = { .all = true };
+	struct sk_status s = pl->desc->pre_filter(pl, h->cs, p, &r);
+	free(r.names);
+	bool skip = s.code == SK_SKIP;
+	if (!skip && s.code != SK_SUCCESS)
+		return ph_message(&s);
+	sk_status_reset(&s);
+	s = pl->desc->filter(pl, h->cs, p, h->snap->nodes[i]);
+	char *m = ph_message(&s);
+	if (skip && *m)
+		fail_msg("PreFilter skipped Filter, which rejects node %d: %s", i, m);
+	if (skipped)
+		*skipped = skip;
+	return m;
+}
+
 static char *filter_msg(struct ph *h, struct sk_pod *p, int i)
 {
-	struct sk_status s = ph_filter(h, ph_plugin(h, "ComputeResource"), p, h->snap->nodes[i]);
-	if (s.code == SK_SKIP) {
-		sk_status_reset(&s);
-		return strdup("(skipped)");
-	}
-	return ph_message(&s);
+	return filter_msg_skip(h, p, i, NULL);
 }
 
 static void teardown_body(void)
@@ -309,14 +327,14 @@ struct fcase {
 	const char *name;
 	const char *args;
 	const char *cpu, *mem;  /* the node's usage; NULL: no NodeMetrics for it */
-	const char *want;       /* Filter message, "" = fits, "(skipped)" = PreFilter skipped Filter */
+	const char *want;       /* Filter message, "" = fits (PreFilter then skips Filter: the only node fits) */
 };
 
 static void test_thresholds(void **state)
 {
 	(void)state;
 	static const struct fcase cases[] = {
-		{ "off by default", "", "4", "16Gi", "(skipped)" },
+		{ "off by default", "", "4", "16Gi", "" },
 		{ "cpu at the threshold", "{usageThresholds: {cpu: 80}}", "3200m", "0", "" },
 		{ "cpu 1m above", "{usageThresholds: {cpu: 80}}", "3201m", "0", REASON_CPU },
 		{ "memory at 90%", "{usageThresholds: {memory: 90}}", "4", "14745Mi", "" },
@@ -341,13 +359,45 @@ static void test_thresholds(void **state)
 		/* 15461882266 = 16Gi * 90 / 100 rounded up: the first byte above 90% */
 		ph_set_snapshot(h, fx_snapshot(fx_node_info(node("n1", "4", "16Gi"), NULL), NULL));
 		struct sk_pod *p = pod("p", NULL, "1", "1Gi");
-		char *m = filter_msg(h, p, 0);
+		bool skipped = false;
+		char *m = filter_msg_skip(h, p, 0, &skipped);
 		if (strcmp(m, c->want))
 			fail_msg("%s: filter \"%s\", want \"%s\"", c->name, m, c->want);
+		if (skipped != !*c->want)
+			fail_msg("%s: PreFilter %s Filter", c->name, skipped ? "skipped" : "did not skip");
 		free(m);
 		sk_pod_unref(p);
 		ph_free(h);
 	}
+	teardown_body();
+}
+
+/* The PreFilter skip: evaluated once per table, again when the number of nodes changes. */
+static void test_skip_follows_nodes(void **state)
+{
+	(void)state;
+	char body[1024];
+	list_begin(body);
+	item(body, sizeof(body), "n1", NULL, "1", "1Gi");
+	item(body, sizeof(body), "n2", NULL, "4", "1Gi"); /* hot, but not in the first snapshot */
+	list_end(body, sizeof(body));
+	set_body(body);
+	struct ph *h = t_new("{usageThresholds: {cpu: 90}}");
+	ph_set_snapshot(h, fx_snapshot(fx_node_info(node("n1", "4", "16Gi"), NULL), NULL));
+	struct sk_pod *p = pod("p", NULL, "1", "1Gi");
+	bool skipped = false;
+	char *m = filter_msg_skip(h, p, 0, &skipped);
+	assert_string_equal(m, "");
+	assert_true(skipped);
+	free(m);
+	ph_set_snapshot(h, fx_snapshot(fx_node_info(node("n1", "4", "16Gi"), NULL),
+				       fx_node_info(node("n2", "4", "16Gi"), NULL), NULL));
+	m = filter_msg_skip(h, p, 1, &skipped);
+	assert_string_equal(m, REASON_CPU);
+	assert_false(skipped);
+	free(m);
+	sk_pod_unref(p);
+	ph_free(h);
 	teardown_body();
 }
 
@@ -682,6 +732,7 @@ int main(void)
 		cmocka_unit_test(test_score_arithmetic),
 		cmocka_unit_test(test_no_metrics_api_scores_like_least_allocated),
 		cmocka_unit_test(test_thresholds),
+		cmocka_unit_test(test_skip_follows_nodes),
 		cmocka_unit_test(test_stale_metrics),
 		cmocka_unit_test(test_malformed_items),
 		cmocka_unit_test(test_reserve_counts_until_measured),
