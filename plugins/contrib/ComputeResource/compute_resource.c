@@ -7,6 +7,7 @@
 #define _GNU_SOURCE /* pthread_condattr_setclock, strdup */
 #endif
 #include <errno.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -59,6 +60,28 @@ static int res_index(const char *name)
 	return -1;
 }
 
+/* An int32 field in [lo, hi]; absent keeps *out. The range error names the range (the JSON
+ * reader's own one would only say "out of range for int32"). */
+static int int_in(const cJSON *obj, const char *field, const char *path, int64_t lo, int64_t hi, int64_t *out,
+		  struct sk_errors *e)
+{
+	int64_t v = *out;
+	bool present = false;
+	if (sk_json_int(obj, field, path, INT32_MIN, INT32_MAX, &v, &present, e) < 0)
+		return -1;
+	if (!present)
+		return 0;
+	if (v < lo || v > hi) {
+		char *p = sk_path_child(path, field), detail[64];
+		snprintf(detail, sizeof(detail), "must be in the range [%lld, %lld]", (long long)lo, (long long)hi);
+		sk_err_invalid_int(e, p ? p : path, v, detail);
+		free(p);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 /* {cpu: N, memory: N} at path.field with values in [min, max]; absent keys keep out[]. */
 static int decode_res_map(const cJSON *json, const char *field, const char *path, int64_t min, int64_t max,
 			  int64_t out[CR_NRES], struct sk_errors *e)
@@ -76,7 +99,7 @@ static int decode_res_map(const cJSON *json, const char *field, const char *path
 	if (sk_json_check_object(obj, fpath, keys, false, e) == 0) {
 		rc = 0;
 		for (int i = 0; i < CR_NRES; i++)
-			if (sk_json_int(obj, cr_res_names[i], fpath, min, max, &out[i], NULL, e) < 0)
+			if (int_in(obj, cr_res_names[i], fpath, min, max, &out[i], e) < 0)
 				rc = -1;
 	}
 	free(fpath);
@@ -179,9 +202,9 @@ static int cr_args_decode(const cJSON *json, void **out, struct sk_errors *e, co
 		return -1;
 	}
 	if (json) {
-		if (sk_json_int(json, "refreshSeconds", path, 1, 3600, &a->refresh_s, NULL, e) < 0)
+		if (int_in(json, "refreshSeconds", path, 1, 3600, &a->refresh_s, e) < 0)
 			rc = -1;
-		if (sk_json_int(json, "metricsExpirationSeconds", path, 1, 86400, &a->expiration_s, NULL, e) < 0)
+		if (int_in(json, "metricsExpirationSeconds", path, 1, 86400, &a->expiration_s, e) < 0)
 			rc = -1;
 		if (rc == 0 && a->expiration_s < a->refresh_s) {
 			/* metrics would expire between two refreshes: every node scored without them */
