@@ -148,7 +148,7 @@ echo " runs the operator and the scheduler as local processes, with the same fla
 # ------------------------------------------------------------------ 3. operator
 say "Running schedkit-operator"
 "$SK_BIN/schedkit-operator" --kubeconfig "$KUBECONFIG" --namespace "$NS" --leader-elect=true \
-	--health-probe-bind-address=127.0.0.1:0 >"$DIR/operator.log" 2>&1 &
+	--health-probe-bind-address=127.0.0.1:0 --plugin-dir="$SK_BIN/../lib/schedkit/plugins" >"$DIR/operator.log" 2>&1 &
 PIDS+=($!)
 echo "pid $!, log $DIR/operator.log"
 

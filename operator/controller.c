@@ -290,14 +290,14 @@ int op_reconcile(struct kube_client *client, const struct op_controller_opts *op
 	const char *ns = ns_of(opts);
 	struct op_plugin_set plugins;
 	char *perr = NULL;
-	if (op_plugin_set_build(s->splugins, &plugins, &perr) != 0) {
+	if (op_plugin_set_build_with(s->splugins, opts->modules, &plugins, &perr) != 0) {
 		kube_errf_first(err, "SchedulerPlugins: %s", perr ? perr : "out of memory");
 		free(perr);
 		return -1;
 	}
 	/* profiles may name what the accepted SchedulerPlugins provide */
 	struct op_render_opts ro = { .lease_namespace = ns, .lease_name = OP_SCHEDULER_NAME,
-				     .external_plugins = plugins.external };
+				     .external_plugins = plugins.external, .modules = opts->modules };
 	struct op_plan plan;
 	if (op_plan_build(s->profiles, &ro, &plan, &perr) != 0) {
 		kube_errf_first(err, "plan: %s", perr ? perr : "out of memory");

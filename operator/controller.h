@@ -21,6 +21,8 @@
 struct kube_metrics_registry;
 struct kube_event_recorder;
 
+struct sk_module_set;
+
 struct op_controller_opts {
 	struct op_resources_opts res;          /* namespace, scheduler image, replicas, requests */
 	int resync_seconds;                    /* informer resync; 0: 600 */
@@ -28,6 +30,11 @@ struct op_controller_opts {
 	struct kube_event_recorder *events;    /* may be NULL; Events on SchedulerProfiles when their
 						  Accepted or Applied condition changes, and on
 						  SchedulerPlugins when Accepted does */
+	struct sk_module_set *modules;         /* may be NULL; the modules of the operator's
+						  --plugin-dir (the scheduler image's plugins):
+						  profiles may name them, their args are validated;
+						  SchedulerPlugins may not provide their names.
+						  Must outlive the controller */
 };
 
 /* What a reconcile reads: the live objects. */

@@ -58,7 +58,8 @@ static struct sk_config *load_entries(const cJSON *const *entries, int n, const 
 		sk_errors_addf(e, "%s", "out of memory");
 		return NULL;
 	}
-	struct sk_config_opts lo = { .external_plugins = opts ? opts->external_plugins : NULL };
+	struct sk_config_opts lo = { .external_plugins = opts ? opts->external_plugins : NULL,
+				     .modules = opts ? opts->modules : NULL };
 	struct sk_config *cfg = sk_config_load_opts(text, strlen(text), &lo, e);
 	free(text);
 	return cfg;

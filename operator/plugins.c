@@ -12,6 +12,7 @@
 #include "operator/plan.h"
 #include "operator/render.h"
 #include "scheduler/config/config.h"
+#include "scheduler/framework/loader.h"
 #include "scheduler/framework/registry.h"
 
 /* Working state for one SchedulerPlugin while the set is built. */
@@ -128,8 +129,9 @@ static int check_files(const cJSON *files, char **errs)
 	return 0;
 }
 
-/* The plugins list: distinct non-empty names, none of them in-tree. -1 on OOM. */
-static int check_plugins(const cJSON *plugins, char **errs)
+/* The plugins list: distinct non-empty names, none of them in-tree or in the scheduler image's
+ * modules (the loader refuses a name two plugin files register). -1 on OOM. */
+static int check_plugins(const cJSON *plugins, const struct sk_module_set *modules, char **errs)
 {
 	if (!plugins)
 		return add_error(errs, "spec.plugins: Required value");
@@ -143,6 +145,9 @@ static int check_plugins(const cJSON *plugins, char **errs)
 			rc = add_error(errs, "spec.plugins[%d]: Required value: a plugin name", i);
 		} else if (op_plugin_name_in_tree(s)) {
 			rc = add_error(errs, "spec.plugins[%d]: Invalid value: \"%s\": shadows an in-tree plugin", i, s);
+		} else if (sk_module_set_lookup(modules, s)) {
+			rc = add_error(errs, "spec.plugins[%d]: Invalid value: \"%s\": shadows a plugin of the scheduler image",
+				       i, s);
 		} else {
 			int j = 0;
 			for (const cJSON *q = plugins->child; q != p; q = q->next, j++) {
@@ -159,7 +164,7 @@ static int check_plugins(const cJSON *plugins, char **errs)
 }
 
 /* Validates one SchedulerPlugin into c->errors (NULL when valid). -1 on OOM. */
-static int validate(struct cand *c)
+static int validate(struct cand *c, const struct sk_module_set *modules)
 {
 	if (!label_ok(c->name) &&
 	    add_error(&c->errors,
@@ -185,7 +190,7 @@ static int validate(struct cand *c)
 	}
 	c->files = cJSON_GetObjectItemCaseSensitive(spec, "files");
 	c->plugins = cJSON_GetObjectItemCaseSensitive(spec, "plugins");
-	if (check_files(c->files, &c->errors) || check_plugins(c->plugins, &c->errors))
+	if (check_files(c->files, &c->errors) || check_plugins(c->plugins, modules, &c->errors))
 		return -1;
 	return 0;
 }
@@ -374,6 +379,12 @@ static int collect_external(struct op_plugin_set *s)
 
 int op_plugin_set_build(const cJSON *objs, struct op_plugin_set *out, char **err)
 {
+	return op_plugin_set_build_with(objs, NULL, out, err);
+}
+
+int op_plugin_set_build_with(const cJSON *objs, const struct sk_module_set *modules, struct op_plugin_set *out,
+			     char **err)
+{
 	memset(out, 0, sizeof *out);
 	if (err)
 		*err = NULL;
@@ -395,7 +406,7 @@ int op_plugin_set_build(const cJSON *objs, struct op_plugin_set *out, char **err
 	}
 	qsort(c, (size_t)n, sizeof *c, cmp_age);
 	for (int i = 0; i < n; i++) {
-		if (validate(&c[i]) != 0)
+		if (validate(&c[i], modules) != 0)
 			goto oom;
 		if (c[i].errors)
 			continue;

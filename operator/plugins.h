@@ -15,6 +15,10 @@
 #define OP_PLUGIN_RESOURCE "schedulerplugins"
 /* The emptyDir the init containers fill and the scheduler reads (--plugin-dir). */
 #define OP_PLUGIN_DIR "/var/lib/schedkit/plugins"
+/* The plugin directory of the scheduler image (the contrib modules `make install` ships): always
+ * a --plugin-dir of the scheduler, and the operator's own --plugin-dir default (its image carries
+ * the same modules, so it validates their names and args as the scheduler will). */
+#define OP_IMAGE_PLUGIN_DIR "/usr/lib/schedkit/plugins"
 #define OP_PLUGIN_VOLUME "plugins"
 /* Pod template annotation: changes with the accepted set, so the Deployment rolls. */
 #define OP_PLUGINS_HASH_ANNOTATION "schedkit.io/plugins-hash"
@@ -52,6 +56,11 @@ struct op_plugin_set {
  * then name) keeps a plugin name or file base name, the newer one reports Conflict. Returns 0 and
  * *out (free with op_plugin_set_free), or -1 and *err (caller frees) on OOM. */
 int op_plugin_set_build(const cJSON *objs, struct op_plugin_set *out, char **err);
+/* The same, also refusing (Invalid) a plugin name one of modules provides (the scheduler image's
+ * plugins, loaded from the operator's --plugin-dir). modules NULL = none. */
+struct sk_module_set;
+int op_plugin_set_build_with(const cJSON *objs, const struct sk_module_set *modules, struct op_plugin_set *out,
+			     char **err);
 void op_plugin_set_free(struct op_plugin_set *s);
 /* The result for metadata.name, or NULL. Borrowed. */
 const struct op_plugin_result *op_plugin_set_find(const struct op_plugin_set *s, const char *name);

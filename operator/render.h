@@ -15,12 +15,17 @@
 /* Where the scheduler's leader keeps its Lease (leaderElection.resourceNamespace/resourceName),
  * and, for validation only (plan.h; rendering ignores it), the plugin names accepted
  * SchedulerPlugins provide. */
+struct sk_module_set;
+
 struct op_render_opts {
 	const char *lease_namespace; /* NULL: "schedkit-system" */
 	const char *lease_name;      /* NULL: "schedkit-scheduler" */
 	const char *const *external_plugins; /* NULL-terminated; NULL = none. The loader takes them
 						at any extension point with raw args (the scheduler
 						validates the args when it loads the plugin) */
+	struct sk_module_set *modules;        /* the operator's --plugin-dir modules (the scheduler
+						 image's): known to the loader, args validated by
+						 the plugins themselves; NULL = none */
 };
 
 /* The schedulerName a SchedulerProfile asks for: spec.schedulerName when it is a non-empty

@@ -309,7 +309,7 @@ static int fill_deployment(cJSON *o, const struct op_resources_opts *opts, const
 	cJSON *args = cJSON_CreateArray();
 	if (!args)
 		return -1;
-	const char *lines[6];
+	const char *lines[7];
 	char a0[512], a1[512], a2[512], a3[64];
 	snprintf(a0, sizeof a0, "--config=%s/%s", OP_CONFIG_DIR, OP_CONFIG_KEY);
 	snprintf(a1, sizeof a1, "--leader-elect-resource-namespace=%s", ns);
@@ -321,7 +321,8 @@ static int fill_deployment(cJSON *o, const struct op_resources_opts *opts, const
 	lines[3] = a2;
 	lines[4] = "--secure-port=10259";
 	lines[5] = a3;
-	for (int i = 0; i < 6; i++) {
+	lines[6] = "--plugin-dir=" OP_IMAGE_PLUGIN_DIR; /* the image's modules, SchedulerPlugins or not */
+	for (int i = 0; i < 7; i++) {
 		cJSON *s = cJSON_CreateString(lines[i]);
 		if (!s || !cJSON_AddItemToArray(args, s)) {
 			cJSON_Delete(s);

@@ -2934,7 +2934,9 @@ void apis_handle(struct apis_server *s, struct apis_conn *c, struct apis_req *r)
 	bool watch_path = false;
 	if (resolve_resource(&q, segs, n, &watch_path) != 0 || (watch_path && (q.sub || strcmp(m, "GET"))))
 		not_found_path(c);
-	else if ((q.rd->flags & APIS_RD_VIRTUAL) && !strcmp(m, "POST") && !q.name)
+	else if ((q.rd->flags & APIS_RD_METRICS) && !strcmp(m, "GET") && !watch_path && !q.sub)
+		apis_metrics_serve(s, c, r, q.rd, q.ns, q.name);
+	else if ((q.rd->flags & APIS_RD_VIRTUAL) && !strcmp(m, "POST") && !q.name && !(q.rd->flags & APIS_RD_METRICS))
 		handle_binding(&q, NULL); /* the virtual bindings resource: POST only */
 	else if (q.rd->flags & APIS_RD_VIRTUAL)
 		method_not_allowed(c);

@@ -100,6 +100,7 @@ enum {
 	APIS_RD_VIRTUAL = 1 << 5,     /* not stored (bindings) */
 	APIS_RD_POD_SUBS = 1 << 6,    /* pods/binding, pods/eviction */
 	APIS_RD_NS_FINALIZE = 1 << 7, /* namespaces/finalize */
+	APIS_RD_METRICS = 1 << 8,     /* metrics.k8s.io, computed per request (metrics.c; also VIRTUAL) */
 };
 
 struct obj_table {
@@ -217,6 +218,15 @@ struct apis_obj *apis_update_internal(struct apis_server *s, struct apis_rdef *r
 
 /* events.c: keeps core/v1 and events.k8s.io/v1 Events mirrored (caller holds s->lock). */
 void apis_events_mirror(struct apis_server *s, struct apis_rdef *rd, const struct apis_obj *o, bool removed);
+
+/* metrics.c: GET of metrics.k8s.io/v1beta1 nodes (rd cluster-scoped) or pods, one (name) or a
+ * list (ns "" = every namespace), with labelSelector/fieldSelector. Takes s->lock itself. */
+void apis_metrics_serve(struct apis_server *s, struct apis_conn *c, const struct apis_req *r,
+			const struct apis_rdef *rd, const char *ns, const char *name);
+/* The node annotation scaling its pods' usage, and its value from a node's annotations: a
+ * non-negative decimal; 1 when absent or not one. */
+#define APIS_LOAD_ANNOTATION "schedkit.io/simulated-load"
+double apis_metrics_load_factor(const cJSON *annotations);
 
 /* proto.c: Kubernetes protobuf request bodies of a few simple kinds -> JSON. NULL + *err
  * (caller frees) for other kinds or malformed input. Caller frees the result. */

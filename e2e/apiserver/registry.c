@@ -64,6 +64,9 @@ static const struct builtin BUILTINS[] = {
 	{ "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", false, "pc", "", 0, NULL },
 	{ "apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
 	  "CustomResourceDefinition", false, "crd,crds", "api-extensions", ST | GEN, NULL },
+	/* metrics-server's resources (its singular names are empty); served with the simulated kubelet */
+	{ "metrics.k8s.io", "v1beta1", "nodes", "", "NodeMetrics", false, "", "", APIS_RD_VIRTUAL | APIS_RD_METRICS, NULL },
+	{ "metrics.k8s.io", "v1beta1", "pods", "", "PodMetrics", true, "", "", APIS_RD_VIRTUAL | APIS_RD_METRICS, NULL },
 };
 #undef ST
 #undef GEN
@@ -181,7 +184,7 @@ void apis_registry_init(struct apis_server *s)
 			continue;
 		}
 		rd->namespaced = b->namespaced;
-		rd->served = true;
+		rd->served = !(b->flags & APIS_RD_METRICS) || s->opts.simulate_kubelet;
 		rd->flags = b->flags;
 		rd->short_names = split_list(b->shorts, &rd->nshort);
 		rd->categories = split_list(b->cats, &rd->ncat);
@@ -532,8 +535,9 @@ static cJSON *resource_list(struct apis_server *s, const char *group, const char
 		if (!rd->served || strcmp(rd->group, group) || strcmp(rd->version, version))
 			continue;
 		any = true;
-		cJSON *r = api_resource(rd->plural, rd->singular, rd->namespaced, rd->kind,
-					(rd->flags & APIS_RD_VIRTUAL) ? "create" : ALL_VERBS, NULL, NULL);
+		const char *vs = (rd->flags & APIS_RD_METRICS) ? "get,list" :
+				 (rd->flags & APIS_RD_VIRTUAL) ? "create" : ALL_VERBS;
+		cJSON *r = api_resource(rd->plural, rd->singular, rd->namespaced, rd->kind, vs, NULL, NULL);
 		if (!r)
 			continue;
 		if (rd->nshort)

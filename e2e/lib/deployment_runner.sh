@@ -12,11 +12,15 @@
 #   sk_deploy_run_init NS IMAGES PLUGIN_DIR    runs the init containers' copies into PLUGIN_DIR
 #   sk_deploy_scheduler_args NS CONFIG_DIR PLUGIN_DIR
 #                                              the scheduler container's args, one per line:
-#                                              /etc/schedkit -> CONFIG_DIR, --plugin-dir -> PLUGIN_DIR,
-#                                              --secure-port=0 (a free port)
+#                                              /etc/schedkit -> CONFIG_DIR, the SchedulerPlugin
+#                                              emptyDir's --plugin-dir -> PLUGIN_DIR, the image's
+#                                              --plugin-dir=/usr/lib/schedkit/plugins -> SK_IMAGE_PLUGIN_DIR
+#                                              (default $SK_BIN/../lib/schedkit/plugins: what
+#                                              `make install` puts in the image), --secure-port=0
 # kubectl talks to $KUBECONFIG.
 
 SK_DEPLOY_NAME=${SK_DEPLOY_NAME:-schedkit-scheduler}
+SK_IMAGE_PLUGIN_DIR=${SK_IMAGE_PLUGIN_DIR:-${SK_BIN:+$SK_BIN/../lib/schedkit/plugins}}
 
 sk_image_dir() { # IMAGES IMAGE
 	printf '%s/%s\n' "$1" "$(printf '%s' "$2" | tr '/:' '__')"
@@ -58,6 +62,7 @@ sk_deploy_scheduler_args() { # NS CONFIG_DIR PLUGIN_DIR
 		while IFS= read -r a; do
 			case $a in
 			--config=/etc/schedkit/*) printf -- '--config=%s/%s\n' "$cfg" "${a#--config=/etc/schedkit/}" ;;
+			--plugin-dir=/usr/lib/schedkit/plugins) printf -- '--plugin-dir=%s\n' "$SK_IMAGE_PLUGIN_DIR" ;;
 			--plugin-dir=*) printf -- '--plugin-dir=%s\n' "$plugdir" ;;
 			--secure-port=*) printf -- '--secure-port=0\n' ;;
 			*) printf '%s\n' "$a" ;;

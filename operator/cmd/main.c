@@ -1,5 +1,6 @@
 /* bin/schedkit-operator: flags, client, health/metrics endpoints, optional leader election, and
  * the controller (operator/controller.h); --once reconciles a single time and exits. */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "kube/config.h"
 #include "kube/events.h"
@@ -20,11 +22,13 @@
 #include "kube/rest.h"
 #include "kube/util.h"
 #include "operator/controller.h"
+#include "operator/plugins.h"
+#include "scheduler/framework/loader.h"
 
 /* Strings are borrowed from argv or are the literal defaults. */
 struct opts {
 	char *kubeconfig, *ns, *image, *health_addr, *metrics_addr;
-	char *lease_name, *lease_ns;
+	char *lease_name, *lease_ns, *plugin_dir;
 	int replicas, sched_v, verbosity;
 	bool leader_elect, once;
 	int64_t lease_duration_ms, renew_deadline_ms, retry_period_ms, resync_ms;
@@ -54,6 +58,11 @@ static const struct kube_flag flags[] = {
 	  .help = "Also serve /metrics on this address; \"0\" disables (default \"0\")." },
 	{ "resync", 0, KUBE_FLAG_DURATION, OFF(resync_ms), .min = 1, .help = "Informer resync period (default 10m)." },
 	{ "once", 0, KUBE_FLAG_BOOL, OFF(once), .help = "Reconcile once and exit (0 on success)." },
+	{ "plugin-dir", 0, KUBE_FLAG_STRING, OFF(plugin_dir), .arg = "DIR",
+	  .help = "Plugin modules (*.so) SchedulerProfiles may name without a SchedulerPlugin: the\n"
+		  "scheduler image's, which the scheduler always loads from " OP_IMAGE_PLUGIN_DIR ".\n"
+		  "Loaded to validate profiles and args; a missing directory means none\n"
+		  "(default \"" OP_IMAGE_PLUGIN_DIR "\")." },
 	{ "v", 'v', KUBE_FLAG_INT, OFF(verbosity), 0, 10, .help = "Log verbosity." },
 };
 
@@ -73,7 +82,7 @@ static const struct kube_flag_set flag_set = {
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){ .ns = OP_DEFAULT_NAMESPACE, .health_addr = ":8081", .metrics_addr = "0",
-			    .lease_name = "schedkit-operator", .replicas = 2, .sched_v = 2, .verbosity = -1,
+			    .lease_name = "schedkit-operator", .plugin_dir = OP_IMAGE_PLUGIN_DIR, .replicas = 2, .sched_v = 2, .verbosity = -1,
 			    .resync_ms = 600000, .lease_duration_ms = 15000, .renew_deadline_ms = 10000,
 			    .retry_period_ms = 2000 };
 	int rc = kube_flags_parse(&flag_set, argc, argv, o, stdout, stderr);
@@ -106,6 +115,28 @@ static int split_addr(const char *s, char *host, size_t hl, int *port)
 	if (kube_parse_int(p, 0, 65535, &v) != 0)
 		return -1;
 	*port = (int)v;
+	return 0;
+}
+
+/* The modules of --plugin-dir, loaded once at start: the scheduler image's plugins, so profiles
+ * naming them are validated (args included) by the plugins' own code. A missing directory is an
+ * operator image without modules; a module that does not load is a broken image: exit. */
+static int load_modules(const char *dir, struct sk_module_set **out)
+{
+	*out = NULL;
+	struct stat st;
+	if (!dir || !*dir || (stat(dir, &st) != 0 && errno == ENOENT)) {
+		klog_info(0, "No plugin directory; profiles may name in-tree and SchedulerPlugin plugins",
+			  " dir=%s", dir ? dir : "");
+		return 0;
+	}
+	char *err = NULL;
+	if (sk_module_set_load(&dir, 1, out, &err) != 0) {
+		klog_error("Cannot load the plugin modules", " dir=%s err=\"%s\"", dir, err ? err : "");
+		free(err);
+		return -1;
+	}
+	klog_info(0, "Loaded plugin modules", " dir=%s plugins=%d", dir, sk_module_set_nplugins(*out));
 	return 0;
 }
 
@@ -223,6 +254,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	kube_config_free(kc);
+	struct sk_module_set *modules = NULL;
+	if (load_modules(o.plugin_dir, &modules) != 0) {
+		kube_client_free(client);
+		return 1;
+	}
 
 	struct kube_metrics_registry *reg = kube_metrics_registry_new();
 	struct kube_event_recorder *events = NULL;
@@ -236,6 +272,7 @@ int main(int argc, char **argv)
 		.resync_seconds = o.resync_ms / 1000 > 0 ? (int)(o.resync_ms / 1000) : 1,
 		.metrics = reg,
 		.events = events,
+		.modules = modules,
 	};
 	klog_info(0, "Starting schedkit-operator", " namespace=%s image=%s leader-elect=%s once=%s", o.ns,
 		  o.image ? o.image : OP_DEFAULT_IMAGE, o.leader_elect ? "true" : "false", o.once ? "true" : "false");
@@ -243,6 +280,7 @@ int main(int argc, char **argv)
 		rc = run_once(client, &co);
 		kube_client_free(client);
 		kube_metrics_registry_free(reg);
+		sk_module_set_unref(modules);
 		return rc;
 	}
 
@@ -298,5 +336,6 @@ out:
 	kube_event_recorder_free(events);
 	kube_client_free(client);
 	kube_metrics_registry_free(reg);
+	sk_module_set_unref(modules);
 	return rc;
 }

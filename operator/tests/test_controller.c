@@ -414,7 +414,8 @@ static void test_plugins_and_rejected_config(void **state)
 	assert_null(kube_obj_get(d, "spec.template.spec.initContainers"));
 	assert_null(cJSON_GetObjectItem(kube_obj_get(d, "spec.template.metadata.annotations"), "schedkit.io/plugins-hash"));
 	args = kube_json_print(kube_obj_get(cJSON_GetArrayItem(kube_obj_get(d, "spec.template.spec.containers"), 0), "args"));
-	assert_null(strstr(args, "--plugin-dir"));
+	assert_null(strstr(args, "--plugin-dir=/var/lib/schedkit/plugins"));
+	assert_non_null(strstr(args, "\"--plugin-dir=/usr/lib/schedkit/plugins\"")); /* the image's stays */
 	free(args);
 	assert_int_equal(cJSON_GetArraySize(kube_obj_get(d, "spec.template.spec.volumes")), 1);
 	cJSON_Delete(d);

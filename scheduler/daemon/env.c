@@ -259,6 +259,25 @@ static int fw_patch_annotation(void *ctx, const struct sk_pod *pod, const char *
 	return rc;
 }
 
+/* sk_handle_api_get: a GET through the daemon's client (its QPS limiter and retries apply; the
+ * caller is a plugin's own thread, so blocking here holds up no scheduling cycle). */
+static int fw_api_get(void *ctx, const char *path, cJSON **out, char **err)
+{
+	struct profile_ctx *pc = ctx;
+	const char *q = strchr(path, '?');
+	char *p = q ? strndup(path, (size_t)(q - path)) : strdup(path);
+	struct kube_error ke = { 0 };
+	if (!p)
+		return kube_errf(err, "GET %s: out of memory", path);
+	int rc = kube_request(pc->d->client, "GET", p, q && q[1] ? q + 1 : NULL, NULL, NULL, out, &ke);
+	free(p);
+	if (rc != 0)
+		return kube_errf(err, "GET %s: %s", path, ke.message[0] ? ke.message : "request failed");
+	if (!*out)
+		return kube_errf(err, "GET %s: empty response", path);
+	return 0;
+}
+
 static void patch_job_free(struct patch_job *j)
 {
 	if (!j)
@@ -405,7 +424,7 @@ void sk_dm_framework_env(struct profile_ctx *pc, struct sk_framework_env *out)
 		.list_pdbs = fw_list_pdbs, .get_pod = fw_get_pod, .pod_start_time = fw_pod_start_time,
 		.terminating_by_preemption = fw_terminating_by_preemption,
 		.preempt_victim = fw_preempt_victim, .clear_nominated = fw_clear_nominated,
-		.patch_pod_annotation = fw_patch_annotation,
+		.patch_pod_annotation = fw_patch_annotation, .api_get = fw_api_get,
 	};
 }
 

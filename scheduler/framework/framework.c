@@ -1475,3 +1475,18 @@ int sk_handle_patch_pod_annotation(struct sk_handle *h, const struct sk_pod *pod
 				 pod->name, h->fw->name);
 	return h->fw->env.patch_pod_annotation(h->fw->env.ctx, pod, key, value ? value : "", err);
 }
+
+int sk_handle_api_get(struct sk_handle *h, const char *path, cJSON **out, char **err)
+{
+	if (err)
+		*err = NULL;
+	if (out)
+		*out = NULL;
+	if (!out)
+		return kube_errf(err, "GET %s: no place for the response (out is NULL)", path ? path : "");
+	if (!path || path[0] != '/')
+		return kube_errf(err, "GET %s: an API path starts with '/'", path ? path : "");
+	if (!h->fw->env.api_get)
+		return kube_errf(err, "GET %s: profile %s has no API client", path, h->fw->name);
+	return h->fw->env.api_get(h->fw->env.ctx, path, out, err);
+}

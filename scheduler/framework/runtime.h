@@ -55,6 +55,10 @@ struct sk_framework_env {
 	/* sk_handle_patch_pod_annotation: merge-patch metadata.annotations[key] = value (daemon), or
 	 * record it with the attempt (simulate). 0, or -1 and *err. NULL: the handle refuses. */
 	int (*patch_pod_annotation)(void *ctx, const struct sk_pod *pod, const char *key, const char *value, char **err);
+	/* sk_handle_api_get: GET path (may carry "?query") with the process's API client (daemon), or
+	 * answer it from the cluster file (simulate). Called from plugins' own threads, concurrently.
+	 * 0 and *out (caller frees), or -1 and *err. NULL: the handle refuses. */
+	int (*api_get)(void *ctx, const char *path, cJSON **out, char **err);
 };
 
 struct sk_framework;

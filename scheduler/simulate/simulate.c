@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kube/log.h"
 #include "kube/object.h"
@@ -17,6 +18,7 @@
 #include "scheduler/framework/loader.h"
 #include "scheduler/framework/parallel.h"
 #include "scheduler/framework/runtime.h"
+#include "scheduler/simulate/node_metrics.h"
 #include "scheduler/schedule_one.h"
 
 struct sim_class {
@@ -55,6 +57,8 @@ struct sim {
 	/* sk_handle_patch_pod_annotation calls of the running attempt (key -> value), printed with
 	 * it as "annotations" and cleared; NULL when none. */
 	cJSON *annotations;
+	/* NodeMetrics and PodMetrics of the cluster file, answered to sk_handle_api_get. */
+	struct sk_sim_metrics *metrics;
 };
 
 /* ---------- environment callbacks ---------- */
@@ -195,6 +199,12 @@ static int sim_patch_annotation(void *ctx, const struct sk_pod *pod, const char 
 	if (!cJSON_AddStringToObject(s->annotations, key, value))
 		return kube_errf(err, "out of memory");
 	return 0;
+}
+
+/* env.api_get: metrics.k8s.io from the cluster file; nothing else exists offline. */
+static int sim_api_get(void *ctx, const char *path, cJSON **out, char **err)
+{
+	return sk_sim_metrics_get(((struct sim *)ctx)->metrics, path, out, err);
 }
 
 /* ---------- rendering ---------- */
@@ -556,7 +566,8 @@ static int load(struct sim *s, const cJSON *const *objs, int n, char **err)
 					s->pdbs = np;
 					s->pdbs[s->npdbs++] = objs[i];
 				}
-			} else if (pass == 0 && strcmp(kind, "Node") && strcmp(kind, "Pod") && strcmp(kind, "PriorityClass")) {
+			} else if (pass == 0 && strcmp(kind, "Node") && strcmp(kind, "Pod") && strcmp(kind, "PriorityClass") &&
+				   strcmp(kind, "NodeMetrics") && strcmp(kind, "PodMetrics")) {
 				klog_warning("simulate: ignoring object", " index=%d kind=%s name=%s", i + 1, kind,
 					     name ? name : "");
 			}
@@ -609,6 +620,10 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 		kube_errf(err, "out of memory");
 		goto done;
 	}
+	/* Before the frameworks: a plugin may read metrics from its init. */
+	s.metrics = sk_sim_metrics_new(objs, nobjs, (int64_t)time(NULL), err);
+	if (!s.metrics)
+		goto done;
 	s.pool = sk_pool_new(cfg->parallelism, &perr);
 	if (!s.pool) {
 		kube_errf(err, "worker pool: %s", perr ? perr : "cannot start");
@@ -640,7 +655,7 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 		.ctx = &s, .now_ns = sim_now, .pool = s.pool, .nominator = s.nom,
 		.snapshot = sim_fw_snapshot, .bind = sim_bind,
 		.list_pdbs = sim_list_pdbs, .preempt_victim = sim_preempt_victim,
-		.patch_pod_annotation = sim_patch_annotation,
+		.patch_pod_annotation = sim_patch_annotation, .api_get = sim_api_get,
 	};
 	fws = calloc((size_t)cfg->nprofiles + 1, sizeof *fws);
 	if (!fws) {
@@ -711,6 +726,8 @@ done:
 		for (int i = 0; i < cfg->nprofiles; i++)
 			sk_framework_unref(fws[i]);
 	free(fws);
+	/* After the last framework: a plugin's refresh thread may GET metrics until its fini. */
+	sk_sim_metrics_free(s.metrics);
 	free(objs);
 	cJSON_Delete(docs);
 	return rc;

@@ -132,7 +132,9 @@
 	F(const int64_t *, sk_tpmap_find, (const struct sk_tpmap *m, const char *key, const char *value), (m, key, value)) \
 	F(int, sk_tpmap_add_or_delete, (struct sk_tpmap *m, const char *key, const char *value, int64_t delta), (m, key, value, delta)) \
 	F(int, sk_tpmap_copy, (struct sk_tpmap *dst, const struct sk_tpmap *src), (dst, src)) \
-	P(void, sk_tpmap_free, (struct sk_tpmap *m), (m))
+	P(void, sk_tpmap_free, (struct sk_tpmap *m), (m)) \
+	/* plugin.h, appended in 1.0 before its release */ \
+	F(int, sk_handle_api_get, (struct sk_handle *h, const char *path, cJSON **out, char **err), (h, path, out, err))
 
 /* Begins with the same three fields as every ABI struct; then one pointer per function, in list
  * order. size is sizeof(struct sk_host_api) of the scheduler's build: a module built against

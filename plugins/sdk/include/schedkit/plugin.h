@@ -344,5 +344,13 @@ void sk_handle_event(struct sk_handle *h, const struct sk_pod *pod, const char *
  * and *err (caller frees); -1 with an explaining *err when the env has no such callback. */
 int sk_handle_patch_pod_annotation(struct sk_handle *h, const struct sk_pod *pod, const char *key, const char *value,
 				   char **err);
+/* GETs an API path, e.g. "/apis/metrics.k8s.io/v1beta1/nodes" (a query after '?' is passed on),
+ * through the scheduler's API client (env.api_get: the daemon's client; simulate answers
+ * metrics.k8s.io paths from the NodeMetrics and PodMetrics objects of its cluster file and refuses
+ * others with a 404-style error). Thread-safe; blocks on the network, so call it from a thread of
+ * the plugin's own (a refresh loop), never from Filter or Score. 0 and *out (the response body;
+ * caller cJSON_Delete's), or -1 and *err (caller frees; names the path and the server's message);
+ * -1 with an explaining *err when the env has no API. */
+int sk_handle_api_get(struct sk_handle *h, const char *path, cJSON **out, char **err);
 
 #endif

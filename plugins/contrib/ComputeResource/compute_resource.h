@@ -1,0 +1,93 @@
+/* ComputeResource's own interface between its files (plugins/contrib/ComputeResource/): the
+ * metrics table a refresh builds from a NodeMetricsList and the cycles read, and the quantity and
+ * timestamp parsers. Not part of the SDK; everything here is hidden inside the module. */
+#ifndef SK_CONTRIB_COMPUTE_RESOURCE_H
+#define SK_CONTRIB_COMPUTE_RESOURCE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#define CR_NAME "ComputeResource"
+#define CR_METRICS_PATH "/apis/metrics.k8s.io/v1beta1/nodes"
+
+/* One node's sample. The usage numbers never change after the table is built; extra_* are the
+ * estimates of pods this instance placed on the node after the sample was taken (Reserve adds,
+ * Unreserve subtracts), read by Filter and Score on the pool threads. */
+struct cr_node_metrics {
+	const char *name;        /* interned */
+	int64_t cpu_milli;       /* usage.cpu, millicores */
+	int64_t mem_bytes;       /* usage.memory, bytes */
+	int64_t sample_unix_ns;  /* timestamp (metrics-server's clock); fetch time when absent */
+	int64_t fresh_until_ns;  /* on the handle's monotonic clock: older than this = stale */
+	_Atomic int64_t extra_cpu, extra_mem;
+	bool over;               /* above a usage threshold when last evaluated (scheduling thread) */
+};
+
+/* One refresh's result: immutable but for the extras, shared by reference between the instance
+ * (its current table) and the CycleStates that took it at PreFilter. */
+struct cr_metrics {
+	atomic_int refs;
+	int n;
+	uint32_t mask;           /* nslots - 1 */
+	int32_t *slots;          /* open addressing over nodes[], -1 = empty */
+	struct cr_node_metrics *nodes;
+	uint64_t generation;     /* 1 for the first fetch, +1 per successful refresh */
+	int skipped;             /* items without a name or with unparseable usage */
+	/* Which nodes are above a usage threshold, evaluated against the snapshot at the first
+	 * PreFilter on the table (and again when the number of nodes changes) and kept up to date by
+	 * Reserve; read and written on the scheduling thread only. over_count 0 lets PreFilter skip
+	 * Filter for the pod. */
+	bool evaluated;
+	int evaluated_nnodes;
+	int over_count;
+};
+
+/* Builds a table from a NodeMetricsList (metrics.k8s.io/v1beta1). fetched_mono_ns and
+ * fetched_unix_ns are when the list arrived; expiration_ns is metricsExpirationSeconds. A node's
+ * age is the time since the fetch plus how far its timestamp lags the newest one of the list, so
+ * the rule needs no agreement between the scheduler's clock and metrics-server's. NULL and *err
+ * (caller frees) when the body is not a list or on ENOMEM. */
+struct cr_metrics *cr_metrics_from_list(const cJSON *list, int64_t fetched_mono_ns, int64_t fetched_unix_ns,
+					int64_t expiration_ns, uint64_t generation, char **err);
+struct cr_metrics *cr_metrics_empty(void); /* a table with no nodes; NULL on ENOMEM */
+struct cr_metrics *cr_metrics_ref(struct cr_metrics *m);
+void cr_metrics_unref(struct cr_metrics *m); /* NULL ok */
+/* Names are interned (types.h): one pointer per distinct string, so the index hashes and compares
+ * pointers, and Filter and Score find a node without walking its name (inline: they call it for
+ * every node of every cycle). */
+static inline uint32_t cr_name_hash(const char *s)
+{
+	/* a 64-bit finalizer (splitmix64): interned pointers share their low and high bits */
+	uint64_t v = (uint64_t)(uintptr_t)s;
+	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
+	return (uint32_t)(v ^ (v >> 31));
+}
+
+/* The sample of node `name`, or NULL. name must be interned (sk_intern; node names of the views
+ * are). Lock-free; any thread. */
+static inline struct cr_node_metrics *cr_metrics_find(const struct cr_metrics *m, const char *name)
+{
+	if (!m || m->n == 0)
+		return NULL;
+	for (uint32_t i = cr_name_hash(name) & m->mask;; i = (i + 1) & m->mask) {
+		int32_t k = m->slots[i];
+		if (k < 0)
+			return NULL;
+		if (m->nodes[k].name == name)
+			return &m->nodes[k];
+	}
+}
+
+/* A resource quantity ("250m", "1.5", "123456789n", "512Mi", "1e3") scaled by 10^scale and
+ * rounded up, as resource.Quantity's Value (scale 0) and MilliValue (scale 3) do; saturates at
+ * INT64_MAX. Negative or malformed: -1. */
+int cr_parse_quantity(const char *s, int scale, int64_t *out);
+/* RFC 3339 ("2026-12-01T10:00:00Z", fractional seconds and numeric offsets allowed) to Unix ns;
+ * 0 or -1. */
+int cr_parse_time(const char *s, int64_t *unix_ns);
+
+#endif
