@@ -95,7 +95,7 @@ struct sk_daemon {
 	pthread_rwlock_t names_lock;
 	struct gen *gen;
 	pthread_mutex_t reload_mu;       /* serializes reloads; guards last_seen */
-	char last_seen[136];             /* hashes of the last config file content + plugin files looked at */
+	char last_seen[144];             /* hashes of the last config file content + plugin files looked at */
 	char plugins_hash[65];           /* sk_plugin_dirs_hash of the running generation's modules (reload_mu) */
 	/* reap_mu guards retired, zombies, reap_stop, watch_stop; reap_cv wakes the reaper
 	 * (a generation retired, a cycle finished, stop), watch_cv the watcher (stop). */
