@@ -236,8 +236,10 @@ static int pod_cmp(const void *a, const void *b)
 static int sort_pods(cJSON *items)
 {
 	int n = cJSON_GetArraySize(items);
-	cJSON **v = n ? malloc((size_t)n * sizeof *v) : NULL;
-	if (n && !v)
+	if (n < 2)
+		return 0;
+	cJSON **v = malloc((size_t)n * sizeof *v);
+	if (!v)
 		return -1;
 	for (int i = 0; i < n; i++)
 		v[i] = cJSON_DetachItemFromArray(items, 0);
@@ -250,7 +252,8 @@ static int sort_pods(cJSON *items)
 
 static void node_items(struct collect *c)
 {
-	qsort(c->nodes, (size_t)c->nnodes, sizeof *c->nodes, node_cmp);
+	if (c->nnodes > 1)
+		qsort(c->nodes, (size_t)c->nnodes, sizeof *c->nodes, node_cmp);
 	for (int i = 0; i < c->nnodes && !c->oom; i++) {
 		struct node_use *n = &c->nodes[i];
 		if (!node_wanted(c, n))

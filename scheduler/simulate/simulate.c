@@ -18,7 +18,7 @@
 #include "scheduler/framework/loader.h"
 #include "scheduler/framework/parallel.h"
 #include "scheduler/framework/runtime.h"
-#include "scheduler/simulate/metrics.h"
+#include "scheduler/simulate/node_metrics.h"
 #include "scheduler/schedule_one.h"
 
 struct sim_class {

@@ -1,6 +1,6 @@
 /* Tests for sk_handle_api_get (scheduler/framework/framework.c), the daemon's env.api_get
  * (scheduler/daemon/env.c, against the in-process API server) and simulate's answers to it
- * (scheduler/simulate/metrics.c): the handle's checks and pass-through to env.api_get, the
+ * (scheduler/simulate/node_metrics.c): the handle's checks and pass-through to env.api_get, the
  * NodeMetrics/PodMetrics lists and objects served from cluster-file objects, their defaults, and
  * the errors for invalid objects and unknown paths. */
 #include <setjmp.h>
@@ -19,7 +19,7 @@
 #include "kube/rest.h"
 #include "scheduler/daemon/internal.h"
 #include "scheduler/framework/runtime.h"
-#include "scheduler/simulate/metrics.h"
+#include "scheduler/simulate/node_metrics.h"
 #include "scheduler/simulate/simulate.h"
 #include "scheduler/tests/testkit.h"
 

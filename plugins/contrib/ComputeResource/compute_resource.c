@@ -3,7 +3,9 @@
  * instance). Filter rejects nodes above usageThresholds; Score prefers the most free measured
  * capacity after the pod's estimated usage; nodes without fresh metrics are scored by requests.
  * Semantics and args: docs/plugins.md ("Seed plugins: ComputeResource"). */
+#ifndef _GNU_SOURCE /* the repository's CFLAGS and plugin_boundary.sh already define it */
 #define _GNU_SOURCE /* pthread_condattr_setclock, strdup */
+#endif
 #include <errno.h>
 #include <stdint.h>
 #include <pthread.h>

@@ -1,8 +1,9 @@
-/* simulate's metrics.k8s.io (metrics.h): checks the cluster file's NodeMetrics and PodMetrics once,
- * keeps defaulted copies, and builds the list or object a GET of metrics-server's paths returns.
+/* simulate's metrics.k8s.io (node_metrics.h): checks the cluster file's NodeMetrics and
+ * PodMetrics once, keeps defaulted copies, and builds the list or object a GET of
+ * metrics-server's paths returns.
  * The answers follow metrics-server's shapes (pkg/api in kubernetes-sigs/metrics-server): lists
  * carry kind NodeMetricsList / PodMetricsList, apiVersion metrics.k8s.io/v1beta1 and items. */
-#include "scheduler/simulate/metrics.h"
+#include "scheduler/simulate/node_metrics.h"
 
 #include <stdbool.h>
 #include <stdio.h>
