@@ -320,14 +320,24 @@ static bool fresh(const struct cr_node_metrics *e, int64_t now_ns)
 	return e && now_ns <= e->fresh_until_ns;
 }
 
+/* Sums of usages, estimates and requests saturate: a hostile NodeMetrics or pod quantity must not
+ * overflow (the parsers saturate at INT64_MAX themselves). */
+static inline int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 /* The pod's estimate per resource: its non-zero requests (100m / 200Mi when it requests none, as
  * scoring assumes) times estimatedUsagePercent. */
 static void pod_estimate(const struct cr_args *a, const struct sk_pod *pod, int64_t est[CR_NRES], int64_t req[CR_NRES])
 {
 	req[CR_CPU] = pod->non_zero_milli_cpu;
 	req[CR_MEM] = pod->non_zero_memory;
-	for (int i = 0; i < CR_NRES; i++)
-		est[i] = req[i] * a->estimate_pct[i] / 100;
+	for (int i = 0; i < CR_NRES; i++) {
+		__int128 v = (__int128)req[i] * a->estimate_pct[i] / 100;
+		est[i] = v > INT64_MAX ? INT64_MAX : (int64_t)v;
+	}
 }
 
 /* Placements: `counted` when the node's sample in m predates the reservation and is fresh. */
@@ -576,8 +586,8 @@ static struct cr_state *cr_state_new(struct cr *c, const struct sk_pod *pod)
  * above threshold / 100, multiplied out in 128 bits (no division). Bit 0 cpu, bit 1 memory. */
 static unsigned over_threshold(const struct cr *c, const struct cr_node_metrics *e, const struct sk_node *node)
 {
-	int64_t used_cpu = e->cpu_milli + atomic_load_explicit(&e->extra_cpu, memory_order_relaxed);
-	int64_t used_mem = e->mem_bytes + atomic_load_explicit(&e->extra_mem, memory_order_relaxed);
+	int64_t used_cpu = sat_add(e->cpu_milli, atomic_load_explicit(&e->extra_cpu, memory_order_relaxed));
+	int64_t used_mem = sat_add(e->mem_bytes, atomic_load_explicit(&e->extra_mem, memory_order_relaxed));
 	unsigned over = 0;
 	if (c->threshold[CR_CPU] > 0 &&
 	    (__int128)used_cpu * 100 > (__int128)node->allocatable.milli_cpu * c->threshold[CR_CPU])
@@ -704,12 +714,14 @@ static struct sk_status cr_score(struct sk_plugin *self, struct sk_cycle_state *
 	struct cr_node_metrics *e = cr_metrics_find(st->m, n->name);
 	int64_t used_cpu, used_mem;
 	if (fresh(e, st->now_ns)) {
-		used_cpu = e->cpu_milli + atomic_load_explicit(&e->extra_cpu, memory_order_relaxed) + st->est[CR_CPU];
-		used_mem = e->mem_bytes + atomic_load_explicit(&e->extra_mem, memory_order_relaxed) + st->est[CR_MEM];
+		used_cpu = sat_add(sat_add(e->cpu_milli, atomic_load_explicit(&e->extra_cpu, memory_order_relaxed)),
+				   st->est[CR_CPU]);
+		used_mem = sat_add(sat_add(e->mem_bytes, atomic_load_explicit(&e->extra_mem, memory_order_relaxed)),
+				   st->est[CR_MEM]);
 	} else {
 		note_unmetered(st, n->name);
-		used_cpu = ni->non_zero_milli_cpu + st->req[CR_CPU];
-		used_mem = ni->non_zero_memory + st->req[CR_MEM];
+		used_cpu = sat_add(ni->non_zero_milli_cpu, st->req[CR_CPU]);
+		used_mem = sat_add(ni->non_zero_memory, st->req[CR_MEM]);
 	}
 	int64_t sum = c->weight[CR_CPU] * free_percent(n->allocatable.milli_cpu, used_cpu) +
 		      c->weight[CR_MEM] * free_percent(n->allocatable.memory, used_mem);

@@ -60,18 +60,13 @@ int cr_parse_quantity(const char *s, int scale, int64_t *out)
 		{ "n", -9, 0 },  { "u", -6, 0 },  { "m", -3, 0 },  { "k", 3, 0 },   { "M", 6, 0 },   { "G", 9, 0 },
 		{ "T", 12, 0 },  { "P", 15, 0 },  { "E", 18, 0 },
 	};
-	if (*p == 'e' || *p == 'E') {
-		if (p[1] == '\0' && *p == 'E') { /* "1E" is exa, not an empty exponent */
-			exp10 += 18;
-			p++;
-		} else {
-			char *end = NULL;
-			long e = strtol(p + 1, &end, 10);
-			if (end == p + 1 || *end || e > 100 || e < -100)
-				return -1;
-			exp10 += (int)e;
-			p = end;
-		}
+	if ((*p == 'e' || *p == 'E') && strcmp(p, "E") && strcmp(p, "Ei")) {
+		/* a decimal exponent ("1e3"); "E" alone is exa and "Ei" exbi, suffixes below */
+		char *end = NULL;
+		long e = strtol(p + 1, &end, 10);
+		if (end == p + 1 || *end || e > 100 || e < -100)
+			return -1;
+		exp10 += (int)e;
 	} else if (*p) {
 		size_t i;
 		for (i = 0; i < sizeof(sufs) / sizeof(sufs[0]); i++)
@@ -226,6 +221,11 @@ static bool decode_item(const cJSON *it, struct cr_node_metrics *e, int64_t fetc
 	if (cr_parse_quantity(cpu->valuestring, 3, &e->cpu_milli) < 0 ||
 	    cr_parse_quantity(mem->valuestring, 0, &e->mem_bytes) < 0)
 		return false;
+	/* far beyond any node (2^53 millicores, 8 PiB), and room for the estimates added on top */
+	if (e->cpu_milli > (1LL << 53))
+		e->cpu_milli = 1LL << 53;
+	if (e->mem_bytes > (1LL << 53))
+		e->mem_bytes = 1LL << 53;
 	e->sample_unix_ns = fetched_unix_ns;
 	if (cJSON_IsString(ts) && cr_parse_time(ts->valuestring, &e->sample_unix_ns) < 0)
 		return false;

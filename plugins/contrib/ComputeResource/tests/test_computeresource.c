@@ -224,6 +224,11 @@ static void test_quantities(void **state)
 		{ "cpu", "3999999001n", 0 },           /* rounds up to 4000m: nothing free */
 		{ "cpu", "5", 0 },                     /* above allocatable: 0, never negative */
 		{ "cpu", "0", 100 },
+		{ "cpu", "1e30", 0 },                  /* saturates: no overflow, nothing free */
+		{ "memory", "99999999999Ei", 0 },
+		{ "memory", "0.0000000125Ei", 16 },    /* 0.0000000125 * 2^60 = 14411518807.6 -> 14411518808 B: 16.1 */
+		{ "cpu", "0.001E", 0 },                /* 10^15 cores: "E" is exa */
+		{ "cpu", "2e0", 50 },
 		{ "cpu", "1e3m", 75 },                 /* not a quantity ("m" after an exponent): no metrics, */
 		{ "memory", "4Gi", 75 },               /* so scored by requests: 100m -> 97 (see below) */
 		{ "memory", "4294967296", 75 },
