@@ -110,6 +110,20 @@ int kube_json_get_int64(const cJSON *item, int64_t *out)
 	return 0;
 }
 
+cJSON *kube_json_string_array(const char *const *v, int n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (int i = 0; a && i < n; i++) {
+		cJSON *s = cJSON_CreateString(v[i]);
+		if (!s || !cJSON_AddItemToArray(a, s)) {
+			cJSON_Delete(s);
+			cJSON_Delete(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
 cJSON *kube_json_create_int64(int64_t v)
 {
 	cJSON *n = cJSON_CreateNumber((double)v);

@@ -60,6 +60,8 @@ int kube_json_get_int64(const cJSON *item, int64_t *out);
 
 /* Creates a number item holding an exact int64 (valuestring carries the digits). NULL on OOM. */
 cJSON *kube_json_create_int64(int64_t v);
+/* A JSON array of the n strings of v (copied); NULL on OOM. */
+cJSON *kube_json_string_array(const char *const *v, int n);
 
 /* ---- dotted paths ("metadata.name", "spec.nodeName"); no array indexing ---- */
 

@@ -302,20 +302,6 @@ static int fill_result(const struct cand *c, struct op_plugin_result *r)
 	return 0;
 }
 
-static cJSON *string_array(char **v, int n)
-{
-	cJSON *a = cJSON_CreateArray();
-	for (int i = 0; a && i < n; i++) {
-		cJSON *s = cJSON_CreateString(v[i]);
-		if (!s || !cJSON_AddItemToArray(a, s)) {
-			cJSON_Delete(s);
-			cJSON_Delete(a);
-			return NULL;
-		}
-	}
-	return a;
-}
-
 /* sha256 of the accepted specs, rebuilt field by field in a fixed order so the hash does not
  * depend on how the API server ordered the JSON. */
 static int hash_accepted(struct op_plugin_set *s)
@@ -335,7 +321,7 @@ static int hash_accepted(struct op_plugin_set *s)
 			cJSON_Delete(o);
 			goto fail;
 		}
-		cJSON *files = string_array(r->files, r->nfiles), *plugins = string_array(r->plugins, r->nplugins);
+		cJSON *files = kube_json_string_array((const char *const *)r->files, r->nfiles), *plugins = kube_json_string_array((const char *const *)r->plugins, r->nplugins);
 		if (!files || !cJSON_AddItemToObject(o, "files", files)) {
 			cJSON_Delete(files);
 			cJSON_Delete(plugins);

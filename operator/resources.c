@@ -182,20 +182,6 @@ static cJSON *role_ref(const char *kind)
 	return r;
 }
 
-static cJSON *string_list(const char *const *v, int n)
-{
-	cJSON *a = cJSON_CreateArray();
-	for (int i = 0; a && i < n; i++) {
-		cJSON *s = cJSON_CreateString(v[i]);
-		if (!s || !cJSON_AddItemToArray(a, s)) {
-			cJSON_Delete(s);
-			cJSON_Delete(a);
-			return NULL;
-		}
-	}
-	return a;
-}
-
 /* One init container per accepted SchedulerPlugin (sorted by name): its image copies the plugin
  * files into the emptyDir the scheduler reads with --plugin-dir, before the scheduler starts. */
 static cJSON *plugin_init_container(const struct op_plugin_result *r)
@@ -210,7 +196,7 @@ static cJSON *plugin_init_container(const struct op_plugin_result *r)
 			 "- {name: " OP_PLUGIN_VOLUME ", mountPath: " OP_PLUGIN_DIR "}\n");
 	cJSON *cmd = cJSON_CreateArray();
 	const char *argv[] = { "cp", "-f" };
-	cJSON *head = string_list(argv, 2), *files = string_list((const char *const *)r->files, r->nfiles);
+	cJSON *head = kube_json_string_array(argv, 2), *files = kube_json_string_array((const char *const *)r->files, r->nfiles);
 	cJSON *item = NULL;
 	if (!c || !cmd || !head || !files)
 		goto fail;

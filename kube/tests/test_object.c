@@ -566,6 +566,16 @@ static void test_time(void **state)
 	assert_string_equal(buf, "1970-01-01T00:00:00Z");
 	kube_time_rfc3339(buf, 1764470622);
 	assert_string_equal(buf, "2025-11-30T02:43:42Z");
+	/* kube_json_string_array: copies, in order; n 0 gives [] */
+	const char *const words[] = { "a", "b\"c" };
+	cJSON *arr = kube_json_string_array(words, 2);
+	char *txt = cJSON_PrintUnformatted(arr);
+	assert_string_equal(txt, "[\"a\",\"b\\\"c\"]");
+	free(txt);
+	cJSON_Delete(arr);
+	arr = kube_json_string_array(NULL, 0);
+	assert_true(cJSON_IsArray(arr) && cJSON_GetArraySize(arr) == 0);
+	cJSON_Delete(arr);
 	/* MicroTime: six digits always, rounding that carries into the next second. */
 	static const struct {
 		double t;
