@@ -1,5 +1,5 @@
 /* Long file: pod and node decoding share the per-object arena and the error context. */
-/* Decoding v1.Pod and v1.Node JSON into the scheduler's compact structs (types.h), plus the small
+/* Decoding v1.Pod and v1.Node JSON into the scheduler's compact structs (schedkit/types.h), plus the small
  * helpers over them: labels lookup, resource arithmetic, toleration matching, pod references.
  *
  * Every string and array of one object lives in a per-object arena freed with the object;

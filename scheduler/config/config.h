@@ -72,7 +72,6 @@ struct sk_plugin_config_entry {
 	cJSON *raw;                       /* args as given when not decoded, else NULL */
 };
 
-struct sk_extender_config;            /* extenders (later issue): kept as JSON until then */
 
 struct sk_profile_config {
 	char *scheduler_name;

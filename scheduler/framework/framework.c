@@ -1354,7 +1354,7 @@ int sk_fw_queueing_hint(struct sk_framework *fw, const char *plugin, const struc
 	return result;
 }
 
-/* ---------- handle: preemption support (framework.h) ---------- */
+/* ---------- handle: preemption support (schedkit/plugin.h) ---------- */
 
 struct sk_cycle_state *sk_handle_cycle_state_clone(struct sk_handle *h, const struct sk_cycle_state *cs)
 {

@@ -1,7 +1,7 @@
 /* The framework runtime: one struct sk_framework per profile, built from a validated profile
  * (config.h) into plugin instances and flat per-extension-point arrays, plus the functions that
  * run each extension point with upstream semantics (pkg/scheduler/framework/runtime/framework.go) and the CycleState.
- * Plugins never include this header; they see framework.h only. */
+ * Plugins never include this header; they see the plugin API (schedkit/plugin.h) only. */
 #ifndef SK_RUNTIME_H
 #define SK_RUNTIME_H
 
@@ -37,7 +37,7 @@ struct sk_framework_env {
 	 * (upstream pluginMetricsSamplePercent), see sk_cycle_state_new. */
 	void (*observe)(void *ctx, const char *profile, const char *point, const char *plugin, enum sk_code code,
 			double seconds);
-	/* ---- preemption (DefaultPreemption); every one may be NULL, see framework.h ---- */
+	/* ---- preemption (DefaultPreemption); every one may be NULL, see schedkit/plugin.h ---- */
 	/* All PodDisruptionBudgets (new list, caller sk_pdb_list_free's); count, or -1 and *err. */
 	int (*list_pdbs)(void *ctx, struct sk_pdb ***out, char **err);
 	/* Informer copy of pod (new reference) or NULL when gone. */
