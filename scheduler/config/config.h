@@ -72,7 +72,6 @@ struct sk_plugin_config_entry {
 	cJSON *raw;                       /* args as given when not decoded, else NULL */
 };
 
-
 struct sk_profile_config {
 	char *scheduler_name;
 	int32_t percentage_of_nodes_to_score; /* -1 = unset (use global) */
