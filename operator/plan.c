@@ -114,9 +114,7 @@ static char *load_error(const cJSON *const *entries, int n, const struct op_rend
 static int cmp_age(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
-	if (x->created != y->created)
-		return x->created < y->created ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return op_age_cmp(&(struct op_age){ x->name, x->created }, &(struct op_age){ y->name, y->created });
 }
 
 static int cmp_result_name(const void *a, const void *b)
@@ -256,21 +254,37 @@ static void cand_free(struct cand *c)
 	free(c->conflict_with);
 }
 
+bool op_object_age(const cJSON *obj, struct op_age *out)
+{
+	out->name = kube_meta_name(obj);
+	if (!out->name || kube_obj_get(obj, "metadata.deletionTimestamp"))
+		return false;
+	const char *ts = kube_obj_get_string(obj, "metadata.creationTimestamp");
+	if (!ts || kube_time_parse_rfc3339(ts, &out->created) != 0)
+		out->created = 0;
+	return true;
+}
+
+int op_age_cmp(const struct op_age *a, const struct op_age *b)
+{
+	if (a->created != b->created)
+		return a->created < b->created ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
 /* The profiles not being deleted, oldest first, into c (room for all). Returns their count. */
 static int collect_candidates(const cJSON *profiles, struct cand *c)
 {
 	int n = 0;
 	const cJSON *obj;
 	cJSON_ArrayForEach(obj, profiles) {
-		const char *name = kube_meta_name(obj);
-		if (!name || kube_obj_get(obj, "metadata.deletionTimestamp"))
+		struct op_age age;
+		if (!op_object_age(obj, &age))
 			continue;
 		struct cand *x = &c[n++];
 		x->obj = obj;
-		x->name = name;
-		const char *ts = kube_obj_get_string(obj, "metadata.creationTimestamp");
-		if (!ts || kube_time_parse_rfc3339(ts, &x->created) != 0)
-			x->created = 0;
+		x->name = age.name;
+		x->created = age.created;
 	}
 	qsort(c, (size_t)n, sizeof *c, cmp_age);
 	return n;

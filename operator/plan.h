@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -57,6 +58,16 @@ struct op_plan {
 						into --plugin-dir; borrowed, set by the caller after
 						op_plan_build; NULL = none */
 };
+
+/* Who wins a name clash (a schedulerName between SchedulerProfiles, a plugin name between
+ * SchedulerPlugins): the oldest object, by creationTimestamp (unparsable = 0), then by name. */
+struct op_age {
+	const char *name;   /* metadata.name, borrowed */
+	time_t created;
+};
+/* False for an object being deleted or without a name (it takes part in no clash). */
+bool op_object_age(const cJSON *obj, struct op_age *out);
+int op_age_cmp(const struct op_age *a, const struct op_age *b); /* oldest first */
 
 /* Builds the plan for profiles (a JSON array of SchedulerProfile objects; objects being deleted
  * are left out). The configuration holds only profiles that load together (checked with

@@ -236,9 +236,7 @@ static int find_conflict(struct cand *all, int upto, struct cand *c)
 static int cmp_age(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
-	if (x->created != y->created)
-		return x->created < y->created ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return op_age_cmp(&(struct op_age){ x->name, x->created }, &(struct op_age){ y->name, y->created });
 }
 
 static int cmp_result(const void *a, const void *b)
@@ -380,15 +378,13 @@ int op_plugin_set_build_with(const cJSON *objs, const struct sk_module_set *modu
 		goto oom;
 	const cJSON *obj;
 	cJSON_ArrayForEach(obj, objs) {
-		const char *name = kube_meta_name(obj);
-		if (!name || kube_obj_get(obj, "metadata.deletionTimestamp"))
+		struct op_age age;
+		if (!op_object_age(obj, &age))
 			continue;
 		struct cand *x = &c[n++];
 		x->obj = obj;
-		x->name = name;
-		const char *ts = kube_obj_get_string(obj, "metadata.creationTimestamp");
-		if (!ts || kube_time_parse_rfc3339(ts, &x->created) != 0)
-			x->created = 0;
+		x->name = age.name;
+		x->created = age.created;
 	}
 	qsort(c, (size_t)n, sizeof *c, cmp_age);
 	for (int i = 0; i < n; i++) {
