@@ -189,7 +189,7 @@ endif
 
 # The README's test command: unit tests (cmocka) then end-to-end suites; ends with "N passed, N failed".
 test: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all benches
 	@OUT=$(OUT) e2e/run-tests.sh
 
 asan: deps

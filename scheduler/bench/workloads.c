@@ -167,11 +167,11 @@ static struct pod_shape pod_shape(enum skb_pod_kind k)
 					   "\"resources\":{\"requests\":{\"cpu\":\"900m\",\"memory\":\"500Mi\"},"
 					   "\"limits\":{\"cpu\":\"900m\",\"memory\":\"500Mi\"}}" };
 	case SKB_POD_HIGH_PRIO:
-		return (struct pod_shape){ "", "\"priority\":10,",
+		return (struct pod_shape){ "", "\"priorityClassName\":\"sched-perf-high\",\"priority\":10,",
 					   "\"resources\":{\"requests\":{\"cpu\":\"3000m\",\"memory\":\"500Mi\"},"
 					   "\"limits\":{\"cpu\":\"3000m\",\"memory\":\"500Mi\"}}" };
 	case SKB_POD_LARGE_CPU:
-		return (struct pod_shape){ "", "\"priority\":10,",
+		return (struct pod_shape){ "", "\"priorityClassName\":\"sched-perf-high\",\"priority\":10,",
 					   "\"resources\":{\"requests\":{\"cpu\":\"9\",\"memory\":\"500Mi\"}}" };
 	case SKB_POD_LIGHT:
 		return (struct pod_shape){ "", "\"terminationGracePeriodSeconds\":0,", NULL };

@@ -27,7 +27,7 @@ enum skb_pod_kind {
 	SKB_POD_PREF_ANTI,     /* color=yellow, preferred anti-affinity on hostname, weight 1 */
 	SKB_POD_SPREAD,        /* color=blue, maxSkew 5 on zone, DoNotSchedule */
 	SKB_POD_LOW_PRIO,      /* 900m, 500Mi, grace 0 */
-	SKB_POD_HIGH_PRIO,     /* priority 10, 3000m, 500Mi */
+	SKB_POD_HIGH_PRIO,     /* priority 10 (class sched-perf-high), 3000m, 500Mi */
 	SKB_POD_LARGE_CPU,     /* priority 10, 9 cpu: fits no node */
 	SKB_POD_LIGHT,         /* no requests, grace 0 */
 	SKB_POD_GATED,         /* light + schedulingGates [test.k8s.io/hold] */
