@@ -10,7 +10,10 @@
 # Env: SK_BIN, SK_ROOT, SK_BENCH_BIN (the bench binaries' dir); SK_BENCH_ONLY (substring of the
 # workload names); SK_BENCH_MODE (both, in-process, e2e); sizes as scheduler_bench_workloads
 # (SK_BENCH_SMOKE=1, SK_BENCH_NODES, SK_BENCH_INIT, SK_BENCH_PRE, SK_BENCH_PODS);
-# SK_BENCH_PERF=DIR records a perf profile of the scheduler per workload (DIR/<name>.data).
+# SK_BENCH_PERF=DIR records perf profiles (cpu-clock) of the scheduler and the API server per workload
+# from the scheduler's start (DIR/<name>.data, DIR/<name>.apiserver.data); SK_BENCH_SCHED_WRAP=CMD
+# runs the scheduler under CMD (e.g. "valgrind --tool=callgrind --callgrind-out-file=F": then the
+# figures are valgrind's, and only the instruction counts mean something).
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 SK_BIN=${SK_BIN:-$SK_ROOT/bin}
@@ -85,10 +88,10 @@ klog_time() { # a klog line's Lmmdd hh:mm:ss.uuuuuu -> seconds since the epoch (
   date -u -d "$(date -u +%Y)-${l:1:2}-${l:3:2} $(awk '{print $2}' <<<"$l")" +%s.%N
 }
 
-# Waits until the scheduler serves /healthz (0), or it died or 60 s passed (1).
+# Waits until the scheduler serves /healthz (0), or it died or 120 s passed (1).
 sched_up() {
   local i
-  for ((i = 0; i < 600; i++)); do
+  for ((i = 0; i < 1200; i++)); do
     kill -0 "$sched_pid" 2>/dev/null || return 1
     curl -sf "http://127.0.0.1:$port/healthz" -o /dev/null && return 0
     sleep 0.1
@@ -133,7 +136,7 @@ CFG
   local port sched_pid try
   for try in 1 2 3; do # a free port may be taken by another process before the scheduler binds it
     port=$(sk_free_port)
-    "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$work/kubeconfig" --secure-port "$port" \
+    ${SK_BENCH_SCHED_WRAP:-} "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$work/kubeconfig" --secure-port "$port" \
       --bind-address 127.0.0.1 --v=2 >"$work/scheduler.log" 2>&1 &
     sched_pid=$!
     sched_up && break
@@ -144,6 +147,8 @@ CFG
   if [ -n "${SK_BENCH_PERF:-}" ]; then
     mkdir -p "$SK_BENCH_PERF"
     perf record -e cpu-clock -g -o "$SK_BENCH_PERF/$name.data" -p "$sched_pid" >/dev/null 2>&1 &
+    pids+=($!)
+    perf record -e cpu-clock -g -o "$SK_BENCH_PERF/$name.apiserver.data" -p "${pids[0]}" >/dev/null 2>&1 &
     pids+=($!)
   fi
   case $churn in
