@@ -51,7 +51,7 @@ static struct sk_config *load_config(const struct sk_daemon_opts *o, char plugin
 		free(lerr);
 		return NULL;
 	}
-	struct sk_config_opts co = { .modules = mods };
+	struct sk_config_opts co = { .modules = mods, .policy_path = o->policy_path };
 	if (o->config_path) {
 		cfg = sk_config_load_file_opts(o->config_path, &co, &errs);
 	} else {
@@ -551,7 +551,7 @@ int sk_daemon_run(const struct sk_daemon_opts *opts)
 			free(lerr);
 			return 1;
 		}
-		struct sk_config_opts co = { .modules = mods };
+		struct sk_config_opts co = { .modules = mods, .policy_path = opts->policy_path };
 		int vrc = sk_config_validate_file_opts(opts->config_path, &co, stdout);
 		sk_module_set_unref(mods);
 		return vrc;

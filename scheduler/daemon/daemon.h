@@ -40,6 +40,7 @@
 
 struct sk_daemon_opts {
 	char *config_path;        /* --config */
+	char *policy_path;        /* --policy-config-file: a legacy Policy (scheduler/config/legacy.h) */
 	char *kubeconfig;         /* --kubeconfig */
 	char *master;             /* --master: overrides the kubeconfig's server */
 	int leader_elect;         /* --leader-elect: -1 unset (config decides), 0, 1 */

@@ -12,6 +12,8 @@
 
 static const struct kube_flag flags[] = {
 	{ "config", 0, KUBE_FLAG_STRING, OFF(config_path), .help = "The path to the KubeSchedulerConfiguration file." },
+	{ "policy-config-file", 0, KUBE_FLAG_STRING, OFF(policy_path),
+	  .help = "A legacy scheduler Policy (kind Policy, v1; JSON or YAML), translated\ninto the one profile \"default-scheduler\" (docs/config.md)." },
 	{ "validate", 0, KUBE_FLAG_BOOL, OFF(validate),
 	  .help = "With --config: check the file, print every error, exit 0 or 1." },
 	{ "plugin-dir", 0, KUBE_FLAG_STRINGS, OFF(plugin_dirs), .arg = "DIR",
@@ -52,7 +54,8 @@ static const struct kube_flag_set flag_set = {
 		"Usage:\n"
 		"  schedkit-scheduler [flags]\n"
 		"  schedkit-scheduler simulate --config FILE --cluster FILE [--explain] [--seed N]\n"
-		"                              [--plugin-dir DIR]...\n"
+		"                              [--plugin-dir DIR]... [--policy-config-file FILE]\n"
+		"  schedkit-scheduler convert --config OLD.yaml [--policy POLICY.json] [--output NEW.yaml]\n"
 		"\n"
 		"Flags:\n",
 	.flags = flags,
@@ -73,8 +76,8 @@ int sk_daemon_parse_args(int argc, char **argv, struct sk_daemon_opts *o, FILE *
 			o->lease_lock);
 		return 2;
 	}
-	if (o->validate && !o->config_path) {
-		fprintf(errout, "Error: --validate needs --config\n");
+	if (o->validate && !o->config_path && !o->policy_path) {
+		fprintf(errout, "Error: --validate needs --config or --policy-config-file\n");
 		return 2;
 	}
 	if ((o->tls_cert_file != NULL) != (o->tls_key_file != NULL)) {
@@ -89,6 +92,7 @@ void sk_daemon_opts_free(struct sk_daemon_opts *o)
 	if (!o)
 		return;
 	free(o->config_path);
+	free(o->policy_path);
 	free(o->kubeconfig);
 	free(o->master);
 	free(o->lease_name);
