@@ -140,8 +140,10 @@ static const char *canonical(const char *k, const char *const *keys)
 	return NULL;
 }
 
-/* A copy of obj with its keys in their canonical spelling; unknown keys are errors. */
-static cJSON *canonical_copy(const cJSON *obj, const char *path, const char *const *keys, struct sk_errors *e)
+/* A copy of obj with its keys in their canonical spelling; unknown keys are left out and named in
+ * the notes (upstream's decoder ignored them). */
+static cJSON *canonical_copy(const cJSON *obj, const char *path, const char *const *keys, struct sk_errors *notes,
+			     struct sk_errors *e)
 {
 	if (!cJSON_IsObject(obj)) {
 		sk_errors_addf(e, "%s: Invalid type: expected object", path);
@@ -153,7 +155,9 @@ static cJSON *canonical_copy(const cJSON *obj, const char *path, const char *con
 	for (const cJSON *c = obj->child; c; c = c->next) {
 		const char *k = canonical(c->string, keys);
 		if (!k) {
-			sk_errors_addf(e, "unknown field \"%s.%s\"", path, c->string);
+			if (notes)
+				sk_errors_addf(notes, "unknown field \"%s.%s\": ignored, as upstream's decoder ignored it", path,
+					       c->string);
 			continue;
 		}
 		if (cJSON_GetObjectItemCaseSensitive(out, k)) { /* Go: the last of the spellings wins */
@@ -219,7 +223,7 @@ int legacy_extenders_to_v1(const cJSON *list, cJSON **out, struct sk_errors *not
 	for (const cJSON *x = list->child; x; x = x->next, i++) {
 		char path[40];
 		snprintf(path, sizeof path, "extenders[%d]", i);
-		cJSON *ext = canonical_copy(x, path, extender_keys, errs);
+		cJSON *ext = canonical_copy(x, path, extender_keys, notes, errs);
 		if (!ext)
 			continue;
 		cJSON_AddItemToArray(arr, ext);
@@ -227,7 +231,7 @@ int legacy_extenders_to_v1(const cJSON *list, cJSON **out, struct sk_errors *not
 		if (tls && !cJSON_IsNull(tls)) {
 			char tp[64];
 			snprintf(tp, sizeof tp, "%s.tlsConfig", path);
-			cJSON *c = canonical_copy(tls, tp, tls_keys, errs);
+			cJSON *c = canonical_copy(tls, tp, tls_keys, notes, errs);
 			if (c)
 				cJSON_ReplaceItemInObjectCaseSensitive(ext, "tlsConfig", c);
 		}
@@ -238,7 +242,7 @@ int legacy_extenders_to_v1(const cJSON *list, cJSON **out, struct sk_errors *not
 				next = r->next;
 				char rp[80];
 				snprintf(rp, sizeof rp, "%s.managedResources[%d]", path, j);
-				cJSON *c = canonical_copy(r, rp, resource_keys, errs);
+				cJSON *c = canonical_copy(r, rp, resource_keys, notes, errs);
 				if (c)
 					cJSON_ReplaceItemViaPointer(mr, r, c);
 			}

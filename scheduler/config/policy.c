@@ -135,7 +135,56 @@ struct policy_state {
 	cJSON *rtcr;             /* RequestedToCapacityRatioArgs */
 	int32_t hard_pod_affinity_weight;
 	bool oom;
+	struct sk_errors *notes; /* never NULL */
 };
+
+/* Unknown keys are ignored, as the decoder upstream used for a Policy ignored them (its JSON
+ * serializer was not strict), and named in the notes; a non-object is an error. */
+static int check_fields(struct policy_state *st, const cJSON *obj, const char *path, const char *const *fields,
+			bool type_meta, struct sk_errors *e)
+{
+	if (!obj || cJSON_IsNull(obj))
+		return 0;
+	if (!cJSON_IsObject(obj)) {
+		sk_errors_addf(e, "%s: Invalid type: expected object", *path ? path : "Policy");
+		return -1;
+	}
+	for (const cJSON *c = obj->child; c; c = c->next) {
+		bool ok = type_meta && (!strcmp(c->string, "kind") || !strcmp(c->string, "apiVersion"));
+		for (int i = 0; !ok && fields[i]; i++)
+			ok = !strcmp(c->string, fields[i]);
+		if (!ok)
+			sk_errors_addf(st->notes, "unknown field \"%s%s%s\": ignored, as upstream's decoder ignored it", path,
+				       *path ? "." : "", c->string);
+	}
+	return 0;
+}
+
+/* Predicates and priorities that upstream had removed before the Policy translation existed: a
+ * v1.22 scheduler refused them ("predicate type not found"); here they are skipped with the
+ * reason, since what they did is covered or gone. */
+static const struct {
+	const char *name, *reason;
+} removed_names[] = {
+	{ "CheckNodeCondition", "node conditions became taints (TaintNodesByCondition): the not-ready, unreachable and "
+				"network-unavailable taints are checked by PodToleratesNodeTaints, which is always on" },
+	{ "CheckNodeMemoryPressure", "node conditions became taints (TaintNodesByCondition): node.kubernetes.io/memory-pressure "
+				     "is checked by PodToleratesNodeTaints, which is always on" },
+	{ "CheckNodeDiskPressure", "node conditions became taints (TaintNodesByCondition): node.kubernetes.io/disk-pressure "
+				   "is checked by PodToleratesNodeTaints, which is always on" },
+	{ "CheckNodePIDPressure", "node conditions became taints (TaintNodesByCondition): node.kubernetes.io/pid-pressure "
+				  "is checked by PodToleratesNodeTaints, which is always on" },
+	{ "ResourceLimitsPriority", "the alpha ResourceLimitsPriority was removed without a successor; nothing in v1 "
+				    "scores container limits" },
+};
+
+static const char *removed_reason(const char *name)
+{
+	for (size_t i = 0; i < sizeof removed_names / sizeof removed_names[0]; i++)
+		if (!strcmp(removed_names[i].name, name))
+			return removed_names[i].reason;
+	return NULL;
+}
 
 static cJSON *args_array(struct policy_state *st, cJSON **args, const char *field)
 {
@@ -222,14 +271,14 @@ static void process_predicate(struct policy_state *st, const cJSON *p, int i, st
 		return;
 	}
 	const char *name;
-	if (sk_json_check_object(p, path, fields, false, e) < 0 || required_string(p, "name", path, &name, e) < 0)
+	if (check_fields(st, p, path, fields, false, e) < 0 || required_string(p, "name", path, &name, e) < 0)
 		return;
 	const cJSON *arg = member(p, "argument");
 	char apath[96];
 	snprintf(apath, sizeof apath, "%s.argument", path);
 	const cJSON *sa = NULL, *lp = NULL;
 	if (arg) {
-		if (sk_json_check_object(arg, apath, arg_fields, false, e) < 0)
+		if (check_fields(st, arg, apath, arg_fields, false, e) < 0)
 			return;
 		sa = member(arg, "serviceAffinity");
 		lp = member(arg, "labelsPresence");
@@ -246,6 +295,11 @@ static void process_predicate(struct policy_state *st, const cJSON *p, int i, st
 		st->pred_keys[k] = true;
 		return;
 	}
+	const char *why = removed_reason(key);
+	if (!arg && why) {
+		sk_errors_addf(st->notes, "%s: predicate %s: not carried over: %s", path, key, why);
+		return;
+	}
 	if (!arg) {
 		sk_errors_addf(e, "%s.name: predicate type not found for \"%s\"", path, key);
 		return;
@@ -255,14 +309,14 @@ static void process_predicate(struct policy_state *st, const cJSON *p, int i, st
 	char sub[160];
 	if (sa) {
 		snprintf(sub, sizeof sub, "%s.serviceAffinity", apath);
-		if (sk_json_check_object(sa, sub, sa_fields, false, e) < 0 || string_list(sa, "labels", sub, e) < 0)
+		if (check_fields(st, sa, sub, sa_fields, false, e) < 0 || string_list(sa, "labels", sub, e) < 0)
 			return;
 		args_append_strings(st, &st->service_affinity, "affinityLabels", member(sa, "labels"));
 		st->pred_keys[find_producer(predicates, NPREDICATES, "CheckServiceAffinity")] = true;
 	} else {
 		snprintf(sub, sizeof sub, "%s.labelsPresence", apath);
 		bool presence = false;
-		if (sk_json_check_object(lp, sub, lp_fields, false, e) < 0 || string_list(lp, "labels", sub, e) < 0 ||
+		if (check_fields(st, lp, sub, lp_fields, false, e) < 0 || string_list(lp, "labels", sub, e) < 0 ||
 		    sk_json_bool(lp, "presence", sub, &presence, NULL, e) < 0)
 			return;
 		args_append_strings(st, &st->node_label, presence ? "presentLabels" : "absentLabels", member(lp, "labels"));
@@ -276,7 +330,7 @@ static int decode_rtcr(struct policy_state *st, const cJSON *r, const char *path
 	static const char *const fields[] = { "shape", "resources", NULL };
 	static const char *const pt_fields[] = { "utilization", "score", NULL };
 	static const char *const res_fields[] = { "name", "weight", NULL };
-	if (sk_json_check_object(r, path, fields, false, e) < 0)
+	if (check_fields(st, r, path, fields, false, e) < 0)
 		return -1;
 	cJSON *args = cJSON_CreateObject();
 	cJSON *shape = args ? cJSON_AddArrayToObject(args, "shape") : NULL;
@@ -292,7 +346,7 @@ static int decode_rtcr(struct policy_state *st, const cJSON *r, const char *path
 		char pp[256];
 		snprintf(pp, sizeof pp, "%s.shape[%d]", path, i);
 		int64_t u = 0, s = 0;
-		if (!cJSON_IsObject(pt) || sk_json_check_object(pt, pp, pt_fields, false, e) < 0 ||
+		if (!cJSON_IsObject(pt) || check_fields(st, pt, pp, pt_fields, false, e) < 0 ||
 		    sk_json_int(pt, "utilization", pp, INT32_MIN, INT32_MAX, &u, NULL, e) < 0 ||
 		    sk_json_int(pt, "score", pp, INT32_MIN, INT32_MAX, &s, NULL, e) < 0) {
 			if (!cJSON_IsObject(pt))
@@ -316,7 +370,7 @@ static int decode_rtcr(struct policy_state *st, const cJSON *r, const char *path
 		snprintf(pp, sizeof pp, "%s.resources[%d]", path, i);
 		const char *name = "";
 		int64_t w = 0;
-		if (!cJSON_IsObject(it) || sk_json_check_object(it, pp, res_fields, false, e) < 0 ||
+		if (!cJSON_IsObject(it) || check_fields(st, it, pp, res_fields, false, e) < 0 ||
 		    required_string(it, "name", pp, &name, e) < 0 || sk_json_int(it, "weight", pp, INT64_MIN, INT64_MAX, &w, NULL, e) < 0) {
 			if (!cJSON_IsObject(it))
 				sk_errors_addf(e, "%s: Invalid type: expected object", pp);
@@ -362,7 +416,7 @@ static void process_priority(struct policy_state *st, const cJSON *list, const c
 	}
 	const char *name;
 	int64_t weight = 0;
-	if (sk_json_check_object(p, path, fields, false, e) < 0 || required_string(p, "name", path, &name, e) < 0 ||
+	if (check_fields(st, p, path, fields, false, e) < 0 || required_string(p, "name", path, &name, e) < 0 ||
 	    sk_json_int(p, "weight", path, INT64_MIN, INT64_MAX, &weight, NULL, e) < 0)
 		return;
 	int before = e->n;
@@ -377,7 +431,7 @@ static void process_priority(struct policy_state *st, const cJSON *list, const c
 	snprintf(apath, sizeof apath, "%s.argument", path);
 	const cJSON *anti = NULL, *lpref = NULL, *rtcr = NULL;
 	if (arg) {
-		if (sk_json_check_object(arg, apath, arg_fields, false, e) < 0)
+		if (check_fields(st, arg, apath, arg_fields, false, e) < 0)
 			return;
 		anti = member(arg, "serviceAntiAffinity");
 		lpref = member(arg, "labelPreference");
@@ -419,6 +473,8 @@ static void process_priority(struct policy_state *st, const cJSON *list, const c
 			if (custom_key) /* upstream registered these keys and crashed without their arguments */
 				sk_errors_addf(e, "%s.name: priority \"%s\" needs an argument (labelPreference, serviceAntiAffinity "
 					       "or requestedToCapacityRatioArguments)", path, key);
+			else if (removed_reason(key))
+				sk_errors_addf(st->notes, "%s: priority %s: not carried over: %s", path, key, removed_reason(key));
 			else
 				sk_errors_addf(e, "%s.name: priority type not found for \"%s\"", path, key);
 			return;
@@ -428,7 +484,7 @@ static void process_priority(struct policy_state *st, const cJSON *list, const c
 			static const char *const f[] = { "label", NULL };
 			const char *label;
 			snprintf(sub, sizeof sub, "%s.serviceAntiAffinity", apath);
-			if (sk_json_check_object(anti, sub, f, false, e) < 0 || required_string(anti, "label", sub, &label, e) < 0)
+			if (check_fields(st, anti, sub, f, false, e) < 0 || required_string(anti, "label", sub, &label, e) < 0)
 				return;
 			args_append_string(st, &st->service_affinity, "antiAffinityLabelsPreference", label);
 			key = "ServiceAffinity";
@@ -437,7 +493,7 @@ static void process_priority(struct policy_state *st, const cJSON *list, const c
 			const char *label;
 			bool presence = false;
 			snprintf(sub, sizeof sub, "%s.labelPreference", apath);
-			if (sk_json_check_object(lpref, sub, f, false, e) < 0 || required_string(lpref, "label", sub, &label, e) < 0 ||
+			if (check_fields(st, lpref, sub, f, false, e) < 0 || required_string(lpref, "label", sub, &label, e) < 0 ||
 			    sk_json_bool(lpref, "presence", sub, &presence, NULL, e) < 0)
 				return;
 			args_append_string(st, &st->node_label, presence ? "presentLabelsPreference" : "absentLabelsPreference",
@@ -519,7 +575,7 @@ static void decode_top(struct policy_state *st, const cJSON *policy, const cJSON
 {
 	static const char *const fields[] = { "predicates", "priorities", "extenders", "hardPodAffinitySymmetricWeight",
 					      "alwaysCheckAllPredicates", NULL };
-	if (sk_json_check_object(policy, "", fields, true, e) < 0)
+	if (check_fields(st, policy, "", fields, true, e) < 0)
 		return;
 	const char *kind = kube_obj_get_string(policy, "kind"), *av = kube_obj_get_string(policy, "apiVersion");
 	if (kind && strcmp(kind, "Policy"))
@@ -555,7 +611,8 @@ int sk_policy_translate(const cJSON *policy, cJSON **legacy_profile, cJSON **ext
 		sk_errors_addf(errs, "Policy: Invalid type: expected object");
 		return -1;
 	}
-	struct policy_state st = { 0 };
+	struct sk_errors scratch = { 0 };
+	struct policy_state st = { .notes = notes ? notes : &scratch };
 	const cJSON *preds = NULL, *prios = NULL;
 	decode_top(&st, policy, &preds, &prios, always_check_all, errs);
 	if (preds) {
@@ -599,13 +656,14 @@ int sk_policy_translate(const cJSON *policy, cJSON **legacy_profile, cJSON **ext
 	} else if (errs->n == before) {
 		st.oom = true;
 	}
-	if (*always_check_all && notes)
-		sk_errors_addf(notes, "alwaysCheckAllPredicates: not carried over: v1 has no such option; every filter still "
+	if (*always_check_all)
+		sk_errors_addf(st.notes, "alwaysCheckAllPredicates: not carried over: v1 has no such option; every filter still "
 				      "runs until the first one that fails on a node, so placements are the same and only "
 				      "the reported failure reasons are fewer");
 	cJSON_Delete(st.node_label);
 	cJSON_Delete(st.service_affinity);
 	cJSON_Delete(st.rtcr);
+	sk_errors_free(&scratch);
 	if (st.oom && errs->n == before)
 		sk_errors_addf(errs, "Policy: out of memory");
 	if (errs->n != before) {

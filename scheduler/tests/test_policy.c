@@ -367,13 +367,11 @@ static void test_errors(void **state)
 		  "requestedToCapacityRatioArguments)" },
 		{ "{\"hardPodAffinitySymmetricWeight\":101}",
 		  "ERR hardPodAffinitySymmetricWeight: Invalid value: 101: not in valid range [0-100]" },
-		{ "{\"predicate\":[]}", "ERR unknown field \"predicate\"" },
 		{ "{\"kind\":\"Policies\"}", "ERR kind: Unsupported value: \"Policies\": supported values: \"Policy\"" },
 		{ "{\"predicates\":[{\"name\":\"x\",\"argument\":{\"labelsPresence\":{\"labels\":\"a\"}}}]}",
 		  "ERR predicates[0].argument.labelsPresence.labels: Invalid type: expected array" },
 		{ "{\"extenders\":[{\"urlPrefix\":\"http://x\",\"httpTimeout\":\"5s\"}]}",
 		  "ERR extenders[0].httpTimeout: Invalid type: expected integer (nanoseconds, a Go time.Duration)" },
-		{ "{\"extenders\":[{\"urlPrefix\":\"http://x\",\"retries\":3}]}", "ERR unknown field \"extenders[0].retries\"" },
 		/* every error at once */
 		{ "{\"predicates\":[{\"name\":\"A\"},{\"name\":\"B\"}],\"priorities\":[{\"name\":\"C\",\"weight\":1}]}",
 		  "ERR predicates[0].name: predicate type not found for \"A\"; predicates[1].name: predicate type not found for "
@@ -448,6 +446,49 @@ static void test_notes(void **state)
 	assert_int_equal(notes.n, (int)(sizeof want / sizeof want[0]));
 	free(joined);
 	cJSON_Delete(v1);
+	cJSON_Delete(legacy);
+	cJSON_Delete(ext);
+	cJSON_Delete(policy);
+	sk_errors_free(&notes);
+	sk_errors_free(&errs);
+}
+
+/* What upstream's lenient decoder ignored is ignored and named; removed predicates are skipped
+ * with their reason (the "order" keys and the extender's "apiVersion" are from old published
+ * examples). */
+static void test_lenient(void **state)
+{
+	(void)state;
+	cJSON *policy = parse("{\"kind\":\"Policy\",\"apiVersion\":\"v1\",\"predicates\":[{\"name\":\"PodFitsHostPorts\",\"order\":1},"
+			      "{\"name\":\"CheckNodeMemoryPressure\"}],\"priorities\":[{\"name\":\"ResourceLimitsPriority\",\"weight\":1}],"
+			      "\"extenders\":[{\"urlPrefix\":\"http://localhost/scheduler\",\"apiVersion\":\"v1beta1\","
+			      "\"filterVerb\":\"predicates/always_true\"}],\"predicate\":[]}");
+	cJSON *legacy = NULL, *ext = NULL;
+	bool all = false;
+	struct sk_errors notes = { 0 }, errs = { 0 };
+	assert_int_equal(sk_policy_translate(policy, &legacy, &ext, &all, &notes, &errs), 0);
+	char *joined = sk_errors_join(&notes, "\n");
+	static const char *const want[] = {
+		"unknown field \"predicate\": ignored, as upstream's decoder ignored it",
+		"unknown field \"predicates[0].order\": ignored",
+		"predicates[1]: predicate CheckNodeMemoryPressure: not carried over: node conditions became taints",
+		"priorities[0]: priority ResourceLimitsPriority: not carried over: the alpha ResourceLimitsPriority",
+		"unknown field \"extenders[0].apiVersion\": ignored",
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		if (!strstr(joined, want[i])) {
+			print_error("missing note \"%s\" in:\n%s\n", want[i], joined);
+			fail();
+		}
+	assert_int_equal(notes.n, (int)(sizeof want / sizeof want[0]));
+	char *j = kube_json_print(ext);
+	expect(j, "[{\"urlPrefix\":\"http://localhost/scheduler\",\"filterVerb\":\"predicates/always_true\"}]", "extender");
+	free(j);
+	char *sum = summary(legacy);
+	expect(sum, FIXED_HEAD "preFilter:NodePorts|" MANDATORY "NodePorts,TaintToleration|postFilter:DefaultPreemption|"
+			       "bind:DefaultBinder", "lenient profile");
+	free(sum);
+	free(joined);
 	cJSON_Delete(legacy);
 	cJSON_Delete(ext);
 	cJSON_Delete(policy);
@@ -616,6 +657,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_custom_predicates),
 		cmocka_unit_test(test_notes),
+		cmocka_unit_test(test_lenient),
 		cmocka_unit_test(test_extenders),
 		cmocka_unit_test(test_providers),
 		cmocka_unit_test(test_loader),
