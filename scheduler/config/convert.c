@@ -16,8 +16,9 @@
 
 #define V1 "kubescheduler.config.k8s.io/v1"
 
-/* The v1beta2 default plugins (pkg/scheduler/apis/config/v1beta2/default_plugins.go, last
- * version, feature gates at their defaults). */
+/* The v1beta2 default plugins (pkg/scheduler/apis/config/v1beta2/default_plugins.go as of v1.23,
+ * feature gates at their defaults; later releases added PreFilter entries this build's plugins
+ * do not have). */
 static cJSON *v1beta2_defaults(void)
 {
 	static const struct {
@@ -28,8 +29,7 @@ static cJSON *v1beta2_defaults(void)
 		{ SK_EP_QUEUE_SORT, "PrioritySort", 0 },      { SK_EP_PRE_FILTER, "NodeResourcesFit", 0 },
 		{ SK_EP_PRE_FILTER, "NodePorts", 0 },         { SK_EP_PRE_FILTER, "VolumeRestrictions", 0 },
 		{ SK_EP_PRE_FILTER, "PodTopologySpread", 0 }, { SK_EP_PRE_FILTER, "InterPodAffinity", 0 },
-		{ SK_EP_PRE_FILTER, "VolumeBinding", 0 },     { SK_EP_PRE_FILTER, "VolumeZone", 0 },
-		{ SK_EP_PRE_FILTER, "NodeAffinity", 0 },      { SK_EP_PRE_FILTER, "TaintToleration", 0 },
+		{ SK_EP_PRE_FILTER, "VolumeBinding", 0 },     { SK_EP_PRE_FILTER, "NodeAffinity", 0 },
 		{ SK_EP_FILTER, "NodeUnschedulable", 0 },     { SK_EP_FILTER, "NodeName", 0 },
 		{ SK_EP_FILTER, "TaintToleration", 0 },       { SK_EP_FILTER, "NodeAffinity", 0 },
 		{ SK_EP_FILTER, "NodePorts", 0 },             { SK_EP_FILTER, "NodeResourcesFit", 0 },
@@ -114,11 +114,85 @@ static cJSON *merged_profile(const cJSON *user, const cJSON *base, int pi, struc
 	return p;
 }
 
+static const char *strategy_of(const char *name)
+{
+	if (!name)
+		return NULL;
+	if (!strcmp(name, "NodeResourcesLeastAllocated"))
+		return "LeastAllocated";
+	if (!strcmp(name, "NodeResourcesMostAllocated"))
+		return "MostAllocated";
+	if (!strcmp(name, "RequestedToCapacityRatio"))
+		return "RequestedToCapacityRatio";
+	return NULL;
+}
+
+static cJSON *plugin_config_entry(cJSON *profile, const char *name, bool create)
+{
+	cJSON *pc = cJSON_GetObjectItemCaseSensitive(profile, "pluginConfig");
+	if (!pc && create)
+		pc = cJSON_AddArrayToObject(profile, "pluginConfig");
+	for (cJSON *e = pc ? pc->child : NULL; e; e = e->next)
+		if (!strcmp(kube_obj_get_string(e, "name") ? kube_obj_get_string(e, "name") : "", name))
+			return e;
+	if (!create || !pc)
+		return NULL;
+	cJSON *e = cJSON_CreateObject();
+	if (!e || !cJSON_AddStringToObject(e, "name", name) || !cJSON_AddObjectToObject(e, "args") ||
+	    !cJSON_AddItemToArray(pc, e)) {
+		cJSON_Delete(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* A score plugin of the old resource trio enabled in a v1beta3/v1 file (upstream refused those
+ * names there; many published configs still have them): NodeResourcesFit with that
+ * scoringStrategy. Returns true when entry was renamed in place. */
+static bool strategy_entry(cJSON *profile, cJSON *entry, const char *point, int pi, bool *done, struct sk_errors *notes)
+{
+	const char *n = kube_obj_get_string(entry, "name");
+	const char *type = strategy_of(n);
+	if (!type)
+		return false;
+	if (*done) {
+		sk_errors_addf(notes, "profiles[%d].plugins.%s: plugin %s: not carried over: NodeResourcesFit scores with one "
+				      "strategy", pi, point, n);
+		return false;
+	}
+	*done = true;
+	cJSON *old = plugin_config_entry(profile, n, false);
+	cJSON *fit = plugin_config_entry(profile, "NodeResourcesFit", true);
+	cJSON *args = fit ? cJSON_GetObjectItemCaseSensitive(fit, "args") : NULL;
+	if (!args)
+		return false;
+	cJSON *ss = cJSON_CreateObject();
+	cJSON_AddStringToObject(ss, "type", type);
+	const cJSON *oa = old ? cJSON_GetObjectItemCaseSensitive(old, "args") : NULL;
+	const cJSON *res = oa ? cJSON_GetObjectItemCaseSensitive(oa, "resources") : NULL;
+	if (res && cJSON_GetArraySize(res) > 0)
+		cJSON_AddItemToObject(ss, "resources", cJSON_Duplicate(res, 1));
+	if (!strcmp(type, "RequestedToCapacityRatio")) {
+		const cJSON *shape = oa ? cJSON_GetObjectItemCaseSensitive(oa, "shape") : NULL;
+		cJSON *r = cJSON_AddObjectToObject(ss, "requestedToCapacityRatio");
+		cJSON_AddItemToObject(r, "shape", shape ? cJSON_Duplicate(shape, 1) : cJSON_CreateArray());
+	}
+	if (cJSON_GetObjectItemCaseSensitive(args, "scoringStrategy"))
+		cJSON_ReplaceItemInObjectCaseSensitive(args, "scoringStrategy", ss);
+	else
+		cJSON_AddItemToObject(args, "scoringStrategy", ss);
+	sk_errors_addf(notes, "profiles[%d].plugins.%s: plugin %s is not in this API version; carried over as "
+			      "NodeResourcesFit with scoringStrategy.type %s", pi, point, n, type);
+	cJSON_ReplaceItemInObjectCaseSensitive(entry, "name", cJSON_CreateString("NodeResourcesFit")); /* frees n */
+	return true;
+}
+
 /* A v1beta3 (or v1) profile: removed plugins dropped or renamed, old args type meta stripped. */
 static cJSON *v1beta3_profile(const cJSON *user, int pi, struct sk_errors *notes)
 {
 	cJSON *p = cJSON_Duplicate(user, 1);
 	cJSON *plugins = p ? cJSON_GetObjectItemCaseSensitive(p, "plugins") : NULL;
+	bool strategy_done = false;
 	for (cJSON *set = plugins ? plugins->child : NULL; set; set = set->next) {
 		for (int dis = 0; dis < 2; dis++) {
 			cJSON *l = cJSON_GetObjectItemCaseSensitive(set, dis ? "disabled" : "enabled");
@@ -126,6 +200,9 @@ static cJSON *v1beta3_profile(const cJSON *user, int pi, struct sk_errors *notes
 				next = e->next;
 				const char *n = kube_obj_get_string(e, "name");
 				if (!in_list(n, removed_v1beta3))
+					continue;
+				if (!dis && (!strcmp(set->string, "score") || !strcmp(set->string, "multiPoint")) &&
+				    strategy_entry(p, e, set->string, pi, &strategy_done, notes))
 					continue;
 				if (!dis && n && !strcmp(n, "SelectorSpread")) {
 					cJSON_ReplaceItemInObjectCaseSensitive(e, "name", cJSON_CreateString("PodTopologySpread"));
@@ -144,6 +221,10 @@ static cJSON *v1beta3_profile(const cJSON *user, int pi, struct sk_errors *notes
 	for (cJSON *e = pc ? pc->child : NULL, *next; e; e = next) {
 		next = e->next;
 		const char *n = kube_obj_get_string(e, "name");
+		if (strategy_of(n) && strategy_done) {
+			cJSON_Delete(cJSON_DetachItemViaPointer(pc, e));
+			continue;
+		}
 		if (in_list(n, removed_v1beta3)) {
 			sk_errors_addf(notes, "profiles[%d].pluginConfig %s: not carried over: the plugin is not in the v1 API", pi, n);
 			cJSON_Delete(cJSON_DetachItemViaPointer(pc, e));
@@ -345,7 +426,7 @@ static void convert_usage(FILE *f)
 		   "  --policy FILE   a legacy Policy (kind Policy, v1): the one profile of the output; read from\n"
 		   "                  algorithmSource.policy.file.path when that is set and this flag is not\n"
 		   "  --output FILE   where the v1 YAML goes (default: standard output)\n"
-		   "Everything not carried over exactly is listed as '# not carried over exactly:' lines at the top of the output\n"
+		   "Everything not carried over exactly is listed as '# note:' lines at the top of the output\n"
 		   "and on standard error.\n");
 }
 
@@ -383,7 +464,7 @@ static int write_output(const char *out_path, FILE *out, const struct sk_errors 
 	}
 	fprintf(f, "# Converted by schedkit-scheduler convert from %s.\n", src);
 	for (int i = 0; i < notes->n; i++)
-		fprintf(f, "# not carried over exactly: %s\n", notes->msgs[i]);
+		fprintf(f, "# note: %s\n", notes->msgs[i]);
 	fputs(yaml, f);
 	if (*yaml && yaml[strlen(yaml) - 1] != '\n')
 		fputc('\n', f);
@@ -457,7 +538,7 @@ int sk_convert_main(int argc, char **argv, FILE *out, FILE *errout)
 			 policy_path ? "Policy " : "", policy_path ? policy_path : "");
 		rc = write_output(out_path, out, &notes, src, doc, errout);
 		for (int i = 0; i < notes.n; i++)
-			fprintf(errout, "not carried over exactly: %s\n", notes.msgs[i]);
+			fprintf(errout, "note: %s\n", notes.msgs[i]);
 	} else {
 		for (int i = 0; i < errs.n; i++)
 			fprintf(errout, "error: %s\n", errs.msgs[i] ? errs.msgs[i] : "out of memory");

@@ -11,6 +11,7 @@
 #include "kube/object.h"
 #include "scheduler/config/legacy.h"
 #include "scheduler/config/legacy_internal.h"
+#include "scheduler/framework/registry.h"
 
 /* ---------- providers ---------- */
 
@@ -134,6 +135,7 @@ static int rename_of(const char *name)
 
 struct v1_state {
 	const cJSON *in_config;      /* the legacy pluginConfig */
+	const cJSON *strategy_entry; /* the score entry whose strategy NodeResourcesFit takes */
 	struct legacy_profile out;   /* built like a legacy profile, then wrapped as v1 */
 	const char *fit_strategy;    /* the old plugin whose strategy NodeResourcesFit got */
 	bool noted_drop[sizeof renames / sizeof renames[0]];
@@ -193,11 +195,12 @@ static void set_item(struct v1_state *st, cJSON *obj, const char *k, cJSON *v)
 
 /* NodeResources{Least,Most}Allocated / RequestedToCapacityRatio at score -> NodeResourcesFit
  * (PreScore and Score) with scoringStrategy {type, resources, requestedToCapacityRatio.shape}. */
-static void fit_strategy(struct v1_state *st, const char *old, const char *type, const int32_t *weight)
+static void fit_strategy(struct v1_state *st, const cJSON *entry, const char *old, const char *type, const int32_t *weight)
 {
-	if (st->fit_strategy) {
-		sk_errors_addf(st->notes, "plugin %s: not carried over: NodeResourcesFit scores with one strategy and has "
-				      "%s's already", old, st->fit_strategy);
+	if (entry != st->strategy_entry) {
+		sk_errors_addf(st->notes, "plugin %s: not carried over: NodeResourcesFit scores with one strategy and takes "
+				      "%s's (the larger weight, the later on a tie)", old,
+			       kube_obj_get_string(st->strategy_entry, "name"));
 		return;
 	}
 	st->fit_strategy = old;
@@ -344,13 +347,20 @@ static void convert_entry(struct v1_state *st, enum sk_ext_point ep, const cJSON
 	int r = rename_of(name);
 	enum rename_kind kind = r < 0 ? RN_KEEP : renames[r].kind;
 	switch (kind) {
-	case RN_KEEP:
+	case RN_KEEP: {
+		const struct sk_plugin_desc *d = sk_registry_lookup(name);
+		if (d && !sk_desc_implements(d, ep)) { /* e.g. a PreFilter later upstream versions added */
+			sk_errors_addf(st->notes, "plugin %s at %s: left out: this build's %s does not implement %s", name,
+				       LP_FIELD(ep), name, LP_FIELD(ep));
+			return;
+		}
 		if (lp_append(&st->out, ep, name, ep == SK_EP_SCORE ? weight : NULL) < 0)
 			st->oom = true;
 		return;
+	}
 	case RN_FIT_STRATEGY:
 		if (ep == SK_EP_SCORE)
-			fit_strategy(st, name, renames[r].detail, weight);
+			fit_strategy(st, entry, name, renames[r].detail, weight);
 		return;
 	case RN_NODE_LABEL:
 		if (ep == SK_EP_FILTER || ep == SK_EP_SCORE)
@@ -440,6 +450,27 @@ static cJSON *v1_plugins(struct v1_state *st)
 	return p;
 }
 
+/* NodeResourcesFit holds one scoring strategy: of several old resource score plugins, the one
+ * with the largest weight (the later one on a tie: a user's plugin comes after the defaults). */
+static const cJSON *pick_strategy(const cJSON *score_set)
+{
+	const cJSON *en = score_set ? cJSON_GetObjectItemCaseSensitive(score_set, "enabled") : NULL;
+	const cJSON *best = NULL;
+	int64_t best_w = 0;
+	for (const cJSON *e = cJSON_IsArray(en) ? en->child : NULL; e; e = e->next) {
+		int r = rename_of(kube_obj_get_string(e, "name") ? kube_obj_get_string(e, "name") : "");
+		if (r < 0 || renames[r].kind != RN_FIT_STRATEGY)
+			continue;
+		int64_t w = 1;
+		kube_json_get_int64(cJSON_GetObjectItemCaseSensitive(e, "weight"), &w);
+		if (!best || w >= best_w) {
+			best = e;
+			best_w = w;
+		}
+	}
+	return best;
+}
+
 cJSON *sk_legacy_profile_to_v1(const cJSON *legacy_profile, struct sk_errors *notes, struct sk_errors *errs)
 {
 	struct sk_errors scratch = { 0 };
@@ -456,6 +487,7 @@ cJSON *sk_legacy_profile_to_v1(const cJSON *legacy_profile, struct sk_errors *no
 	const cJSON *pe = cJSON_GetObjectItemCaseSensitive(plugins, LP_FIELD(SK_EP_PRE_ENQUEUE));
 	if (!has_plugin(pe, "SchedulingGates") && lp_append(&st.out, SK_EP_PRE_ENQUEUE, "SchedulingGates", NULL) < 0)
 		st.oom = true;
+	st.strategy_entry = pick_strategy(cJSON_GetObjectItemCaseSensitive(plugins, LP_FIELD(SK_EP_SCORE)));
 	for (int ep = 0; ep < SK_EP_COUNT; ep++) {
 		const cJSON *set = cJSON_GetObjectItemCaseSensitive(plugins, LP_FIELD(ep));
 		const cJSON *en = set ? cJSON_GetObjectItemCaseSensitive(set, "enabled") : NULL;
