@@ -45,6 +45,12 @@ extern const char *const sk_provider_names[];
  * plugin, argument or weight that could not be carried over exactly. */
 cJSON *sk_legacy_profile_to_v1(const cJSON *legacy_profile, struct sk_errors *notes, struct sk_errors *errs);
 
+/* mergePluginSet as every version had it (pkg/scheduler/apis/config/v1beta2/default_plugins.go):
+ * a PluginSet {enabled} from a default set and a user set {enabled, disabled} ("*" drops every
+ * default; a user entry of a default's name replaces it in place; the others are appended).
+ * Either may be NULL. Caller frees; NULL on OOM. */
+cJSON *sk_plugin_set_merge(const cJSON *defaults, const cJSON *user);
+
 /* A Policy file read and translated into one v1 profile, merged into config (a decoded v1
  * KubeSchedulerConfiguration, modified in place): the profile becomes config.profiles (a config
  * that already has profiles is an error, as upstream's "profiles and policy config both set"), the

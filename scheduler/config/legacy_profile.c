@@ -10,6 +10,7 @@
 
 #include "kube/object.h"
 #include "kube/util.h"
+#include "scheduler/config/legacy.h"
 #include "scheduler/config/legacy_internal.h"
 
 int lp_init(struct legacy_profile *lp, const char *scheduler_name)
@@ -258,6 +259,11 @@ int legacy_extenders_to_v1(const cJSON *list, cJSON **out, struct sk_errors *not
 }
 
 /* ---------- mergePluginSet (pre-v1beta3) ---------- */
+
+cJSON *sk_plugin_set_merge(const cJSON *defaults, const cJSON *user)
+{
+	return legacy_merge_plugin_set(defaults, user);
+}
 
 cJSON *legacy_merge_plugin_set(const cJSON *defaults, const cJSON *user)
 {

@@ -421,12 +421,27 @@ static void copy_other_args(struct v1_state *st)
 	}
 }
 
-/* The v1 plugins object: multiPoint disables every default; each point lists its plugins. */
+/* The v1 plugins object: multiPoint disables every default; each point lists its plugins. A
+ * queueSort of PrioritySort alone stays in multiPoint (as in v1's defaults): upstream requires the
+ * same queueSort PluginSet in every profile, and a profile that names it at queueSort itself
+ * would differ from the default profiles beside it. */
 static cJSON *v1_plugins(struct v1_state *st)
 {
 	cJSON *built = cJSON_GetObjectItemCaseSensitive(st->out.root, "plugins");
+	const cJSON *qs = kube_obj_get(cJSON_GetObjectItemCaseSensitive(built, LP_FIELD(SK_EP_QUEUE_SORT)), "enabled");
+	bool qs_multi = cJSON_GetArraySize(qs) == 1 && !strcmp(kube_obj_get_string(qs->child, "name") ?
+							      kube_obj_get_string(qs->child, "name") : "", "PrioritySort");
 	cJSON *p = cJSON_CreateObject();
 	cJSON *mp = p ? cJSON_AddObjectToObject(p, "multiPoint") : NULL;
+	if (qs_multi && mp) {
+		cJSON *en = cJSON_AddArrayToObject(mp, "enabled"), *ps = cJSON_CreateObject();
+		if (!en || !ps || !cJSON_AddStringToObject(ps, "name", "PrioritySort") || !cJSON_AddItemToArray(en, ps)) {
+			if (!en || !ps || !cJSON_GetObjectItemCaseSensitive(ps, "name"))
+				cJSON_Delete(ps);
+			cJSON_Delete(p);
+			return NULL;
+		}
+	}
 	cJSON *dis = mp ? cJSON_AddArrayToObject(mp, "disabled") : NULL;
 	cJSON *star = cJSON_CreateObject();
 	if (!dis || !star || !cJSON_AddStringToObject(star, "name", "*") || !cJSON_AddItemToArray(dis, star)) {
@@ -438,7 +453,7 @@ static cJSON *v1_plugins(struct v1_state *st)
 	for (int ep = 0; ep < SK_EP_COUNT; ep++) {
 		cJSON *set = cJSON_GetObjectItemCaseSensitive(built, LP_FIELD(ep));
 		cJSON *en = set ? cJSON_GetObjectItemCaseSensitive(set, "enabled") : NULL;
-		if (!en || !cJSON_GetArraySize(en))
+		if (!en || !cJSON_GetArraySize(en) || (ep == SK_EP_QUEUE_SORT && qs_multi))
 			continue;
 		cJSON *c = cJSON_Duplicate(set, 1);
 		if (!c || !cJSON_AddItemToObject(p, LP_FIELD(ep), c)) {

@@ -22,7 +22,7 @@
  * "|config:Name=<args json>" per pluginConfig entry. */
 static char *summary(const cJSON *profile)
 {
-	static const char *const points[] = { "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
+	static const char *const points[] = { "multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
 					      "score", "reserve", "permit", "preBind", "bind", "postBind", NULL };
 	size_t cap = 8192, off = 0;
 	char *s = calloc(1, cap);
@@ -100,6 +100,8 @@ static void expect(const char *got, const char *want, const char *what)
 }
 
 #define FIXED_HEAD "queueSort:PrioritySort|"
+/* step 2: PrioritySort through multiPoint (one queueSort set for every profile), SchedulingGates */
+#define V1_HEAD "multiPoint:PrioritySort|preEnqueue:SchedulingGates|"
 #define MANDATORY "filter:NodeUnschedulable,"
 /* The two mandatory predicates with nothing else in the filter list. */
 #define ONLY_MANDATORY "filter:NodeUnschedulable,TaintToleration|postFilter:DefaultPreemption|bind:DefaultBinder"
@@ -274,7 +276,7 @@ static void test_default_sets(void **state)
 	 * NodePreferAvoidPods goes */
 	got = translate("{\"kind\":\"Policy\",\"apiVersion\":\"v1\"}", true);
 	expect(got,
-	       "preEnqueue:SchedulingGates|" FIXED_HEAD
+	       V1_HEAD
 	       "preFilter:NodeResourcesFit,NodePorts,NodeAffinity,VolumeBinding,PodTopologySpread,InterPodAffinity|"
 	       "filter:NodeUnschedulable,NodeResourcesFit,NodeName,NodePorts,NodeAffinity,VolumeRestrictions,"
 	       "TaintToleration,NodeVolumeLimits,VolumeBinding,VolumeZone,PodTopologySpread,InterPodAffinity|"
@@ -312,7 +314,7 @@ static void test_example(void **state)
 	free(got);
 	got = translate(example, true);
 	expect(got,
-	       "preEnqueue:SchedulingGates|" FIXED_HEAD
+	       V1_HEAD
 	       "preFilter:NodeResourcesFit,NodePorts,NodeAffinity|filter:NodeUnschedulable,NodeResourcesFit,"
 	       "NodeName,NodePorts,NodeAffinity,TaintToleration|postFilter:DefaultPreemption|"
 	       "preScore:NodeResourcesFit,NodeAffinity|score:ImageLocality=1,NodeResourcesFit=3,NodeAffinity=2|bind:DefaultBinder|"
@@ -405,7 +407,7 @@ static void test_custom_predicates(void **state)
 			"\"priorities\":[]}",
 			true);
 	expect(got,
-	       "preEnqueue:SchedulingGates|" FIXED_HEAD "preFilter:NodeAffinity|filter:NodeUnschedulable,TaintToleration,NodeAffinity|"
+	       V1_HEAD "preFilter:NodeAffinity|filter:NodeUnschedulable,TaintToleration,NodeAffinity|"
 	       "postFilter:DefaultPreemption|bind:DefaultBinder|config:NodeAffinity={\"addedAffinity\":"
 	       "{\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":[{\"matchExpressions\":"
 	       "[{\"key\":\"spot\",\"operator\":\"DoesNotExist\"}]}]}}}",
@@ -548,7 +550,7 @@ static void test_providers(void **state)
 	cJSON *v1 = sk_legacy_profile_to_v1(p, &notes, &errs);
 	got = summary(v1);
 	expect(got,
-	       "preEnqueue:SchedulingGates|" FIXED_HEAD
+	       V1_HEAD
 	       "preFilter:NodeResourcesFit,NodePorts,PodTopologySpread,InterPodAffinity,VolumeBinding,NodeAffinity|"
 	       "filter:NodeUnschedulable,NodeName,TaintToleration,NodeAffinity,NodePorts,NodeResourcesFit,"
 	       "VolumeRestrictions,NodeVolumeLimits,VolumeBinding,VolumeZone,PodTopologySpread,InterPodAffinity|"
