@@ -1804,10 +1804,15 @@ cJSON *sk_config_unavailable_json(const struct sk_config *cfg)
 	return o;
 }
 
-void sk_config_log_unavailable(const struct sk_config *cfg)
+void sk_config_log_notes(const struct sk_config *cfg)
 {
 	for (int i = 0; i < cfg->notes.n; i++)
-		klog_warning("Legacy Policy translation", " note=\"%s\"", cfg->notes.msgs[i] ? cfg->notes.msgs[i] : "");
+		klog_warning("Legacy Policy translation: not carried over exactly", " note=\"%s\"",
+			     cfg->notes.msgs[i] ? cfg->notes.msgs[i] : "");
+}
+
+void sk_config_log_unavailable(const struct sk_config *cfg)
+{
 	for (int i = 0; i < cfg->nprofiles; i++) {
 		const struct sk_profile_config *p = &cfg->profiles[i];
 		if (!p->nunavailable)

@@ -172,6 +172,8 @@ cJSON *sk_config_to_json(const struct sk_config *cfg);
  * sk_config_to_json (which stays in the strict upstream shape): {"<schedulerName>": ["VolumeRestrictions",
  * ...], ...}; profiles missing none are left out. Caller frees. */
 cJSON *sk_config_unavailable_json(const struct sk_config *cfg);
+/* One warning per note of a legacy Policy translation (cfg->notes). */
+void sk_config_log_notes(const struct sk_config *cfg);
 /* Start-up log: one warning per profile naming the upstream plugins it runs without. */
 void sk_config_log_unavailable(const struct sk_config *cfg);
 /* numFeasibleNodesToFind (pkg/scheduler/schedule_one.go (numFeasibleNodesToFind)): p's percentage when set (>= 0), else the global one; p may be

@@ -302,6 +302,7 @@ int sk_daemon_start(struct sk_daemon *d, char **err)
 	}
 	klog_info(0, "Starting schedkit-scheduler", " profiles=%d config-hash=%s leader-elect=%s config-reload=%s",
 		  d->gen->n, d->gen->cfg->sha256, d->leader ? "true" : "false", d->watch_running ? "true" : "false");
+	sk_config_log_notes(d->gen->cfg); /* --policy-config-file: what the Policy could not carry over */
 	if (d->leader) {
 		if (kube_leader_start(d->leader) != 0)
 			return kube_errf(err, "cannot start leader election");
