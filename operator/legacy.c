@@ -172,6 +172,18 @@ static int translate_policy(const cJSON *spec, const cJSON *legacy, cJSON **v1, 
 		join_errors(err, "spec.legacyPolicy.", &e);
 	cJSON_Delete(lp);
 	sk_errors_free(&e);
+	/* The profile goes into a ConfigMap: no private key may ride along (docs/operator.md). */
+	int i = 0;
+	for (const cJSON *x = rc == 0 && *ext ? (*ext)->child : NULL; x; x = x->next, i++) {
+		const char *key = kube_obj_get_string(x, "tlsConfig.keyData");
+		if (key && *key) {
+			cJSON_Delete(*v1);
+			*v1 = NULL;
+			return kube_errf(err, "spec.legacyPolicy.extenders[%d].tlsConfig.keyData: Forbidden: a private key would be "
+					      "written into the scheduler's ConfigMap; give the extender in spec.extenders with its "
+					      "key in a Secret", i);
+		}
+	}
 	if (rc == 0 && *ext && present(spec, "extenders")) {
 		cJSON_Delete(*v1);
 		*v1 = NULL;

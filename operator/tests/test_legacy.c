@@ -91,6 +91,9 @@ static void test_refused(void **state)
 		  "to it or it has overflown; priorities[1].name: priority type not found for \"Nope\"" },
 		{ "legacyPolicy: {extenders: [{urlPrefix: 'http://a'}]}\nextenders: [{urlPrefix: 'http://b'}]\n",
 		  "spec.extenders: Forbidden: the legacyPolicy has extenders too; keep one list" },
+		{ "legacyPolicy: {extenders: [{urlPrefix: 'https://a', TLSConfig: {KeyData: c2VjcmV0}}]}\n",
+		  "spec.legacyPolicy.extenders[0].tlsConfig.keyData: Forbidden: a private key would be written into the "
+		  "scheduler's ConfigMap; give the extender in spec.extenders with its key in a Secret" },
 		{ "provider: DefaultProvider\nplugins: {multiPoint: {enabled: [{name: X}]}}\n",
 		  "spec.plugins.multiPoint: Forbidden: an upstream provider lists every extension point; configure the points "
 		  "themselves" },

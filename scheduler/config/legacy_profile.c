@@ -98,10 +98,10 @@ int lp_config_append(struct legacy_profile *lp, const char *name, const cJSON *a
 	if (config_entry(lp, name))
 		return 0;
 	cJSON *e = cJSON_CreateObject(), *a = cJSON_Duplicate(args, 1);
+	/* cJSON_AddItemToObject attaches a only when it succeeds, so on any failure a is ours */
 	if (!e || !a || !cJSON_AddStringToObject(e, "name", name) || !cJSON_AddItemToObject(e, "args", a)) {
 		cJSON_Delete(e);
-		if (!e || !cJSON_GetObjectItemCaseSensitive(e, "args"))
-			cJSON_Delete(a);
+		cJSON_Delete(a);
 		return -1;
 	}
 	cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(lp->root, "pluginConfig"), e);

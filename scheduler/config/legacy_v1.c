@@ -421,6 +421,17 @@ static void copy_other_args(struct v1_state *st)
 	}
 }
 
+/* Appends {"name": name} to arr (NULL arr: false). */
+static bool add_named(cJSON *arr, const char *name)
+{
+	cJSON *o = arr ? cJSON_CreateObject() : NULL;
+	if (!o || !cJSON_AddStringToObject(o, "name", name) || !cJSON_AddItemToArray(arr, o)) {
+		cJSON_Delete(o); /* cJSON_AddItemToArray fails only before attaching */
+		return false;
+	}
+	return true;
+}
+
 /* The v1 plugins object: multiPoint disables every default; each point lists its plugins. A
  * queueSort of PrioritySort alone stays in multiPoint (as in v1's defaults): upstream requires the
  * same queueSort PluginSet in every profile, and a profile that names it at queueSort itself
@@ -433,20 +444,8 @@ static cJSON *v1_plugins(struct v1_state *st)
 							      kube_obj_get_string(qs->child, "name") : "", "PrioritySort");
 	cJSON *p = cJSON_CreateObject();
 	cJSON *mp = p ? cJSON_AddObjectToObject(p, "multiPoint") : NULL;
-	if (qs_multi && mp) {
-		cJSON *en = cJSON_AddArrayToObject(mp, "enabled"), *ps = cJSON_CreateObject();
-		if (!en || !ps || !cJSON_AddStringToObject(ps, "name", "PrioritySort") || !cJSON_AddItemToArray(en, ps)) {
-			if (!en || !ps || !cJSON_GetObjectItemCaseSensitive(ps, "name"))
-				cJSON_Delete(ps);
-			cJSON_Delete(p);
-			return NULL;
-		}
-	}
-	cJSON *dis = mp ? cJSON_AddArrayToObject(mp, "disabled") : NULL;
-	cJSON *star = cJSON_CreateObject();
-	if (!dis || !star || !cJSON_AddStringToObject(star, "name", "*") || !cJSON_AddItemToArray(dis, star)) {
-		if (!dis || !star)
-			cJSON_Delete(star);
+	if (!mp || (qs_multi && !add_named(cJSON_AddArrayToObject(mp, "enabled"), "PrioritySort")) ||
+	    !add_named(cJSON_AddArrayToObject(mp, "disabled"), "*")) {
 		cJSON_Delete(p);
 		return NULL;
 	}

@@ -435,8 +435,8 @@ static void test_notes(void **state)
 		"alwaysCheckAllPredicates: not carried over: v1 has no such option",
 		"plugin ServiceAffinity: not carried over: the ServiceAffinity plugin is not in the v1 API",
 		"plugin EBSLimits: not in the v1 API: in-tree volume plugins are migrated to CSI drivers",
-		"plugin NodeResourcesLeastAllocated: not carried over: NodeResourcesFit scores with one strategy and takes "
-		"NodeResourcesMostAllocated's (the larger weight, the later on a tie)",
+		("plugin NodeResourcesLeastAllocated: not carried over: NodeResourcesFit scores with one strategy and takes "
+		 "NodeResourcesMostAllocated's (the larger weight, the later on a tie)"),
 		"plugin NodePreferAvoidPods: not carried over: the NodePreferAvoidPods plugin",
 		"pluginConfig ServiceAffinity: not carried over: the plugin is not in the v1 API",
 	};
