@@ -82,6 +82,11 @@ static bool in_list(const char *s, const char *const *l)
  * step-1 profile. */
 static cJSON *merged_profile(const cJSON *user, const cJSON *base, int pi, struct sk_errors *errs)
 {
+	static const char *const fields[] = { "schedulerName", "plugins", "pluginConfig", NULL };
+	char path[32];
+	snprintf(path, sizeof path, "profiles[%d]", pi);
+	if (sk_json_check_object(user, path, fields, false, errs) < 0)
+		return NULL;
 	const cJSON *uplugins = cJSON_GetObjectItemCaseSensitive(user, "plugins");
 	if (uplugins && cJSON_GetObjectItemCaseSensitive(uplugins, "multiPoint")) {
 		sk_errors_addf(errs, "profiles[%d].plugins.multiPoint: not in this version (multiPoint came with v1beta3)", pi);

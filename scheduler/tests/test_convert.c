@@ -197,6 +197,9 @@ static void test_errors(void **state)
 		{ "apiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n"
 		  "    multiPoint:\n      enabled: [{name: A}]\n",
 		  "error: profiles[0].plugins.multiPoint: not in this version (multiPoint came with v1beta3)\n" },
+		{ "apiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+		  "- schedulerName: a\n  percentageOfNodesToScore: 5\n",
+		  "error: unknown field \"profiles[0].percentageOfNodesToScore\"\n" },
 		{ "apiVersion: kubescheduler.config.k8s.io/v1beta1\nkind: KubeSchedulerConfiguration\nalgorithmSource:\n"
 		  "  policy:\n    configMap: {name: p}\n",
 		  "error: algorithmSource.policy.configMap: the Policy is the data key \"policy.cfg\" of ConfigMap "
