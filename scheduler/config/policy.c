@@ -136,6 +136,7 @@ struct policy_state {
 	int32_t hard_pod_affinity_weight;
 	bool oom;
 	struct sk_errors *notes; /* never NULL */
+	struct sk_errors *errs;  /* the caller's */
 };
 
 /* Unknown keys are ignored, as the decoder upstream used for a Policy ignored them (its JSON
@@ -516,12 +517,19 @@ static void process_priority(struct policy_state *st, const cJSON *list, const c
 static void run_producer(struct policy_state *st, const struct producer *pr, int32_t weight, bool priority,
 			 struct legacy_profile *lp)
 {
-	int32_t w = weight;
-	if (priority && pr->args == PA_NODE_LABEL) /* n * weight (all label preferences share one weight) */
-		w = weight * (int32_t)(cJSON_GetArraySize(member(st->node_label, "presentLabelsPreference")) +
-				       cJSON_GetArraySize(member(st->node_label, "absentLabelsPreference")));
+	int64_t n = 1; /* NodeLabel, ServiceAffinity: n * weight (all such priorities share one weight) */
+	if (priority && pr->args == PA_NODE_LABEL)
+		n = cJSON_GetArraySize(member(st->node_label, "presentLabelsPreference")) +
+		    cJSON_GetArraySize(member(st->node_label, "absentLabelsPreference"));
 	if (priority && pr->args == PA_SERVICE_AFFINITY)
-		w = weight * (int32_t)cJSON_GetArraySize(member(st->service_affinity, "antiAffinityLabelsPreference"));
+		n = cJSON_GetArraySize(member(st->service_affinity, "antiAffinityLabelsPreference"));
+	if ((int64_t)weight * n > INT32_MAX) { /* upstream's int32 product wrapped */
+		sk_errors_addf(st->errs, "priorities: the %s score weight %" PRId64 " (weight %d x %" PRId64 " priorities) "
+				      "does not fit the framework's int32 score weight", pr->adds[0].plugin, (int64_t)weight * n,
+			       weight, n);
+		return;
+	}
+	int32_t w = (int32_t)((int64_t)weight * n);
 	for (int a = 0; a < 4 && pr->adds[a].plugin; a++)
 		if (lp_append(lp, pr->adds[a].ep, pr->adds[a].plugin, pr->adds[a].ep == SK_EP_SCORE && priority ? &w : NULL) < 0)
 			st->oom = true;
@@ -612,7 +620,7 @@ int sk_policy_translate(const cJSON *policy, cJSON **legacy_profile, cJSON **ext
 		return -1;
 	}
 	struct sk_errors scratch = { 0 };
-	struct policy_state st = { .notes = notes ? notes : &scratch };
+	struct policy_state st = { .notes = notes ? notes : &scratch, .errs = errs };
 	const cJSON *preds = NULL, *prios = NULL;
 	decode_top(&st, policy, &preds, &prios, always_check_all, errs);
 	if (preds) {
@@ -635,7 +643,7 @@ int sk_policy_translate(const cJSON *policy, cJSON **legacy_profile, cJSON **ext
 		}
 	}
 	cJSON *ext = NULL;
-	if (legacy_extenders_to_v1(member(policy, "extenders"), &ext, notes, errs) < 0)
+	if (legacy_extenders_to_v1(member(policy, "extenders"), &ext, st.notes, errs) < 0)
 		st.oom = st.oom || errs->n == before;
 	struct legacy_profile lp = { 0 };
 	if (errs->n == before && !st.oom && lp_init(&lp, "default-scheduler") == 0) {

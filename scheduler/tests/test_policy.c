@@ -367,6 +367,10 @@ static void test_errors(void **state)
 		{ "{\"priorities\":[{\"name\":\"NodeLabel\",\"weight\":1}]}",
 		  "ERR priorities[0].name: priority \"NodeLabel\" needs an argument (labelPreference, serviceAntiAffinity or "
 		  "requestedToCapacityRatioArguments)" },
+		{ "{\"priorities\":[{\"name\":\"a\",\"weight\":2000000000,\"argument\":{\"labelPreference\":{\"label\":\"x\"}}},"
+		  "{\"name\":\"b\",\"weight\":2000000000,\"argument\":{\"labelPreference\":{\"label\":\"y\"}}}]}",
+		  "ERR priorities: the NodeLabel score weight 4000000000 (weight 2000000000 x 2 priorities) does not fit the "
+		  "framework's int32 score weight" },
 		{ "{\"hardPodAffinitySymmetricWeight\":101}",
 		  "ERR hardPodAffinitySymmetricWeight: Invalid value: 101: not in valid range [0-100]" },
 		{ "{\"kind\":\"Policies\"}", "ERR kind: Unsupported value: \"Policies\": supported values: \"Policy\"" },
