@@ -1,5 +1,5 @@
 /* Step 2 of scheduler/config/legacy.h: a complete v1.22-era profile as a v1 profile, and the two
- * algorithm providers (pkg/scheduler/algorithmprovider/registry.go, v1.21-v1.22) as step-1
+ * algorithm providers (pkg/scheduler/algorithmprovider/registry.go as of v1.22) as step-1
  * profiles. What left the API is replaced by its v1 form where one exists (the score plugins by
  * NodeResourcesFit's scoringStrategy, NodeLabel by NodeAffinityArgs.addedAffinity, SelectorSpread
  * by PodTopologySpread's system defaults) and named in the notes otherwise. The rules and their

@@ -665,9 +665,9 @@ int sk_policy_translate(const cJSON *policy, cJSON **legacy_profile, cJSON **ext
 		st.oom = true;
 	}
 	if (*always_check_all)
-		sk_errors_addf(st.notes, "alwaysCheckAllPredicates: not carried over: v1 has no such option; every filter still "
-				      "runs until the first one that fails on a node, so placements are the same and only "
-				      "the reported failure reasons are fewer");
+		sk_errors_addf(st.notes, "alwaysCheckAllPredicates: not carried over: v1 has no such option; filtering a node "
+				      "stops at its first failing filter, so placements are the same and only the "
+				      "reported failure reasons are fewer");
 	cJSON_Delete(st.node_label);
 	cJSON_Delete(st.service_affinity);
 	cJSON_Delete(st.rtcr);
