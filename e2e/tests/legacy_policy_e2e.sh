@@ -180,6 +180,11 @@ printf 'apiVersion: schedkit.io/v1alpha1\nkind: SchedulerProfile\nmetadata:\n  n
 eventually "a Policy that does not translate: Accepted=False, reason Invalid" cond_is bad-legacy Accepted reason Invalid
 expect "... naming the predicate" '^spec\.legacyPolicy\.predicates\[0\]\.name: predicate type not found for "PodFitsEverything"$' \
 	cond bad-legacy Accepted message
+check "kubectl apply -f manifests/samples/legacy-policy.yaml" k apply -f "$SK_ROOT/manifests/samples/legacy-policy.yaml"
+eventually "... the sample legacyPolicy profile is Accepted" cond_is legacy-packing Accepted status True
+expect "... InterPodAffinityPriority kept its weight and hardPodAffinitySymmetricWeight reached InterPodAffinityArgs" \
+	'InterPodAffinity:2' k get sp legacy-packing -o jsonpath='{.status.translation.plugins.score[*]}'
+eventually "... the ConfigMap holds hardPodAffinityWeight: 10" bash -c "$(declare -f k cm); cm | grep -q 'hardPodAffinityWeight: 10'"
 printf 'apiVersion: schedkit.io/v1alpha1\nkind: SchedulerProfile\nmetadata:\n  name: ca\nspec:\n  provider: ClusterAutoscalerProvider\n' | k apply -f - >/dev/null
 eventually "provider ClusterAutoscalerProvider is Accepted" cond_is ca Accepted status True
 expect "... and translated (status.translation.source)" '^provider ClusterAutoscalerProvider$' \
