@@ -11,6 +11,7 @@
 
 #include "kube/object.h"
 #include "kube/util.h"
+#include "scheduler/config/config.h"
 #include "scheduler/config/legacy.h"
 #include "scheduler/config/legacy_internal.h"
 
@@ -432,7 +433,7 @@ static void convert_usage(FILE *f)
 		   "                  algorithmSource.policy.file.path when that is set and this flag is not\n"
 		   "  --output FILE   where the v1 YAML goes (default: standard output)\n"
 		   "Everything not carried over exactly is listed as '# note:' lines at the top of the output\n"
-		   "and on standard error.\n");
+		   "and on standard error; so is what --validate would refuse in the result (a 'warning:').\n");
 }
 
 static cJSON *read_doc(const char *path, FILE *errout)
@@ -480,6 +481,23 @@ static int write_output(const char *out_path, FILE *out, const struct sk_errors 
 		rc = 1;
 	}
 	return rc;
+}
+
+/* What this build's loader says of the result (plugins of --plugin-dir are unknown here, so an
+ * out-of-tree plugin shows up too): warnings, the file is written either way. */
+static void check_loads(const cJSON *doc, FILE *errout)
+{
+	char *text = kube_json_print(doc);
+	if (!text)
+		return;
+	struct sk_errors errs = { 0 };
+	struct sk_config *cfg = sk_config_load(text, strlen(text), &errs);
+	for (int i = 0; !cfg && i < errs.n; i++)
+		fprintf(errout, "warning: schedkit-scheduler --validate (without --plugin-dir) will report: %s\n",
+			errs.msgs[i] ? errs.msgs[i] : "out of memory");
+	sk_config_free(cfg);
+	sk_errors_free(&errs);
+	free(text);
 }
 
 int sk_convert_main(int argc, char **argv, FILE *out, FILE *errout)
@@ -544,6 +562,7 @@ int sk_convert_main(int argc, char **argv, FILE *out, FILE *errout)
 		rc = write_output(out_path, out, &notes, src, doc, errout);
 		for (int i = 0; i < notes.n; i++)
 			fprintf(errout, "note: %s\n", notes.msgs[i]);
+		check_loads(doc, errout);
 	} else {
 		for (int i = 0; i < errs.n; i++)
 			fprintf(errout, "error: %s\n", errs.msgs[i] ? errs.msgs[i] : "out of memory");
