@@ -133,6 +133,8 @@ static int build_clients(struct sk_daemon *d, const struct sk_config *cfg, char 
 		kc->qps = opts->kube_api_qps;
 	if (!opts->config_path && opts->kube_api_burst > 0)
 		kc->burst = opts->kube_api_burst;
+	const char *h = kc->server ? strstr(kc->server, "://") : NULL;
+	snprintf(d->api_host, sizeof d->api_host, "%.*s", h ? (int)strcspn(h + 3, "/") : 0, h ? h + 3 : "");
 	int rc = kube_client_new(kc, &d->client, &e);
 	if (rc == 0)
 		rc = kube_client_new(kc, &d->event_client, &e);
@@ -159,7 +161,9 @@ static int build_state(struct sk_daemon *d, char **err)
 	d->metrics = d->registry ? sk_sched_metrics_new(d->registry) : NULL;
 	if (d->registry)
 		sk_dm_reload_metrics_new(d);
-	if (!d->cache || !d->snap || !d->nom || !d->metrics)
+	struct kube_client *clients[] = {d->client, d->event_client, NULL};
+	d->std_metrics = d->registry ? kube_std_metrics_new(d->registry, clients, d->api_host) : NULL;
+	if (!d->cache || !d->snap || !d->nom || !d->metrics || !d->std_metrics)
 		return kube_errf(err, "out of memory");
 	return 0;
 }
@@ -177,6 +181,8 @@ static int build_scheduler(struct sk_daemon *d, const struct sk_config *cfg, cha
 	sk_dm_sched_env(d, cfg, &env);
 	if (d->opts.pod_max_unsched_ms > 0)
 		env.queue.max_in_unschedulable_ns = d->opts.pod_max_unsched_ms * 1000000LL;
+	env.queue.moved = sk_sched_metrics_queue_moved;
+	env.queue.moved_ctx = d->metrics;
 	if (!(d->sched = sk_scheduler_new(&env, &e))) {
 		kube_errf(err, "scheduler: %s", e ? e : "cannot create");
 		free(e);
@@ -502,6 +508,7 @@ void sk_daemon_free(struct sk_daemon *d)
 	sk_snapshot_free(d->snap);
 	sk_cache_free(d->cache);
 	sk_sched_metrics_free(d->metrics);
+	kube_std_metrics_free(d->std_metrics);
 	kube_metrics_registry_free(d->registry);
 	if (!atomic_load(&d->events_abandoned)) /* still used by the abandoned senders */
 		kube_client_free(d->event_client);

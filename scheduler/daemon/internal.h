@@ -16,6 +16,7 @@
 #include "kube/informer.h"
 #include "kube/leader.h"
 #include "kube/metrics.h"
+#include "kube/procmetrics.h"
 #include "kube/rest.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/backend/nominator.h"
@@ -123,6 +124,8 @@ struct sk_daemon {
 	struct kube_leader *leader;
 	struct kube_metrics_registry *registry;
 	struct sk_sched_metrics *metrics;
+	struct kube_std_metrics *std_metrics; /* process_*, kubernetes_build_info, rest_client_* */
+	char api_host[256];              /* host:port of the API server (rest_client_* host label) */
 	struct kube_http_server *http;
 	struct sk_serving *serving;      /* serve.c: TLS material, delegation clients (sk_dm_serve_free) */
 
