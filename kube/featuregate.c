@@ -169,6 +169,8 @@ static int parse_pair(const char *p, size_t n, int *set, char **err)
 	size_t vl = n - (size_t)(v - p);
 	while (vl && *v == ' ')
 		v++, vl--;
+	while (vl && v[vl - 1] == ' ')
+		vl--;
 	char val[64];
 	snprintf(val, sizeof val, "%.*s", (int)(vl < 63 ? vl : 63), v);
 	int i = find(p, kl);

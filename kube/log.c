@@ -33,7 +33,7 @@ static size_t json_str(char *b, size_t off, size_t cap, const char *s, size_t n)
 }
 
 /* The klog-style " key=value key=\"quoted\"" pairs as JSON members (component-base/logs/json):
- * a quoted value is unquoted (its \" and \\ escapes undone), a bare one is a string, except
+ * a quoted value is unquoted (its \" \\ \n \t escapes undone), a bare one is a string, except
  * integers, which stay numbers. */
 static size_t json_pairs(char *b, size_t off, size_t cap, const char *kv)
 {
@@ -54,8 +54,11 @@ static size_t json_pairs(char *b, size_t off, size_t cap, const char *kv)
 			char val[2048];
 			size_t vn = 0;
 			for (p++; *p && *p != '"' && vn + 1 < sizeof val; p++) {
-				if (*p == '\\' && p[1])
+				if (*p == '\\' && p[1]) {
 					p++;
+					val[vn++] = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p;
+					continue;
+				}
 				val[vn++] = *p;
 			}
 			if (*p == '"')
