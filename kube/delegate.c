@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 #include <openssl/sha.h>
 
+#include "kube/httpserver.h"
 #include "kube/log.h"
 #include "kube/rest.h"
 #include "kube/util.h"
@@ -284,20 +285,10 @@ static int access_review(struct kube_delegate *d, const struct user *u, const ch
 	return out;
 }
 
-static bool path_allowed(char *const *allow, const char *path)
-{
-	for (int i = 0; allow[i]; i++) {
-		size_t n = strlen(allow[i]);
-		if (n && allow[i][n - 1] == '*' ? !strncmp(allow[i], path, n - 1) : !strcmp(allow[i], path))
-			return true;
-	}
-	return false;
-}
-
 static int authorize(struct kube_delegate *d, const struct user *u, const char *method, const char *path, char *msg,
 		     size_t len)
 {
-	if (path_allowed(d->allow, path) || groups_has(u->groups, "system:masters"))
+	if (kube_http_path_matches((const char *const *)d->allow, path) || groups_has(u->groups, "system:masters"))
 		return 0;
 	char verb[32];
 	size_t i = 0;

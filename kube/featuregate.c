@@ -10,6 +10,11 @@
 #include "kube/util.h"
 
 const struct kube_feature_gate kube_feature_gates[] = {
+	/* GA in v1.34 and locked to true (not in --help, still known): the scheduler's */
+	{"DynamicResourceAllocation", 'G', true},
+	{"MatchLabelKeysInPodAffinity", 'G', true},
+	{"NodeInclusionPolicyInPodTopologySpread", 'G', true},
+	{"SchedulerQueueingHints", 'G', true},
 	{"APIResponseCompression", 'B', true},
 	{"APIServerIdentity", 'B', true},
 	{"APIServingWithRoutine", 'A', false},
@@ -180,6 +185,8 @@ static int parse_pair(const char *p, size_t n, int *set, char **err)
 	if (vl >= 63 || kube_parse_bool(val, &b) != 0)
 		return kube_errf(err, "invalid value of %.*s=%s, err: strconv.ParseBool: parsing \"%s\": invalid syntax",
 				 (int)kl, p, val, val);
+	if (kube_feature_gates[i].stage == 'G' && !b)
+		return kube_errf(err, "cannot set feature gate %.*s to false, feature is locked to true", (int)kl, p);
 	if (set)
 		set[i] = b;
 	return 0;

@@ -28,6 +28,8 @@ static void test_parse(void **state)
 		{"SchedulerAsyncPreemption", "missing bool value for SchedulerAsyncPreemption"},
 		{"other:SchedulerAsyncPreemption=true", "unrecognized component: other"},
 		{"schedulerasyncpreemption=true", "unrecognized feature gate: schedulerasyncpreemption"},
+		{"SchedulerQueueingHints=true", NULL}, /* GA: true is accepted */
+		{"SchedulerQueueingHints=false", "cannot set feature gate SchedulerQueueingHints to false, feature is locked to true"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char *err = NULL;
@@ -55,9 +57,17 @@ static void test_values_and_defaults(void **state)
 	assert_true(kube_feature_gate_enabled(set, "AllAlpha"));
 	assert_false(kube_feature_gate_enabled(set, "NoSuchGate"));
 	assert_true(kube_feature_gate_enabled(NULL, "PodLevelResources"));
-	/* the table is sorted and has no duplicate */
-	for (size_t i = 1; i < kube_nfeature_gates; i++)
+	/* GA gates first, then the others sorted by name; no duplicate */
+	size_t g = 0;
+	while (g < kube_nfeature_gates && kube_feature_gates[g].stage == 'G')
+		g++;
+	assert_true(g > 0);
+	for (size_t i = g + 1; i < kube_nfeature_gates; i++)
 		assert_true(strcmp(kube_feature_gates[i - 1].name, kube_feature_gates[i].name) < 0);
+	for (size_t i = 0; i < kube_nfeature_gates; i++)
+		for (size_t k = i + 1; k < kube_nfeature_gates; k++)
+			assert_true(strcmp(kube_feature_gates[i].name, kube_feature_gates[k].name) != 0);
+	assert_true(kube_feature_gate_enabled(NULL, "SchedulerQueueingHints"));
 	free(set);
 }
 
