@@ -31,7 +31,8 @@ BIN     := $(OUT)/bin
 LIB     := $(OUT)/lib
 PKGS    := libcurl libcjson yaml-0.1 openssl libwebsockets
 DEPS_PKGS := libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libwebsockets-dev \
-             libcmocka-dev pkg-config gcc make jq curl ca-certificates clang libclang-rt-14-dev
+             libcmocka-dev pkg-config gcc make jq curl ca-certificates clang libclang-rt-14-dev \
+             umoci
 
 ifdef SAN
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined

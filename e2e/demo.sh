@@ -252,9 +252,9 @@ k patch sp spread --type merge -p '{"spec":{"percentageOfNodesToScore":50}}' || 
 ok=
 for _ in $(seq 1 150); do
 	new_hash=$(k -n $NS get lease schedkit-scheduler -o go-template='{{index .metadata.annotations "schedkit.io/config-hash"}}')
-	rendered=$(k get sp spread -o jsonpath='{.status.renderedConfigHash}')
+	hashes=$(k get sp spread -o jsonpath='{.status.renderedHash} {.status.appliedHash}')
 	applied=$(k get sp spread -o jsonpath='{.status.conditions[?(@.type=="Applied")].status}')
-	if [ "$new_hash" != "$old_hash" ] && [ "$new_hash" = "$rendered" ] && [ "$applied" = True ]; then ok=1; break; fi
+	if [ "$new_hash" != "$old_hash" ] && [ "${hashes% *}" = "${hashes#* }" ] && [ "$applied" = True ]; then ok=1; break; fi
 	sleep 0.2
 done
 [ -n "$ok" ] || die "the scheduler did not reload the changed profile"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kube/object.h"
+#include "operator/history.h"
 #include "operator/plugins.h"
 
 static const struct op_kind_info kinds[OP_OBJ_COUNT] = {
@@ -352,6 +353,13 @@ cJSON *op_desired_object(enum op_kind k, const struct op_resources_opts *opts, c
 			if (!cJSON_AddStringToObject(data, OP_CONFIG_KEY, plan->config_yaml) || add(md, "annotations", ann) ||
 			    !cJSON_AddStringToObject(ann, OP_CONFIG_HASH_ANNOTATION, plan->config_hash))
 				goto fail;
+			if (plan->history) {
+				char *h = kube_json_print(plan->history);
+				bool ok = h && cJSON_AddStringToObject(ann, OP_PROFILE_HASHES_ANNOTATION, h);
+				free(h);
+				if (!ok)
+					goto fail;
+			}
 		}
 		break;
 	}

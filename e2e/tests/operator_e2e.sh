@@ -110,7 +110,14 @@ n=$(grep -c '^- schedulerName:' "$TMP/config.yaml")
 if [ "$n" = 2 ]; then ok "the config holds exactly the accepted profiles (2)"; else notok "config holds $n profiles, want 2"; cp "$TMP/config.yaml" "$TMP/out"; diag; fi
 expect "bin-packing renders NodeResourcesFit MostAllocated" 'type: MostAllocated' cat "$TMP/config.yaml"
 hash=$(sha256sum "$TMP/config.yaml" | cut -c1-64)
-expect "status.renderedConfigHash is the sha256 of config.yaml" "^$hash\$" k get sp bin-packing -o jsonpath='{.status.renderedConfigHash}'
+expect "the ConfigMap's config-hash annotation is the sha256 of config.yaml" "^$hash\$" \
+	k -n $NS get configmap schedkit-scheduler-config -o go-template='{{index .metadata.annotations "schedkit.io/config-hash"}}'
+profile_hash_in_cm() { # config-hash schedulerName: the profile's hash in that configuration (ConfigMap history)
+	k -n $NS get configmap schedkit-scheduler-config -o json |
+		jq -r --arg h "$1" --arg n "$2" '.metadata.annotations["schedkit.io/profile-hashes"] | fromjson | .[$h][$n]'
+}
+expect "status.renderedHash is bin-packing's own hash, as the ConfigMap's history records it" \
+	"^$(k get sp bin-packing -o jsonpath='{.status.renderedHash}')\$" profile_hash_in_cm "$hash" bin-packing
 
 check "Deployment schedkit-scheduler exists" k -n $NS get deployment schedkit-scheduler
 expect "Deployment: 2 replicas, RollingUpdate maxUnavailable 0 / maxSurge 1, --config and --leader-elect" \
@@ -133,7 +140,7 @@ profile broken '  plugins:
       - name: NodeResourceFit' | k apply -f - >/dev/null
 eventually "an invalid profile gets Accepted=False reason Invalid" cond_is broken Accepted reason Invalid
 expect "its status carries the loader's exact message" \
-	'^profiles\[0\]\.plugins\.score\.enabled\[0\]: unknown plugin "NodeResourceFit"; did you mean "NodeResourcesFit"\?$' \
+	'^spec\.plugins\.score\.enabled\[0\]: unknown plugin "NodeResourceFit"; did you mean "NodeResourcesFit"\?$' \
 	cond broken Accepted message
 sleep 0.5
 if [ "$(k -n $NS get configmap schedkit-scheduler-config -o jsonpath='{.metadata.resourceVersion}')" = "$cm_rv" ] &&
@@ -163,20 +170,39 @@ eventually "the ConfigMap volume holds config.yaml" test -s "$VOL/config.yaml"
 	>"$TMP/scheduler.log" 2>&1 &
 SCHED_PID=$!
 eventually "with the scheduler leading on its Lease, the profiles become Applied=True" cond_is spread Applied status True
-expect "appliedConfigHash equals renderedConfigHash" '^([0-9a-f]{64}) \1$' \
-	k get sp spread -o jsonpath='{.status.appliedConfigHash} {.status.renderedConfigHash}'
+expect "appliedHash equals renderedHash" '^([0-9a-f]{64}) \1$' \
+	k get sp spread -o jsonpath='{.status.appliedHash} {.status.renderedHash}'
+expect "Ready=True once accepted and applied" '^True Ready$' \
+	k get sp spread -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}'
+expect "conditions are a map keyed by type (listType=map)" '^map type$' \
+	k get crd schedulerprofiles.schedkit.io -o jsonpath='{.spec.versions[0].schema.openAPIV3Schema.properties.status.properties.conditions.x-kubernetes-list-type} {.spec.versions[0].schema.openAPIV3Schema.properties.status.properties.conditions.x-kubernetes-list-map-keys[0]}'
 
 # ------------------------------------------------------------------ reload without a restart
-applied_now() { # profile: Applied=True, and the applied hash is that of the config rendered now
+lease_hash() { k -n $NS get lease schedkit-scheduler -o go-template='{{index .metadata.annotations "schedkit.io/config-hash"}}'; }
+applied_now() { # profile: Applied=True with its own rendered hash, and the leader runs the config rendered now
 	local h
 	h=$(cfg | sha256sum | cut -c1-64)
-	cond_is "$1" Applied status True && [ "$(k get sp "$1" -o jsonpath='{.status.appliedConfigHash}')" = "$h" ]
+	cond_is "$1" Applied status True && [ "$(lease_hash)" = "$h" ] &&
+		[ "$(k get sp "$1" -o jsonpath='{.status.appliedHash}')" = "$(k get sp "$1" -o jsonpath='{.status.renderedHash}')" ]
 }
-hash_before=$(k get sp spread -o jsonpath='{.status.appliedConfigHash}')
+hash_before=$(k get sp spread -o jsonpath='{.status.appliedHash}')
+# Watch every profile while one changes: only spread may show up (its status is per profile).
+timeout 60 kubectl --cache-dir "$TMP/cache" get sp --watch-only -o custom-columns=NAME:.metadata.name,APPLIED:.status.conditions[?\(@.type==\"Applied\"\)].status \
+	>"$TMP/watch.out" 2>&1 &
+WATCH_PID=$!
+sleep 1
 k patch sp spread --type merge -p '{"spec":{"percentageOfNodesToScore":70}}' >/dev/null
 eventually "a changed SchedulerProfile reaches the ConfigMap" bash -c "$(declare -f k cfg); cfg | grep -q 'percentageOfNodesToScore: 70'"
 eventually "... and becomes Applied=True without restarting the scheduler" applied_now spread
-if [ "$(k get sp spread -o jsonpath='{.status.appliedConfigHash}')" != "$hash_before" ] && kill -0 "$SCHED_PID" 2>/dev/null &&
+sleep 1
+kill "$WATCH_PID" 2>/dev/null
+wait "$WATCH_PID" 2>/dev/null
+if grep -q '^spread ' "$TMP/watch.out" && ! grep -v -e '^spread ' -e '^NAME ' "$TMP/watch.out" | grep -q .; then
+	ok "kubectl get sp -w during the change shows spread only: no transition of the other profiles"
+else
+	notok "kubectl get sp -w during the change shows spread only"; cp "$TMP/watch.out" "$TMP/out"; diag
+fi
+if [ "$(k get sp spread -o jsonpath='{.status.appliedHash}')" != "$hash_before" ] && kill -0 "$SCHED_PID" 2>/dev/null &&
 	[ "$(grep -c 'Starting schedkit-scheduler' "$TMP/scheduler.log")" = 1 ]; then
 	ok "... by the same scheduler process (started once, a new applied hash)"
 else
