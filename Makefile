@@ -262,6 +262,12 @@ install: $(BINS) $(SK_MODULES)
 	$(if $(BINS),install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/)
 	$(if $(SK_MODULES),install -m 0644 $(SK_MODULES) $(INST_PLUG)/)
 
+# install.yaml: the single-file install, `kubectl kustomize manifests/` checked in (the test
+# e2e/tests/manifests_install.sh fails when it differs). Regenerate after editing manifests/ or crds/.
+.PHONY: install.yaml
+install.yaml:
+	kubectl kustomize manifests/ >install.yaml.tmp && mv -f install.yaml.tmp install.yaml
+
 clean:
 	rm -rf bin lib build
 
