@@ -25,6 +25,7 @@
 static const enum op_kind apply_order[OP_OBJ_COUNT] = {
 	OP_OBJ_SERVICE_ACCOUNT, OP_OBJ_CLUSTER_ROLE, OP_OBJ_CLUSTER_ROLE_BINDING, OP_OBJ_ROLE,
 	OP_OBJ_ROLE_BINDING,    OP_OBJ_CONFIGMAP,    OP_OBJ_SERVICE,              OP_OBJ_DEPLOYMENT,
+	OP_OBJ_PDB,
 };
 
 static const char *ns_of(const struct op_controller_opts *o)

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "operator/plan.h"
+#include "operator/settings.h"
 
 #define OP_SCHEDULER_NAME "schedkit-scheduler"          /* SA, RBAC, Service, Deployment, Lease */
 #define OP_CONFIGMAP_NAME "schedkit-scheduler-config"
@@ -33,6 +34,7 @@ enum op_kind {
 	OP_OBJ_ROLE_BINDING,
 	OP_OBJ_SERVICE,
 	OP_OBJ_DEPLOYMENT,
+	OP_OBJ_PDB, /* PodDisruptionBudget: a drain or eviction leaves a replica running */
 	OP_OBJ_COUNT
 };
 
@@ -55,6 +57,9 @@ struct op_resources_opts {
 	int scheduler_verbosity;     /* --v passed to the scheduler */
 	const char *cpu_request;     /* NULL: "100m" */
 	const char *memory_request;  /* NULL: "128Mi" */
+	const struct op_settings *settings; /* the installation's settings (settings.h); NULL = none.
+					       Its image and replicas are not read here: the
+					       caller resolves them into scheduler_image/replicas */
 };
 
 /* The desired object of kind k. plan is read for the ConfigMap (config.yaml and its hash; the key

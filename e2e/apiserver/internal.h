@@ -318,4 +318,8 @@ struct apis_server {
 		*rd_events2, *rd_bindings;
 };
 
+/* audit.c: one access-log line per resource request when SK_APISERVER_AUDIT_LOG names a file. */
+void apis_audit(const struct apis_req *r, const char *group, const char *resource, const char *sub, const char *ns,
+		const char *name, bool watch_path);
+
 #endif

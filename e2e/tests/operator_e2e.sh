@@ -76,7 +76,7 @@ ok "schedkit-apiserver started"
 
 start_operator() { # extra flags...
 	"$SK_BIN/schedkit-operator" --kubeconfig "$KUBECONFIG" --namespace $NS --health-probe-bind-address=127.0.0.1:0 \
-		--v=4 "$@" >>"$TMP/operator.log" 2>&1 &
+		--leader-elect=true --scheduler-settings="$TMP/settings.yaml" --v=4 "$@" >>"$TMP/operator.log" 2>&1 &
 	OP_PID=$!
 }
 cfg() { k -n $NS get configmap schedkit-scheduler-config -o go-template='{{index .data "config.yaml"}}'; }
@@ -94,6 +94,21 @@ rvs() { # resourceVersions of every owned object
 		k get clusterrole/schedkit-scheduler clusterrolebinding/schedkit-scheduler \
 			-o jsonpath='{range .items[*]}{.kind}/{.metadata.resourceVersion} {end}'
 }
+
+# The installation's scheduler settings (docs/operator.md, "Scheduler settings").
+cat >"$TMP/settings.yaml" <<'YAML'
+priorityClassName: system-node-critical
+resources:
+  requests: {cpu: 150m, memory: 160Mi}
+  limits: {memory: 640Mi}
+nodeSelector: {kubernetes.io/os: linux}
+tolerations:
+- {key: node-role.kubernetes.io/control-plane, operator: Exists, effect: NoSchedule}
+volumes:
+- {name: extra, emptyDir: {}}
+volumeMounts:
+- {name: extra, mountPath: /var/lib/extra, readOnly: true}
+YAML
 
 # ------------------------------------------------------------------ install and first profiles
 check "kubectl apply -k manifests/ (CRD, namespace, operator RBAC and Deployment)" k apply -k "$SK_ROOT/manifests"
@@ -125,6 +140,13 @@ expect "Deployment: 2 replicas, RollingUpdate maxUnavailable 0 / maxSurge 1, --c
 	k -n $NS get deployment schedkit-scheduler -o jsonpath='{.spec.replicas} {.spec.strategy.type} {.spec.strategy.rollingUpdate.maxUnavailable} {.spec.strategy.rollingUpdate.maxSurge} {.spec.template.spec.containers[0].args}'
 expect "Deployment probes /healthz and /readyz, runs non-root with a read-only root" '^/healthz /readyz true true$' \
 	k -n $NS get deployment schedkit-scheduler -o jsonpath='{.spec.template.spec.containers[0].livenessProbe.httpGet.path} {.spec.template.spec.containers[0].readinessProbe.httpGet.path} {.spec.template.spec.securityContext.runAsNonRoot} {.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem}'
+expect "Deployment: the settings file's priority class, resources, nodeSelector, tolerations and extra volume" \
+	'^system-node-critical 150m 640Mi linux Exists extra /var/lib/extra$' \
+	k -n $NS get deployment schedkit-scheduler -o jsonpath='{.spec.template.spec.priorityClassName} {.spec.template.spec.containers[0].resources.requests.cpu} {.spec.template.spec.containers[0].resources.limits.memory} {.spec.template.spec.nodeSelector.kubernetes\.io/os} {.spec.template.spec.tolerations[0].operator} {.spec.template.spec.volumes[1].name} {.spec.template.spec.containers[0].volumeMounts[1].mountPath}'
+expect "Deployment spreads its replicas across nodes and zones" '^kubernetes.io/hostname topology.kubernetes.io/zone$' \
+	k -n $NS get deployment schedkit-scheduler -o jsonpath='{.spec.template.spec.topologySpreadConstraints[0].topologyKey} {.spec.template.spec.topologySpreadConstraints[1].topologyKey}'
+expect "PodDisruptionBudget schedkit-scheduler: maxUnavailable 1 over the scheduler pods" '^1 schedkit-scheduler$' \
+	k -n $NS get pdb schedkit-scheduler -o jsonpath='{.spec.maxUnavailable} {.spec.selector.matchLabels.app\.kubernetes\.io/name}'
 check "ServiceAccount, Role, RoleBinding and Service exist" k -n $NS get serviceaccount/schedkit-scheduler role/schedkit-scheduler rolebinding/schedkit-scheduler service/schedkit-scheduler
 check "ClusterRole and ClusterRoleBinding exist" k get clusterrole/schedkit-scheduler clusterrolebinding/schedkit-scheduler
 expect "ClusterRole grants pods/binding create" 'pods/binding' k get clusterrole schedkit-scheduler -o jsonpath='{.rules[*].resources}'
@@ -157,6 +179,10 @@ profile copycat '  schedulerName: spread' | k apply -f - >/dev/null
 eventually "a second profile claiming schedulerName spread gets reason Conflict" cond_is copycat Accepted reason Conflict
 expect "the conflict names the older owner" 'already used by SchedulerProfile "spread"' cond copycat Accepted message
 check "the older profile keeps the name" cond_is spread Accepted status True
+printf '%s\n' 'apiVersion: schedkit.io/v1alpha1' 'kind: SchedulerPlugin' 'metadata: {name: shadow}' \
+	"spec: {image: 'x:1', files: [/p/x.so], plugins: [NodeName]}" | k apply -f - >/dev/null
+eventually "a SchedulerPlugin shadowing an in-tree plugin gets Accepted=False (and changes no Deployment)" \
+	bash -c "[ \"\$(kubectl --cache-dir $TMP/cache get splugin shadow -o jsonpath='{.status.conditions[?(@.type==\"Accepted\")].status}')\" = False ]"
 
 # ------------------------------------------------------------------ scheduler reports the hash
 # The scheduler reads the ConfigMap as a Deployment pod would: a mounted volume that kubelet
@@ -256,7 +282,7 @@ if [ "$(k get sp -o jsonpath='{range .items[*]}{.metadata.name}/{.metadata.resou
 	ok "restarting the operator rewrites no SchedulerProfile"
 else notok "restart rewrote SchedulerProfiles"; fi
 expect "schedkit-operator --once changes nothing either" 'writes=0' \
-	"$SK_BIN/schedkit-operator" --kubeconfig "$KUBECONFIG" --namespace $NS --once
+	"$SK_BIN/schedkit-operator" --kubeconfig "$KUBECONFIG" --namespace $NS --scheduler-settings="$TMP/settings.yaml" --once
 if [ "$(rvs)" = "$rv_before" ]; then ok "... resourceVersions still equal"; else notok "--once changed owned objects"; fi
 
 # ------------------------------------------------------------------ drift repair
@@ -271,6 +297,23 @@ eventually "a hand-scaled Deployment goes back to 2 replicas" \
 k -n $NS label configmap schedkit-scheduler-config app.kubernetes.io/managed-by- >/dev/null
 eventually "an object stripped of its managed-by label is taken back" \
 	bash -c "[ \"\$(kubectl --cache-dir $TMP/cache -n $NS get configmap schedkit-scheduler-config -o jsonpath='{.metadata.labels.app\.kubernetes\.io/managed-by}')\" = schedkit-operator ]"
+
+k -n $NS patch deployment schedkit-scheduler --type merge -p '{"spec":{"template":{"spec":{"priorityClassName":"system-cluster-critical"}}}}' >/dev/null
+eventually "a hand-changed setting goes back to the settings file's (drift repair respects the settings)" \
+	bash -c "[ \"\$(kubectl --cache-dir $TMP/cache -n $NS get deployment schedkit-scheduler -o jsonpath='{.spec.template.spec.priorityClassName}')\" = system-node-critical ]"
+owned_ns="serviceaccount/schedkit-scheduler service/schedkit-scheduler role/schedkit-scheduler rolebinding/schedkit-scheduler
+	poddisruptionbudget/schedkit-scheduler deployment/schedkit-scheduler"
+for o in $owned_ns; do k -n $NS label "$o" app.kubernetes.io/managed-by- >/dev/null; done
+for o in clusterrole/schedkit-scheduler clusterrolebinding/schedkit-scheduler; do k label "$o" app.kubernetes.io/managed-by- >/dev/null; done
+labelled() {
+	[ "$(k -n $NS get $owned_ns -o jsonpath='{range .items[*]}{.metadata.labels.app\.kubernetes\.io/managed-by} {end}')" = \
+		"schedkit-operator schedkit-operator schedkit-operator schedkit-operator schedkit-operator schedkit-operator " ] &&
+	[ "$(k get clusterrole/schedkit-scheduler clusterrolebinding/schedkit-scheduler -o jsonpath='{range .items[*]}{.metadata.labels.app\.kubernetes\.io/managed-by} {end}')" = \
+		"schedkit-operator schedkit-operator " ]
+}
+eventually "every other owned kind stripped of its label is taken back too" labelled
+expect "the operator holds its leader Lease" '_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}$' \
+	k -n $NS get lease schedkit-operator -o jsonpath='{.spec.holderIdentity}'
 
 # ------------------------------------------------------------------ health endpoints
 port=$(sed -n 's/.*"Serving" flag=--health-probe-bind-address port=\([0-9]*\).*/\1/p' "$TMP/operator.log" | tail -1)

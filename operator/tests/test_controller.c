@@ -231,8 +231,8 @@ static void test_reconcile_lifecycle(void **state)
 	assert_int_equal(r.profiles, 2);
 	assert_int_equal(r.accepted, 1);
 	assert_int_equal(r.invalid, 1);
-	/* 8 objects + 2 statuses + 1 last-accepted annotation */
-	assert_int_equal(r.writes, 11);
+	/* 9 objects + 2 statuses + 1 last-accepted annotation */
+	assert_int_equal(r.writes, 12);
 
 	char *cfg = config_text(e);
 	assert_non_null(cfg);
