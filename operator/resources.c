@@ -49,7 +49,7 @@ static const char role_rules_fmt[] =
 	"- apiGroups: [coordination.k8s.io]\n  resources: [leases]\n  verbs: [create]\n"
 	"- apiGroups: [coordination.k8s.io]\n  resources: [leases]\n  resourceNames: [%s]\n"
 	"  verbs: [get, update]\n"
-	"- apiGroups: ['']\n  resources: [configmaps]\n  resourceNames: [%s]\n  verbs: [get, list, watch]\n";
+	"- apiGroups: ['']\n  resources: [configmaps]\n  resourceNames: [%s]\n  verbs: [list, watch]\n";
 
 static const char deployment_spec[] =
 	"selector:\n"
@@ -357,8 +357,8 @@ static int fill_deployment(cJSON *o, const struct op_resources_opts *opts, const
 	cJSON *args = cJSON_CreateArray();
 	if (!args)
 		return -1;
-	const char *lines[7];
-	char a0[512], a1[512], a2[512], a3[64];
+	const char *lines[8];
+	char a0[512], a1[512], a2[512], a3[64], a4[512];
 	snprintf(a0, sizeof a0, "--config=%s/%s", OP_CONFIG_DIR, OP_CONFIG_KEY);
 	snprintf(a1, sizeof a1, "--leader-elect-resource-namespace=%s", ns);
 	snprintf(a2, sizeof a2, "--leader-elect-resource-name=%s", OP_SCHEDULER_NAME);
@@ -370,7 +370,11 @@ static int fill_deployment(cJSON *o, const struct op_resources_opts *opts, const
 	lines[4] = "--secure-port=10259";
 	lines[5] = a3;
 	lines[6] = "--plugin-dir=" OP_IMAGE_PLUGIN_DIR; /* the image's modules, SchedulerPlugins or not */
-	for (int i = 0; i < 7; i++) {
+	/* the ConfigMap read through the API too: a change runs within a second, not after kubelet's
+	 * sync of the mounted file (scheduler/daemon/cmwatch.c) */
+	snprintf(a4, sizeof a4, "--config-configmap=%s/%s", ns, OP_CONFIGMAP_NAME);
+	lines[7] = a4;
+	for (int i = 0; i < 8; i++) {
 		cJSON *s = cJSON_CreateString(lines[i]);
 		if (!s || !cJSON_AddItemToArray(args, s)) {
 			cJSON_Delete(s);

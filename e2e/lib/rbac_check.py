@@ -22,7 +22,7 @@ NOT_EXERCISED = {
     ("scheduler", "events.k8s.io", "events", "patch"):
         "kube/events.c patches the series of an Event repeated within its window",
     ("scheduler", "", "pods", "patch"):
-        "scheduler/daemon/env.c annotates a pod for a plugin (host API sk_pod_annotate)",
+        "scheduler/daemon/env.c patches a pod's annotations for a plugin (sk_handle_patch_pod_annotation, at PreBind)",
     ("operator", "events.k8s.io", "events", "patch"):
         "kube/events.c patches the series of an Event repeated within its window",
 }

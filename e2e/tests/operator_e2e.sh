@@ -193,7 +193,7 @@ SYNC_PID=$!
 eventually "the ConfigMap volume holds config.yaml" test -s "$VOL/config.yaml"
 "$SK_BIN/schedkit-scheduler" --config "$VOL/config.yaml" --kubeconfig "$KUBECONFIG" --leader-elect=true \
 	--leader-elect-resource-namespace=$NS --leader-elect-resource-name=schedkit-scheduler --secure-port=0 \
-	>"$TMP/scheduler.log" 2>&1 &
+	--config-configmap=$NS/schedkit-scheduler-config >"$TMP/scheduler.log" 2>&1 &
 SCHED_PID=$!
 eventually "with the scheduler leading on its Lease, the profiles become Applied=True" cond_is spread Applied status True
 expect "appliedHash equals renderedHash" '^([0-9a-f]{64}) \1$' \

@@ -40,6 +40,7 @@
 
 struct sk_daemon_opts {
 	char *config_path;        /* --config */
+	char *config_configmap;   /* --config-configmap NS/NAME: also watched through the API (cmwatch.c) */
 	char *kubeconfig;         /* --kubeconfig */
 	char *master;             /* --master: overrides the kubeconfig's server */
 	int leader_elect;         /* --leader-elect: -1 unset (config decides), 0, 1 */

@@ -12,6 +12,8 @@
 
 static const struct kube_flag flags[] = {
 	{ "config", 0, KUBE_FLAG_STRING, OFF(config_path), .help = "The path to the KubeSchedulerConfiguration file." },
+	{ "config-configmap", 0, KUBE_FLAG_STRING, OFF(config_configmap), .arg = "NS/NAME",
+	  .help = "Also watch this ConfigMap through the API and reload its key named\nlike the --config file at once (the file stays the start-up\nsource and the fallback; schedkit's, not upstream's)." },
 	{ "validate", 0, KUBE_FLAG_BOOL, OFF(validate),
 	  .help = "With --config: check the file, print every error, exit 0 or 1." },
 	{ "plugin-dir", 0, KUBE_FLAG_STRINGS, OFF(plugin_dirs), .arg = "DIR",
@@ -89,6 +91,7 @@ void sk_daemon_opts_free(struct sk_daemon_opts *o)
 	if (!o)
 		return;
 	free(o->config_path);
+	free(o->config_configmap);
 	free(o->kubeconfig);
 	free(o->master);
 	free(o->lease_name);
