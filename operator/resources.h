@@ -12,6 +12,7 @@
 
 #include "operator/plan.h"
 #include "operator/settings.h"
+#include "schedkit/version.h"
 
 #define OP_SCHEDULER_NAME "schedkit-scheduler"          /* SA, RBAC, Service, Deployment, Lease */
 #define OP_CONFIGMAP_NAME "schedkit-scheduler-config"
@@ -23,7 +24,8 @@
 #define OP_MANAGED_SELECTOR OP_LABEL_MANAGED_BY "=" OP_MANAGED_BY
 #define OP_SCHEDULER_PORT 10259
 #define OP_DEFAULT_NAMESPACE "schedkit-system"
-#define OP_DEFAULT_IMAGE "schedkit/schedkit:latest"
+/* The scheduler image `make image` builds (images/), tagged with the release. */
+#define OP_DEFAULT_IMAGE "schedkit/schedkit-scheduler:" SK_VERSION
 
 enum op_kind {
 	OP_OBJ_CONFIGMAP = 0,
