@@ -27,6 +27,23 @@ static int fail(char **err, const char *source, const char *fmt, ...)
 	return -1;
 }
 
+/* Blank lines, comments and document markers only: a settings file that sets nothing (the
+ * shipped ConfigMap holds commented examples). */
+static bool only_comments(const char *text, size_t len)
+{
+	size_t i = 0;
+	while (i < len) {
+		while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r'))
+			i++;
+		if (i < len && text[i] != '\n' && text[i] != '#' && !(len - i >= 3 && !strncmp(text + i, "---", 3)))
+			return false;
+		while (i < len && text[i] != '\n')
+			i++;
+		i++;
+	}
+	return true;
+}
+
 static bool all_strings(const cJSON *o)
 {
 	const cJSON *v;
@@ -108,7 +125,7 @@ int op_settings_parse(const char *text, size_t len, const char *source, struct o
 	if (err)
 		*err = NULL;
 	char *perr = NULL;
-	cJSON *doc = len ? kube_yaml_parse_one(text, len, &perr) : NULL;
+	cJSON *doc = len && !only_comments(text, len) ? kube_yaml_parse_one(text, len, &perr) : NULL;
 	if (len && !doc && perr) {
 		fail(err, source, "%s", perr);
 		free(perr);

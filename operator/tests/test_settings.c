@@ -46,7 +46,13 @@ static void test_parse_full(void **state)
 	assert_int_equal(cJSON_GetArraySize(s.volumes), 1);
 	assert_int_equal(cJSON_GetArraySize(s.volume_mounts), 1);
 	op_settings_free(&s);
-	/* an empty file sets nothing */
+	/* comments only (the shipped ConfigMap) set nothing */
+	const char *comments = "# settings\n---\n  # image: x\n\n";
+	assert_int_equal(op_settings_parse(comments, strlen(comments), "c.yaml", &s, &err), 0);
+	assert_null(s.image);
+	assert_int_equal(s.replicas, -1);
+	op_settings_free(&s);
+		/* an empty file sets nothing */
 	assert_int_equal(op_settings_parse("", 0, "e.yaml", &s, &err), 0);
 	assert_null(s.image);
 	assert_int_equal(s.replicas, -1);
