@@ -23,6 +23,16 @@ static cJSON *profiles_of(const struct op_plan *plan)
 	return m;
 }
 
+/* About the bytes e adds to the compact JSON: "key":{"name":"hash",...}, */
+static size_t entry_bytes(const cJSON *e)
+{
+	size_t n = strlen(e->string) + 6;
+	const cJSON *v;
+	cJSON_ArrayForEach(v, e)
+		n += strlen(v->string) + strlen(v->valuestring) + 6;
+	return n;
+}
+
 /* A history entry worth keeping: an object of strings. */
 static bool valid_entry(const cJSON *e)
 {
@@ -42,18 +52,22 @@ cJSON *op_history_update(const char *old, const struct op_plan *plan)
 	if (!out)
 		goto fail;
 	int n = 0;
+	size_t bytes = 2;
 	if (plan && plan->config_yaml && plan->config_hash[0]) {
 		cJSON *cur = profiles_of(plan);
 		if (!cur || !cJSON_AddItemToObject(out, plan->config_hash, cur)) {
 			cJSON_Delete(cur);
 			goto fail;
 		}
+		bytes += entry_bytes(cur);
 		n++;
 	}
 	if (cJSON_IsObject(prev)) {
 		for (cJSON *e = prev->child; e && n < OP_HISTORY_MAX; e = e->next) {
 			if (!valid_entry(e) || cJSON_GetObjectItemCaseSensitive(out, e->string))
 				continue;
+			if ((bytes += entry_bytes(e)) > OP_HISTORY_MAX_BYTES)
+				break;
 			cJSON *dup = cJSON_Duplicate(e, 1);
 			if (!dup || !cJSON_AddItemToObject(out, e->string, dup)) {
 				cJSON_Delete(dup);

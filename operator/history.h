@@ -13,10 +13,13 @@
 
 #define OP_PROFILE_HASHES_ANNOTATION "schedkit.io/profile-hashes"
 #define OP_HISTORY_MAX 8 /* configurations remembered (the scheduler normally lags by one) */
+#define OP_HISTORY_MAX_BYTES 65536 /* and older ones dropped beyond this size (annotations are
+				      limited to 256 KiB in all) */
 
 /* The history after rendering plan: {"<plan's config hash>": {"<schedulerName>": "<rendered
  * hash>", ...}} first, then the configurations of old (the live annotation's value; NULL or
- * unparsable = none) other than that one, in their order, at most OP_HISTORY_MAX in all. A plan
+ * unparsable = none) other than that one, in their order, at most OP_HISTORY_MAX in all and no
+ * older one past OP_HISTORY_MAX_BYTES of JSON (the plan's own is always kept). A plan
  * with no configuration returns old's configurations unchanged. Caller frees (cJSON_Delete); NULL
  * on OOM. Deterministic: the same old and plan give the same history, and a history whose first
  * entry is the plan's comes back equal, so an unchanged situation writes nothing. */

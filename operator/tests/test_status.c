@@ -363,6 +363,23 @@ static void test_history(void **state)
 	cJSON *many = op_history_update(old, &p);
 	assert_int_equal(cJSON_GetArraySize(many), OP_HISTORY_MAX);
 	assert_string_equal(many->child->string, HASH);
+	/* and bounded in bytes: two old configurations of ~40 KiB each, only the newer one fits */
+	size_t big = 40000;
+	char *huge = malloc(2 * big + 256), *w = huge;
+	w += sprintf(w, "{");
+	for (int k = 0; k < 2; k++) {
+		w += sprintf(w, "%s\"old%d\":{\"n\":\"", k ? "," : "", k);
+		memset(w, 'x', big);
+		w += big;
+		w += sprintf(w, "\"}");
+	}
+	sprintf(w, "}");
+	cJSON *sized = op_history_update(huge, &p);
+	assert_int_equal(cJSON_GetArraySize(sized), 2);
+	assert_non_null(cJSON_GetObjectItem(sized, "old0"));
+	assert_null(cJSON_GetObjectItem(sized, "old1"));
+	free(huge);
+	cJSON_Delete(sized);
 	free(text);
 	cJSON_Delete(h);
 	cJSON_Delete(again);

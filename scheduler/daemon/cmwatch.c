@@ -23,6 +23,9 @@ struct sk_cmwatch {
 	char *ns, *name, *key, *source; /* source: "configmap NS/NAME key KEY", for logs */
 	char field_selector[300];
 	char last_seen[SEEN_MAX];       /* reload_mu */
+	char *content;                  /* the key's last value delivered (reload_mu); the periodic
+					   check re-offers it, so a changed plugin file still reloads */
+	size_t content_len;
 	atomic_bool delivered;          /* the ConfigMap with the key was seen (and not deleted since) */
 };
 
@@ -43,8 +46,13 @@ static void offer(struct sk_cmwatch *w, const cJSON *obj)
 		return;
 	}
 	struct sk_daemon *d = w->d;
-	char *err = NULL;
+	char *err = NULL, *keep = strdup(buf);
 	pthread_mutex_lock(&d->reload_mu);
+	if (keep) {
+		free(w->content);
+		w->content = keep;
+		w->content_len = strlen(keep);
+	}
 	int rc = sk_dm_reload_content_locked(d, buf, strlen(buf), w->source, w->last_seen, &err);
 	pthread_mutex_unlock(&d->reload_mu);
 	free(err); /* reload_failed logged it and put it on the Lease */
@@ -83,6 +91,7 @@ static void cmwatch_destroy(struct sk_cmwatch *w)
 	free(w->name);
 	free(w->key);
 	free(w->source);
+	free(w->content);
 	free(w);
 }
 
@@ -143,6 +152,21 @@ void sk_dm_cmwatch_free(struct sk_daemon *d)
 {
 	cmwatch_destroy(d->cmwatch);
 	d->cmwatch = NULL;
+}
+
+int sk_dm_cmwatch_recheck_locked(struct sk_daemon *d, char **err)
+{
+	struct sk_cmwatch *w = d->cmwatch;
+	if (!w || !w->content)
+		return 0;
+	char *buf = malloc(w->content_len + 1);
+	if (!buf)
+		return kube_errf(err, "out of memory");
+	memcpy(buf, w->content, w->content_len + 1);
+	int rc = sk_dm_reload_content_locked(d, buf, w->content_len, w->source, w->last_seen, err);
+	if (rc != 0 && d->leader && kube_leader_is_leader(d->leader))
+		kube_leader_try_acquire_or_renew(d->leader);
+	return rc;
 }
 
 bool sk_dm_cmwatch_active(struct sk_daemon *d)

@@ -195,6 +195,9 @@ void sk_dm_cmwatch_stop(struct sk_daemon *d);
 void sk_dm_cmwatch_free(struct sk_daemon *d);
 /* True once the watch has delivered the ConfigMap (the API is the configuration's source). */
 bool sk_dm_cmwatch_active(struct sk_daemon *d);
+/* reload_mu held: offers the ConfigMap's last content again, so the periodic check still
+ * reloads when only a plugin file changed. Same returns as sk_dm_reload_content_locked. */
+int sk_dm_cmwatch_recheck_locked(struct sk_daemon *d, char **err);
 
 /* reload.c: generations, the swap, the reaper, the config watcher, the reload metrics. */
 int sk_dm_reload_metrics_new(struct sk_daemon *d);

@@ -587,14 +587,15 @@ int sk_dm_reload_content_locked(struct sk_daemon *d, char *buf, size_t len, cons
 }
 
 /* One look at the --config file (reload_mu held). While the ConfigMap is watched through the
- * API (cmwatch.c) that is the source: the file, which kubelet refreshes later, is only the
- * fallback for when the API watch is not running. */
+ * API (cmwatch.c) that is the source: its last content is looked at again instead (with the
+ * plugin files, which may have changed); the file, which kubelet refreshes later, is only the
+ * fallback for when the API watch has not delivered the ConfigMap. */
 static int check_config_locked(struct sk_daemon *d, char **err)
 {
 	char *buf = NULL, *e = NULL;
 	size_t len = 0;
 	if (sk_dm_cmwatch_active(d))
-		return 0;
+		return sk_dm_cmwatch_recheck_locked(d, err);
 	if (read_file(d->opts.config_path, &buf, &len, &e) != 0) {
 		/* Reported once per failure state, not every poll. */
 		int rc = 0;
