@@ -505,6 +505,9 @@ static void assert_point(const struct sk_profile_config *p, enum sk_ext_point ep
 		fail();
 	}
 }
+/* The volume plugins after NodeResourcesFit at PreFilter and Filter (default_plugins.go order). */
+#define NVOLUME_PLUGINS 3
+#define VOLUME_PLUGINS { "VolumeRestrictions", 0 }, { "NodeVolumeLimits", 0 }, { "VolumeZone", 0 },
 #define POINT(p, ep, ...)                                                                                              \
 	do {                                                                                                           \
 		const struct ref want_[] = { __VA_ARGS__ };                                                            \
@@ -518,10 +521,10 @@ static void test_default_profile_points(void **state)
 	const struct sk_profile_config *p = &cfg->profiles[0];
 	POINT(p, SK_EP_PRE_ENQUEUE, { "SchedulingGates", 0 });
 	POINT(p, SK_EP_QUEUE_SORT, { "PrioritySort", 0 });
-	POINT(p, SK_EP_PRE_FILTER, { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 },
+	POINT(p, SK_EP_PRE_FILTER, { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, VOLUME_PLUGINS
 	      { "PodTopologySpread", 0 }, { "InterPodAffinity", 0 });
 	POINT(p, SK_EP_FILTER, { "NodeUnschedulable", 0 }, { "NodeName", 0 }, { "TaintToleration", 0 },
-	      { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, { "PodTopologySpread", 0 },
+	      { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, VOLUME_PLUGINS { "PodTopologySpread", 0 },
 	      { "InterPodAffinity", 0 });
 	POINT(p, SK_EP_PRE_SCORE, { "TaintToleration", 0 }, { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 },
 	      { "PodTopologySpread", 0 }, { "InterPodAffinity", 0 }, { "NodeResourcesBalancedAllocation", 0 });
@@ -532,12 +535,11 @@ static void test_default_profile_points(void **state)
 	POINT(p, SK_EP_POST_FILTER, { "DefaultPreemption", 0 });
 	assert_int_equal(p->points[SK_EP_RESERVE].n, 0);
 	/* every unavailable default is reported, in default order */
-	assert_int_equal(p->nunavailable, 5);
+	assert_int_equal(p->nunavailable, 2);
 	for (int i = 0; sk_unavailable_default_plugins[i]; i++)
 		assert_string_equal(p->unavailable[i], sk_unavailable_default_plugins[i]);
 	cJSON *u = sk_config_unavailable_json(cfg);
-	assert_json_equal(u, "{\"default-scheduler\":[\"VolumeRestrictions\",\"NodeVolumeLimits\",\"VolumeBinding\","
-			     "\"VolumeZone\",\"DynamicResources\"]}");
+	assert_json_equal(u, "{\"default-scheduler\":[\"VolumeBinding\",\"DynamicResources\"]}");
 	cJSON_Delete(u);
 	/* the framework's args view has the decoded args of the built plugins with args */
 	assert_int_equal(p->nargs, 6);
@@ -623,8 +625,8 @@ static void test_merge_disable_at_one_point(void **state)
 					    "preFilter: {disabled: [{name: NodeAffinity}]}}}]\n");
 	const struct sk_profile_config *p = &cfg->profiles[0];
 	POINT(p, SK_EP_FILTER, { "NodeUnschedulable", 0 }, { "NodeName", 0 }, { "TaintToleration", 0 },
-	      { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 }, { "PodTopologySpread", 0 }, { "InterPodAffinity", 0 });
-	POINT(p, SK_EP_PRE_FILTER, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, { "PodTopologySpread", 0 },
+	      { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 }, VOLUME_PLUGINS { "PodTopologySpread", 0 }, { "InterPodAffinity", 0 });
+	POINT(p, SK_EP_PRE_FILTER, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, VOLUME_PLUGINS { "PodTopologySpread", 0 },
 	      { "InterPodAffinity", 0 });
 	sk_config_free(cfg);
 }
@@ -636,7 +638,7 @@ static void test_override_order(void **state)
 	struct sk_config *cfg = load_ok(HDR "profiles: [{plugins: {filter: {enabled: [{name: NodePorts}, {name: NodeName}]}}}]\n");
 	const struct sk_profile_config *p = &cfg->profiles[0];
 	POINT(p, SK_EP_FILTER, { "NodePorts", 0 }, { "NodeName", 0 }, { "NodeUnschedulable", 0 },
-	      { "TaintToleration", 0 }, { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 }, { "PodTopologySpread", 0 },
+	      { "TaintToleration", 0 }, { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 }, VOLUME_PLUGINS { "PodTopologySpread", 0 },
 	      { "InterPodAffinity", 0 });
 	sk_config_free(cfg);
 }
@@ -733,7 +735,7 @@ static void test_out_of_tree_multipoint(void **state)
 	struct sk_config *cfg = load_ok(HDR "profiles: [{plugins: {multiPoint: {enabled: [{name: CustomPlugin, weight: 7}]}}}]\n");
 	const struct sk_profile_config *p = &cfg->profiles[0];
 	POINT(p, SK_EP_FILTER, { "NodeUnschedulable", 0 }, { "NodeName", 0 }, { "TaintToleration", 0 },
-	      { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, { "PodTopologySpread", 0 },
+	      { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, VOLUME_PLUGINS { "PodTopologySpread", 0 },
 	      { "InterPodAffinity", 0 }, { "CustomPlugin", 0 });
 	POINT(p, SK_EP_SCORE, { "TaintToleration", 3 }, { "NodeAffinity", 2 }, { "NodeResourcesFit", 1 },
 	      { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 },
@@ -744,7 +746,7 @@ static void test_out_of_tree_multipoint(void **state)
 	cfg = load_ok(HDR "profiles: [{plugins: {multiPoint: {enabled: [{name: CustomPlugin}]}, "
 			  "score: {disabled: [{name: CustomPlugin}]}}}]\n");
 	p = &cfg->profiles[0];
-	assert_string_equal(p->points[SK_EP_FILTER].items[8].desc->name, "CustomPlugin");
+	assert_string_equal(p->points[SK_EP_FILTER].items[8 + NVOLUME_PLUGINS].desc->name, "CustomPlugin");
 	assert_int_equal(p->points[SK_EP_SCORE].n, 7);
 	sk_config_free(cfg);
 }
@@ -818,7 +820,7 @@ static void test_fit_args_of_disabled_plugin(void **state)
 		HDR "profiles:\n- plugins: {multiPoint: {disabled: [{name: NodeResourcesFit}]}}\n"
 		    "  pluginConfig:\n  - name: NodeResourcesFit\n"
 		    "    args: {scoringStrategy: {type: Foo, resources: [{name: cpu, weight: 200}]}}\n");
-	assert_int_equal(cfg->profiles[0].points[SK_EP_FILTER].n, 7);
+	assert_int_equal(cfg->profiles[0].points[SK_EP_FILTER].n, 7 + NVOLUME_PLUGINS);
 	assert_null(sk_profile_args(&cfg->profiles[0], "NodeResourcesFit"));
 	sk_config_free(cfg);
 
@@ -876,7 +878,7 @@ static void test_rich_round_trip(void **state)
 	assert_string_equal(cfg->profiles[0].plugin_config[0].name, "DefaultPreemption");
 	POINT(&cfg->profiles[0], SK_EP_SCORE, { "NodeAffinity", 4 }, { "TaintToleration", 3 }, { "NodeResourcesFit", 1 },
 	      { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 });
-	assert_int_equal(cfg->profiles[0].points[SK_EP_PRE_FILTER].n, 4);
+	assert_int_equal(cfg->profiles[0].points[SK_EP_PRE_FILTER].n, 4 + NVOLUME_PLUGINS);
 	/* the sha256 differs with the text */
 	assert_string_not_equal(cfg->sha256, again->sha256);
 	cJSON_Delete(j);
