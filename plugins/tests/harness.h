@@ -24,7 +24,8 @@ struct ph {
 	int npatches;                  /* sk_handle_api_patch calls */
 	char patched[8][256];          /* their paths (the first 8) */
 	cJSON *patches;                /* their bodies, an array */
-	const char *patch_error;       /* when set, api_patch fails with this message */
+	const char *patch_error;       /* when set, api_patch fails with this message; else it answers
+				        * an object at resourceVersion 1000 */
 };
 
 /* Contrib plugins (plugins/contrib/<Name>/tests/test_*.c): the Makefile links the plugin's objects
