@@ -172,7 +172,7 @@ static uint32_t decode_access_modes(struct vctx *c, const cJSON *spec)
 			if (strcmp(m->valuestring, modes[k].name) == 0)
 				b = modes[k].bit;
 		if (!b)
-			vfail(c, "spec.accessModes[%d]: Unsupported value: %s: supported values: \"ReadOnlyMany\", "
+			vfail(c, "spec.accessModes[%d]: Unsupported value: \"%s\": supported values: \"ReadOnlyMany\", "
 				 "\"ReadWriteMany\", \"ReadWriteOnce\", \"ReadWriteOncePod\"",
 			      i, cJSON_IsString(m) ? m->valuestring : "(not a string)");
 		bits |= b;

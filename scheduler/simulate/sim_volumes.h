@@ -9,11 +9,20 @@
 #include <cjson/cJSON.h>
 
 struct sk_volume_store;
+struct sk_sim_volumes;
 
 /* PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver. */
 bool sk_sim_is_storage_kind(const char *kind);
-/* env.api_patch over the store. 0 and *out (may be NULL), or -1 and *err. */
-int sk_sim_volumes_patch(struct sk_volume_store *vs, const char *path, const cJSON *patch, cJSON **out,
+struct sk_sim_volumes *sk_sim_volumes_new(void); /* NULL on ENOMEM */
+void sk_sim_volumes_free(struct sk_sim_volumes *v);
+/* The store the frameworks' listers read (env.volumes). */
+struct sk_volume_store *sk_sim_volumes_store(struct sk_sim_volumes *v);
+/* Adds a document of the cluster file (a uid is made up when it has none). 0, or -1 and *err
+ * naming the object and the field. */
+int sk_sim_volumes_add(struct sk_sim_volumes *v, const cJSON *obj, char **err);
+/* env.api_patch: a JSON merge patch of a PV or PVC, then the PV controller's reaction. 0 and *out
+ * (the object after the patch; may be NULL), or -1, *err and *conflict (resourceVersion differs). */
+int sk_sim_volumes_patch(struct sk_sim_volumes *v, const char *path, const cJSON *patch, cJSON **out,
 			 bool *conflict, char **err);
 
 #endif

@@ -20,7 +20,6 @@
 #include "scheduler/framework/runtime.h"
 #include "scheduler/simulate/node_metrics.h"
 #include "scheduler/simulate/sim_volumes.h"
-#include "scheduler/backend/volume_store.h"
 #include "scheduler/schedule_one.h"
 
 struct sim_class {
@@ -63,7 +62,7 @@ struct sim {
 	struct sk_sim_metrics *metrics;
 	/* PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes and CSIDrivers of the
 	 * cluster file (the volume plugins' listers). */
-	struct sk_volume_store *volumes;
+	struct sk_sim_volumes *volumes;
 };
 
 /* ---------- environment callbacks ---------- */
@@ -580,7 +579,7 @@ static int load(struct sim *s, const cJSON *const *objs, int n, char **err)
 				}
 			} else if (pass == 0 && sk_sim_is_storage_kind(kind)) {
 				char *verr = NULL;
-				if (sk_volume_store_put_json(s->volumes, 0, objs[i], NULL, NULL, &verr) != 0)
+				if (sk_sim_volumes_add(s->volumes, objs[i], &verr) != 0)
 					rc = kube_errf(err, "object %d (%s %s): %s", i + 1, kind, name ? name : "",
 						       verr ? verr : "out of memory");
 				free(verr);
@@ -609,7 +608,7 @@ static void sim_free(struct sim *s)
 	clear_victims(s);
 	free(s->victims);
 	free(s->pdbs);
-	sk_volume_store_free(s->volumes);
+	sk_sim_volumes_free(s->volumes);
 	sk_nominator_free(s->nom);
 	sk_snapshot_free(s->snap);
 	sk_cache_free(s->cache);
@@ -635,7 +634,7 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 	s.cache = sk_cache_new(0);
 	s.snap = sk_snapshot_new();
 	s.nom = sk_nominator_new();
-	s.volumes = sk_volume_store_new();
+	s.volumes = sk_sim_volumes_new();
 	if (!s.cache || !s.snap || !s.nom || !s.volumes || collect(docs, &objs, &nobjs, &capobjs) != 0) {
 		kube_errf(err, "out of memory");
 		goto done;
@@ -676,7 +675,7 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 		.snapshot = sim_fw_snapshot, .bind = sim_bind,
 		.list_pdbs = sim_list_pdbs, .preempt_victim = sim_preempt_victim,
 		.patch_pod_annotation = sim_patch_annotation, .api_get = sim_api_get,
-		.volumes = s.volumes, .api_patch = sim_api_patch,
+		.volumes = s.volumes ? sk_sim_volumes_store(s.volumes) : NULL, .api_patch = sim_api_patch,
 	};
 	fws = calloc((size_t)cfg->nprofiles + 1, sizeof *fws);
 	if (!fws) {

@@ -146,7 +146,7 @@ static void test_errors(void **state)
 		{ "kind: PersistentVolumeClaim\nmetadata: {name: a}\n",
 		  "persistentvolumeclaim /a: metadata.namespace: Required value" },
 		{ "kind: PersistentVolumeClaim\nmetadata: {name: a, namespace: ns}\nspec: {accessModes: [Sometimes]}\n",
-		  "persistentvolumeclaim ns/a: spec.accessModes[0]: Unsupported value: Sometimes: supported values: "
+		  "persistentvolumeclaim ns/a: spec.accessModes[0]: Unsupported value: \"Sometimes\": supported values: "
 		  "\"ReadOnlyMany\", \"ReadWriteMany\", \"ReadWriteOnce\", \"ReadWriteOncePod\"" },
 		{ "kind: PersistentVolumeClaim\nmetadata: {name: a, namespace: ns}\nspec: {resources: {requests: {storage: lots}}}\n",
 		  "persistentvolumeclaim ns/a: spec.resources.requests[storage]: Invalid value: \"lots\": " },
