@@ -38,8 +38,10 @@ static const char cluster_role_rules[] =
 	"- apiGroups: ['']\n  resources: [pods]\n  verbs: [delete, get, list, watch]\n"
 	"- apiGroups: ['']\n  resources: [bindings, pods/binding]\n  verbs: [create]\n"
 	"- apiGroups: ['']\n  resources: [pods/status]\n  verbs: [patch, update]\n"
-	"- apiGroups: ['']\n  resources: [namespaces, persistentvolumeclaims, persistentvolumes, "
-	"replicationcontrollers, services]\n  verbs: [get, list, watch]\n"
+	"- apiGroups: ['']\n  resources: [namespaces, replicationcontrollers, services]\n  verbs: [get, list, watch]\n"
+	/* VolumeBinding's PreBind patches claimRef / selected-node */
+	"- apiGroups: ['']\n  resources: [persistentvolumeclaims, persistentvolumes]\n"
+	"  verbs: [get, list, patch, update, watch]\n"
 	"- apiGroups: [apps]\n  resources: [replicasets, statefulsets]\n  verbs: [get, list, watch]\n"
 	"- apiGroups: [policy]\n  resources: [poddisruptionbudgets]\n  verbs: [get, list, watch]\n"
 	"- apiGroups: [storage.k8s.io]\n  resources: [csidrivers, csinodes, csistoragecapacities, storageclasses]\n"
