@@ -235,4 +235,5 @@ check "lim-2 is not bound" bash -c '[ -z "$(kubectl get pod lim-2 -o jsonpath={.
 
 check "every claim of a bound pod ends Bound" bash -c '
   for c in zonal static provisioned solo lim-1; do [ "$(kubectl get pvc $c -o jsonpath={.status.phase})" = Bound ] || exit 1; done'
-check "no sanitizer report in the scheduler log" bash -c '! grep -q "ERROR: AddressSanitizer\|runtime error:" "$1"' _ "$work/scheduler.log"
+check "no sanitizer report in the scheduler and API server logs" \
+  bash -c '! grep -q "ERROR: AddressSanitizer\|runtime error:" "$1" "$2"' _ "$work/scheduler.log" "$work/apiserver.log"
