@@ -10,7 +10,8 @@
 #   controller provisions, the claim ends Bound to a PV of the chosen node's zone;
 # - a ReadWriteOncePod claim in use: a second pod naming it is Unschedulable with upstream's
 #   reason and is bound once the first pod is deleted;
-# - a CSI attach limit of 1 on node-c: a second volume of that driver does not go there.
+# - a CSI attach limit of 1 on node-c: a second volume of that driver does not go there;
+# - an Immediate claim without a PV: the pod waits (UU) and is requeued when the claim is bound.
 # Prints TAP-style ok / not ok lines. Env: SK_BIN (binaries), SK_ROOT (repo).
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -233,7 +234,42 @@ check "a second CSI volume does not fit node-c's limit of 1: '$limit'" \
   bash -c 'kubectl get pod lim-2 -o jsonpath="{.status.conditions[?(@.type==\"PodScheduled\")].message}" | grep -q "$1"' _ "$limit"
 check "lim-2 is not bound" bash -c '[ -z "$(kubectl get pod lim-2 -o jsonpath={.spec.nodeName})" ]'
 
+# 6. An Immediate claim without a PV yet: UU at PreFilter; the PV's arrival (bound by the PV
+# controller, a PersistentVolumeClaimUpdate for the scheduler's informer) requeues the pod.
+kubectl apply -f - >/dev/null <<'YAML' || fatal "create the late claim"
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: late, namespace: default}
+spec:
+  storageClassName: manual
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+YAML
+pod late-pod late | kubectl create -f - >/dev/null || fatal "create late-pod"
+unbound="pod has unbound immediate PersistentVolumeClaims"
+sk_wait_for 30 bash -c 'kubectl get pod late-pod -o jsonpath="{.status.conditions[?(@.type==\"PodScheduled\")].message}" | grep -q "$1"' _ "$unbound"
+want="0/3 nodes are available: $unbound. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+check "a pod whose Immediate claim has no PV yet: '$want'" \
+  bash -c '[ "$(kubectl get pod late-pod -o jsonpath="{.status.conditions[?(@.type==\"PodScheduled\")].message}")" = "$1" ]' _ "$want"
+kubectl apply -f - >/dev/null <<'YAML' || fatal "create the late PV"
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-late}
+spec:
+  storageClassName: manual
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  hostPath: {path: /tmp/late}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [node-b]}]
+YAML
+sk_wait_for 30 bash -c '[ "$(kubectl get pod late-pod -o jsonpath={.spec.nodeName})" = node-b ]'
+check "once the controller binds the claim to the new PV, the pod is requeued and lands on its node" \
+  bash -c '[ "$(kubectl get pod late-pod -o jsonpath={.spec.nodeName})" = node-b ]'
+
 check "every claim of a bound pod ends Bound" bash -c '
-  for c in zonal static provisioned solo lim-1; do [ "$(kubectl get pvc $c -o jsonpath={.status.phase})" = Bound ] || exit 1; done'
+  for c in zonal static provisioned solo lim-1 late; do [ "$(kubectl get pvc $c -o jsonpath={.status.phase})" = Bound ] || exit 1; done'
 check "no sanitizer report in the scheduler and API server logs" \
   bash -c '! grep -q "ERROR: AddressSanitizer\|runtime error:" "$1" "$2"' _ "$work/scheduler.log" "$work/apiserver.log"
