@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end: least-privilege RBAC. Runs the operator suite (operator_e2e.sh: the operator and
-# the scheduler in the installed layout) and the preemption suite (scheduler_preemption.sh:
-# victims deleted, PDBs read) with schedkit-apiserver's access log on (SK_APISERVER_AUDIT_LOG,
+# the scheduler in the installed layout), the preemption suite (scheduler_preemption.sh:
+# victims deleted, PDBs read) and the volume suite (scheduler_volumes.sh: the storage informers,
+# VolumeBinding's claim and PV patches) with schedkit-apiserver's access log on (SK_APISERVER_AUDIT_LOG,
 # e2e/apiserver/audit.c), then compares every request each binary made (told apart by its
 # User-Agent) with what it is granted: manifests/operator/rbac.yaml for schedkit-operator, the
 # ClusterRole and Role the operator renders (operator/tests/golden/resources_{clusterrole,role}.yaml,
@@ -31,4 +32,5 @@ run_suite() { # log suite
 }
 run_suite "$TMP/operator.log" operator_e2e.sh
 run_suite "$TMP/preemption.log" scheduler_preemption.sh
-python3 "$SK_ROOT/e2e/lib/rbac_check.py" "$SK_ROOT" "$TMP/operator.log" "$TMP/preemption.log"
+run_suite "$TMP/volumes.log" scheduler_volumes.sh
+python3 "$SK_ROOT/e2e/lib/rbac_check.py" "$SK_ROOT" "$TMP/operator.log" "$TMP/preemption.log" "$TMP/volumes.log"

@@ -10,7 +10,9 @@
 #include <cmocka.h>
 
 #include "plugins/tests/harness.h"
+#include "kube/object.h"
 #include "scheduler/backend/cache.h"
+#include "scheduler/backend/volume_store.h"
 #include "scheduler/framework/loader.h"
 #include "scheduler/framework/registry.h"
 #include "schedkit/module.h"
@@ -47,6 +49,25 @@ static int ph_bind(void *ctx, const struct sk_pod *pod, const char *node, char *
 	return 0;
 }
 
+static int ph_api_patch(void *ctx, const char *path, const cJSON *patch, cJSON **out, bool *conflict, char **err)
+{
+	struct ph *h = ctx;
+	*conflict = false;
+	if (h->npatches < 8)
+		snprintf(h->patched[h->npatches], sizeof h->patched[0], "%s", path);
+	h->npatches++;
+	cJSON_AddItemToArray(h->patches, cJSON_Duplicate(patch, 1));
+	if (h->patch_error) {
+		*err = strdup(h->patch_error);
+		return -1;
+	}
+	/* as the API server answers: the updated object, at a resourceVersion newer than the store's
+	 * (tests put the controller's result at a higher one) */
+	if (out)
+		*out = cJSON_Parse("{\"metadata\":{\"resourceVersion\":\"1000\"}}");
+	return 0;
+}
+
 struct ph *ph_new(const char *profile_yaml)
 {
 	struct ph *h = calloc(1, sizeof(*h));
@@ -66,7 +87,11 @@ struct ph *ph_new(const char *profile_yaml)
 	}
 	free(text);
 	sk_errors_free(&e);
-	struct sk_framework_env env = { .ctx = h, .snapshot = ph_snapshot, .bind = ph_bind };
+	h->volumes = sk_volume_store_new();
+	h->patches = cJSON_CreateArray();
+	assert_non_null(h->volumes);
+	struct sk_framework_env env = { .ctx = h, .snapshot = ph_snapshot, .bind = ph_bind,
+					.volumes = h->volumes, .api_patch = ph_api_patch };
 	char *err = NULL;
 	h->fw = sk_framework_new(h->cfg, &h->cfg->profiles[0], &env, &err);
 	if (!h->fw) {
@@ -87,7 +112,31 @@ void ph_free(struct ph *h)
 	sk_framework_unref(h->fw);
 	sk_config_free(h->cfg);
 	sk_snapshot_free(h->snap);
+	sk_volume_store_free(h->volumes);
+	cJSON_Delete(h->patches);
 	free(h);
+}
+
+void ph_put_storage(struct ph *h, const char *yaml)
+{
+	char *err = NULL;
+	cJSON *docs = kube_yaml_parse(yaml, strlen(yaml), &err);
+	if (!docs) {
+		print_error("storage yaml: %s\n", err ? err : "?");
+		free(err);
+		fail();
+	}
+	const cJSON *d;
+	cJSON_ArrayForEach(d, docs)
+	{
+		if (sk_volume_store_put_json(h->volumes, 0, d, NULL, NULL, &err) != 0) {
+			print_error("storage object: %s\n", err ? err : "?");
+			free(err);
+			cJSON_Delete(docs);
+			fail();
+		}
+	}
+	cJSON_Delete(docs);
 }
 
 struct sk_plugin *ph_plugin(struct ph *h, const char *name)

@@ -15,6 +15,7 @@
 #include "kube/quantity.h"
 #include "kube/selector.h"
 #include "schedkit/types.h"
+#include "scheduler/api/pod_volumes.h"
 
 #define DEFAULT_MILLI_CPU_REQUEST 100                 /* upstream DefaultMilliCPURequest */
 #define DEFAULT_MEMORY_REQUEST (200LL * 1024 * 1024)   /* upstream DefaultMemoryRequest */
@@ -598,6 +599,7 @@ static void pod_free_contents(struct sk_pod *p)
 		}
 	for (int i = 0; p->spread && i < p->nspread; i++)
 		kube_label_selector_free(p->spread[i].selector);
+	free(p->volumes);
 }
 
 /* labelSelector AND key In/NotIn [the pod's value] for each listed key the pod has
@@ -1326,6 +1328,12 @@ static void decode_volumes(struct dctx *c, const cJSON *spec, struct sk_pod *p)
 	const cJSON *vols = get_array(c, spec, "volumes", "spec.volumes");
 	if (c->failed || !vols)
 		return;
+	char *verr = NULL;
+	if (sk_pod_volumes_decode(vols, p->name, &p->volumes, &p->nvolumes, &verr) != 0) {
+		fail(c, "%s", verr ? verr : "out of memory");
+		free(verr);
+		return;
+	}
 	int n = cJSON_GetArraySize(vols);
 	if (n == 0)
 		return;

@@ -216,6 +216,8 @@ static int build_informers(struct sk_daemon *d, char **err)
 	    kube_informer_new(d->client, &pdbo, &d->pdbs) != 0 ||
 	    !(d->preempt = sk_preempt_client_new(d->client, d->pods, d->pdbs)))
 		return kube_errf(err, "informers: out of memory");
+	if (sk_dm_volumes_new(d, err) != 0)
+		return -1;
 	sk_dm_add_handlers(d);
 	return 0;
 }
@@ -266,8 +268,8 @@ int sk_daemon_new(const struct sk_daemon_opts *opts, struct sk_daemon **out, cha
 		sk_config_free(cfg);
 		goto fail;
 	}
-	if (build_first_generation(d, cfg, err) != 0 || build_informers(d, err) != 0 || build_leader(d, err) != 0 ||
-	    sk_dm_cmwatch_new(d, err) != 0 ||
+	if (sk_dm_volume_store_new(d, err) != 0 || build_first_generation(d, cfg, err) != 0 ||
+	    build_informers(d, err) != 0 || build_leader(d, err) != 0 || sk_dm_cmwatch_new(d, err) != 0 ||
 	    (opts->secure_port != 0 && sk_dm_serve_new(d, err) != 0))
 		goto fail;
 	*out = d;
@@ -304,7 +306,8 @@ int sk_daemon_start(struct sk_daemon *d, char **err)
 	d->house_running = true;
 	if (sk_queue_start_flushers(sk_scheduler_queue(d->sched)) != 0)
 		return kube_errf(err, "cannot start the queue flushers");
-	if (kube_informer_start(d->nodes) != 0 || kube_informer_start(d->pods) != 0 || kube_informer_start(d->pdbs) != 0)
+	if (kube_informer_start(d->nodes) != 0 || kube_informer_start(d->pods) != 0 || kube_informer_start(d->pdbs) != 0 ||
+	    sk_dm_volumes_start(d) != 0)
 		return kube_errf(err, "cannot start the informers");
 	if (pthread_create(&d->reap_thread, NULL, sk_dm_reaper_main, d) != 0)
 		return kube_errf(err, "cannot start the configuration reaper thread");
@@ -462,6 +465,7 @@ void sk_daemon_stop(struct sk_daemon *d)
 		kube_informer_stop(d->nodes);
 	if (d->pdbs)
 		kube_informer_stop(d->pdbs);
+	sk_dm_volumes_stop(d);
 	if (d->patch_running) {
 		pthread_mutex_lock(&d->patch_mu);
 		d->patch_stop = true;
@@ -499,6 +503,7 @@ void sk_daemon_free(struct sk_daemon *d)
 	sk_scheduler_free(d->sched);
 	sk_preempt_client_free(d->preempt); /* after the scheduler: binding cycles may still evict */
 	kube_informer_free(d->pdbs);
+	sk_dm_volumes_free(d);
 	/* The scheduler is gone: no cycle holds a framework any more. */
 	sk_dm_gen_free(d, d->gen);
 	for (struct gen *g = d->retired, *n; g; g = n) {
@@ -541,7 +546,8 @@ int sk_daemon_http_port(const struct sk_daemon *d) { return d->http ? kube_http_
 bool sk_daemon_is_leading(struct sk_daemon *d) { return d->leader ? atomic_load(&d->leading) : true; }
 bool sk_daemon_synced(struct sk_daemon *d)
 {
-	return d->pods && d->nodes && kube_informer_has_synced(d->pods) && kube_informer_has_synced(d->nodes);
+	return d->pods && d->nodes && kube_informer_has_synced(d->pods) && kube_informer_has_synced(d->nodes) &&
+	       sk_dm_volumes_synced(d);
 }
 
 /* During a graceful stop, a second SIGTERM/SIGINT exits at once (as kube-scheduler does). */

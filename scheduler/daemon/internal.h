@@ -38,6 +38,10 @@
 #define CONFLICT_BUCKETS 256
 #define DEFAULT_CONFIG_POLL_MS 1000
 #define MAX_CONFIG_BYTES (16 << 20)
+#define SK_DM_NVOLUME_INFORMERS 5
+
+struct vhandler;
+struct sk_volume_store;
 
 /* An event recorder shared by the generations that run a profile of the same schedulerName. */
 struct rec_holder {
@@ -116,6 +120,10 @@ struct sk_daemon {
 	struct kube_client *client, *event_client;
 	struct kube_informer *pods, *nodes;
 	struct kube_informer *pdbs;      /* PodDisruptionBudgets, read by DefaultPreemption */
+	/* PVCs, PVs, StorageClasses, CSINodes, CSIDrivers (volumes.c) feeding the volume store. */
+	struct kube_informer *vol_informers[SK_DM_NVOLUME_INFORMERS];
+	struct vhandler *vol_handlers;
+	struct sk_volume_store *volumes;
 	struct sk_preempt_client *preempt;
 	struct sk_cache *cache;
 	struct sk_snapshot *snap;
@@ -174,6 +182,16 @@ void sk_dm_conflict_add(struct sk_daemon *d, const char *uid);
 /* Whether uid's binding got 409; with remove, forgets it (the informer saw the pod bound or gone). */
 bool sk_dm_conflict_has(struct sk_daemon *d, const char *uid, bool remove);
 void sk_dm_free_pending(struct sk_daemon *d); /* queued patches and the 409 set (sk_daemon_free) */
+
+/* volumes.c: the storage informers (built by build_informers, started with the others) and the
+ * frameworks' merge-patch call. */
+int sk_dm_volume_store_new(struct sk_daemon *d, char **err); /* before the first generation */
+int sk_dm_volumes_new(struct sk_daemon *d, char **err);
+int sk_dm_volumes_start(struct sk_daemon *d);
+bool sk_dm_volumes_synced(struct sk_daemon *d);
+void sk_dm_volumes_stop(struct sk_daemon *d);
+void sk_dm_volumes_free(struct sk_daemon *d);
+int sk_dm_api_patch(void *ctx, const char *path, const cJSON *patch, cJSON **out, bool *conflict, char **err);
 
 /* loop.c: the scheduling loop (started by leadership, or at start without election), the
  * housekeeper, the leader callbacks. */

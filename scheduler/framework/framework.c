@@ -368,6 +368,7 @@ const struct sk_profile_config *sk_framework_profile(const struct sk_framework *
 const struct sk_config *sk_framework_config(const struct sk_framework *fw) { return fw->cfg; }
 const struct sk_framework_env *sk_framework_env(const struct sk_framework *fw) { return &fw->env; }
 struct sk_handle *sk_framework_handle(struct sk_framework *fw) { return &fw->handle; }
+struct sk_framework *sk_handle_framework(struct sk_handle *h) { return h->fw; }
 struct sk_waiting_pods *sk_framework_waiting_pods(struct sk_framework *fw) { return fw->waiting; }
 int sk_framework_nplugins(const struct sk_framework *fw) { return fw->nplugins; }
 struct sk_plugin *sk_framework_instance(struct sk_framework *fw, int slot)
