@@ -9,6 +9,7 @@
 #include "schedkit/plugin.h"
 #include "scheduler/framework/runtime.h"
 #include "schedkit/types.h"
+#include "scheduler/api/workloads.h"
 
 struct ph {
 	struct sk_config *cfg;
@@ -18,6 +19,10 @@ struct ph {
 	int bind_calls;
 	const char *bind_error;        /* when set, the binder fails with this message */
 	char bound[256];               /* "ns/name -> node" of the last bind */
+	/* what the handle's listers hold (ph_set_objects): Services, controllers, Namespaces */
+	cJSON *objects;
+	const cJSON **objv;
+	struct sk_object_listers listers;
 };
 
 /* Contrib plugins (plugins/contrib/<Name>/tests/test_*.c): the Makefile links the plugin's objects
@@ -37,6 +42,10 @@ void ph_free(struct ph *h);
 struct sk_plugin *ph_plugin(struct ph *h, const char *name);
 /* Replaces the snapshot (takes ownership; NULL clears). */
 void ph_set_snapshot(struct ph *h, struct sk_snapshot *snap);
+/* Replaces what the handle's listers hold (sk_handle_default_selector, sk_handle_namespace_labels):
+ * json is a JSON array of API objects (Services, ReplicaSets, Namespaces, ...), NULL or "[]" for
+ * none. Fails the test when it does not parse. */
+void ph_set_objects(struct ph *h, const char *json);
 /* Drops the current CycleState and starts a new one. */
 void ph_reset_state(struct ph *h);
 

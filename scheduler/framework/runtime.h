@@ -59,6 +59,8 @@ struct sk_framework_env {
 	 * answer it from the cluster file (simulate). Called from plugins' own threads, concurrently.
 	 * 0 and *out (caller frees), or -1 and *err. NULL: the handle refuses. */
 	int (*api_get)(void *ctx, const char *path, cJSON **out, char **err);
+	/* ---- listers (scheduler/api/workloads.h): Services, controllers, Namespaces; NULL: none ---- */
+	const struct sk_listers *listers;
 };
 
 struct sk_framework;
@@ -78,6 +80,8 @@ const char *sk_framework_profile_name(const struct sk_framework *fw);
 const struct sk_profile_config *sk_framework_profile(const struct sk_framework *fw);
 const struct sk_config *sk_framework_config(const struct sk_framework *fw);
 const struct sk_framework_env *sk_framework_env(const struct sk_framework *fw);
+/* The env of the framework a handle belongs to (for the handle functions outside framework.c). */
+const struct sk_framework_env *sk_handle_env(const struct sk_handle *h);
 struct sk_handle *sk_framework_handle(struct sk_framework *fw);
 struct sk_waiting_pods *sk_framework_waiting_pods(struct sk_framework *fw);
 int sk_framework_nplugins(const struct sk_framework *fw);               /* distinct instances */

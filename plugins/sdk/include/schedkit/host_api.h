@@ -134,7 +134,13 @@
 	F(int, sk_tpmap_copy, (struct sk_tpmap *dst, const struct sk_tpmap *src), (dst, src)) \
 	P(void, sk_tpmap_free, (struct sk_tpmap *m), (m)) \
 	/* plugin.h, appended in 1.0 before its release */ \
-	F(int, sk_handle_api_get, (struct sk_handle *h, const char *path, cJSON **out, char **err), (h, path, out, err))
+	F(int, sk_handle_api_get, (struct sk_handle *h, const char *path, cJSON **out, char **err), (h, path, out, err)) \
+	/* plugin.h and selector.h: listers (Services, controllers, Namespaces), appended in 1.0 before its release */ \
+	F(struct kube_label_selector *, sk_handle_default_selector, (struct sk_handle *h, const struct sk_pod *pod), (h, pod)) \
+	F(struct sk_labels *, sk_handle_namespace_labels, (struct sk_handle *h, const char *ns), (h, ns)) \
+	P(void, sk_labels_free, (struct sk_labels *l), (l)) \
+	F(int, sk_handle_namespaces_matching, (struct sk_handle *h, const struct kube_label_selector *sel, const char ***out), (h, sel, out)) \
+	P(void, kube_label_selector_free, (struct kube_label_selector *s), (s))
 
 /* Begins with the same three fields as every ABI struct; then one pointer per function, in list
  * order. size is sizeof(struct sk_host_api) of the scheduler's build: a module built against

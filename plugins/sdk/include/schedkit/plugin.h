@@ -353,4 +353,20 @@ int sk_handle_patch_pod_annotation(struct sk_handle *h, const struct sk_pod *pod
  * -1 with an explaining *err when the env has no API. */
 int sk_handle_api_get(struct sk_handle *h, const char *path, cJSON **out, char **err);
 
+/* ---------- listers: Services, controllers, Namespaces (additions) ---------- */
+/* helper.DefaultSelector (pkg/scheduler/framework/plugins/helper/spread.go), from the scheduler's
+ * Service, ReplicationController, ReplicaSet and StatefulSet listers (env.listers: the daemon's
+ * informers, simulate's cluster file): the merged selectors of the Services of pod's namespace that
+ * select pod, with the selector of pod's controller (RC, ReplicaSet or StatefulSet) added. A new
+ * selector (caller kube_label_selector_free's), or NULL when it would have no requirement (no
+ * Service, no known controller) or on ENOMEM. Thread-safe; reads in-memory stores only. */
+struct kube_label_selector *sk_handle_default_selector(struct sk_handle *h, const struct sk_pod *pod);
+/* GetNamespaceLabelsSnapshot: the labels of namespace ns from the Namespace lister; an empty set
+ * when it is unknown (as upstream). Caller sk_labels_free's; NULL on ENOMEM. Thread-safe. */
+struct sk_labels *sk_handle_namespace_labels(struct sk_handle *h, const char *ns);
+void sk_labels_free(struct sk_labels *l); /* NULL ok */
+/* nsLister.List(sel): the names (interned) of the namespaces whose labels sel matches. Returns the
+ * count with *out a malloc'd array the caller frees (NULL when 0), or -1 on ENOMEM. */
+int sk_handle_namespaces_matching(struct sk_handle *h, const struct kube_label_selector *sel, const char ***out);
+
 #endif
