@@ -201,7 +201,7 @@ static int build_informers(struct sk_daemon *d, char **err)
 	struct kube_informer_opts pdbo = { .group = "policy", .version = "v1", .resource = "poddisruptionbudgets" };
 	if (kube_informer_new(d->client, &po, &d->pods) != 0 || kube_informer_new(d->client, &no, &d->nodes) != 0 ||
 	    kube_informer_new(d->client, &pdbo, &d->pdbs) != 0 ||
-	    !(d->preempt = sk_preempt_client_new(d->client, d->pods, d->pdbs)))
+	    !(d->preempt = sk_preempt_client_new(d->client, d->pods, d->pdbs)) || sk_dm_listers_new(d) != 0)
 		return kube_errf(err, "informers: out of memory");
 	sk_dm_add_handlers(d);
 	return 0;
@@ -290,7 +290,8 @@ int sk_daemon_start(struct sk_daemon *d, char **err)
 	d->house_running = true;
 	if (sk_queue_start_flushers(sk_scheduler_queue(d->sched)) != 0)
 		return kube_errf(err, "cannot start the queue flushers");
-	if (kube_informer_start(d->nodes) != 0 || kube_informer_start(d->pods) != 0 || kube_informer_start(d->pdbs) != 0)
+	if (kube_informer_start(d->nodes) != 0 || kube_informer_start(d->pods) != 0 || kube_informer_start(d->pdbs) != 0 ||
+	    sk_dm_listers_start(d) != 0)
 		return kube_errf(err, "cannot start the informers");
 	if (pthread_create(&d->reap_thread, NULL, sk_dm_reaper_main, d) != 0)
 		return kube_errf(err, "cannot start the configuration reaper thread");
@@ -444,6 +445,7 @@ void sk_daemon_stop(struct sk_daemon *d)
 		kube_informer_stop(d->nodes);
 	if (d->pdbs)
 		kube_informer_stop(d->pdbs);
+	sk_dm_listers_stop(d);
 	if (d->patch_running) {
 		pthread_mutex_lock(&d->patch_mu);
 		d->patch_stop = true;
@@ -479,6 +481,7 @@ void sk_daemon_free(struct sk_daemon *d)
 	sk_scheduler_free(d->sched);
 	sk_preempt_client_free(d->preempt); /* after the scheduler: binding cycles may still evict */
 	kube_informer_free(d->pdbs);
+	sk_dm_listers_free(d); /* after the scheduler: cycles read the listers */
 	/* The scheduler is gone: no cycle holds a framework any more. */
 	sk_dm_gen_free(d, d->gen);
 	for (struct gen *g = d->retired, *n; g; g = n) {

@@ -424,7 +424,7 @@ void sk_dm_framework_env(struct profile_ctx *pc, struct sk_framework_env *out)
 		.list_pdbs = fw_list_pdbs, .get_pod = fw_get_pod, .pod_start_time = fw_pod_start_time,
 		.terminating_by_preemption = fw_terminating_by_preemption,
 		.preempt_victim = fw_preempt_victim, .clear_nominated = fw_clear_nominated,
-		.patch_pod_annotation = fw_patch_annotation, .api_get = fw_api_get,
+		.patch_pod_annotation = fw_patch_annotation, .api_get = fw_api_get, .listers = &d->listers,
 	};
 }
 
