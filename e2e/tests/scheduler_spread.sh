@@ -118,3 +118,38 @@ if sk_wait_for 20 bound_to api node-a; then
 else
   notok "api pod on node-a (got '$(node_of api)')"
 fi
+
+# InterPodAffinity namespaceSelector: required anti-affinity to app=db pods in team=a namespaces
+kubectl apply -f - >/dev/null <<'YAML' || fatal "create the db pod in team-a"
+apiVersion: v1
+kind: Pod
+metadata: {name: db, namespace: team-a, labels: {app: db}}
+spec: {nodeName: node-a, containers: [{name: c, image: pause}]}
+YAML
+client() { # name team
+  cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: default, labels: {app: client}}
+spec:
+  containers: [{name: c, image: pause}]
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - topologyKey: kubernetes.io/hostname
+        labelSelector: {matchLabels: {app: db}}
+        namespaceSelector: {matchLabels: {team: $2}}
+YAML
+}
+client client-a a | kubectl apply -f - >/dev/null || fatal "create client-a"
+if sk_wait_for 20 bound_to client-a node-b; then
+  ok "namespaceSelector team=a selects team-a's db pod: client-a avoids node-a"
+else
+  notok "client-a on node-b (got '$(node_of client-a)')"
+fi
+client client-b b | kubectl apply -f - >/dev/null || fatal "create client-b"
+if sk_wait_for 20 bound_to client-b node-a; then
+  ok "namespaceSelector team=b selects no db pod: client-b takes the emptier node-a"
+else
+  notok "client-b on node-a (got '$(node_of client-b)')"
+fi

@@ -1,6 +1,7 @@
 /* Tests for what simulate's listers hold (scheduler/simulate/simulate.c with scheduler/api/
  * workloads.c): a Service in the cluster file gives an unowned pod PodTopologySpread's default
- * constraints, with every pod it selects counted; without the Service the pod has none. */
+ * constraints, with every pod it selects counted (without the Service the pod has none), and
+ * Namespaces resolve InterPodAffinity's namespaceSelector. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -78,10 +79,41 @@ static void test_service_selects_unowned_pods(void **state)
 	}
 }
 
+/* Namespaces of the cluster file resolve a namespaceSelector (the hostname constraint of CONFIG
+ * does not apply: the pods have no Service). */
+static void test_namespaces_resolve_namespace_selector(void **state)
+{
+	(void)state;
+	static const char base[] =
+		NODE("node-a") NODE("node-b")
+		"---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {team: a}}\n"
+		"---\napiVersion: v1\nkind: Pod\nmetadata: {name: db, namespace: team-a, labels: {app: db}}\n"
+		"spec: {nodeName: node-%s, containers: [{name: c, image: i}]}\n"
+		"---\napiVersion: v1\nkind: Pod\nmetadata: {name: client}\nspec:\n  containers: [{name: c, image: i}]\n"
+		"  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: "
+		"kubernetes.io/hostname, labelSelector: {matchLabels: {app: db}}, namespaceSelector: {matchLabels: {team: %s}}}]}}\n";
+	static const struct {
+		const char *db_node, *team, *want;
+	} cases[] = {
+		{ "a", "a", "\"node\":\"node-b\"" },
+		{ "b", "a", "\"node\":\"node-a\"" },
+		{ "a", "b", "\"filter\":{}" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char cluster[4096];
+		snprintf(cluster, sizeof cluster, base, cases[i].db_node, cases[i].team);
+		char *out = run(cluster);
+		if (!strstr(out, cases[i].want))
+			fail_msg("db on node-%s, team %s: got %s, want %s", cases[i].db_node, cases[i].team, out, cases[i].want);
+		free(out);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_service_selects_unowned_pods),
+		cmocka_unit_test(test_namespaces_resolve_namespace_selector),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
