@@ -950,12 +950,11 @@ struct sk_status sk_fw_run_post_filter(struct sk_framework *fw, struct sk_cycle_
 			*result = r;
 			*have_result = true;
 		}
-		for (int k = 0; k < s.nreasons; k++) {
-			if (s.owned & (1u << k)) {
-				sk_status_addf(&acc, "%s", s.reasons[k]);
-			} else {
+		for (int k = 0; k < sk_status_reason_count(&s); k++) {
+			if (k >= s.nreasons || (s.owned & (1u << k)))
+				sk_status_addf(&acc, "%s", sk_status_reason(&s, k));
+			else
 				sk_status_add(&acc, s.reasons[k]);
-			}
 		}
 		if (!acc.plugin)
 			acc.plugin = pl->desc->name;

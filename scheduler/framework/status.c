@@ -25,20 +25,41 @@ const char *sk_code_string(enum sk_code c)
 /* Used when a formatted reason cannot be allocated: the status keeps its code and says why. */
 static const char oom_reason[] = "out of memory formatting status reason";
 
+/* Appends msg (malloc'd, taken) past the inline reasons; on ENOMEM msg is freed and dropped. */
+static void add_more(struct sk_status *s, char *msg)
+{
+	char **m = realloc(s->more, (size_t)(s->nmore + 1) * sizeof(*m));
+	if (!m) {
+		free(msg);
+		return;
+	}
+	s->more = m;
+	s->more[s->nmore++] = msg;
+}
+
 void sk_status_add(struct sk_status *s, const char *static_reason)
 {
-	if (!static_reason || s->nreasons >= SK_STATUS_MAX_REASONS)
+	if (!static_reason)
 		return;
-	s->reasons[s->nreasons++] = static_reason;
+	if (s->nreasons < SK_STATUS_MAX_REASONS) {
+		s->reasons[s->nreasons++] = static_reason;
+		return;
+	}
+	char *d = strdup(static_reason);
+	if (d)
+		add_more(s, d);
 }
 
 static void status_vaddf(struct sk_status *s, const char *fmt, va_list ap)
 {
 	char *msg = NULL;
-	if (s->nreasons >= SK_STATUS_MAX_REASONS)
-		return;
 	if (vasprintf(&msg, fmt, ap) < 0) {
-		s->reasons[s->nreasons++] = oom_reason;
+		if (s->nreasons < SK_STATUS_MAX_REASONS)
+			s->reasons[s->nreasons++] = oom_reason;
+		return;
+	}
+	if (s->nreasons >= SK_STATUS_MAX_REASONS) {
+		add_more(s, msg);
 		return;
 	}
 	s->owned |= (uint8_t)(1u << s->nreasons);
@@ -92,7 +113,24 @@ void sk_status_reset(struct sk_status *s)
 	for (int i = 0; i < s->nreasons; i++)
 		if (s->owned & (1u << i))
 			free((char *)s->reasons[i]);
+	for (int i = 0; i < s->nmore; i++)
+		free(s->more[i]);
+	free(s->more);
 	memset(s, 0, sizeof(*s));
+}
+
+int sk_status_reason_count(const struct sk_status *s)
+{
+	return s->nreasons + s->nmore;
+}
+
+const char *sk_status_reason(const struct sk_status *s, int i)
+{
+	if (i < 0)
+		return NULL;
+	if (i < s->nreasons)
+		return s->reasons[i];
+	return i - s->nreasons < s->nmore ? s->more[i - s->nreasons] : NULL;
 }
 
 struct sk_status sk_status_copy(const struct sk_status *src)
@@ -110,25 +148,34 @@ struct sk_status sk_status_copy(const struct sk_status *src)
 			s.reasons[i] = oom_reason;
 		}
 	}
+	s.nmore = 0;
+	s.more = NULL;
+	for (int i = 0; i < src->nmore; i++) {
+		char *d = strdup(src->more[i]);
+		if (d)
+			add_more(&s, d);
+	}
 	return s;
 }
 
 char *sk_status_message(const struct sk_status *s)
 {
+	int n = sk_status_reason_count(s);
 	size_t len = 1;
-	for (int i = 0; i < s->nreasons; i++)
-		len += strlen(s->reasons[i]) + 2;
+	for (int i = 0; i < n; i++)
+		len += strlen(sk_status_reason(s, i)) + 2;
 	char *out = malloc(len);
 	if (!out)
 		return NULL;
 	char *p = out;
-	for (int i = 0; i < s->nreasons; i++) {
-		size_t l = strlen(s->reasons[i]);
+	for (int i = 0; i < n; i++) {
+		const char *r = sk_status_reason(s, i);
+		size_t l = strlen(r);
 		if (i) {
 			memcpy(p, ", ", 2);
 			p += 2;
 		}
-		memcpy(p, s->reasons[i], l);
+		memcpy(p, r, l);
 		p += l;
 	}
 	*p = '\0';

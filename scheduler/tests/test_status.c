@@ -65,11 +65,30 @@ static void test_status_reasons(void **state)
 	s = sk_statusf(SK_ERROR, "running %s plugin %d", "PreFilter", 7);
 	assert_true(s.owned & 1);
 	assert_string_equal(s.reasons[0], "running PreFilter plugin 7");
-	/* reasons beyond the capacity are dropped, never overflow */
+	/* reasons beyond the inline ones are kept in `more`, in order, formatted or static */
 	for (int i = 0; i < 10; i++)
 		sk_status_addf(&s, "r%d", i);
+	sk_status_add(&s, "static past the inline ones");
 	assert_int_equal(s.nreasons, SK_STATUS_MAX_REASONS);
+	assert_int_equal(sk_status_reason_count(&s), 12);
+	assert_string_equal(sk_status_reason(&s, 0), "running PreFilter plugin 7");
+	assert_string_equal(sk_status_reason(&s, 5), "r4");
+	assert_string_equal(sk_status_reason(&s, 6), "r5");
+	assert_string_equal(sk_status_reason(&s, 10), "r9");
+	assert_string_equal(sk_status_reason(&s, 11), "static past the inline ones");
+	assert_null(sk_status_reason(&s, 12));
+	assert_null(sk_status_reason(&s, -1));
+	m = sk_status_message(&s);
+	assert_string_equal(m, "running PreFilter plugin 7, r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, "
+			       "static past the inline ones");
+	free(m);
+	/* a copy is independent of the original */
+	struct sk_status cp = sk_status_copy(&s);
 	sk_status_reset(&s);
+	assert_int_equal(sk_status_reason_count(&cp), 12);
+	assert_string_equal(sk_status_reason(&cp, 8), "r7");
+	sk_status_reset(&cp);
+	assert_int_equal(sk_status_reason_count(&cp), 0);
 	sk_status_reset(NULL);
 }
 

@@ -140,7 +140,10 @@
 	F(struct sk_labels *, sk_handle_namespace_labels, (struct sk_handle *h, const char *ns), (h, ns)) \
 	P(void, sk_labels_free, (struct sk_labels *l), (l)) \
 	F(int, sk_handle_namespaces_matching, (struct sk_handle *h, const struct kube_label_selector *sel, const char ***out), (h, sel, out)) \
-	P(void, kube_label_selector_free, (struct kube_label_selector *s), (s))
+	P(void, kube_label_selector_free, (struct kube_label_selector *s), (s)) \
+	/* plugin.h: every reason of a status, appended in 1.0 before its release */ \
+	F(int, sk_status_reason_count, (const struct sk_status *s), (s)) \
+	F(const char *, sk_status_reason, (const struct sk_status *s, int i), (s, i))
 
 /* Begins with the same three fields as every ABI struct; then one pointer per function, in list
  * order. size is sizeof(struct sk_host_api) of the scheduler's build: a module built against

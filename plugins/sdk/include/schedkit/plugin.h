@@ -37,16 +37,23 @@ enum sk_code {
 };
 const char *sk_code_string(enum sk_code c); /* "Success", "Error", "Unschedulable", ... */
 
-#define SK_STATUS_MAX_REASONS 6
-/* Returned by value. reasons[i] is a static string unless bit i of owned is set, in which case it
- * was malloc'd by sk_status_addf and is freed by sk_status_reset. A zeroed struct is Success.
- * plugin is set by the framework to the name of the plugin that returned it. */
+#define SK_STATUS_MAX_REASONS 6 /* reasons held inline; any number more go to `more` */
+/* Returned by value. The first reasons are inline: reasons[i] (i < nreasons) is a static string
+ * unless bit i of owned is set, in which case it was malloc'd by sk_status_addf and is freed by
+ * sk_status_reset. Reasons past the sixth (NodeResourcesFit reports every insufficient resource,
+ * as upstream) are in more[0..nmore), each malloc'd, the array too, freed by sk_status_reset: read
+ * all of them with sk_status_reason_count / sk_status_reason. A zeroed struct is Success. plugin is
+ * set by the framework to the name of the plugin that returned it. A status with reasons is moved,
+ * never copied by assignment and reset twice (sk_status_copy makes an independent copy). */
 struct sk_status {
 	enum sk_code code;
 	uint8_t nreasons;
 	uint8_t owned;
 	const char *plugin;
 	const char *reasons[SK_STATUS_MAX_REASONS];
+	/* appended in 1.0 before its release */
+	int nmore;
+	char **more;
 };
 static inline struct sk_status sk_ok(void) { struct sk_status s = { 0 }; return s; }
 /* A status with one static reason (may be NULL for none). */
@@ -62,6 +69,8 @@ void sk_status_addv(struct sk_status *s, const char *fmt, va_list ap) __attribut
 void sk_status_reset(struct sk_status *s);            /* frees owned reasons, back to Success */
 struct sk_status sk_status_copy(const struct sk_status *s); /* deep copy (owned reasons duplicated) */
 char *sk_status_message(const struct sk_status *s);   /* reasons joined by ", "; caller frees */
+int sk_status_reason_count(const struct sk_status *s); /* nreasons + nmore */
+const char *sk_status_reason(const struct sk_status *s, int i); /* i < sk_status_reason_count, else NULL */
 static inline bool sk_is_success(const struct sk_status *s) { return s->code == SK_SUCCESS; }
 static inline bool sk_is_rejected(const struct sk_status *s)
 {
