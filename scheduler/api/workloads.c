@@ -32,6 +32,14 @@ int sk_lister_kind_of(const char *api_version, const char *kind)
 	return -1;
 }
 
+int sk_lister_kind_named(const char *kind)
+{
+	for (int k = 0; kind && k < SK_LISTER_NKINDS; k++)
+		if (!strcmp(resources[k].kind, kind))
+			return k;
+	return -1;
+}
+
 /* ---------- a source over fixed objects ---------- */
 
 static bool object_is(const cJSON *o, enum sk_lister_kind kind, const char *ns)

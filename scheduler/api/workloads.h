@@ -31,6 +31,8 @@ struct sk_lister_resource {
 const struct sk_lister_resource *sk_lister_resource(enum sk_lister_kind k);
 /* The kind whose objects are (apiVersion, kind), or -1. */
 int sk_lister_kind_of(const char *api_version, const char *kind);
+/* The kind named kind ("Service", ...: the kind field of its objects), or -1. */
+int sk_lister_kind_named(const char *kind);
 
 typedef void (*sk_lister_fn)(const cJSON *obj, void *u);
 /* A lister source. Both callbacks are thread-safe and call fn with borrowed objects (valid for the

@@ -26,3 +26,42 @@ int sk_handle_namespaces_matching(struct sk_handle *h, const struct kube_label_s
 {
 	return sk_namespaces_matching(sk_handle_env(h)->listers, sel, out);
 }
+
+struct counted {
+	void (*fn)(const cJSON *obj, void *u);
+	void *u;
+	int n;
+};
+
+static void count_call(const cJSON *obj, void *u)
+{
+	struct counted *c = u;
+	c->n++;
+	c->fn(obj, c->u);
+}
+
+int sk_handle_list_objects(struct sk_handle *h, const char *kind, const char *ns,
+			   void (*fn)(const cJSON *obj, void *u), void *u)
+{
+	int k = sk_lister_kind_named(kind);
+	if (k < 0 || !fn)
+		return -1;
+	const struct sk_listers *l = sk_handle_env(h)->listers;
+	struct counted c = { fn, u, 0 };
+	if (l && l->list)
+		l->list(l->ctx, (enum sk_lister_kind)k, ns, count_call, &c);
+	return c.n;
+}
+
+int sk_handle_get_object(struct sk_handle *h, const char *kind, const char *ns, const char *name,
+			 void (*fn)(const cJSON *obj, void *u), void *u)
+{
+	int k = sk_lister_kind_named(kind);
+	if (k < 0 || !fn)
+		return -1;
+	const struct sk_listers *l = sk_handle_env(h)->listers;
+	struct counted c = { fn, u, 0 };
+	if (l && l->get && name)
+		l->get(l->ctx, (enum sk_lister_kind)k, ns, name, count_call, &c);
+	return c.n;
+}

@@ -143,7 +143,10 @@
 	P(void, kube_label_selector_free, (struct kube_label_selector *s), (s)) \
 	/* plugin.h: every reason of a status, appended in 1.0 before its release */ \
 	F(int, sk_status_reason_count, (const struct sk_status *s), (s)) \
-	F(const char *, sk_status_reason, (const struct sk_status *s, int i), (s, i))
+	F(const char *, sk_status_reason, (const struct sk_status *s, int i), (s, i)) \
+	/* plugin.h: the listers' objects, appended in 1.0 before its release */ \
+	F(int, sk_handle_list_objects, (struct sk_handle *h, const char *kind, const char *ns, void (*fn)(const cJSON *obj, void *u), void *u), (h, kind, ns, fn, u)) \
+	F(int, sk_handle_get_object, (struct sk_handle *h, const char *kind, const char *ns, const char *name, void (*fn)(const cJSON *obj, void *u), void *u), (h, kind, ns, name, fn, u))
 
 /* Begins with the same three fields as every ABI struct; then one pointer per function, in list
  * order. size is sizeof(struct sk_host_api) of the scheduler's build: a module built against

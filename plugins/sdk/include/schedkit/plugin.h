@@ -377,5 +377,15 @@ void sk_labels_free(struct sk_labels *l); /* NULL ok */
 /* nsLister.List(sel): the names (interned) of the namespaces whose labels sel matches. Returns the
  * count with *out a malloc'd array the caller frees (NULL when 0), or -1 on ENOMEM. */
 int sk_handle_namespaces_matching(struct sk_handle *h, const struct kube_label_selector *sel, const char ***out);
+/* The listers themselves, for plugins of their own: kind is "Service", "ReplicationController",
+ * "ReplicaSet", "StatefulSet" or "Namespace". sk_handle_list_objects calls fn for every object of
+ * kind in namespace ns (NULL: every namespace; ignored for Namespaces); sk_handle_get_object calls
+ * it for the object ns/name when present. obj is the object as served (cJSON), borrowed for the
+ * call: read it, copy what you keep, and do not call the listers again from fn (the daemon holds
+ * the store's read lock). Return the number of calls made, or -1 for an unknown kind. */
+int sk_handle_list_objects(struct sk_handle *h, const char *kind, const char *ns,
+			   void (*fn)(const cJSON *obj, void *u), void *u);
+int sk_handle_get_object(struct sk_handle *h, const char *kind, const char *ns, const char *name,
+			 void (*fn)(const cJSON *obj, void *u), void *u);
 
 #endif
