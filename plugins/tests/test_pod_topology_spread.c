@@ -358,6 +358,40 @@ static void test_score(void **state)
 	ph_free(h);
 }
 
+/* upstream TestPreFilterState "default constraints and a service": the pod gets the DoNotSchedule
+ * defaults (node maxSkew 3, rack maxSkew 5) with the Service's selector foo=bar (not its own
+ * labels: baz=kar pods do not count), the ScheduleAnyway one only in scoring. */
+static void test_default_constraints_and_a_service(void **state)
+{
+	(void)state;
+	struct ph *h = ph_new("- schedulerName: default-scheduler\n"
+			      "  pluginConfig:\n"
+			      "  - name: PodTopologySpread\n"
+			      "    args:\n"
+			      "      defaultingType: List\n"
+			      "      defaultConstraints:\n"
+			      "      - {maxSkew: 3, topologyKey: node, whenUnsatisfiable: DoNotSchedule}\n"
+			      "      - {maxSkew: 2, topologyKey: node, whenUnsatisfiable: ScheduleAnyway}\n"
+			      "      - {maxSkew: 5, topologyKey: rack, whenUnsatisfiable: DoNotSchedule}\n");
+	struct sk_plugin *pl = ph_plugin(h, "PodTopologySpread");
+	ph_set_objects(h, "[" SERVICE("default", "svc", "{\"foo\":\"bar\"}") "]");
+	/* node-a holds 4 foo=bar pods, node-b 3 baz=kar pods (not selected), node-c none */
+	tu_cluster(h, "node-a node=node-a,rack=r1; node-b node=node-b,rack=r1; node-c node=node-c,rack=r2",
+		   "node-a foo=bar; node-a foo=bar; node-a foo=bar; node-a foo=bar; "
+		   "node-b baz=kar; node-b baz=kar; node-b baz=kar");
+	struct sk_pod *p = tu_pod("p", NULL, NULL, "foo=bar,baz=kar", NULL, false, "");
+	char codes[8];
+	/* node: a 4+1-0 > 3 fails; rack: r1 4+1-0 <= 5 passes */
+	tu_filter_all(h, pl, p, codes, NULL);
+	assert_string_equal(codes, "USS");
+	/* without the Service the pod has no default constraints */
+	ph_set_objects(h, NULL);
+	tu_filter_all(h, pl, p, codes, NULL);
+	assert_string_equal(codes, "KKK");
+	sk_pod_unref(p);
+	ph_free(h);
+}
+
 static void test_list_defaults(void **state)
 {
 	(void)state;
@@ -564,7 +598,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_filter),    cmocka_unit_test(test_filter_reasons), cmocka_unit_test(test_add_remove_pod),
-		cmocka_unit_test(test_score),     cmocka_unit_test(test_list_defaults),  cmocka_unit_test(test_hints),
+		cmocka_unit_test(test_score),     cmocka_unit_test(test_list_defaults), cmocka_unit_test(test_default_constraints_and_a_service),  cmocka_unit_test(test_hints),
 		cmocka_unit_test(test_args),      cmocka_unit_test(test_parallel_matches_serial),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
