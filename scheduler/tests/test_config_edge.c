@@ -16,6 +16,7 @@
 
 #include "scheduler/config/config.h"
 #include "scheduler/framework/runtime.h"
+#include "scheduler/simulate/simulate.h"
 
 #define HDR "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 /* a profile whose only Score plugin is the one the case names (weights are the case's) */
@@ -293,6 +294,50 @@ static void test_validate_prints_warnings_not_logs(void **state)
 	free(err);
 }
 
+/* End to end through simulate: with NodeResourcesFit (LeastAllocated) the only Score plugin at
+ * weight -1, the busier node wins (upstream runs the weight as given; it used to become +1). The
+ * profile names it in multiPoint only: disabling '*' at the score point would still leave the
+ * default multiPoint Score plugins in getScoreWeights' walk, after the negative weight. */
+static void test_negative_weight_placement(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *weight, *want;
+	} cases[] = { { "-1", "\"node\":\"busy\"" }, { "1", "\"node\":\"idle\"" } };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char config[1024];
+		snprintf(config, sizeof config,
+			 HDR "profiles:\n- schedulerName: default-scheduler\n  plugins:\n"
+			 "    multiPoint:\n      disabled: [{name: '*'}]\n      enabled: [{name: PrioritySort}, {name: DefaultBinder},"
+			 " {name: NodeResourcesFit, weight: %s}]\n",
+			 cases[i].weight);
+		static const char cluster[] =
+			"---\napiVersion: v1\nkind: Node\nmetadata: {name: idle}\nstatus: {allocatable: {cpu: \"4\", memory: 8Gi, pods: \"10\"}}\n"
+			"---\napiVersion: v1\nkind: Node\nmetadata: {name: busy}\nstatus: {allocatable: {cpu: \"4\", memory: 8Gi, pods: \"10\"}}\n"
+			"---\napiVersion: v1\nkind: Pod\nmetadata: {name: load}\nspec: {nodeName: busy, containers: [{name: c, image: i, "
+			"resources: {requests: {cpu: \"2\", memory: 4Gi}}}]}\n"
+			"---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i, "
+			"resources: {requests: {cpu: \"1\", memory: 1Gi}}}]}\n";
+		struct sk_errors e = { 0 };
+		struct sk_config *cfg = sk_config_load(config, strlen(config), &e);
+		if (!cfg) {
+			char *all = sk_errors_join(&e, "; ");
+			fail_msg("weight %s: %s", cases[i].weight, all);
+		}
+		char *buf = NULL, *err = NULL;
+		size_t len = 0;
+		FILE *out = open_memstream(&buf, &len);
+		struct sk_simulate_opts opts = { .seed = 1 };
+		assert_int_equal(sk_simulate(cfg, cluster, strlen(cluster), &opts, out, &err), 0);
+		fclose(out);
+		if (!strstr(buf, cases[i].want))
+			fail_msg("weight %s: got %s, want %s", cases[i].weight, buf, cases[i].want);
+		free(buf);
+		free(err);
+		sk_config_free(cfg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +345,7 @@ int main(void)
 		cmocka_unit_test(test_negative_weight_kept),
 		cmocka_unit_test(test_score_weight_arithmetic),
 		cmocka_unit_test(test_validate_prints_warnings_not_logs),
+		cmocka_unit_test(test_negative_weight_placement),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
