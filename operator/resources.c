@@ -43,6 +43,10 @@ static const char cluster_role_rules[] =
 	/* the volume plugins' informers (scheduler/daemon/volumes.c); VolumeBinding's PreBind patches a
 	 * claim's selected-node annotation and a PV's claimRef */
 	"- apiGroups: ['']\n  resources: [persistentvolumeclaims, persistentvolumes]\n  verbs: [list, patch, watch]\n"
+	/* the listers' informers (scheduler/daemon/listers.c): PodTopologySpread's default selectors,
+	 * InterPodAffinity's namespaceSelector */
+	"- apiGroups: ['']\n  resources: [namespaces, replicationcontrollers, services]\n  verbs: [list, watch]\n"
+	"- apiGroups: [apps]\n  resources: [replicasets, statefulsets]\n  verbs: [list, watch]\n"
 	"- apiGroups: [policy]\n  resources: [poddisruptionbudgets]\n  verbs: [list, watch]\n"
 	"- apiGroups: [storage.k8s.io]\n  resources: [csidrivers, csinodes, storageclasses]\n  verbs: [list, watch]\n";
 

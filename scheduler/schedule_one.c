@@ -147,11 +147,11 @@ char *sk_fit_error_message(int num_all, const struct sk_node_status *statuses, i
 		struct reason_count *rc = NULL;
 		int nrc = 0, cap = 0;
 		for (int i = 0; i < n; i++)
-			for (int r = 0; r < statuses[i].status.nreasons; r++)
-				count_reason(&rc, &nrc, &cap, statuses[i].status.reasons[r], 1);
+			for (int r = 0; r < sk_status_reason_count(&statuses[i].status); r++)
+				count_reason(&rc, &nrc, &cap, sk_status_reason(&statuses[i].status, r), 1);
 		if (absent && n < num_all)
-			for (int r = 0; r < absent->nreasons; r++)
-				count_reason(&rc, &nrc, &cap, absent->reasons[r], num_all - n);
+			for (int r = 0; r < sk_status_reason_count(absent); r++)
+				count_reason(&rc, &nrc, &cap, sk_status_reason(absent, r), num_all - n);
 		char **items = calloc((size_t)(nrc ? nrc : 1), sizeof(char *));
 		int nitems = 0;
 		for (int i = 0; items && i < nrc; i++)

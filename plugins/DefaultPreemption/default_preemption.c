@@ -479,7 +479,7 @@ static char *fit_error(int num_all, const struct node_result *res, int n)
 	int cap = 1;
 	for (int i = 0; i < n; i++)
 		if (res[i].done)
-			cap += res[i].status.nreasons;
+			cap += sk_status_reason_count(&res[i].status);
 	struct reason_count *rc = calloc((size_t)cap, sizeof(*rc));
 	char **items = calloc((size_t)cap, sizeof(char *));
 	char *out = NULL;
@@ -495,8 +495,8 @@ static char *fit_error(int num_all, const struct node_result *res, int n)
 		if (!res[i].done || res[i].status.code == SK_SUCCESS)
 			continue;
 		nfailed++;
-		for (int r = 0; r < res[i].status.nreasons; r++)
-			count(rc, &nrc, res[i].status.reasons[r], 1);
+		for (int r = 0; r < sk_status_reason_count(&res[i].status); r++)
+			count(rc, &nrc, sk_status_reason(&res[i].status, r), 1);
 	}
 	if (num_all > nfailed)
 		count(rc, &nrc, MSG_NOT_HELPFUL, num_all - nfailed);

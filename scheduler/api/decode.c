@@ -1410,10 +1410,16 @@ static void decode_owner(struct dctx *c, const cJSON *meta, struct sk_pod *p)
 		const char *kind = get_string(c, r, "kind", sub);
 		snprintf(sub, sizeof(sub), "%s.uid", path);
 		const char *uid = get_string(c, r, "uid", sub);
+		snprintf(sub, sizeof(sub), "%s.name", path);
+		const char *name = get_string(c, r, "name", sub);
+		snprintf(sub, sizeof(sub), "%s.apiVersion", path);
+		const char *api_version = get_string(c, r, "apiVersion", sub);
 		if (c->failed)
 			return;
 		p->owner_kind = intern_or_fail(c, kind ? kind : "");
 		p->owner_uid = intern_or_fail(c, uid ? uid : "");
+		p->owner_name = intern_or_fail(c, name ? name : "");
+		p->owner_api_version = intern_or_fail(c, api_version ? api_version : "");
 		return;
 	}
 }

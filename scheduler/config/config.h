@@ -37,8 +37,8 @@ bool sk_desc_implements(const struct sk_plugin_desc *desc, enum sk_ext_point ep)
 
 struct sk_plugin_ref {
 	const struct sk_plugin_desc *desc;
-	int32_t weight;                   /* score only: 0 or unset becomes 1 (upstream getScoreWeights; negative
-					     weights are accepted as upstream does) */
+	int32_t weight;                   /* score only: 0 or unset becomes 1 (upstream getScoreWeights; a negative
+					     weight is kept and run as given, see sk_score_weight_overflows) */
 };
 struct sk_plugin_list {
 	int n;
@@ -112,6 +112,10 @@ struct sk_config {
 	struct sk_profile_config *profiles;
 	cJSON *extenders;                 /* top-level extenders as given (validated), or NULL */
 	char sha256[65];                  /* hex sha256 of the input bytes */
+	/* What the loader noticed but accepted ("profiles[0].pluginConfig[2]: plugin \"X\" is not
+	 * registered; ..."): the loader never logs; --validate prints them as "warning:" lines, the
+	 * daemon logs them with sk_config_log_warnings when it builds the config's frameworks. */
+	struct sk_errors warnings;
 	/* Plugins beyond the in-tree ones (sk_config_opts): the module set the config was loaded with
 	 * (one reference held, dropped by sk_config_free after every args_free ran), and the
 	 * placeholder descriptors of external plugin names. */
@@ -156,8 +160,8 @@ int sk_config_validate_file(const char *path, FILE *out);
 /* Parses YAML or JSON text, applies upstream defaults, validates. On failure returns NULL and
  * fills errs with every error, each naming its field ("profiles[0].plugins.score.enabled[1]:
  * unknown plugin \"NodeResourceFit\"; did you mean \"NodeResourcesFit\"?"). The result is owned by
- * the caller (sk_config_free). Logs a warning when a profile names a not-built upstream plugin at a
- * specific extension point; sk_config_log_unavailable reports the skipped defaults. */
+ * the caller (sk_config_free). Logs nothing: what is accepted with a warning is in cfg->warnings
+ * (sk_config_log_warnings), the skipped upstream defaults in each profile (sk_config_log_unavailable). */
 struct sk_config *sk_config_load(const char *text, size_t len, struct sk_errors *errs);
 struct sk_config *sk_config_load_file(const char *path, struct sk_errors *errs);
 /* The same with opts (NULL = the plain loaders above). */
@@ -176,6 +180,15 @@ cJSON *sk_config_unavailable_json(const struct sk_config *cfg);
 void sk_config_log_notes(const struct sk_config *cfg);
 /* Start-up log: one warning per profile naming the upstream plugins it runs without. */
 void sk_config_log_unavailable(const struct sk_config *cfg);
+/* One warning log line per entry of cfg->warnings. */
+void sk_config_log_warnings(const struct sk_config *cfg);
+/* getScoreWeights' overflow check (pkg/scheduler/framework/runtime/framework.go): is
+ * weight*MaxNodeScore > MaxTotalScore-total, computed as Go does, with wrapping int64 arithmetic?
+ * So a negative weight is accepted only as upstream accepts it: once the running total is negative,
+ * MaxTotalScore-total wraps and every later Score plugin "could overflow". sk_score_total_add is
+ * the wrapping total += weight*MaxNodeScore. No undefined behaviour for any inputs. */
+bool sk_score_weight_overflows(int64_t total, int32_t weight);
+int64_t sk_score_total_add(int64_t total, int32_t weight);
 /* numFeasibleNodesToFind (pkg/scheduler/schedule_one.go (numFeasibleNodesToFind)): p's percentage when set (>= 0), else the global one; p may be
  * NULL. The "no score plugins and no extenders -> 1" rule is the caller's (schedule_one). */
 int32_t sk_num_feasible_nodes_to_find(const struct sk_config *cfg, const struct sk_profile_config *p, int32_t num_nodes);

@@ -214,7 +214,7 @@ static int build_informers(struct sk_daemon *d, char **err)
 	struct kube_informer_opts pdbo = { .group = "policy", .version = "v1", .resource = "poddisruptionbudgets" };
 	if (kube_informer_new(d->client, &po, &d->pods) != 0 || kube_informer_new(d->client, &no, &d->nodes) != 0 ||
 	    kube_informer_new(d->client, &pdbo, &d->pdbs) != 0 ||
-	    !(d->preempt = sk_preempt_client_new(d->client, d->pods, d->pdbs)))
+	    !(d->preempt = sk_preempt_client_new(d->client, d->pods, d->pdbs)) || sk_dm_listers_new(d) != 0)
 		return kube_errf(err, "informers: out of memory");
 	if (sk_dm_volumes_new(d, err) != 0)
 		return -1;
@@ -307,7 +307,7 @@ int sk_daemon_start(struct sk_daemon *d, char **err)
 	if (sk_queue_start_flushers(sk_scheduler_queue(d->sched)) != 0)
 		return kube_errf(err, "cannot start the queue flushers");
 	if (kube_informer_start(d->nodes) != 0 || kube_informer_start(d->pods) != 0 || kube_informer_start(d->pdbs) != 0 ||
-	    sk_dm_volumes_start(d) != 0)
+	    sk_dm_volumes_start(d) != 0 || sk_dm_listers_start(d) != 0)
 		return kube_errf(err, "cannot start the informers");
 	if (pthread_create(&d->reap_thread, NULL, sk_dm_reaper_main, d) != 0)
 		return kube_errf(err, "cannot start the configuration reaper thread");
@@ -466,6 +466,7 @@ void sk_daemon_stop(struct sk_daemon *d)
 	if (d->pdbs)
 		kube_informer_stop(d->pdbs);
 	sk_dm_volumes_stop(d);
+	sk_dm_listers_stop(d);
 	if (d->patch_running) {
 		pthread_mutex_lock(&d->patch_mu);
 		d->patch_stop = true;
@@ -504,6 +505,7 @@ void sk_daemon_free(struct sk_daemon *d)
 	sk_preempt_client_free(d->preempt); /* after the scheduler: binding cycles may still evict */
 	kube_informer_free(d->pdbs);
 	sk_dm_volumes_free(d);
+	sk_dm_listers_free(d); /* after the scheduler: cycles read the listers */
 	/* The scheduler is gone: no cycle holds a framework any more. */
 	sk_dm_gen_free(d, d->gen);
 	for (struct gen *g = d->retired, *n; g; g = n) {

@@ -27,6 +27,7 @@
 #include "scheduler/framework/parallel.h"
 #include "scheduler/framework/runtime.h"
 #include "scheduler/schedule_one.h"
+#include "scheduler/api/workloads.h"
 
 #define CONFIG_HASH_ANNOTATION "schedkit.io/config-hash"
 /* Set on the Lease by a rejected reload (the rejected file's sha256 and the message), removed
@@ -124,6 +125,9 @@ struct sk_daemon {
 	struct kube_informer *vol_informers[SK_DM_NVOLUME_INFORMERS];
 	struct vhandler *vol_handlers;
 	struct sk_volume_store *volumes;
+	/* Services, RCs, ReplicaSets, StatefulSets, Namespaces (listers.c), read through `listers` */
+	struct kube_informer *workloads[SK_LISTER_NKINDS];
+	struct sk_listers listers;
 	struct sk_preempt_client *preempt;
 	struct sk_cache *cache;
 	struct sk_snapshot *snap;
@@ -237,5 +241,10 @@ int sk_dm_gen_swap(struct sk_daemon *d, struct gen *g, char **err);
 void sk_dm_gen_free(struct sk_daemon *d, struct gen *g);
 void *sk_dm_reaper_main(void *d);
 void *sk_dm_watch_main(void *d);
+/* listers.c: the informers behind d->listers (built, not started; started; stopped; freed). */
+int sk_dm_listers_new(struct sk_daemon *d);
+int sk_dm_listers_start(struct sk_daemon *d);
+void sk_dm_listers_stop(struct sk_daemon *d);
+void sk_dm_listers_free(struct sk_daemon *d);
 
 #endif

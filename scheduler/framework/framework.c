@@ -289,16 +289,13 @@ static int build_points(struct sk_framework *fw, const struct sk_profile_config 
 						    fw->name, d->name, iface_names[ep]);
 			fw->pts[ep][fw->n[ep]] = &fw->inst[instance_index(fw, d)];
 			if (ep == SK_EP_SCORE)
-				fw->weights[i] = l->items[i].weight > 0 ? l->items[i].weight : 1;
+				fw->weights[i] = l->items[i].weight != 0 ? l->items[i].weight : 1; /* negative: as given */
 			fw->n[ep]++;
 		}
 	}
-	int64_t total = 0;
-	for (int i = 0; i < fw->n[SK_EP_SCORE]; i++) {
-		if (total > INT64_MAX - (int64_t)fw->weights[i] * SK_MAX_NODE_SCORE)
-			return kube_errf(err, "profile %s: total score of Score plugins could overflow", fw->name);
-		total += (int64_t)fw->weights[i] * SK_MAX_NODE_SCORE;
-	}
+	/* The total-score overflow check is the loader's (score_weights in scheduler/config/config.c):
+	 * it must walk upstream's order (score list, then multiPoint), which a negative weight makes
+	 * significant; the score point's order here may differ. */
 	if (fw->n[SK_EP_QUEUE_SORT] != 1)
 		return kube_errf(err, "only one queue sort plugin required for profile with scheduler name \"%s\", but got %d",
 			    fw->name, fw->n[SK_EP_QUEUE_SORT]);
@@ -718,12 +715,11 @@ struct sk_status sk_fw_run_post_filter(struct sk_framework *fw, struct sk_cycle_
 			*result = r;
 			*have_result = true;
 		}
-		for (int k = 0; k < s.nreasons; k++) {
-			if (s.owned & (1u << k)) {
-				sk_status_addf(&acc, "%s", s.reasons[k]);
-			} else {
+		for (int k = 0; k < sk_status_reason_count(&s); k++) {
+			if (k >= s.nreasons || (s.owned & (1u << k)))
+				sk_status_addf(&acc, "%s", sk_status_reason(&s, k));
+			else
 				sk_status_add(&acc, s.reasons[k]);
-			}
 		}
 		if (!acc.plugin)
 			acc.plugin = pl->desc->name;

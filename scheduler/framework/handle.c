@@ -81,6 +81,8 @@ struct sk_status sk_handle_run_filter_with_nominated(struct sk_handle *h, struct
 	return sk_fw_run_filter_with_nominated(h->fw, cs, pod, ni);
 }
 
+const struct sk_framework_env *sk_handle_env(const struct sk_handle *h) { return &h->fw->env; }
+
 int sk_handle_list_pdbs(struct sk_handle *h, struct sk_pdb ***out, char **err)
 {
 	*out = NULL;
