@@ -1490,3 +1490,9 @@ int sk_handle_api_get(struct sk_handle *h, const char *path, cJSON **out, char *
 		return kube_errf(err, "GET %s: profile %s has no API client", path, h->fw->name);
 	return h->fw->env.api_get(h->fw->env.ctx, path, out, err);
 }
+
+int sk_handle_preempt_extenders(struct sk_handle *h, const struct sk_pod *pod, struct sk_victims **list, int *n,
+				char **err)
+{
+	return sk_extenders_call_preempt(h->fw->extenders, h->fw->nextenders, pod, sk_handle_snapshot(h), list, n, err);
+}

@@ -122,7 +122,10 @@ static void module_subject(const struct sk_module *mod, char *buf, size_t n)
 /* SK_LAYOUT_SIGNATURE of each released minor of this major, indexed by minor. When SK_ABI_MINOR is
  * bumped, the previous minor's value (printed by the loader test) is appended here, so modules built
  * against it keep loading. 1.0 is the first release: only the current minor exists. */
-static const uint64_t released_signatures[] = { 0 /* 1.0: SK_LAYOUT_SIGNATURE below */ };
+static const uint64_t released_signatures[] = {
+	0x36e478cdcf087dc7ULL, /* 1.0 */
+	0,                     /* 1.1 (sk_victims_free, sk_handle_preempt_extenders): SK_LAYOUT_SIGNATURE */
+};
 
 static uint64_t released_signature(uint32_t minor)
 {

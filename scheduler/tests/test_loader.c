@@ -233,14 +233,14 @@ static void test_abi_major(void **state)
 {
 	(void)state;
 	expect_error("major", 1, "LoaderMajor",
-		     "plugin file \"%s\": plugin \"LoaderMajor\": ABI 2.0 is not supported by this scheduler (ABI 1.0)");
+		     "plugin file \"%s\": plugin \"LoaderMajor\": ABI 2.1 is not supported by this scheduler (ABI 1.1)");
 }
 
 static void test_abi_minor(void **state)
 {
 	(void)state;
 	expect_error("minor", 2, "LoaderMinor",
-		     "plugin file \"%s\": plugin \"LoaderMinor\": ABI 1.1 is not supported by this scheduler (ABI 1.0)");
+		     "plugin file \"%s\": plugin \"LoaderMinor\": ABI 1.2 is not supported by this scheduler (ABI 1.1)");
 }
 
 static void test_descriptor_size(void **state)
@@ -248,7 +248,7 @@ static void test_descriptor_size(void **state)
 	(void)state;
 	char want[512];
 	snprintf(want, sizeof(want),
-		 "plugin file \"%%s\": plugin \"LoaderSize\": descriptor of %zu bytes does not match ABI 1.0 (%zu to %zu bytes)",
+		 "plugin file \"%%s\": plugin \"LoaderSize\": descriptor of %zu bytes does not match ABI 1.1 (%zu to %zu bytes)",
 		 sizeof(struct sk_plugin_desc) - 8, sizeof(struct sk_plugin_desc), sizeof(struct sk_plugin_desc));
 	expect_error("size", 3, "LoaderSize", want);
 }

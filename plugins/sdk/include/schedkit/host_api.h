@@ -134,7 +134,10 @@
 	F(int, sk_tpmap_copy, (struct sk_tpmap *dst, const struct sk_tpmap *src), (dst, src)) \
 	P(void, sk_tpmap_free, (struct sk_tpmap *m), (m)) \
 	/* plugin.h, appended in 1.0 before its release */ \
-	F(int, sk_handle_api_get, (struct sk_handle *h, const char *path, cJSON **out, char **err), (h, path, out, err))
+	F(int, sk_handle_api_get, (struct sk_handle *h, const char *path, cJSON **out, char **err), (h, path, out, err)) \
+	/* plugin.h, ABI 1.1: preemption through the HTTP extenders */ \
+	P(void, sk_victims_free, (struct sk_victims *list, int n), (list, n)) \
+	F(int, sk_handle_preempt_extenders, (struct sk_handle *h, const struct sk_pod *pod, struct sk_victims **list, int *n, char **err), (h, pod, list, n, err))
 
 /* Begins with the same three fields as every ABI struct; then one pointer per function, in list
  * order. size is sizeof(struct sk_host_api) of the scheduler's build: a module built against
