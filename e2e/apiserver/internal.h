@@ -318,4 +318,8 @@ struct apis_server {
 		*rd_events2, *rd_bindings;
 };
 
+/* pod_defaults.c: requests defaulted from limits in containers and init containers
+ * (pkg/apis/core/v1/defaults.go, SetDefaults_Pod). */
+void apis_default_pod_requests(cJSON *spec);
+
 #endif
