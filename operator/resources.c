@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kube/object.h"
+#include "operator/extender_tls.h"
 #include "operator/plugins.h"
 
 static const struct op_kind_info kinds[OP_OBJ_COUNT] = {
@@ -272,7 +273,7 @@ static int add_plugins(cJSON *spec, cJSON *container, const struct op_plugin_set
 }
 
 static int fill_deployment(cJSON *o, const struct op_resources_opts *opts, const char *ns, int replicas,
-			   const struct op_plugin_set *plugins)
+			   const struct op_plugin_set *plugins, const char *config_yaml)
 {
 	cJSON *tmpl = parse(deployment_spec);
 	cJSON *spec = cJSON_CreateObject();
@@ -325,6 +326,8 @@ static int fill_deployment(cJSON *o, const struct op_resources_opts *opts, const
 	    !cJSON_AddStringToObject(req, "memory", opts->memory_request ? opts->memory_request : "128Mi"))
 		return -1;
 	if (plugins && plugins->naccepted > 0 && add_plugins(spec, c, plugins))
+		return -1;
+	if (op_extender_tls_mounts(config_yaml, kube_obj_get(spec, "template.spec"), c))
 		return -1;
 	return 0;
 }
@@ -382,7 +385,7 @@ cJSON *op_desired_object(enum op_kind k, const struct op_resources_opts *opts, c
 		int replicas = opts->replicas > 0 ? opts->replicas : 2;
 		if (!plan || plan->nrendered == 0)
 			replicas = 0;
-		if (fill_deployment(o, opts, ns, replicas, plan ? plan->plugins : NULL))
+		if (fill_deployment(o, opts, ns, replicas, plan ? plan->plugins : NULL, plan ? plan->config_yaml : NULL))
 			goto fail;
 		break;
 	}
