@@ -17,11 +17,12 @@
  *                          (preempt: "candidates=<node:uid+uid,...>"; bind: "node=<n>")
  *   --port P (0: any), --port-file F (the bound port is written there), --bind-address A
  *
- * Every list flag may be repeated. One thread per connection; Connection: close. */
+ * Every list flag may be repeated. One thread per connection, HTTP/1.1 keep-alive. */
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -270,15 +271,26 @@ static cJSON *do_preempt(const cJSON *args)
 
 /* ---------- HTTP ---------- */
 
-static void reply(int fd, int status, const char *ctype, const char *body)
+static void reply(int fd, int status, const char *ctype, const char *body, bool keep)
 {
 	char head[256];
 	size_t n = strlen(body);
-	int h = snprintf(head, sizeof(head),
-			 "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", status,
-			 status == 200 ? "OK" : status == 404 ? "Not Found" : status == 400 ? "Bad Request" : "Error", ctype, n);
-	if (write(fd, head, (size_t)h) < 0 || write(fd, body, n) < 0)
+	int h = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: %s\r\n\r\n",
+			 status, status == 200 ? "OK" : status == 404 ? "Not Found" : status == 400 ? "Bad Request" : "Error",
+			 ctype, n, keep ? "keep-alive" : "close");
+	/* one write: a second small segment would wait for the delayed ACK (Nagle) on keep-alive */
+	char *all = malloc((size_t)h + n);
+	if (!all)
 		return;
+	memcpy(all, head, (size_t)h);
+	memcpy(all + h, body, n);
+	for (size_t off = 0, total = (size_t)h + n; off < total;) {
+		ssize_t w = write(fd, all + off, total - off);
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	free(all);
 }
 
 static const char *verb_of(const char *path)
@@ -287,57 +299,19 @@ static const char *verb_of(const char *path)
 	return s ? s + 1 : path;
 }
 
-static void handle(int fd)
+/* Answers one request (body already read); returns the verb's reply sent. */
+static void serve(int fd, const char *method, const char *path, char *body, bool keep)
 {
-	size_t cap = 65536, len = 0;
-	char *buf = malloc(cap + 1);
-	char *end = NULL;
-	while (buf && !(end = strstr(buf, "\r\n\r\n"))) {
-		if (len == cap)
-			goto out;
-		ssize_t r = read(fd, buf + len, cap - len);
-		if (r <= 0)
-			goto out;
-		len += (size_t)r;
-		buf[len] = '\0';
-	}
-	if (!buf)
-		return;
-	char method[16] = "", path[1024] = "";
-	if (sscanf(buf, "%15s %1023s", method, path) != 2)
-		goto out;
-	size_t clen = 0;
-	for (char *l = strstr(buf, "\r\n"); l && l < end; l = strstr(l + 2, "\r\n")) {
-		if (!strncasecmp(l + 2, "Content-Length:", 15))
-			clen = strtoul(l + 17, NULL, 10);
-		if (!strncasecmp(l + 2, "Expect: 100-continue", 20) && write(fd, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
-			goto out;
-	}
 	if (!strcmp(method, "GET") && !strcmp(path, "/healthz")) {
-		reply(fd, 200, "text/plain", "ok");
-		goto out;
+		reply(fd, 200, "text/plain", "ok", keep);
+		return;
 	}
-	if (strcmp(method, "POST") || clen > MAX_BODY) {
-		reply(fd, 404, "text/plain", "404 page not found");
-		goto out;
+	if (strcmp(method, "POST")) {
+		reply(fd, 404, "text/plain", "404 page not found", keep);
+		return;
 	}
-	size_t hlen = (size_t)(end + 4 - buf), have = len - hlen;
-	char *body = malloc(clen + 1);
-	if (!body)
-		goto out;
-	memcpy(body, buf + hlen, have < clen ? have : clen);
-	while (have < clen) {
-		ssize_t r = read(fd, body + have, clen - have);
-		if (r <= 0) {
-			free(body);
-			goto out;
-		}
-		have += (size_t)r;
-	}
-	body[clen] = '\0';
 	const char *verb = verb_of(path);
 	cJSON *args = cJSON_Parse(body);
-	free(body);
 	if (opt.delay_ms > 0) {
 		struct timespec ts = { opt.delay_ms / 1000, (long)(opt.delay_ms % 1000) * 1000000L };
 		nanosleep(&ts, NULL);
@@ -345,9 +319,9 @@ static void handle(int fd)
 	cJSON *res = NULL;
 	if (in_list(&opt.fail, verb)) {
 		logf_line("%s failed-by-flag", verb);
-		reply(fd, 500, "text/plain", "failing on purpose (--fail)");
+		reply(fd, 500, "text/plain", "failing on purpose (--fail)", keep);
 	} else if (!args) {
-		reply(fd, 400, "text/plain", "request body is not JSON");
+		reply(fd, 400, "text/plain", "request body is not JSON", keep);
 	} else if (!strcmp(verb, "filter")) {
 		res = do_filter(args);
 	} else if (!strcmp(verb, "prioritize")) {
@@ -357,15 +331,77 @@ static void handle(int fd)
 	} else if (!strcmp(verb, "preempt")) {
 		res = do_preempt(args);
 	} else {
-		reply(fd, 404, "text/plain", "404 page not found");
+		reply(fd, 404, "text/plain", "404 page not found", keep);
 	}
 	if (res) {
 		char *s = cJSON_PrintUnformatted(res);
-		reply(fd, 200, "application/json", s ? s : "{}");
+		reply(fd, 200, "application/json", s ? s : "{}", keep);
 		free(s);
 		cJSON_Delete(res);
 	}
 	cJSON_Delete(args);
+}
+
+/* HTTP/1.1 with keep-alive: requests one after the other on fd until the client closes it or
+ * asks for Connection: close. */
+static void handle(int fd)
+{
+	size_t cap = 65536, len = 0;
+	char *buf = malloc(cap + 1);
+	if (!buf)
+		return;
+	buf[0] = '\0';
+	for (;;) {
+		char *end;
+		while (!(end = strstr(buf, "\r\n\r\n"))) {
+			if (len == cap)
+				goto out;
+			ssize_t r = read(fd, buf + len, cap - len);
+			if (r <= 0)
+				goto out;
+			len += (size_t)r;
+			buf[len] = '\0';
+		}
+		char method[16] = "", path[1024] = "";
+		if (sscanf(buf, "%15s %1023s", method, path) != 2)
+			goto out;
+		size_t clen = 0;
+		bool keep = true;
+		for (char *l = strstr(buf, "\r\n"); l && l < end; l = strstr(l + 2, "\r\n")) {
+			if (!strncasecmp(l + 2, "Content-Length:", 15))
+				clen = strtoul(l + 17, NULL, 10);
+			if (!strncasecmp(l + 2, "Connection: close", 17))
+				keep = false;
+			if (!strncasecmp(l + 2, "Expect: 100-continue", 20) && write(fd, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
+				goto out;
+		}
+		if (clen > MAX_BODY)
+			goto out;
+		size_t hlen = (size_t)(end + 4 - buf), have = len - hlen;
+		char *body = malloc(clen + 1);
+		if (!body)
+			goto out;
+		size_t take = have < clen ? have : clen;
+		memcpy(body, buf + hlen, take);
+		for (size_t got = take; got < clen;) {
+			ssize_t r = read(fd, body + got, clen - got);
+			if (r <= 0) {
+				free(body);
+				goto out;
+			}
+			got += (size_t)r;
+		}
+		body[clen] = '\0';
+		/* what follows this request stays in buf */
+		size_t rest = have - take;
+		memmove(buf, buf + hlen + take, rest);
+		len = rest;
+		buf[len] = '\0';
+		serve(fd, method, path, body, keep);
+		free(body);
+		if (!keep)
+			break;
+	}
 out:
 	free(buf);
 }
@@ -475,6 +511,7 @@ int main(int argc, char **argv)
 				continue;
 			break;
 		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		pthread_t t;
 		pthread_attr_t at;
 		pthread_attr_init(&at);

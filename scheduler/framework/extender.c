@@ -31,6 +31,7 @@ void sk_extender_free(struct sk_extender *e)
 {
 	if (!e)
 		return;
+	sk_extender_pool_free(e->pool);
 	free(e->url_prefix);
 	free(e->name);
 	free(e->filter_verb);
@@ -75,6 +76,10 @@ struct sk_extender *sk_extender_new(const cJSON *cfg, const char *path, char **e
 	if (!e) {
 		kube_errf(err, "%s: out of memory", path);
 		return NULL;
+	}
+	if (!(e->pool = sk_extender_pool_new())) {
+		kube_errf(err, "%s: out of memory", path);
+		goto fail;
 	}
 	const char *prefix = cfg_str(cfg, "urlPrefix");
 	if (!*prefix) {
@@ -255,7 +260,7 @@ cJSON *sk_extender_post(const struct sk_extender *e, const char *label, const ch
 	}
 	int64_t t0 = kube_mono_ns();
 	const char *kind = NULL;
-	CURL *c = curl_easy_init();
+	CURL *c = sk_extender_pool_get(e->pool);
 	struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
 	struct buf b = { 0 };
 	cJSON *res = NULL;
@@ -321,8 +326,7 @@ cJSON *sk_extender_post(const struct sk_extender *e, const char *label, const ch
 out:
 	sk_extender_observe(e, label, (double)(kube_mono_ns() - t0) / 1e9, kind);
 	curl_slist_free_all(hdr);
-	if (c)
-		curl_easy_cleanup(c);
+	sk_extender_pool_put(e->pool, c);
 	free(b.p);
 	free(url);
 	return res;
@@ -343,11 +347,18 @@ void sk_extender_filter_result_free(struct sk_extender_filter_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static int find_node(const struct sk_node_info *const *nodes, int n, const char *name)
+/* The index of name in nodes, searched from *hint on (wrapping); *hint moves past the hit, so an
+ * answer in the order of the request costs one comparison per name instead of a scan. */
+static int find_node(const struct sk_node_info *const *nodes, int n, const char *name, int *hint)
 {
-	for (int i = 0; i < n; i++)
-		if (strcmp(sk_ni_name(nodes[i]), name) == 0)
+	int start = *hint >= 0 && *hint < n ? *hint : 0;
+	for (int k = 0; k < n; k++) {
+		int i = start + k < n ? start + k : start + k - n;
+		if (strcmp(sk_ni_name(nodes[i]), name) == 0) {
+			*hint = i + 1;
 			return i;
+		}
+	}
 	return -1;
 }
 
@@ -415,7 +426,7 @@ int sk_extender_filter_decode(const struct sk_extender *e, const cJSON *res, con
 		if (!out->nodes)
 			return kube_errf(err, "extender %s: out of memory", e->name);
 	}
-	int rc = 0;
+	int rc = 0, hint = 0;
 	const cJSON *er = sk_extender_rget(res, "Error");
 	const cJSON *names = sk_extender_rget(res, "NodeNames");
 	const cJSON *list = sk_extender_rget(res, "Nodes");
@@ -426,7 +437,7 @@ int sk_extender_filter_decode(const struct sk_extender *e, const cJSON *res, con
 		rc = kube_errf(err, "%s", er->valuestring);
 	} else if (e->node_cache_capable && cJSON_IsArray(names)) {
 		for (const cJSON *x = names->child; x && rc == 0; x = x->next) {
-			int k = cJSON_IsString(x) ? find_node(nodes, n, x->valuestring) : -1;
+			int k = cJSON_IsString(x) ? find_node(nodes, n, x->valuestring, &hint) : -1;
 			if (k < 0)
 				rc = kube_errf(err, "extender \"%s\" claims a filtered node \"%s\" which is not found in the input node list",
 					     e->name, cJSON_IsString(x) ? x->valuestring : "");
@@ -437,7 +448,7 @@ int sk_extender_filter_decode(const struct sk_extender *e, const cJSON *res, con
 		const cJSON *items = sk_extender_rget(list, "items");
 		for (const cJSON *x = cJSON_IsArray(items) ? items->child : NULL; x && rc == 0; x = x->next) {
 			const cJSON *nm = sk_extender_rget(sk_extender_rget(x, "metadata"), "name");
-			int k = cJSON_IsString(nm) ? find_node(nodes, n, nm->valuestring) : -1;
+			int k = cJSON_IsString(nm) ? find_node(nodes, n, nm->valuestring, &hint) : -1;
 			if (k < 0)
 				rc = kube_errf(err, "extender \"%s\" claims a filtered node \"%s\" which is not found in the input node list",
 					     e->name, cJSON_IsString(nm) ? nm->valuestring : "");
@@ -479,12 +490,13 @@ int sk_extender_prioritize_decode(const struct sk_extender *e, const cJSON *res,
 		return kube_errf(err, "extender %s: %s: expected a HostPriorityList (array)", e->name,
 			       e->prioritize_verb ? e->prioritize_verb : "prioritize");
 	const int64_t scale = SK_MAX_NODE_SCORE / SK_MAX_EXTENDER_PRIORITY;
+	int hint = 0;
 	for (const cJSON *x = cJSON_IsArray(res) ? res->child : NULL; x; x = x->next) {
 		const cJSON *h = sk_extender_rget(x, "Host"), *s = sk_extender_rget(x, "Score");
 		int64_t score = 0;
 		if (!cJSON_IsString(h) || (s && kube_json_get_int64(s, &score) != 0))
 			continue;
-		int k = find_node(nodes, n, h->valuestring);
+		int k = find_node(nodes, n, h->valuestring, &hint);
 		/* Modulo 2^64, as Go's int64 arithmetic wraps (pkg/scheduler/schedule_one.go,
 		 * prioritizeNodes): an extender may send any Score, and signed overflow is undefined
 		 * in C (found by scheduler/fuzz/fuzz_extender.c). */

@@ -2,9 +2,10 @@
  * config entry (the cJSON kept in sk_config.extenders / sk_profile_config.extenders), the wire
  * types of the filter, prioritize and bind verbs, and IsInterested (managedResources).
  *
- * Every call makes its own curl easy handle: an extender is immutable after sk_extender_new and
- * may be called from any thread (scheduling thread for filter/prioritize, binder threads for
- * bind, DefaultPreemption's PostFilter for preempt) without a lock. */
+ * Every call takes a curl easy handle of its own from the extender's pool of idle ones (so the
+ * connection stays open between calls; extender_pool.c): an extender is otherwise immutable after
+ * sk_extender_new and may be called from any thread (scheduling thread for filter/prioritize,
+ * binder threads for bind, DefaultPreemption's PostFilter for preempt). */
 #ifndef SK_EXTENDER_H
 #define SK_EXTENDER_H
 

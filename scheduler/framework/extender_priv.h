@@ -5,6 +5,8 @@
 
 #include <stdio.h>
 
+#include <curl/curl.h>
+
 #include "scheduler/framework/extender.h"
 
 static inline const char *sk_ni_name(const struct sk_node_info *ni)
@@ -27,7 +29,14 @@ struct sk_extender {
 	size_t ca_len, cert_len, key_len;
 	int nmanaged;
 	char **managed;
+	struct sk_extender_pool *pool; /* idle curl handles (keep-alive), extender_pool.c */
 };
+
+/* extender_pool.c: a handle from the pool (or a new one; NULL on ENOMEM), and back (reset). */
+struct sk_extender_pool *sk_extender_pool_new(void);
+void sk_extender_pool_free(struct sk_extender_pool *p); /* NULL ok */
+CURL *sk_extender_pool_get(struct sk_extender_pool *p);
+void sk_extender_pool_put(struct sk_extender_pool *p, CURL *c);
 
 /* POSTs body (JSON; NULL reads as ENOMEM) to urlPrefix/path; returns the parsed response (caller
  * deletes) or NULL and *err. label: the verb for the metrics ("filter", "prioritize", "bind",
