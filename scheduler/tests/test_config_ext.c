@@ -12,6 +12,7 @@
 
 #include "kube/object.h"
 #include "scheduler/config/config.h"
+#include "scheduler/framework/extender.h"
 
 static const char CFG[] = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 			  "extenders:\n- urlPrefix: https://top:8443\n  filterVerb: f\n"
@@ -73,11 +74,33 @@ static void test_redact(void **state)
 	sk_config_free(cfg);
 }
 
+/* Errors about TLS material name the field, never the value (they reach logs and status). */
+static void test_errors_do_not_print_secrets(void **state)
+{
+	(void)state;
+	static const char *const cfgs[] = {
+		"{\"urlPrefix\":\"https://x\",\"tlsConfig\":{\"keyData\":\"@@top-secret-key@@\"}}",
+		"{\"urlPrefix\":\"https://x\",\"tlsConfig\":{\"certData\":\"@@top-secret-key@@\"}}",
+	};
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+		cJSON *j = cJSON_Parse(cfgs[i]);
+		char *err = NULL;
+		struct sk_extender *e = sk_extender_new(j, "extenders[0]", &err);
+		assert_null(e);
+		assert_non_null(err);
+		assert_non_null(strstr(err, "extenders[0].tlsConfig."));
+		assert_null(strstr(err, "top-secret"));
+		free(err);
+		cJSON_Delete(j);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_validate_note),
 		cmocka_unit_test(test_redact),
+		cmocka_unit_test(test_errors_do_not_print_secrets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
