@@ -6,7 +6,8 @@
 # Node objects). Prints per mode pods/s from the first creation to the last binding, attempt
 # latency percentiles (histogram bounds from /metrics), the extender's own call latency
 # (scheduler_extender_request_duration_seconds) and the scheduler's peak RSS.
-# Env: SK_BIN, SK_ROOT; SK_BENCH_NODES (1000), SK_BENCH_PODS_NAMES (5000), SK_BENCH_PODS_OBJECTS (300).
+# Env: SK_BIN, SK_ROOT; SK_BENCH_NODES (1000), SK_BENCH_PODS_NAMES (5000), SK_BENCH_PODS_OBJECTS (300);
+# SK_BENCH_PERF=PREFIX records a perf profile of the scheduler per mode (PREFIX.true, PREFIX.false).
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 SK_BIN=${SK_BIN:-$SK_ROOT/bin}
@@ -90,11 +91,17 @@ EOF
   sk_wait_for 60 curl -sf "http://127.0.0.1:$port/readyz" -o /dev/null || die "scheduler not ready: $(tail -5 "$work/scheduler.log")"
   scheduled() { curl -sf "http://127.0.0.1:$port/metrics" |
     awk '$1 ~ /^scheduler_schedule_attempts_total\{.*result="scheduled"/ {s += $2} END {print s + 0}'; }
-  local t0 t_last last year nbound rss_kib
+  local t0 t_last last year nbound rss_kib perf_pid=
+  # SK_BENCH_PERF=PREFIX: profile the scheduler (perf record -g) while the pods are placed
+  if [ -n "${SK_BENCH_PERF:-}" ]; then
+    perf record -g -o "$SK_BENCH_PERF.$cache" -p "$sched_pid" >/dev/null 2>&1 &
+    perf_pid=$!
+  fi
   t0=$(date +%s.%N)
   post_all "$work/pods.cfg"
   all_done() { [ "$(scheduled)" -ge "$npods" ]; }
   sk_wait_for 600 all_done || die "nodeCacheCapable=$cache: only $(scheduled) of $npods pods scheduled"
+  if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null; fi
   rss_kib=$(awk '$1 == "VmHWM:" {print $2}' "/proc/$sched_pid/status")
   curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics.txt"
   last=$(grep '"Successfully bound pod to node"' "$work/scheduler.log" | tail -1 | awk '{print $1, $2}')

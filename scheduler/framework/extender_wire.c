@@ -106,9 +106,15 @@ static int write_node(FILE *f, const struct sk_node_info *ni)
 	return rc;
 }
 
-/* A JSON string literal. */
+/* A JSON string literal: written as it is when nothing needs escaping (node names never do),
+ * else through cJSON's printer. */
 static int write_str(FILE *f, const char *s)
 {
+	const char *p = s;
+	while (*p && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+		p++;
+	if (!*p)
+		return fputc('"', f) != EOF && fputs(s, f) >= 0 && fputc('"', f) != EOF ? 0 : -1;
 	cJSON *o = cJSON_CreateString(s);
 	int rc = write_json(f, o);
 	cJSON_Delete(o);

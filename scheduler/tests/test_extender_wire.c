@@ -161,6 +161,39 @@ static void test_full_objects_in_both_node_modes(void **state)
 	sk_pod_unref(pod);
 }
 
+/* Names that need escaping still make valid JSON (the fast path writes plain ones as they are). */
+static void test_node_names_escaped(void **state)
+{
+	(void)state;
+	static const char *const names[] = { "plain-1", "q\"uote", "back\\slash", "tab\there", "utf8-\xc3\xa9" };
+	struct sk_node_info nis[5];
+	const struct sk_node_info *list[5];
+	struct sk_node *ns[5];
+	for (int i = 0; i < 5; i++) {
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(j, "metadata"), "name", names[i]);
+		ns[i] = sk_node_decode(j, NULL);
+		cJSON_Delete(j);
+		assert_non_null(ns[i]);
+		memset(&nis[i], 0, sizeof(nis[i]));
+		nis[i].node = ns[i];
+		list[i] = &nis[i];
+	}
+	struct sk_extender *e = ext("{\"urlPrefix\":\"URL\",\"filterVerb\":\"f\",\"nodeCacheCapable\":true}");
+	struct sk_pod *pod = preemptor();
+	cJSON *args = sk_extender_args_json(e, pod, list, 5);
+	assert_non_null(args);
+	const cJSON *nn = cJSON_GetObjectItemCaseSensitive(args, "NodeNames");
+	assert_int_equal(cJSON_GetArraySize(nn), 5);
+	for (int i = 0; i < 5; i++)
+		assert_string_equal(cJSON_GetArrayItem(nn, i)->valuestring, names[i]);
+	cJSON_Delete(args);
+	sk_pod_unref(pod);
+	sk_extender_free(e);
+	for (int i = 0; i < 5; i++)
+		sk_node_unref(ns[i]);
+}
+
 /* ---------- interest ---------- */
 
 static void test_interest_by_requests_and_limits(void **state)
@@ -482,6 +515,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_full_objects_in_both_node_modes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_node_names_escaped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interest_by_requests_and_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_preempt_wire_both_modes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_preempt_answer_errors, setup, teardown),
