@@ -8,7 +8,8 @@
 # Node it was sent), prefers ext-2 and binds through the API server; B only sees the pod whose
 # container sets example.com/fpga in limits (the API server defaults the request from it); pods
 # of the plain profile never reach either extender; preemption goes through A, which vetoes
-# ext-1 and ext-3, so the victim is the pod on ext-2.
+# ext-1 and ext-3, so the victim is the pod on ext-2; /configz redacts tlsConfig.keyData;
+# /metrics has the extender call durations per verb.
 # Prints TAP-style ok / not ok lines. Env: SK_BIN (binaries), SK_ROOT (repo).
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -71,6 +72,7 @@ profiles:
   - urlPrefix: http://127.0.0.1:$pb
     filterVerb: filter
     nodeCacheCapable: true
+    tlsConfig: {keyData: bm90LWEtcmVhbC1rZXktZTJl}   # unused over http; /configz must not show it
     managedResources:
     - {name: example.com/fpga, ignoredByScheduler: true}
 YAML
@@ -103,9 +105,14 @@ metadata: {name: high}
 value: 1000
 YAML
 
-"$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$KUBECONFIG" --secure-port 0 --v=2 \
-  >"$work/scheduler.log" 2>&1 &
+sport=$(sk_free_port)
+"$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$KUBECONFIG" --secure-port "$sport" \
+  --bind-address 127.0.0.1 --v=2 >"$work/scheduler.log" 2>&1 &
 pids+=($!)
+sk_wait_for 30 curl -sf "http://127.0.0.1:$sport/readyz" -o /dev/null || fatal "scheduler ready"
+curl -sf "http://127.0.0.1:$sport/configz" >"$work/configz.json"
+check "/configz redacts the extender's tlsConfig.keyData" \
+  bash -c 'grep -q "REDACTED" "$1" && ! grep -q "bm90LWEtcmVhbC1rZXktZTJl" "$1"' _ "$work/configz.json"
 
 pod() { # name scheduler cpu [extra container fields] [priorityClass] [nodeName]
   local pc="" nn=""
@@ -154,4 +161,9 @@ check "the victim on ext-2 was evicted" bash -c '! kubectl get pod low2 >/dev/nu
 check "the pods on the vetoed nodes stay" bash -c 'kubectl get pod low1 >/dev/null 2>&1 && kubectl get pod low3 >/dev/null 2>&1'
 check "extender A was sent every candidate with its victim as a full pod" \
   bash -c 'grep "^preempt pod=default/high " "$1" | grep -q "mode=pods" && grep "^preempt pod=default/high " "$1" | grep "ext-1:" | grep "ext-2:" | grep -q "ext-3:"' _ "$work/a.calls"
+curl -sf "http://127.0.0.1:$sport/metrics" >"$work/metrics.txt"
+check "/metrics has the extenders' call durations per verb" \
+  bash -c 'for v in filter prioritize bind preempt; do grep -q "^scheduler_extender_request_duration_seconds_count{extender=\"http://127.0.0.1:$2/sched\",verb=\"$v\"} [1-9]" "$1" || exit 1; done' \
+  _ "$work/metrics.txt" "$pa"
+check "... and no extender errors" bash -c '! grep -q "^scheduler_extender_errors_total" "$1"' _ "$work/metrics.txt"
 check "no sanitizer report in the scheduler log" bash -c '! grep -q "ERROR: AddressSanitizer\|runtime error:" "$1"' _ "$work/scheduler.log"
