@@ -52,7 +52,7 @@ static struct sk_config *load_config(const struct sk_daemon_opts *o, char plugin
 		free(lerr);
 		return NULL;
 	}
-	struct sk_config_opts co = { .modules = mods };
+	struct sk_config_opts co = { .modules = mods, .policy_path = o->policy_path };
 	if (o->config_path) {
 		cfg = sk_config_load_file_opts(o->config_path, &co, &errs);
 	} else {
@@ -304,6 +304,7 @@ int sk_daemon_start(struct sk_daemon *d, char **err)
 	}
 	klog_info(0, "Starting schedkit-scheduler", " profiles=%d config-hash=%s leader-elect=%s config-reload=%s",
 		  d->gen->n, d->gen->cfg->sha256, d->leader ? "true" : "false", d->watch_running ? "true" : "false");
+	sk_config_log_notes(d->gen->cfg); /* --policy-config-file: what the Policy could not carry over */
 	if (d->leader) {
 		if (kube_leader_start(d->leader) != 0)
 			return kube_errf(err, "cannot start leader election");
@@ -554,7 +555,7 @@ int sk_daemon_run(const struct sk_daemon_opts *opts)
 			free(lerr);
 			return 1;
 		}
-		struct sk_config_opts co = { .modules = mods };
+		struct sk_config_opts co = { .modules = mods, .policy_path = opts->policy_path };
 		int vrc = sk_config_validate_file_opts(opts->config_path, &co, stdout);
 		sk_module_set_unref(mods);
 		return vrc;
