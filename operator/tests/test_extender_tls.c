@@ -68,6 +68,44 @@ static void test_render_table(void **state)
 	}
 }
 
+/* A profile built from an upstream provider goes through the legacy translation
+ * (operator/legacy.c); its own extenders are rendered the same way. */
+static void test_provider_profile_extenders(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *tls, *want;
+	} cases[] = {
+		{ "{\"secretName\":\"s1\"}", "\"keyFile\":\"" OP_EXT_TLS_DIR "/s1/tls.key\"" },
+		{ "{\"keyData\":\"c2VjcmV0\"}", "!spec.extenders[0].tlsConfig.keyData: Forbidden" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[512];
+		snprintf(text, sizeof(text),
+			 "{\"provider\":\"DefaultProvider\",\"extenders\":[{\"urlPrefix\":\"https://e\",\"filterVerb\":\"f\","
+			 "\"tlsConfig\":%s}]}",
+			 cases[i].tls);
+		cJSON *spec = cJSON_Parse(text);
+		cJSON *out = NULL;
+		char *err = NULL;
+		int rc = op_render_profile(spec, "p", &out, &err);
+		if (cases[i].want[0] == '!') {
+			if (rc == 0 || !err || !strstr(err, cases[i].want + 1))
+				fail_msg("case %zu: want \"%s\", got rc %d \"%s\"", i, cases[i].want + 1, rc, err ? err : "");
+		} else {
+			if (rc != 0)
+				fail_msg("case %zu: %s", i, err);
+			char *got = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(out, "extenders"));
+			if (!strstr(got, cases[i].want) || strstr(got, "secretName"))
+				fail_msg("case %zu: %s", i, got);
+			free(got);
+		}
+		free(err);
+		cJSON_Delete(out);
+		cJSON_Delete(spec);
+	}
+}
+
 static void test_deployment_mounts(void **state)
 {
 	(void)state;
@@ -108,6 +146,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_render_table),
+		cmocka_unit_test(test_provider_profile_extenders),
 		cmocka_unit_test(test_deployment_mounts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
