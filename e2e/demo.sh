@@ -17,7 +17,11 @@
 #      SchedulerPlugin) and sample-scheduler.yaml, then does what the Deployment's rollout would:
 #      runs its init containers' copy into each replica's plugin dir (e2e/lib/deployment_runner.sh)
 #      and restarts the replicas with the flags the Deployment now carries; sample-scheduler pods
-#      land only on the nodes labelled schedkit.io/sample=true, annotated by the plugin's PreBind.
+#      land only on the nodes labelled schedkit.io/sample=true, annotated by the plugin's PreBind;
+#   9. an HTTP extender for one profile: runs bin/schedkit-sample-extender (e2e/extender), applies
+#      a SchedulerProfile whose spec.extenders names it; that profile's pods go where the extender
+#      says (it rejects large-a, prefers small-b and binds them itself), and it never hears of the
+#      other profiles' pods.
 # Everything stops at the end; KEEP=1 leaves the cluster, operator, volume sync and scheduler
 # running and prints the KUBECONFIG to export and how to stop them.
 # Env: SK_BIN (binaries; default <repo>/bin, or $OUT/bin), KEEP=1, DEMO_DIR (work directory),
@@ -40,7 +44,7 @@ NS=schedkit-system
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 die() {
 	printf '\ndemo failed: %s\n' "$*" >&2
-	for f in apiserver operator volume-sync scheduler-1 scheduler-2; do
+	for f in apiserver operator volume-sync scheduler-1 scheduler-2 extender; do
 		[ -s "$DIR/$f.log" ] && { echo "--- last lines of $DIR/$f.log" >&2; tail -n 15 "$DIR/$f.log" >&2; }
 	done
 	exit 1
@@ -55,11 +59,12 @@ cleanup() {
 		echo "${PIDS[2]}" >"$DIR/volume-sync.pid"
 		echo "${PIDS[3]}" >"$DIR/scheduler-1.pid"
 		echo "${PIDS[4]}" >"$DIR/scheduler-2.pid"
+		echo "${PIDS[5]:-}" >"$DIR/extender.pid"
 		cat >"$DIR/stop.sh" <<EOF
 #!/bin/sh
 # Stops what \`KEEP=1 make demo\` left running (schedulers, the ConfigMap volume sync, the
 # operator, then the API server) and removes its files.
-for f in scheduler-2 scheduler-1 volume-sync operator apiserver; do
+for f in extender scheduler-2 scheduler-1 volume-sync operator apiserver; do
 	pid=\$(cat "$DIR/\$f.pid" 2>/dev/null) || continue
 	kill "\$pid" 2>/dev/null
 	while kill -0 "\$pid" 2>/dev/null; do sleep 0.1; done
@@ -95,7 +100,7 @@ EOF
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-for b in schedkit-apiserver schedkit-operator schedkit-scheduler; do
+for b in schedkit-apiserver schedkit-operator schedkit-scheduler schedkit-sample-extender; do
 	[ -x "$SK_BIN/$b" ] || die "$SK_BIN/$b is missing (run make)"
 done
 command -v kubectl >/dev/null || die "kubectl is not installed"
@@ -362,4 +367,58 @@ echo
 echo "Sample's PreFilter and Filter kept the pods on the labelled nodes and its PreBind annotated"
 echo "each with its node: a plugin built out of tree against the SDK, shipped as an image and"
 echo "installed with a SchedulerPlugin, run by the same schedkit binaries as before."
+
+# ------------------------------------------------------------------ 9. an extender for one profile
+say "An HTTP extender for one profile only: bin/schedkit-sample-extender"
+api=$(grep -m1 'server:' "$KUBECONFIG" | awk '{print $2}')
+"$SK_BIN/schedkit-sample-extender" --port 0 --port-file "$DIR/extender.port" --log "$DIR/extender-calls.log" \
+	--reject-node large-a --prefer-node small-b --apiserver "$api" >"$DIR/extender.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 100); do
+	[ -s "$DIR/extender.port" ] && break
+	sleep 0.1
+done
+[ -s "$DIR/extender.port" ] || die "the sample extender did not start"
+xport=$(cat "$DIR/extender.port")
+echo "pid ${PIDS[5]}, port $xport: filter rejects large-a, prioritize prefers small-b (10 vs 1), bind POSTs the Binding"
+cat >"$DIR/with-extender.yaml" <<EOF
+apiVersion: schedkit.io/v1alpha1
+kind: SchedulerProfile
+metadata:
+  name: with-extender
+spec:
+  extenders:                  # this profile's pods only (a schedkit extension)
+  - urlPrefix: http://127.0.0.1:$xport/demo
+    filterVerb: filter
+    prioritizeVerb: prioritize
+    weight: 10
+    bindVerb: bind
+    nodeCacheCapable: false   # full Node objects in every request
+EOF
+sed 's/^/    /' "$DIR/with-extender.yaml"
+k apply -f "$DIR/with-extender.yaml" || die "cannot apply the with-extender profile"
+k wait --for=condition=Applied --timeout=60s sp with-extender >/dev/null ||
+	die "the scheduler did not load the with-extender profile"
+k get sp
+for i in 1 2 3; do
+	pod "ext-$i" with-extender | sed 's/cpu: 500m, memory: 512Mi/cpu: 100m, memory: 128Mi/'
+done >"$DIR/ext-pods.yaml"
+k apply -f "$DIR/ext-pods.yaml" || die "cannot create the with-extender pods"
+k wait --for=condition=Ready --timeout=60s pod -l profile=with-extender >/dev/null || {
+	k get pods -o wide -l profile=with-extender
+	die "the with-extender pods did not all get scheduled and run"
+}
+k get pods -o wide -l profile=with-extender
+for i in 1 2 3; do
+	[ "$(k get pod "ext-$i" -o jsonpath='{.spec.nodeName}')" = small-b ] || die "ext-$i did not land on small-b"
+done
+echo
+echo "What the extender was asked (its log, $DIR/extender-calls.log):"
+sed 's/^/  /' "$DIR/extender-calls.log"
+grep -Eq 'pod=default/(pack|spread|sample)-' "$DIR/extender-calls.log" && die "the extender was sent another profile's pod"
+echo
+echo "Every call was about a with-extender pod: the bin-packing, spread and sample-scheduler pods"
+echo "never reached it. It was sent the Node objects that passed the plugins (small-a is full of"
+echo "bin-packing pods), turned down large-a, scored small-b highest, and bound each pod itself"
+echo "(POST pods/<name>/binding)."
 exit 0

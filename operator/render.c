@@ -12,6 +12,7 @@
 
 #include "kube/object.h"
 #include "kube/util.h"
+#include "operator/extender_tls.h"
 
 #define DEFAULT_LEASE_NS "schedkit-system"
 #define DEFAULT_LEASE_NAME "schedkit-scheduler"
@@ -245,8 +246,18 @@ int op_render_profile(const cJSON *spec, const char *metadata_name, cJSON **out,
 			goto oom;
 		}
 	}
-	if (spec && copy_field(p, spec, "extenders"))
-		goto oom;
+	const cJSON *ext = spec ? cJSON_GetObjectItemCaseSensitive(spec, "extenders") : NULL;
+	if (ext && !cJSON_IsNull(ext)) { /* TLS from Secrets: operator/extender_tls.h */
+		cJSON *r = NULL;
+		if (op_render_extenders(ext, &r, err) != 0) {
+			cJSON_Delete(p);
+			return -1;
+		}
+		if (!cJSON_AddItemToObject(p, "extenders", r)) {
+			cJSON_Delete(r);
+			goto oom;
+		}
+	}
 	*out = p;
 	return 0;
 oom:

@@ -388,6 +388,7 @@ static int admit_pod(struct wctx *w, cJSON *pod, const char *name, struct res *x
 		}
 		i++;
 	}
+	apis_default_pod_requests(spec);
 	if (!jstr(spec, "schedulerName") || !*jstr(spec, "schedulerName"))
 		jset_str(spec, "schedulerName", "default-scheduler");
 	if (!jstr(spec, "restartPolicy"))

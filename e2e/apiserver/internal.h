@@ -369,5 +369,8 @@ void apis_token_request(struct apis_server *s, struct apis_conn *c, const struct
 /* audit.c: one access-log line per resource request when SK_APISERVER_AUDIT_LOG names a file. */
 void apis_audit(const struct apis_req *r, const char *group, const char *resource, const char *sub, const char *ns,
 		const char *name, bool watch_path);
+/* pod_defaults.c: requests defaulted from limits in containers and init containers
+ * (pkg/apis/core/v1/defaults.go, SetDefaults_Pod). */
+void apis_default_pod_requests(cJSON *spec);
 
 #endif

@@ -16,6 +16,7 @@
 #include "kube/selector.h"
 #include "schedkit/types.h"
 #include "scheduler/api/pod_volumes.h"
+#include "scheduler/api/raw.h"
 
 #define DEFAULT_MILLI_CPU_REQUEST 100                 /* upstream DefaultMilliCPURequest */
 #define DEFAULT_MEMORY_REQUEST (200LL * 1024 * 1024)   /* upstream DefaultMemoryRequest */
@@ -89,10 +90,12 @@ static void arena_free(struct arena *a)
 struct pod_box {
 	struct sk_pod *parent; /* sk_pod_with_node copies: the pod whose memory they share */
 	struct arena arena;
+	struct sk_obj_raw raw; /* the served object, for the extenders (raw.h); the root's only */
 	struct sk_pod pod;
 };
 struct node_box {
 	struct arena arena;
+	struct sk_obj_raw raw;
 	struct sk_node node;
 };
 
@@ -1439,6 +1442,7 @@ static void pod_box_free(struct pod_box *b)
 	} else {
 		pod_free_contents(&b->pod);
 		arena_free(&b->arena);
+		sk_obj_raw_free(&b->raw);
 	}
 	free(b);
 }
@@ -1646,6 +1650,8 @@ struct sk_pod *sk_pod_decode(const cJSON *obj, char **err)
 	if (c->failed)
 		goto out;
 	decode_pod_placement(c, spec, p);
+	if (!c->failed && sk_obj_raw_keep(&b->raw, obj, true) != 0)
+		fail_oom(c);
 
 out:
 	sk_resource_clear(&acc.sum);
@@ -1703,6 +1709,14 @@ struct sk_pod *sk_pod_with_node(const struct sk_pod *p, const char *node_name)
 	return &b->pod;
 }
 
+const struct sk_obj_raw *sk_pod_raw(const struct sk_pod *p)
+{
+	const struct pod_box *b = POD_BOX(p);
+	return b->parent ? &POD_BOX(b->parent)->raw : &b->raw;
+}
+
+const struct sk_obj_raw *sk_node_raw(const struct sk_node *n) { return &NODE_BOX(n)->raw; }
+
 /* ---------- nodes ---------- */
 
 static const char *label_or(const struct sk_labels *l, const char *a, const char *b)
@@ -1738,6 +1752,7 @@ static void node_box_free(struct node_box *b)
 {
 	sk_resource_clear(&b->node.allocatable);
 	arena_free(&b->arena);
+	sk_obj_raw_free(&b->raw);
 	free(b);
 }
 
@@ -1984,7 +1999,11 @@ struct sk_node *sk_node_decode(const cJSON *obj, char **err)
 		if (c->failed)
 			goto out;
 		decode_node_images(c, status, n);
+		if (c->failed)
+			goto out;
 	}
+	if (sk_obj_raw_keep(&b->raw, obj, false) != 0)
+		fail_oom(c);
 out:
 	if (c->failed) {
 		if (err && !*err)

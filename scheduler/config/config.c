@@ -1668,6 +1668,7 @@ int sk_config_validate_file_opts(const char *path, const struct sk_config_opts *
 			fprintf(out, "%s %s", i ? "," : "", pr->unavailable[i]);
 		fputc('\n', out);
 	}
+	sk_config_note_extensions(cfg, out);
 	sk_config_free(cfg);
 	sk_errors_free(&errs);
 	return 0;

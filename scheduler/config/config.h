@@ -193,4 +193,13 @@ int64_t sk_score_total_add(int64_t total, int32_t weight);
  * NULL. The "no score plugins and no extenders -> 1" rule is the caller's (schedule_one). */
 int32_t sk_num_feasible_nodes_to_find(const struct sk_config *cfg, const struct sk_profile_config *p, int32_t num_nodes);
 
+/* config_ext.c: the schedkit extensions a loaded file uses, one "note:" line each on out (for
+ * --validate: kube-scheduler cannot load such a file), e.g. profiles[1].extenders
+ * (docs/extenders.md). */
+void sk_config_note_extensions(const struct sk_config *cfg, FILE *out);
+/* Replaces, in a configuration's JSON form (sk_config_to_json), every extender's
+ * tlsConfig.keyData and certData (top-level and per-profile) with "--- REDACTED ---" (as client-go
+ * prints a rest.Config), for /configz and logs. */
+void sk_config_redact_secrets(cJSON *cc);
+
 #endif

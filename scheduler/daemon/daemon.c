@@ -13,6 +13,7 @@
 #include "kube/util.h"
 #include "scheduler/backend/queue.h"
 #include "scheduler/daemon/internal.h"
+#include "scheduler/framework/extender.h"
 #include "scheduler/framework/loader.h"
 
 /* ---------- sk_daemon_new, step by step ---------- */
@@ -159,6 +160,7 @@ static int build_state(struct sk_daemon *d, char **err)
 	d->nom = sk_nominator_new();
 	d->registry = kube_metrics_registry_new();
 	d->metrics = d->registry ? sk_sched_metrics_new(d->registry) : NULL;
+	sk_extender_metrics_register(d->registry); /* the extenders' calls (extender.h) */
 	if (d->registry)
 		sk_dm_reload_metrics_new(d);
 	struct kube_client *clients[] = {d->client, d->event_client, NULL};
@@ -522,6 +524,7 @@ void sk_daemon_free(struct sk_daemon *d)
 	sk_cache_free(d->cache);
 	sk_sched_metrics_free(d->metrics);
 	kube_std_metrics_free(d->std_metrics);
+	sk_extender_metrics_unregister(d->registry);
 	kube_metrics_registry_free(d->registry);
 	if (!atomic_load(&d->events_abandoned)) /* still used by the abandoned senders */
 		kube_client_free(d->event_client);

@@ -68,6 +68,7 @@ char *sk_dm_build_configz(const struct sk_config *cfg)
 {
 	cJSON *root = cJSON_CreateObject();
 	cJSON *cc = sk_config_to_json(cfg);
+	sk_config_redact_secrets(cc); /* extender tlsConfig keyData/certData */
 	cJSON *un = cJSON_CreateArray();
 	bool ok = root && cc && un;
 	if (ok) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kube/util.h"
+#include "scheduler/framework/extender.h"
 #include "scheduler/framework/fw_internal.h"
 
 /* ---------- handle ---------- */
@@ -184,4 +185,11 @@ int sk_handle_api_get(struct sk_handle *h, const char *path, cJSON **out, char *
 	if (!h->fw->env.api_get)
 		return kube_errf(err, "GET %s: profile %s has no API client", path, h->fw->name);
 	return h->fw->env.api_get(h->fw->env.ctx, path, out, err);
+}
+
+/* callExtenders over this framework's extenders (extender_preempt.c), on the cycle's snapshot. */
+int sk_handle_preempt_extenders(struct sk_handle *h, const struct sk_pod *pod, struct sk_victims **list, int *n,
+				char **err)
+{
+	return sk_extenders_call_preempt(h->fw->extenders, h->fw->nextenders, pod, sk_handle_snapshot(h), list, n, err);
 }

@@ -398,4 +398,23 @@ int sk_handle_list_objects(struct sk_handle *h, const char *kind, const char *ns
 int sk_handle_get_object(struct sk_handle *h, const char *kind, const char *ns, const char *name,
 			 void (*fn)(const cJSON *obj, void *u), void *u);
 
+/* ---------- preemption through the HTTP extenders (ABI 1.1) ---------- */
+/* The victims on one candidate node (extenderv1.Victims). */
+struct sk_victims {
+	const char *node;           /* interned */
+	int npods;
+	struct sk_pod **pods;       /* one reference each, most important first */
+	int64_t num_pdb_violations;
+};
+/* Unrefs the pods and frees every entry's array and list itself (the list is malloc'd). NULL ok. */
+void sk_victims_free(struct sk_victims *list, int n);
+/* upstream callExtenders (pkg/scheduler/framework/preemption/preemption.go): the profile's
+ * extenders that have a preemptVerb and are interested in pod are called in order with the
+ * candidates; each one's answer (the nodes it keeps, their victims) replaces the list given to the
+ * next, and the loop stops when no candidate is left. An ignorable extender's error is skipped.
+ * The list and its count (malloc'd; caller sk_victims_free's) are replaced by the result. 0, or -1 and *err
+ * (caller frees; the list then is unchanged). Blocks on the network. */
+int sk_handle_preempt_extenders(struct sk_handle *h, const struct sk_pod *pod, struct sk_victims **list, int *n,
+				char **err);
+
 #endif
