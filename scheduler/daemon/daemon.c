@@ -154,7 +154,10 @@ static int build_state(struct sk_daemon *d, char **err)
 	d->metrics = d->registry ? sk_sched_metrics_new(d->registry) : NULL;
 	if (d->registry)
 		sk_dm_reload_metrics_new(d);
-	if (!d->cache || !d->snap || !d->nom || !d->metrics)
+	d->decisions = sk_decisions_new(&(struct sk_decisions_opts){ .per_pod = d->opts.decisions_per_pod,
+								      .max_records = d->opts.decisions_max,
+								      .max_bytes = (int64_t)d->opts.decisions_max_mib << 20 });
+	if (!d->cache || !d->snap || !d->nom || !d->metrics || !d->decisions)
 		return kube_errf(err, "out of memory");
 	return 0;
 }
@@ -495,6 +498,7 @@ void sk_daemon_free(struct sk_daemon *d)
 	sk_cache_free(d->cache);
 	sk_sched_metrics_free(d->metrics);
 	kube_metrics_registry_free(d->registry);
+	sk_decisions_free(d->decisions);
 	if (!atomic_load(&d->events_abandoned)) /* still used by the abandoned senders */
 		kube_client_free(d->event_client);
 	kube_client_free(d->client);

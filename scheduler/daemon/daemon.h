@@ -51,6 +51,9 @@ struct sk_daemon_opts {
 	char *bind_address;       /* --bind-address, default "0.0.0.0" */
 	char *tls_cert_file, *tls_key_file; /* --tls-cert-file / --tls-private-key-file: HTTPS */
 	bool validate;            /* --validate (with --config) */
+	/* --decision-records-per-pod / --decision-records-max / --decision-records-max-mib
+	 * (docs/explain.md); 0 = the store's defaults */
+	int decisions_per_pod, decisions_max, decisions_max_mib;
 	char **plugin_dirs;       /* --plugin-dir (repeatable): NULL-terminated, or NULL */
 	int binder_threads;       /* not a flag: 0 = default (16; upstream binds in a goroutine per pod) */
 	int config_poll_ms;       /* not a flag: how often the --config file is read; 0 = default (1000),

@@ -411,6 +411,8 @@ static void se_observe(void *ctx, const struct sk_outcome *o)
 {
 	struct sk_daemon *d = ctx;
 	sk_sched_metrics_attempt(d->metrics, o, kube_mono_ns());
+	if (o->record)
+		sk_decisions_add(d->decisions, o);
 	if (o->result != SK_RESULT_SCHEDULED)
 		sk_dm_incoming(d, o->pod, "ScheduleAttemptFailure");
 }

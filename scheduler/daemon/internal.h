@@ -23,6 +23,7 @@
 #include "scheduler/daemon/daemon.h"
 #include "scheduler/daemon/metrics_sched.h"
 #include "scheduler/daemon/preempt_client.h"
+#include "scheduler/decisions/store.h"
 #include "scheduler/framework/parallel.h"
 #include "scheduler/framework/runtime.h"
 #include "scheduler/schedule_one.h"
@@ -124,6 +125,7 @@ struct sk_daemon {
 	struct kube_metrics_registry *registry;
 	struct sk_sched_metrics *metrics;
 	struct kube_http_server *http;
+	struct sk_decisions *decisions;  /* decision records (docs/explain.md); thread-safe */
 
 	pthread_mutex_t mu;              /* guards started, loop_running, stopped, loop_thread */
 	bool started, loop_running, stopped;
@@ -178,6 +180,8 @@ void sk_dm_leader_callbacks(struct sk_daemon *d, struct kube_leader_config *lc);
 
 /* serve.c: the HTTP server with /healthz /livez /readyz /metrics /configz (bound, not started). */
 int sk_dm_serve_new(struct sk_daemon *d, char **err);
+/* decisions_http.c: GET /debug/schedkit/v1/decisions (docs/explain.md). */
+void sk_dm_decisions_handler(const struct kube_http_request *req, struct kube_http_response *resp, void *ctx);
 char *sk_dm_build_configz(const struct sk_config *cfg); /* NULL on OOM */
 
 /* reload.c: generations, the swap, the reaper, the config watcher, the reload metrics. */
