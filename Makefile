@@ -12,6 +12,7 @@
 #   scheduler/cmd/*.c             -> bin/schedkit-scheduler
 #   operator/*.c                  -> lib/libop.a,  operator/cmd/*.c -> bin/schedkit-operator
 #   e2e/apiserver/*.c (not main.c)-> lib/libapiserver.a, e2e/apiserver/main.c -> bin/schedkit-apiserver
+#   kubectl/cmd/*.c               -> bin/kubectl-schedkit (the kubectl plugin; its code is in libsched.a)
 #   <dir>/tests/test_*.c          -> build/tests/<dir>_test_* (cmocka, linked with every lib)
 #   <dir>/tests/*.c (other names) -> lib/libtestsupport.a (fakes shared by tests: scripted HTTP peer, ...)
 #   <dir>/bench/bench_*.c         -> build/bench/<dir>_bench_*
@@ -78,9 +79,10 @@ ALL_LIBS := $(LIBOP) $(LIBSCHED) $(LIBAPIS) $(LIBKUBE)
 SCHED_CMD := $(wildcard scheduler/cmd/*.c)
 OP_CMD    := $(wildcard operator/cmd/*.c)
 APIS_CMD  := $(wildcard e2e/apiserver/main.c)
+KCTL_CMD  := $(wildcard kubectl/cmd/*.c)
 
 BINS := $(if $(SCHED_CMD),$(BIN)/schedkit-scheduler) $(if $(OP_CMD),$(BIN)/schedkit-operator) \
-        $(if $(APIS_CMD),$(BIN)/schedkit-apiserver)
+        $(if $(APIS_CMD),$(BIN)/schedkit-apiserver) $(if $(KCTL_CMD),$(BIN)/kubectl-schedkit)
 
 TEST_BINS := $(foreach t,$(TEST_SRC),$(BLD)/tests/$(subst /,_,$(patsubst %/tests/,%,$(dir $(t))))_$(notdir $(t:.c=)))
 BENCH_SRC := $(wildcard */bench/bench_*.c) $(wildcard */*/bench/bench_*.c)
@@ -136,6 +138,9 @@ $(BIN)/schedkit-scheduler: $(call objs,$(SCHED_CMD)) $(ALL_LIBS)
 $(BIN)/schedkit-operator: $(call objs,$(OP_CMD)) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(call objs,$(OP_CMD)) $(LIBOP) $(LIBSCHED) $(LIBKUBE) $(LDLIBS)
+$(BIN)/kubectl-schedkit: $(call objs,$(KCTL_CMD)) $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(call objs,$(KCTL_CMD)) $(LIBSCHED) $(LIBKUBE) $(LDLIBS)
 $(BIN)/schedkit-apiserver: $(call objs,$(APIS_CMD)) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(call objs,$(APIS_CMD)) $(LIBAPIS) $(LIBKUBE) $(LDLIBS)

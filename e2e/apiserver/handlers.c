@@ -2921,7 +2921,7 @@ void apis_handle(struct apis_server *s, struct apis_conn *c, struct apis_req *r)
 {
 	const char *m = r->method;
 	c->av_from = c->av_to = NULL;
-	if (serve_non_resource(s, c, r))
+	if (serve_non_resource(s, c, r) || apis_service_proxy(s, c, r))
 		return;
 	char *copy = strdup(r->path);
 	if (!copy) {

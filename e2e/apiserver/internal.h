@@ -60,6 +60,8 @@ struct apis_conn {
 };
 
 const char *apis_query(const struct apis_req *r, const char *key);
+/* services/proxy (proxy.c): true when r was a service proxy request (answered). */
+bool apis_service_proxy(struct apis_server *s, struct apis_conn *c, const struct apis_req *r);
 /* Whole response with Content-Length. extra_headers: "" or "Name: v\r\n..." */
 int apis_respond(struct apis_conn *c, int code, const char *ctype, const char *body, size_t len,
 		 const char *extra_headers);

@@ -128,10 +128,13 @@ static cJSON *items_json(struct sk_decision **v, int n, bool full)
 	return a;
 }
 
-static cJSON *envelope(const char *kind)
+/* "leading": whether this instance runs the scheduling loop (only the leader has fresh records;
+ * kubectl schedkit retries through the service proxy until it reaches it). */
+static cJSON *envelope(struct sk_daemon *d, const char *kind)
 {
 	cJSON *j = cJSON_CreateObject();
-	if (j && (!cJSON_AddStringToObject(j, "apiVersion", "schedkit.io/v1") || !cJSON_AddStringToObject(j, "kind", kind))) {
+	if (j && (!cJSON_AddStringToObject(j, "apiVersion", "schedkit.io/v1") || !cJSON_AddStringToObject(j, "kind", kind) ||
+		  !cJSON_AddBoolToObject(j, "leading", !d->leader || sk_daemon_is_leading(d)))) {
 		cJSON_Delete(j);
 		return NULL;
 	}
@@ -160,7 +163,7 @@ void sk_dm_decisions_handler(const struct kube_http_request *req, struct kube_ht
 				       n < 0 ? "out of memory" : msg);
 			return;
 		}
-		cJSON *j = envelope("PodDecisions");
+		cJSON *j = envelope(d, "PodDecisions");
 		cJSON *items = items_json(v, n, true);
 		if (j && items && cJSON_AddStringToObject(j, "namespace", ns) && cJSON_AddStringToObject(j, "name", p.name)) {
 			cJSON_AddItemToObject(j, "items", items);
@@ -182,7 +185,7 @@ void sk_dm_decisions_handler(const struct kube_http_request *req, struct kube_ht
 	}
 	struct sk_decisions_stats st;
 	sk_decisions_stats(d->decisions, &st);
-	cJSON *j = envelope("DecisionList");
+	cJSON *j = envelope(d, "DecisionList");
 	cJSON *items = items_json(v, n, p.full);
 	cJSON *sj = sk_decisions_stats_json(&st);
 	if (j && items && sj) {

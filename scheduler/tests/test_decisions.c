@@ -383,6 +383,63 @@ static void test_tie_and_unscored(void **state)
 	fake_free(&x);
 }
 
+/* ---------- the profile field ---------- */
+
+static void test_config_field_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *profile; /* the profile's extra YAML lines */
+		const char *err;     /* NULL: loads */
+		bool enabled, annotations;
+	} cases[] = {
+		{ "", NULL, false, false },
+		{ "  decisionRecords: {enabled: true}\n", NULL, true, false },
+		{ "  decisionRecords: {enabled: true, annotations: true}\n", NULL, true, true },
+		{ "  decisionRecords: {}\n", NULL, false, false },
+		{ "  decisionRecords: {enabled: 'yes'}\n",
+		  "profiles[0].decisionRecords.enabled: Invalid type: expected bool, got string", false, false },
+		{ "  decisionRecords: {enable: true}\n", "unknown field \"profiles[0].decisionRecords.enable\"", false, false },
+		{ "  decisionRecords: true\n", "profiles[0].decisionRecords: Invalid type: expected object", false, false },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		char text[1024];
+		snprintf(text, sizeof text,
+			 "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+			 "- schedulerName: s\n%s",
+			 cases[c].profile);
+		struct sk_errors e = { 0 };
+		struct sk_config *cfgp = sk_config_load(text, strlen(text), &e);
+		char *msg = sk_errors_join(&e, "; ");
+		if (cases[c].err) {
+			if (cfgp || !msg || !strstr(msg, cases[c].err))
+				fail_msg("case %zu: got \"%s\", want an error containing \"%s\"", c, msg ? msg : "",
+					 cases[c].err);
+		} else {
+			if (!cfgp)
+				fail_msg("case %zu: %s", c, msg ? msg : "");
+			assert_int_equal(cfgp->profiles[0].records.enabled, cases[c].enabled);
+			assert_int_equal(cfgp->profiles[0].records.annotations, cases[c].annotations);
+			/* printed back (for /configz) only when given, and loads again the same */
+			cJSON *j = sk_config_to_json(cfgp);
+			const cJSON *dr = at(j, "profiles.0.decisionRecords");
+			assert_int_equal(dr != NULL, strstr(cases[c].profile, "decisionRecords") != NULL);
+			char *again = cJSON_PrintUnformatted(j);
+			struct sk_errors e2 = { 0 };
+			struct sk_config *c2 = sk_config_load(again, strlen(again), &e2);
+			assert_non_null(c2);
+			assert_int_equal(c2->profiles[0].records.enabled, cases[c].enabled);
+			sk_config_free(c2);
+			sk_errors_free(&e2);
+			free(again);
+			cJSON_Delete(j);
+		}
+		free(msg);
+		sk_errors_free(&e);
+		sk_config_free(cfgp);
+	}
+}
+
 /* ---------- real attempts ---------- */
 
 static struct sk_pool *pool;
@@ -628,6 +685,7 @@ int main(void)
 		cmocka_unit_test(test_pod_and_recent_filters),
 		cmocka_unit_test(test_record_json),
 		cmocka_unit_test(test_tie_and_unscored),
+		cmocka_unit_test(test_config_field_table),
 		T(test_profile_switch_off),
 		T(test_parallel_attempts_recorded),
 		T(test_unschedulable_every_reason),
