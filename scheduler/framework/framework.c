@@ -1,4 +1,5 @@
-/* The framework runtime (runtime.h): builds a profile into plugin instances and flat per-point
+/* Long file: every extension point shares the run helpers, CycleState and the handle.
+ * The framework runtime (runtime.h): builds a profile into plugin instances and flat per-point
  * arrays, runs every extension point with upstream's semantics and status handling, and
  * implements CycleState and the plugin handle. A framework is immutable after sk_framework_new
  * except for its refcount and its waiting-pods map (own lock), so every run function may be
@@ -86,8 +87,7 @@ int64_t sk_framework_now_ns(const struct sk_framework *fw)
 	return fw->env.now_ns ? fw->env.now_ns(fw->env.ctx) : kube_mono_ns();
 }
 
-/* Timed for the metrics hook, and for the decision record of the attempt when one is being
- * recorded on this thread (framework/record.h). */
+/* Timed for the metrics hook and for a decision record being made on this thread (record.h). */
 static int64_t point_begin(const struct sk_framework *fw)
 {
 	return fw->env.observe || sk_rec_active() ? kube_mono_ns() : 0;
@@ -1069,9 +1069,7 @@ struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state 
 	int64_t t0 = point_begin(fw);
 	struct sk_status ret = sk_ok();
 	struct sk_node_score *ns = NULL;
-	bool want_raw = t->want_raw;
-	memset(t, 0, sizeof(*t));
-	t->want_raw = want_raw;
+	*t = (struct sk_score_table){ .want_raw = t->want_raw };
 	int np = fw->n[SK_EP_SCORE];
 	t->nnodes = nnodes;
 	t->ran = calloc((size_t)(np ? np : 1), sizeof(int));
@@ -1094,10 +1092,9 @@ struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state 
 	/* every entry is written by score_range unless it fails, and then the table is dropped */
 	t->scores = malloc((size_t)t->nplugins * (size_t)nnodes * sizeof(int64_t));
 	ns = malloc((size_t)nnodes * sizeof(*ns));
-	if (!t->scores || !ns)
-		goto oom;
-	/* the raw scores (before NormalizeScore) only for a decision record */
-	if (t->want_raw && !(t->raw = malloc((size_t)t->nplugins * (size_t)nnodes * sizeof(int64_t))))
+	if (t->want_raw) /* the scores before NormalizeScore, for a decision record */
+		t->raw = malloc((size_t)t->nplugins * (size_t)nnodes * sizeof(int64_t));
+	if (!t->scores || !ns || (t->want_raw && !t->raw))
 		goto oom;
 
 	struct score_job j = { .fw = fw, .cs = cs, .pod = pod, .nodes = nodes, .t = t, .err_node = -1 };
