@@ -891,6 +891,8 @@ static void deliver(struct sk_scheduler *s, struct sk_framework *fw, const struc
 			if (a->scored && a->score_nodes) {
 				o.scores = &a->scores;
 				o.score_nodes = a->score_nodes;
+				o.take_scores = &a->scores;
+				o.take_score_nodes = &a->score_nodes;
 			}
 			outcome_record_details(&o, a, pod);
 		}

@@ -51,6 +51,10 @@ struct sk_outcome {
 	bool nominated_path_fit;                /* ... it passed and was taken without the full pass */
 	bool permit_wait;                       /* a Permit plugin asked to wait */
 	const struct sk_rec_trace *trace;       /* timings per extension point, victims; may be NULL */
+	/* The attempt's score arrays, which the observer may take instead of copying: it then owns
+	 * (and frees) the arrays it set to NULL here. NULL when not scored. */
+	struct sk_score_table *take_scores;
+	const char ***take_score_nodes;
 };
 
 /* What the attempt needs from the process around it (cache, API, observers). Callbacks may be

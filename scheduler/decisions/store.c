@@ -54,6 +54,13 @@ static const char *arena_reasons(struct arena *a, const struct sk_status *st)
 	return out;
 }
 
+/* Does the record take the attempt's per-node score arrays instead of copying them? */
+static bool taking(const struct sk_outcome *o)
+{
+	return o->scores && o->score_nodes && o->take_scores && o->take_score_nodes && o->take_scores == o->scores &&
+	       *o->take_score_nodes == (const char **)o->score_nodes;
+}
+
 /* Lays the record out in a (measuring when a->base is NULL). r is NULL when measuring. */
 static void layout(struct arena *a, struct sk_decision *r, const struct sk_outcome *o)
 {
@@ -72,41 +79,23 @@ static void layout(struct arena *a, struct sk_decision *r, const struct sk_outco
 	r->nominated_path = arena_str(a, o->nominated_path);
 	r->nfilter = o->nfilter > 0 && o->filter ? o->nfilter : 0;
 	r->filter = arena_take(a, (size_t)r->nfilter * sizeof(*r->filter));
+	const char *last_plugin = NULL, *last_interned = "";
 	for (int i = 0; i < r->nfilter; i++) {
 		const struct sk_outcome_filter *f = &o->filter[i];
 		const char *reasons = arena_reasons(a, f->status);
 		if (r->filter) {
-			r->filter[i].node = sk_intern(f->node ? f->node : "");
-			r->filter[i].plugin = sk_intern(f->plugin ? f->plugin : "");
+			/* node names are interned already; plugin names are interned here (a module's
+			 * name must outlive its unload), once per run of the same plugin */
+			if (f->plugin != last_plugin) {
+				last_plugin = f->plugin;
+				last_interned = f->plugin ? sk_intern(f->plugin) : "";
+			}
+			r->filter[i].node = f->node ? f->node : "";
+			r->filter[i].plugin = last_interned;
 			r->filter[i].code = sk_code_string(f->status ? f->status->code : SK_SUCCESS);
 			r->filter[i].reasons = reasons;
 			r->filter[i].nreasons = f->status ? f->status->nreasons : 0;
 		}
-	}
-	const struct sk_score_table *t = o->scores && o->score_nodes ? o->scores : NULL;
-	r->nplugins = t ? t->nplugins : 0;
-	r->nnodes = t ? t->nnodes : 0;
-	size_t cells = (size_t)r->nplugins * (size_t)r->nnodes;
-	r->plugin = arena_take(a, (size_t)r->nplugins * sizeof(char *));
-	r->weight = arena_take(a, (size_t)r->nplugins * sizeof(int32_t));
-	r->nodes = arena_take(a, (size_t)r->nnodes * sizeof(char *));
-	r->norm = arena_take(a, cells * sizeof(int64_t));
-	r->raw = t && t->raw ? arena_take(a, cells * sizeof(int64_t)) : NULL;
-	r->total = arena_take(a, (size_t)r->nnodes * sizeof(int64_t));
-	if (a->base && t) {
-		for (int p = 0; p < r->nplugins; p++) {
-			r->plugin[p] = sk_intern(t->plugin[p]); /* a module's name outlives its unload */
-			r->weight[p] = t->weight[p];
-		}
-		for (int i = 0; i < r->nnodes; i++)
-			r->nodes[i] = sk_intern(o->score_nodes[i]);
-		if (cells) {
-			memcpy(r->norm, t->scores, cells * sizeof(int64_t));
-			if (r->raw)
-				memcpy(r->raw, t->raw, cells * sizeof(int64_t));
-		}
-		if (r->nnodes)
-			memcpy(r->total, t->total, (size_t)r->nnodes * sizeof(int64_t));
 	}
 	const struct sk_rec_trace *tr = o->trace;
 	r->ntimes = tr ? tr->ntimes : 0;
@@ -121,17 +110,59 @@ static void layout(struct arena *a, struct sk_decision *r, const struct sk_outco
 		if (r->victims)
 			r->victims[i] = v;
 	}
+	const struct sk_score_table *t = o->scores && o->score_nodes ? o->scores : NULL;
+	r->nplugins = t ? t->nplugins : 0;
+	r->nnodes = t ? t->nnodes : 0;
+	size_t cells = (size_t)r->nplugins * (size_t)r->nnodes;
+	r->plugin = arena_take(a, (size_t)r->nplugins * sizeof(char *));
+	r->weight = arena_take(a, (size_t)r->nplugins * sizeof(int32_t));
+	if (a->base && t)
+		for (int p = 0; p < r->nplugins; p++) {
+			r->plugin[p] = sk_intern(t->plugin[p]); /* a module's name outlives its unload */
+			r->weight[p] = t->weight[p];
+		}
+	if (taking(o))
+		return; /* the per-node arrays are the attempt's, taken by sk_decision_build */
+	r->nodes = arena_take(a, (size_t)r->nnodes * sizeof(char *));
+	r->norm = arena_take(a, cells * sizeof(int64_t));
+	r->raw = t && t->raw ? arena_take(a, cells * sizeof(int64_t)) : NULL;
+	r->total = arena_take(a, (size_t)r->nnodes * sizeof(int64_t));
+	if (a->base && t) {
+		/* node names are interned (process lifetime): the pointers are kept */
+		memcpy(r->nodes, o->score_nodes, (size_t)r->nnodes * sizeof(char *));
+		if (cells) {
+			memcpy(r->norm, t->scores, cells * sizeof(int64_t));
+			if (r->raw)
+				memcpy(r->raw, t->raw, cells * sizeof(int64_t));
+		}
+		if (r->nnodes)
+			memcpy(r->total, t->total, (size_t)r->nnodes * sizeof(int64_t));
+	}
 }
 
 struct sk_decision *sk_decision_build(const struct sk_outcome *o, uint64_t seq, int64_t time_ns)
 {
 	struct arena m = { NULL, sizeof(struct sk_decision) };
 	layout(&m, NULL, o);
-	struct sk_decision *r = calloc(1, m.used);
+	/* not calloc: the arrays are all written, and zeroing tens of KiB per attempt shows */
+	struct sk_decision *r = malloc(m.used);
 	if (!r)
 		return NULL;
+	memset(r, 0, sizeof *r);
 	struct arena a = { (char *)r, sizeof(struct sk_decision) };
 	layout(&a, r, o);
+	if (taking(o)) {
+		struct sk_score_table *t = o->take_scores;
+		r->nodes = *o->take_score_nodes;
+		r->norm = t->scores;
+		r->raw = t->raw;
+		r->total = t->total;
+		*o->take_score_nodes = NULL;
+		t->scores = t->raw = t->total = NULL;
+		r->owns_scores = true;
+		size_t cells = (size_t)r->nplugins * (size_t)r->nnodes;
+		m.used += (size_t)r->nnodes * (sizeof(char *) + sizeof(int64_t)) + cells * sizeof(int64_t) * (r->raw ? 2 : 1);
+	}
 	r->seq = seq;
 	r->time_ns = time_ns;
 	r->bytes = m.used;
@@ -148,8 +179,15 @@ struct sk_decision *sk_decision_build(const struct sk_outcome *o, uint64_t seq, 
 
 void sk_decision_unref(struct sk_decision *r)
 {
-	if (r && __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0)
-		free(r);
+	if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	if (r->owns_scores) {
+		free((void *)r->nodes);
+		free(r->norm);
+		free(r->raw);
+		free(r->total);
+	}
+	free(r);
 }
 
 static struct sk_decision *dec_ref(struct sk_decision *r)

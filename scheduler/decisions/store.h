@@ -48,7 +48,8 @@ struct sk_dec_time {
 	int runs;
 };
 
-/* The record of one attempt: one allocation (arrays and strings follow the struct). */
+/* The record of one attempt: one allocation (arrays and strings follow the struct), except the
+ * per-node score arrays when they were taken from the attempt (sk_outcome.take_scores). */
 struct sk_decision {
 	uint64_t seq;             /* increasing over the store's life */
 	int64_t time_ns;          /* wall clock when recorded */
@@ -76,6 +77,7 @@ struct sk_decision {
 	int nvictims, victims_total;
 	const char **victims;
 	/* private */
+	bool owns_scores;                  /* nodes, norm, raw, total were taken from the attempt */
 	int refs;
 	struct sk_decision *gnext, *gprev; /* store order, oldest first */
 	struct sk_decision *pnext;         /* the pod's records, oldest first */
@@ -88,7 +90,8 @@ struct sk_decisions *sk_decisions_new(const struct sk_decisions_opts *opts);
 void sk_decisions_free(struct sk_decisions *d); /* NULL ok */
 
 /* Copies the outcome (with its details: sk_sched_env.want_details, or a recording profile) into
- * a record, evicting what the bounds ask. Returns the record's seq, or 0 when out of memory. */
+ * a record, evicting what the bounds ask; the per-node score arrays are taken when the outcome
+ * offers them (take_scores). Returns the record's seq, or 0 when out of memory. */
 uint64_t sk_decisions_add(struct sk_decisions *d, const struct sk_outcome *o);
 /* Builds the record alone (refs 1, in no store), for tests and annotations; NULL on OOM. */
 struct sk_decision *sk_decision_build(const struct sk_outcome *o, uint64_t seq, int64_t time_ns);
