@@ -77,7 +77,7 @@ struct attempt {
 	int nfilters;
 	struct sk_outcome_filter *filters;
 	/* decision records (docs/explain.md): details wanted (simulate, or the profile records) */
-	bool details, record, nominated_fit, permit_wait;
+	bool details, record, annotate, nominated_fit, permit_wait;
 	struct sk_rec_trace trace;
 };
 
@@ -866,6 +866,7 @@ static void capture_details(struct sk_scheduler *s, struct attempt *a)
 static void outcome_record_details(struct sk_outcome *o, const struct attempt *a, const struct sk_pod *pod)
 {
 	o->record = a->record;
+	o->annotate = a->annotate;
 	o->num_all_nodes = a->diag.num_all_nodes;
 	o->prefilter_nodes = a->pre.all ? -1 : a->pre.n;
 	o->prefilter_message = a->diag.prefilter_msg;
@@ -1288,8 +1289,10 @@ int sk_schedule_one(struct sk_scheduler *s, bool block)
 		return 1;
 	}
 	a->pre.all = true;
-	a->record = sk_framework_profile(fw) && sk_framework_profile(fw)->records.enabled;
-	a->details = s->env.want_details || a->record;
+	const struct sk_profile_config *pcfg = sk_framework_profile(fw);
+	a->record = pcfg && pcfg->records.enabled;
+	a->annotate = pcfg && pcfg->records.annotations;
+	a->details = s->env.want_details || a->record || a->annotate;
 	a->scores.want_raw = a->record;
 	const char *host = NULL;
 	bool rejected = false;

@@ -44,6 +44,7 @@ struct sk_outcome {
 	const char *const *score_nodes;         /* node name per score column */
 	/* Decision-record details (docs/explain.md), with the details above: */
 	bool record;                            /* the profile records decisions (decisionRecords.enabled) */
+	bool annotate;                          /* ... and annotates pods with the result (decisionRecords.annotations) */
 	int num_all_nodes;                      /* nodes in the snapshot */
 	int prefilter_nodes;                    /* -1: every node (no PreFilterResult), else the narrowed count */
 	const char *prefilter_message;          /* the PreFilter rejection, or NULL */

@@ -83,6 +83,8 @@ profiles:
   decisionRecords:
     enabled: true
 - schedulerName: quiet-scheduler
+  decisionRecords:
+    annotations: true
 EOF
 check "scheduler --validate accepts decisionRecords" "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --validate
 "$SK_BIN/schedkit-scheduler" simulate --config "$work/config.yaml" --cluster "$work/snapshot.yaml" --explain \
@@ -120,9 +122,11 @@ failed_big() { kubectl get pod big -o jsonpath='{.status.conditions[?(@.type=="P
 sk_wait_for 30 failed_big || fatal "big is Unschedulable"
 ok "web-1 bound to $(kubectl get pod web-1 -o jsonpath='{.spec.nodeName}'), big Unschedulable"
 # a pod of the profile that does not record (after the snapshot: it would change web-1's scores)
-pod quiet-1 quiet-scheduler 100m 128Mi | kubectl create -f - >/dev/null || fatal "create quiet-1"
-quiet_bound() { [ -n "$(kubectl get pod quiet-1 -o jsonpath='{.spec.nodeName}')" ]; }
-sk_wait_for 30 quiet_bound || fatal "quiet-1 is bound"
+{ pod quiet-1 quiet-scheduler 100m 128Mi; pod quiet-big quiet-scheduler 100 128Mi; } | kubectl create -f - >/dev/null ||
+  fatal "create quiet-1 and quiet-big"
+ann() { kubectl get pod "$1" -o json | jq -r --arg k "schedkit.io/decision-$2" '.metadata.annotations[$k] // ""'; }
+quiet_done() { [ "$(ann quiet-1 result)" = Scheduled ] && [ "$(ann quiet-big result)" = Unschedulable ]; }
+sk_wait_for 30 quiet_done || fatal "quiet-1 and quiet-big carry their result annotations"
 
 # ---------------------------------------------------------------- 3. explain == simulate --explain
 block() { # pod: its block of the simulate output (header to the blank line)
@@ -180,7 +184,7 @@ check "list: at most decision-records-per-pod records of big are kept" \
   jq -e '[.items[] | select(.pod.name == "big")] | length <= 3' "$work/list.json"
 check "list: a bad result is a 400 naming the parameter" \
   bash -c 'kubectl get --raw "$1?result=Maybe" 2>&1 | grep -q "invalid query parameter result"' _ "$api"
-check "the pod of the profile without decisionRecords has no record (404)" \
+check "the pod of the profile that does not record has no record (404)" \
   bash -c 'kubectl get --raw "$1?namespace=default&name=quiet-1" 2>&1 | grep -q "no decision recorded for pod default/quiet-1"' _ "$api"
 check "kubectl schedkit explain of a pod without records fails and says so" \
   bash -c '! kubectl schedkit explain nope >/dev/null 2>"$1/nope.err" && grep -q "no decision recorded for pod default/nope" "$1/nope.err"' _ "$work"
@@ -189,6 +193,20 @@ check "kubectl schedkit explain -o json prints the record" \
 check "the proxy answers 503 for a Service without endpoints" \
   bash -c 'printf "%s\n" "apiVersion: v1" "kind: Service" "metadata: {name: lonely, namespace: default}" "spec: {ports: [{port: 80}]}" |
     kubectl apply -f - >/dev/null && kubectl get --raw /api/v1/namespaces/default/services/lonely:80/proxy/x 2>&1 | grep -q "no endpoints available for service \"lonely\""'
+
+# ---------------------------------------------------------------- annotations (quiet-scheduler)
+check "annotations: quiet-1 names its bound node" test "$(ann quiet-1 node)" = "$(kubectl get pod quiet-1 -o jsonpath='{.spec.nodeName}')"
+check "annotations: quiet-1's score is JSON with a total per scored node, the chosen first" \
+  bash -c '[ "$(kubectl get pod quiet-1 -o go-template="{{index .metadata.annotations \"schedkit.io/decision-score\"}}" | jq -r "keys_unsorted[0]")" = "$1" ]' _ "$(ann quiet-1 node)"
+check "annotations: quiet-1's filter names the tainted node's plugin" \
+  bash -c 'kubectl get pod quiet-1 -o go-template="{{index .metadata.annotations \"schedkit.io/decision-filter\"}}" | jq -e ".\"node-d\".TaintToleration" >/dev/null'
+check "annotations: quiet-big has the FailedScheduling message and no node" \
+  bash -c 'kubectl get pod quiet-big -o json | jq -e ".metadata.annotations | (.\"schedkit.io/decision-message\" | startswith(\"0/4 nodes are available:\")) and (has(\"schedkit.io/decision-node\") | not) and (has(\"schedkit.io/decision-truncated\") | not)"'
+sleep 4
+check "annotations do not requeue the unschedulable pod (at most 2 FailedScheduling events)" \
+  bash -c '[ "$(kubectl get events -o json | jq "[.items[] | select(.involvedObject.name == \"quiet-big\" and .reason == \"FailedScheduling\") | (.count // 1)] | add // 0")" -le 2 ]'
+check "annotations without decisionRecords.enabled keep no record" \
+  bash -c 'kubectl get --raw "$1?namespace=default&name=quiet-big" 2>&1 | grep -q "no decision recorded"' _ "$api"
 
 # ---------------------------------------------------------------- 5. why-pending, simulate
 kubectl schedkit why-pending --profile default-scheduler >"$work/why.txt" 2>&1 || fatal "kubectl schedkit why-pending"

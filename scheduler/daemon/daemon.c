@@ -157,7 +157,8 @@ static int build_state(struct sk_daemon *d, char **err)
 	d->decisions = sk_decisions_new(&(struct sk_decisions_opts){ .per_pod = d->opts.decisions_per_pod,
 								      .max_records = d->opts.decisions_max,
 								      .max_bytes = (int64_t)d->opts.decisions_max_mib << 20 });
-	if (!d->cache || !d->snap || !d->nom || !d->metrics || !d->decisions)
+	d->annotator = sk_annotator_new(d->client);
+	if (!d->cache || !d->snap || !d->nom || !d->metrics || !d->decisions || !d->annotator)
 		return kube_errf(err, "out of memory");
 	return 0;
 }
@@ -499,6 +500,7 @@ void sk_daemon_free(struct sk_daemon *d)
 	sk_sched_metrics_free(d->metrics);
 	kube_metrics_registry_free(d->registry);
 	sk_decisions_free(d->decisions);
+	sk_annotator_free(d->annotator); /* before the client it writes with */
 	if (!atomic_load(&d->events_abandoned)) /* still used by the abandoned senders */
 		kube_client_free(d->event_client);
 	kube_client_free(d->client);

@@ -23,6 +23,7 @@
 #include "scheduler/daemon/daemon.h"
 #include "scheduler/daemon/metrics_sched.h"
 #include "scheduler/daemon/preempt_client.h"
+#include "scheduler/decisions/annotate.h"
 #include "scheduler/decisions/store.h"
 #include "scheduler/framework/parallel.h"
 #include "scheduler/framework/runtime.h"
@@ -126,6 +127,7 @@ struct sk_daemon {
 	struct sk_sched_metrics *metrics;
 	struct kube_http_server *http;
 	struct sk_decisions *decisions;  /* decision records (docs/explain.md); thread-safe */
+	struct sk_annotator *annotator;  /* result annotations (docs/explain.md); thread-safe */
 
 	pthread_mutex_t mu;              /* guards started, loop_running, stopped, loop_thread */
 	bool started, loop_running, stopped;

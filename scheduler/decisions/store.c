@@ -330,8 +330,18 @@ uint64_t sk_decisions_add(struct sk_decisions *d, const struct sk_outcome *o)
 		return 0;
 	/* built outside the lock: the copy is the expensive part */
 	struct sk_decision *r = sk_decision_build(o, 0, wall_ns(d));
-	if (!r)
+	uint64_t seq = sk_decisions_insert(d, r);
+	sk_decision_unref(r);
+	return seq;
+}
+
+int64_t sk_decisions_now_ns(const struct sk_decisions *d) { return wall_ns(d); }
+
+uint64_t sk_decisions_insert(struct sk_decisions *d, struct sk_decision *r)
+{
+	if (!d || !r)
 		return 0;
+	dec_ref(r);
 	pthread_mutex_lock(&d->mu);
 	r->seq = ++d->seq;
 	uint64_t h = hash_key(r->ns, r->name);

@@ -93,6 +93,11 @@ void sk_decisions_free(struct sk_decisions *d); /* NULL ok */
  * a record, evicting what the bounds ask; the per-node score arrays are taken when the outcome
  * offers them (take_scores). Returns the record's seq, or 0 when out of memory. */
 uint64_t sk_decisions_add(struct sk_decisions *d, const struct sk_outcome *o);
+/* Adds a built record (takes a reference of its own); 0 when r is NULL or out of memory. r must
+ * not be in a store already. */
+uint64_t sk_decisions_insert(struct sk_decisions *d, struct sk_decision *r);
+/* The store's wall clock (opts.wall_ns, else CLOCK_REALTIME), for sk_decision_build. */
+int64_t sk_decisions_now_ns(const struct sk_decisions *d);
 /* Builds the record alone (refs 1, in no store), for tests and annotations; NULL on OOM. */
 struct sk_decision *sk_decision_build(const struct sk_outcome *o, uint64_t seq, int64_t time_ns);
 void sk_decision_unref(struct sk_decision *r); /* NULL ok */

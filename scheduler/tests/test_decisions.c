@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "scheduler/decisions/annotate.h"
 #include "scheduler/decisions/store.h"
 #include "scheduler/framework/parallel.h"
 #include "scheduler/schedule_one.h"
@@ -383,6 +384,122 @@ static void test_tie_and_unscored(void **state)
 	fake_free(&x);
 }
 
+/* ---------- result annotations ---------- */
+
+static const char *ann_str(const cJSON *a, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, k);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static void test_annotations_small(void **state)
+{
+	(void)state;
+	struct fake x;
+	fake_init(&x, "default", "a", "p", SK_RESULT_SCHEDULED);
+	struct sk_decision *r = sk_decision_build(&x.o, 1, fixed_wall(NULL));
+	cJSON *a = sk_decision_annotations(r);
+	assert_string_equal(ann_str(a, SK_ANN_RESULT), "Scheduled");
+	assert_string_equal(ann_str(a, SK_ANN_NODE), "n3");
+	assert_string_equal(ann_str(a, SK_ANN_TIME), "2025-12-02T00:00:00Z");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(a, SK_ANN_MESSAGE)));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(a, SK_ANN_TRUNCATED)));
+	assert_string_equal(ann_str(a, SK_ANN_FILTER), "{\"r1\":{\"NodeResourcesFit\":\"Insufficient cpu, Insufficient memory\"},"
+						       "\"r2\":{\"TaintToleration\":\"node(s) had untolerated taint(s)\"}}");
+	/* the chosen node first, then by total */
+	assert_string_equal(ann_str(a, SK_ANN_SCORE), "{\"n3\":{\"TaintToleration\":100,\"NodeResourcesFit\":60,\"total\":360},"
+						      "\"n1\":{\"TaintToleration\":100,\"NodeResourcesFit\":40,\"total\":340},"
+						      "\"n2\":{\"TaintToleration\":0,\"NodeResourcesFit\":80,\"total\":85}}");
+	cJSON_Delete(a);
+	sk_decision_unref(r);
+	fake_free(&x);
+}
+
+/* Past the limits whole node entries are left out and the truncated annotation says which. */
+static void test_annotations_limits_table(void **state)
+{
+	(void)state;
+	static const struct {
+		int nfilter, nscore;
+		size_t msg_len;
+		const char *truncated; /* NULL: none */
+	} cases[] = {
+		{ 10, 10, 100, NULL },
+		{ 2000, 10, 100, "filter" },
+		{ 10, 2000, 100, "score" },
+		{ 2000, 2000, 5000, "filter,score" },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		int nf = cases[c].nfilter, ns = cases[c].nscore;
+		struct sk_status st = sk_status(SK_UNSCHEDULABLE, "a fairly long reason for this node to say no to the pod");
+		struct sk_outcome_filter *f = calloc((size_t)nf, sizeof *f);
+		char (*names)[32] = calloc((size_t)(nf > ns ? nf : ns), sizeof *names);
+		const char **nodes = calloc((size_t)ns, sizeof *nodes);
+		int64_t *norm = calloc((size_t)ns, sizeof *norm), *total = calloc((size_t)ns, sizeof *total);
+		for (int i = 0; i < (nf > ns ? nf : ns); i++)
+			snprintf(names[i], sizeof names[i], "node-%05d", i);
+		for (int i = 0; i < nf; i++)
+			f[i] = (struct sk_outcome_filter){ names[i], "NodeResourcesFit", &st };
+		for (int i = 0; i < ns; i++) {
+			nodes[i] = names[i];
+			norm[i] = i % 101;
+			total[i] = i % 101;
+		}
+		const char *plugin[1] = { "NodeResourcesFit" };
+		int32_t weight[1] = { 1 };
+		int ran[1] = { 0 };
+		struct sk_score_table t = { .nnodes = ns, .nplugins = 1, .ran = ran, .plugin = plugin, .weight = weight,
+					    .scores = norm, .total = total };
+		char *msg = malloc(cases[c].msg_len + 1);
+		memset(msg, 'm', cases[c].msg_len);
+		msg[cases[c].msg_len] = '\0';
+		struct sk_pod *pod = pod_named("default", "many");
+		struct sk_outcome o = { .pod = pod, .profile = "p", .result = SK_RESULT_SCHEDULED, .node = names[ns - 1],
+					.message = msg, .nfilter = nf, .filter = f, .scores = &t, .score_nodes = nodes };
+		struct sk_decision *r = sk_decision_build(&o, 1, 0);
+		cJSON *a = sk_decision_annotations(r);
+		assert_non_null(a);
+		const char *tr = ann_str(a, SK_ANN_TRUNCATED);
+		if (cases[c].truncated)
+			assert_string_equal(tr, cases[c].truncated);
+		else
+			assert_null(tr);
+		size_t total_len = 0;
+		const char *keys[] = { SK_ANN_FILTER, SK_ANN_SCORE };
+		for (int k = 0; k < 2; k++) {
+			const char *v = ann_str(a, keys[k]);
+			assert_non_null(v);
+			assert_true(strlen(v) <= SK_ANNOTATION_VALUE_MAX);
+			total_len += strlen(v);
+			cJSON *parsed = cJSON_Parse(v); /* still valid JSON when cut */
+			assert_non_null(parsed);
+			int want = k == 0 ? nf : ns;
+			if (cases[c].truncated && strstr(cases[c].truncated, k == 0 ? "filter" : "score"))
+				assert_true(cJSON_GetArraySize(parsed) < want && cJSON_GetArraySize(parsed) > 10);
+			else
+				assert_int_equal(cJSON_GetArraySize(parsed), want);
+			if (k == 1) /* the chosen node stays, first */
+				assert_string_equal(parsed->child->string, names[ns - 1]);
+			cJSON_Delete(parsed);
+		}
+		const char *m = ann_str(a, SK_ANN_MESSAGE);
+		assert_true(strlen(m) == (cases[c].msg_len > SK_ANNOTATION_MESSAGE_MAX ? SK_ANNOTATION_MESSAGE_MAX : cases[c].msg_len));
+		if (cases[c].msg_len > SK_ANNOTATION_MESSAGE_MAX)
+			assert_string_equal(m + SK_ANNOTATION_MESSAGE_MAX - 4, " ...");
+		assert_true(total_len + strlen(m) < 34 * 1024);
+		cJSON_Delete(a);
+		sk_decision_unref(r);
+		sk_pod_unref(pod);
+		free(msg);
+		free(f);
+		free(names);
+		free(nodes);
+		free(norm);
+		free(total);
+		sk_status_reset(&st);
+	}
+}
+
 /* ---------- the profile field ---------- */
 
 static void test_config_field_table(void **state)
@@ -686,6 +803,8 @@ int main(void)
 		cmocka_unit_test(test_record_json),
 		cmocka_unit_test(test_tie_and_unscored),
 		cmocka_unit_test(test_config_field_table),
+		cmocka_unit_test(test_annotations_small),
+		cmocka_unit_test(test_annotations_limits_table),
 		T(test_profile_switch_off),
 		T(test_parallel_attempts_recorded),
 		T(test_unschedulable_every_reason),
