@@ -75,7 +75,10 @@ cat >"$work/config.yaml" <<'EOF'
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 leaderElection:
-  leaderElect: false
+  leaderElect: true
+  leaseDuration: 4s
+  renewDeadline: 3s
+  retryPeriod: 1s
 podInitialBackoffSeconds: 1
 podMaxBackoffSeconds: 1
 profiles:
@@ -207,6 +210,16 @@ check "annotations do not requeue the unschedulable pod (at most 2 FailedSchedul
   bash -c '[ "$(kubectl get events -o json | jq "[.items[] | select(.involvedObject.name == \"quiet-big\" and .reason == \"FailedScheduling\") | (.count // 1)] | add // 0")" -le 2 ]'
 check "annotations without decisionRecords.enabled keep no record" \
   bash -c 'kubectl get --raw "$1?namespace=default&name=quiet-big" 2>&1 | grep -q "no decision recorded"' _ "$api"
+
+# ---------------------------------------------------------------- the profile summary
+sum_api=${api%/decisions}/summary
+kubectl get --raw "$sum_api" >"$work/summary.json" || fatal "GET the summary"
+check "summary: per profile, Scheduled and Unschedulable counts with the top reason" \
+  jq -e '.kind == "DecisionSummary" and .profiles["default-scheduler"].scheduled >= 1 and .profiles["default-scheduler"].unschedulable >= 1
+    and .profiles["default-scheduler"].topReasons[0].reason == "Insufficient cpu" and .profiles["quiet-scheduler"].scheduled >= 1
+    and .profiles["default-scheduler"].windowSeconds == 600' "$work/summary.json"
+lease_summary() { kubectl -n kube-system get lease kube-scheduler -o json 2>/dev/null | jq -e '.metadata.annotations["schedkit.io/decision-summary"] | fromjson | .["default-scheduler"].unschedulable >= 1' >/dev/null; }
+check "summary: the leader publishes it on its Lease (schedkit.io/decision-summary) for the operator" sk_wait_for 30 lease_summary
 
 # ---------------------------------------------------------------- 5. why-pending, simulate
 kubectl schedkit why-pending --profile default-scheduler >"$work/why.txt" 2>&1 || fatal "kubectl schedkit why-pending"

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kube/object.h"
+#include "kube/util.h"
 #include "scheduler/daemon/internal.h"
 
 #define MAX_PARAM 256
@@ -198,4 +199,52 @@ void sk_dm_decisions_handler(const struct kube_http_request *req, struct kube_ht
 		j = NULL;
 	}
 	respond_json(resp, 200, j);
+}
+
+/* ---------- the profile summary ---------- */
+
+void sk_dm_summary_handler(const struct kube_http_request *req, struct kube_http_response *resp, void *ctx)
+{
+	(void)req;
+	struct sk_daemon *d = ctx;
+	cJSON *j = envelope(d, "DecisionSummary");
+	cJSON *p = sk_summary_json(d->summary, kube_mono_ns() / 1000000000LL, SK_SUMMARY_TOP);
+	if (j && p) {
+		cJSON_AddItemToObject(j, "profiles", p);
+		p = NULL;
+	} else {
+		cJSON_Delete(j);
+		j = NULL;
+	}
+	cJSON_Delete(p);
+	respond_json(resp, 200, j);
+}
+
+/* The leader puts the summary on its Lease (written with the next renewal) when it changed, at
+ * most every SUMMARY_PUBLISH_S, so the operator can copy it into SchedulerProfile status. */
+#define SUMMARY_PUBLISH_S 10
+
+void sk_dm_publish_summary(struct sk_daemon *d)
+{
+	if (!d->leader || !sk_daemon_is_leading(d))
+		return;
+	int64_t now = kube_mono_ns();
+	if (d->summary_published && now - d->summary_published_ns < SUMMARY_PUBLISH_S * 1000000000LL)
+		return;
+	cJSON *p = sk_summary_json(d->summary, now / 1000000000LL, SK_SUMMARY_TOP);
+	char *s = p ? cJSON_PrintUnformatted(p) : NULL;
+	cJSON_Delete(p);
+	if (!s)
+		return;
+	if (d->summary_published && !strcmp(s, d->summary_published)) {
+		free(s);
+		return;
+	}
+	if (kube_leader_set_annotation(d->leader, SK_SUMMARY_ANNOTATION, s) != 0) {
+		free(s);
+		return;
+	}
+	free(d->summary_published);
+	d->summary_published = s;
+	d->summary_published_ns = now;
 }

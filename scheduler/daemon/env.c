@@ -411,6 +411,7 @@ static void se_observe(void *ctx, const struct sk_outcome *o)
 {
 	struct sk_daemon *d = ctx;
 	sk_sched_metrics_attempt(d->metrics, o, kube_mono_ns());
+	sk_summary_add_outcome(d->summary, o, kube_mono_ns() / 1000000000LL);
 	if (o->record || o->annotate) {
 		struct sk_decision *r = sk_decision_build(o, 0, sk_decisions_now_ns(d->decisions));
 		if (o->record)

@@ -25,6 +25,7 @@
 #include "scheduler/daemon/preempt_client.h"
 #include "scheduler/decisions/annotate.h"
 #include "scheduler/decisions/store.h"
+#include "scheduler/decisions/summary.h"
 #include "scheduler/framework/parallel.h"
 #include "scheduler/framework/runtime.h"
 #include "scheduler/schedule_one.h"
@@ -128,6 +129,9 @@ struct sk_daemon {
 	struct kube_http_server *http;
 	struct sk_decisions *decisions;  /* decision records (docs/explain.md); thread-safe */
 	struct sk_annotator *annotator;  /* result annotations (docs/explain.md); thread-safe */
+	struct sk_summary *summary;      /* per-profile counts over a window (docs/explain.md); thread-safe */
+	char *summary_published;         /* housekeeper only: the Lease annotation last set */
+	int64_t summary_published_ns;    /* housekeeper only */
 
 	pthread_mutex_t mu;              /* guards started, loop_running, stopped, loop_thread */
 	bool started, loop_running, stopped;
@@ -184,6 +188,9 @@ void sk_dm_leader_callbacks(struct sk_daemon *d, struct kube_leader_config *lc);
 int sk_dm_serve_new(struct sk_daemon *d, char **err);
 /* decisions_http.c: GET /debug/schedkit/v1/decisions (docs/explain.md). */
 void sk_dm_decisions_handler(const struct kube_http_request *req, struct kube_http_response *resp, void *ctx);
+/* GET /debug/schedkit/v1/summary; and, from the housekeeper, the Lease annotation. */
+void sk_dm_summary_handler(const struct kube_http_request *req, struct kube_http_response *resp, void *ctx);
+void sk_dm_publish_summary(struct sk_daemon *d);
 char *sk_dm_build_configz(const struct sk_config *cfg); /* NULL on OOM */
 
 /* reload.c: generations, the swap, the reaper, the config watcher, the reload metrics. */

@@ -16,6 +16,7 @@
 
 #include "scheduler/decisions/annotate.h"
 #include "scheduler/decisions/store.h"
+#include "scheduler/decisions/summary.h"
 #include "scheduler/framework/parallel.h"
 #include "scheduler/schedule_one.h"
 #include "scheduler/tests/fixtures.h"
@@ -500,6 +501,78 @@ static void test_annotations_limits_table(void **state)
 	}
 }
 
+/* ---------- the profile summary ---------- */
+
+static void test_summary_window(void **state)
+{
+	(void)state;
+	assert_null(sk_summary_new(10, 0));
+	assert_null(sk_summary_new(10, 60));
+	struct sk_summary *s = sk_summary_new(600, 60);
+	const char *cpu_twice[] = { "Insufficient cpu", "Insufficient cpu", "Insufficient memory" };
+	const char *taint[] = { "node(s) had untolerated taint(s)" };
+	int64_t t = 100000;
+	sk_summary_add(s, "a", SK_RESULT_SCHEDULED, NULL, 0, t);
+	sk_summary_add(s, "a", SK_RESULT_UNSCHEDULABLE, cpu_twice, 3, t);       /* cpu counted once */
+	sk_summary_add(s, "a", SK_RESULT_UNSCHEDULABLE, cpu_twice, 1, t + 61);  /* next bucket */
+	sk_summary_add(s, "a", SK_RESULT_UNSCHEDULABLE, taint, 1, t + 120);
+	sk_summary_add(s, "a", SK_RESULT_SCHEDULED, taint, 1, t + 120);         /* not a reason when scheduled */
+	sk_summary_add(s, "a", SK_RESULT_ERROR, NULL, 0, t + 130);
+	sk_summary_add(s, "b", SK_RESULT_SCHEDULED, NULL, 0, t + 130);
+	static const struct {
+		int64_t at;
+		int sched, unsched, errors;
+		const char *top;
+		int top_count, nreasons;
+	} cases[] = {
+		{ 100130, 2, 3, 1, "Insufficient cpu", 2, 3 },
+		{ 100000 + 600, 1, 2, 1, "Insufficient cpu", 1, 2 },     /* the first bucket left the window */
+		{ 100000 + 660, 1, 1, 1, "node(s) had untolerated taint(s)", 1, 1 }, /* the second too */
+		{ 100000 + 2000, 0, 0, 0, NULL, 0, 0 },                  /* all old */
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		cJSON *j = sk_summary_json(s, cases[c].at, 5);
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "a");
+		assert_non_null(a);
+		expect_num(a, "windowSeconds", 600);
+		expect_num(a, "scheduled", cases[c].sched);
+		expect_num(a, "unschedulable", cases[c].unsched);
+		expect_num(a, "errors", cases[c].errors);
+		const cJSON *tr = cJSON_GetObjectItemCaseSensitive(a, "topReasons");
+		if (cJSON_GetArraySize(tr) != cases[c].nreasons)
+			fail_msg("case %zu: %d reasons, want %d", c, cJSON_GetArraySize(tr), cases[c].nreasons);
+		if (cases[c].top) {
+			expect_str(tr, "0.reason", cases[c].top);
+			expect_num(tr, "0.count", cases[c].top_count);
+		}
+		expect_num(j, "b.scheduled", c < 3 ? 1 : 0);
+		cJSON_Delete(j);
+	}
+	sk_summary_free(s);
+}
+
+/* Many distinct reasons: top N only, by count then name; the bucket caps its distinct reasons. */
+static void test_summary_top(void **state)
+{
+	(void)state;
+	struct sk_summary *s = sk_summary_new(60, 60);
+	char names[40][16];
+	for (int i = 0; i < 40; i++) {
+		snprintf(names[i], sizeof names[i], "reason-%02d", i);
+		const char *one[] = { names[i] };
+		for (int k = 0; k <= i % 4; k++)
+			sk_summary_add(s, "p", SK_RESULT_UNSCHEDULABLE, one, 1, 10);
+	}
+	cJSON *j = sk_summary_json(s, 10, 3);
+	const cJSON *tr = at(j, "p.topReasons");
+	assert_int_equal(cJSON_GetArraySize(tr), 3);
+	expect_str(tr, "0.reason", "reason-03"); /* 4 each: 03, 07, 11, 15 (the first 16 distinct are kept) */
+	expect_str(tr, "1.reason", "reason-07");
+	expect_num(tr, "2.count", 4);
+	cJSON_Delete(j);
+	sk_summary_free(s);
+}
+
 /* ---------- the profile field ---------- */
 
 static void test_config_field_table(void **state)
@@ -805,6 +878,8 @@ int main(void)
 		cmocka_unit_test(test_config_field_table),
 		cmocka_unit_test(test_annotations_small),
 		cmocka_unit_test(test_annotations_limits_table),
+		cmocka_unit_test(test_summary_window),
+		cmocka_unit_test(test_summary_top),
 		T(test_profile_switch_off),
 		T(test_parallel_attempts_recorded),
 		T(test_unschedulable_every_reason),
