@@ -4,7 +4,8 @@
  * (SK_BENCH_RECORD=1: every attempt is recorded into a store of the daemon's default bounds, as
  * the daemon's observer does). Prints pods/s, p50/p99 attempt latency, peak RSS and the store's
  * size. Compare the two with callgrind (docs/benchmarks.md): wall time on a loaded machine is
- * noise. Env: SK_BENCH_RECORD, SK_BENCH_NODES, SK_BENCH_EXISTING, SK_BENCH_PODS. */
+ * noise. Env: SK_BENCH_RECORD, SK_BENCH_RECORD_MIB (the store's byte bound, default 64),
+ * SK_BENCH_NODES, SK_BENCH_EXISTING, SK_BENCH_PODS. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,7 +153,8 @@ int main(void)
 	bool record = env_int("SK_BENCH_RECORD", 0) != 0;
 	cfg->profiles[0].records.enabled = record;
 	struct bench b = { .cache = sk_cache_new(0), .snap = sk_snapshot_new(), .caplat = npods,
-			   .store = sk_decisions_new(NULL) };
+			   .store = sk_decisions_new(&(struct sk_decisions_opts){
+				   .max_bytes = (int64_t)env_int("SK_BENCH_RECORD_MIB", 64) << 20 }) };
 	b.lat = calloc((size_t)npods + 1, sizeof *b.lat);
 	char *err = NULL;
 	struct sk_pool *pool = sk_pool_new(cfg->parallelism, &err);
