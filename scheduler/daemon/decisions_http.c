@@ -142,9 +142,21 @@ static cJSON *envelope(struct sk_daemon *d, const char *kind)
 	return j;
 }
 
+#define NOT_LEADING "not the leading scheduler: only the leader schedules and keeps decision records"
+
+static bool not_leading(struct sk_daemon *d, struct kube_http_response *resp)
+{
+	if (!d->leader || sk_daemon_is_leading(d))
+		return false;
+	respond_status(resp, 503, "ServiceUnavailable", NOT_LEADING);
+	return true;
+}
+
 void sk_dm_decisions_handler(const struct kube_http_request *req, struct kube_http_response *resp, void *ctx)
 {
 	struct sk_daemon *d = ctx;
+	if (not_leading(d, resp))
+		return;
 	struct params p;
 	const char *bad = NULL;
 	if (parse(req->query, &p, &bad) != 0) {
@@ -207,6 +219,8 @@ void sk_dm_summary_handler(const struct kube_http_request *req, struct kube_http
 {
 	(void)req;
 	struct sk_daemon *d = ctx;
+	if (not_leading(d, resp))
+		return;
 	cJSON *j = envelope(d, "DecisionSummary");
 	cJSON *p = sk_summary_json(d->summary, kube_mono_ns() / 1000000000LL, SK_SUMMARY_TOP);
 	if (j && p) {

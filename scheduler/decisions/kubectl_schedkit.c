@@ -17,7 +17,8 @@
 #include "scheduler/simulate/simulate.h"
 
 /* Service proxy answers come from one endpoint picked by the API server; only the leader has
- * records, so a non-leader's answer is retried this many times. */
+ * records (a standby answers 503 "not the leading scheduler"), so that is retried this many
+ * times. */
 #define LEADER_TRIES 12
 
 struct opts {
@@ -164,6 +165,9 @@ static int sched_get(struct kube_client *c, const struct opts *o, const char *pa
 		struct kube_error e = { 0 };
 		cJSON *j = NULL;
 		if (kube_request(c, "GET", p, query, NULL, NULL, &j, &e) != 0) {
+			/* a standby answered (503, "not the leading scheduler"): ask again */
+			if (want_leader && e.http_code == 503 && strstr(e.message, "not the leading") && t + 1 < LEADER_TRIES)
+				continue;
 			if (e.http_code == 404 && !strcmp(e.reason, "NotFound") && strstr(e.message, "no decision"))
 				fprintf(errout, "error: %s\n", e.message);
 			else

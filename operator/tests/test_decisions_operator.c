@@ -1,5 +1,7 @@
-/* Tests for operator/status_decisions.c: SchedulerProfile status.decisions copied from the
- * scheduler leader's Lease annotation, and when a Lease update means a reconcile. */
+/* Tests of the operator's part of decision records (docs/explain.md): spec.decisionRecords
+ * rendered into the profile (and checked by the scheduler's loader), SchedulerProfile
+ * status.decisions copied from the scheduler leader's Lease annotation (status_decisions.c), and
+ * when a Lease update means a reconcile. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +11,10 @@
 
 #include <cmocka.h>
 
+#include "kube/object.h"
+#include "operator/render.h"
 #include "operator/status_decisions.h"
+#include "scheduler/config/config.h"
 
 static cJSON *lease_with(const char *summary)
 {
@@ -79,11 +84,57 @@ static void test_lease_change(void **state)
 	cJSON_Delete(none);
 }
 
+static void test_render_decision_records(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *spec;
+		const char *err; /* NULL: renders and loads */
+		bool enabled, annotations;
+	} cases[] = {
+		{ "{}", NULL, false, false },
+		{ "{\"decisionRecords\":{\"enabled\":true}}", NULL, true, false },
+		{ "{\"decisionRecords\":{\"enabled\":true,\"annotations\":true}}", NULL, true, true },
+		{ "{\"decisionRecords\":true}", "spec.decisionRecords", false, false },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		cJSON *spec = cJSON_Parse(cases[c].spec), *prof = NULL;
+		char *err = NULL;
+		int rc = op_render_profile(spec, "p", &prof, &err);
+		if (cases[c].err) {
+			assert_int_equal(rc, -1);
+			assert_non_null(strstr(err, cases[c].err));
+		} else {
+			assert_int_equal(rc, 0);
+			/* the rendered profile, in a configuration, loads with the scheduler's loader */
+			cJSON *cfgj = cJSON_CreateObject();
+			cJSON_AddStringToObject(cfgj, "apiVersion", "kubescheduler.config.k8s.io/v1");
+			cJSON_AddStringToObject(cfgj, "kind", "KubeSchedulerConfiguration");
+			cJSON_AddItemToArray(cJSON_AddArrayToObject(cfgj, "profiles"), prof);
+			prof = NULL;
+			char *text = cJSON_PrintUnformatted(cfgj);
+			struct sk_errors e = { 0 };
+			struct sk_config *cfg = sk_config_load(text, strlen(text), &e);
+			assert_non_null(cfg);
+			assert_int_equal(cfg->profiles[0].records.enabled, cases[c].enabled);
+			assert_int_equal(cfg->profiles[0].records.annotations, cases[c].annotations);
+			sk_config_free(cfg);
+			sk_errors_free(&e);
+			free(text);
+			cJSON_Delete(cfgj);
+		}
+		cJSON_Delete(prof);
+		cJSON_Delete(spec);
+		free(err);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_add_decisions_table),
 		cmocka_unit_test(test_lease_change),
+		cmocka_unit_test(test_render_decision_records),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
