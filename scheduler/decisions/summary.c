@@ -10,7 +10,7 @@
 #include "kube/object.h"
 
 #define MAX_PROFILES 64
-#define MAX_REASONS 16 /* distinct reasons kept per bucket; more are counted as "other" */
+#define MAX_REASONS 16 /* distinct reasons kept per bucket; more are only counted (other) */
 
 struct reason {
 	char *text;
@@ -151,7 +151,7 @@ static int cmp_reason(const void *x, const void *y)
 static cJSON *profile_json(const struct sk_summary *s, const struct profile *p, int64_t now_s, int top)
 {
 	int64_t cur = now_s / s->bucket_s;
-	int sched = 0, unsched = 0, errors = 0, other = 0, n = 0;
+	int sched = 0, unsched = 0, errors = 0, n = 0;
 	struct reason *all = calloc((size_t)s->nbuckets * MAX_REASONS + 1, sizeof *all);
 	if (!all)
 		return NULL;
@@ -162,7 +162,6 @@ static cJSON *profile_json(const struct sk_summary *s, const struct profile *p, 
 		sched += b->scheduled;
 		unsched += b->unschedulable;
 		errors += b->errors;
-		other += b->other;
 		for (int i = 0; i < b->nreasons; i++) {
 			int x = 0;
 			while (x < n && strcmp(all[x].text, b->reasons[i].text))
