@@ -123,7 +123,7 @@ static char *score_value(const struct sk_decision *r, size_t max, bool *cut)
 		int i = order[k];
 		cJSON *v = cJSON_CreateObject();
 		for (int p = 0; v && p < r->nplugins; p++)
-			cJSON_AddItemToObject(v, r->plugin[p], kube_json_create_int64(r->norm[(size_t)p * r->nnodes + i]));
+			cJSON_AddItemToObject(v, r->plugin[p], kube_json_create_int64(sk_decision_norm(r, p, i)));
 		if (v && cJSON_AddItemToObject(v, "total", kube_json_create_int64(r->total[i])))
 			*cut = !append_entry(&b, &len, max, r->nodes[i], v);
 		cJSON_Delete(v);

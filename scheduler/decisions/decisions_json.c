@@ -88,14 +88,17 @@ static cJSON *filter_json(const struct sk_decision *r)
 	return a;
 }
 
-static cJSON *int_array(const int64_t *v, size_t stride, int n, const int32_t *mul)
+/* Row i of one of the record's score tables: raw (0), normalized (1) or weighted (2). */
+static cJSON *score_row(const struct sk_decision *r, int i, int kind)
 {
 	cJSON *a = cJSON_CreateArray();
-	for (int i = 0; a && i < n; i++)
-		if (!cJSON_AddItemToArray(a, kube_json_create_int64(v[(size_t)i * stride] * (mul ? mul[i] : 1)))) {
+	for (int p = 0; a && p < r->nplugins; p++) {
+		int64_t v = kind == 0 ? sk_decision_raw(r, p, i) : sk_decision_norm(r, p, i) * (kind == 2 ? r->weight[p] : 1);
+		if (!cJSON_AddItemToArray(a, kube_json_create_int64(v))) {
 			cJSON_Delete(a);
 			return NULL;
 		}
+	}
 	return a;
 }
 
@@ -116,12 +119,10 @@ static cJSON *score_json(const struct sk_decision *r)
 		cJSON *e = cJSON_CreateObject();
 		int64_t weighted = 0;
 		for (int p = 0; p < r->nplugins; p++)
-			weighted += r->norm[(size_t)p * r->nnodes + i] * r->weight[p];
-		const size_t st = (size_t)r->nnodes;
+			weighted += sk_decision_norm(r, p, i) * r->weight[p];
 		ok = e && cJSON_AddItemToArray(nodes, e) && add(e, "node", str(r->nodes[i])) &&
-		     (!r->raw || add(e, "raw", int_array(r->raw + i, st, r->nplugins, NULL))) &&
-		     add(e, "normalized", int_array(r->norm + i, st, r->nplugins, NULL)) &&
-		     add(e, "weighted", int_array(r->norm + i, st, r->nplugins, r->weight)) &&
+		     (!r->has_raw || add(e, "raw", score_row(r, i, 0))) && add(e, "normalized", score_row(r, i, 1)) &&
+		     add(e, "weighted", score_row(r, i, 2)) &&
 		     add(e, "extenders", kube_json_create_int64(r->total[i] - weighted)) &&
 		     add(e, "total", kube_json_create_int64(r->total[i]));
 	}

@@ -54,7 +54,7 @@ static const char *arena_reasons(struct arena *a, const struct sk_status *st)
 	return out;
 }
 
-/* Does the record take the attempt's per-node score arrays instead of copying them? */
+/* Does the record take the attempt's node names and totals instead of copying them? */
 static bool taking(const struct sk_outcome *o)
 {
 	return o->scores && o->score_nodes && o->take_scores && o->take_score_nodes && o->take_scores == o->scores &&
@@ -113,30 +113,44 @@ static void layout(struct arena *a, struct sk_decision *r, const struct sk_outco
 	const struct sk_score_table *t = o->scores && o->score_nodes ? o->scores : NULL;
 	r->nplugins = t ? t->nplugins : 0;
 	r->nnodes = t ? t->nnodes : 0;
-	size_t cells = (size_t)r->nplugins * (size_t)r->nnodes;
+	size_t nn = (size_t)r->nnodes;
 	r->plugin = arena_take(a, (size_t)r->nplugins * sizeof(char *));
 	r->weight = arena_take(a, (size_t)r->nplugins * sizeof(int32_t));
-	if (a->base && t)
+	/* normalised scores are 0-100 (sk_fw_run_score checks): one byte each */
+	r->norm = arena_take(a, (size_t)r->nplugins * nn);
+	/* raw scores only for the plugins whose NormalizeScore changed them */
+	r->has_raw = t && t->raw;
+	r->raw_row = arena_take(a, (size_t)r->nplugins * sizeof(int16_t));
+	int nrows = 0;
+	for (int p = 0; r->has_raw && p < r->nplugins; p++)
+		if (memcmp(t->raw + (size_t)p * nn, t->scores + (size_t)p * nn, nn * sizeof(int64_t))) {
+			if (r->raw_row)
+				r->raw_row[p] = (int16_t)nrows;
+			nrows++;
+		} else if (r->raw_row) {
+			r->raw_row[p] = -1;
+		}
+	r->raw = arena_take(a, (size_t)nrows * nn * sizeof(int64_t));
+	if (a->base && t) {
 		for (int p = 0; p < r->nplugins; p++) {
 			r->plugin[p] = sk_intern(t->plugin[p]); /* a module's name outlives its unload */
 			r->weight[p] = t->weight[p];
+			if (!r->has_raw)
+				r->raw_row[p] = -1;
+			else if (r->raw_row[p] >= 0)
+				memcpy(r->raw + (size_t)r->raw_row[p] * nn, t->raw + (size_t)p * nn, nn * sizeof(int64_t));
 		}
+		for (size_t k = 0; k < (size_t)r->nplugins * nn; k++)
+			r->norm[k] = (uint8_t)t->scores[k];
+	}
 	if (taking(o))
-		return; /* the per-node arrays are the attempt's, taken by sk_decision_build */
-	r->nodes = arena_take(a, (size_t)r->nnodes * sizeof(char *));
-	r->norm = arena_take(a, cells * sizeof(int64_t));
-	r->raw = t && t->raw ? arena_take(a, cells * sizeof(int64_t)) : NULL;
-	r->total = arena_take(a, (size_t)r->nnodes * sizeof(int64_t));
-	if (a->base && t) {
+		return; /* the node names and totals are the attempt's, taken by sk_decision_build */
+	r->nodes = arena_take(a, nn * sizeof(char *));
+	r->total = arena_take(a, nn * sizeof(int64_t));
+	if (a->base && t && nn) {
 		/* node names are interned (process lifetime): the pointers are kept */
-		memcpy(r->nodes, o->score_nodes, (size_t)r->nnodes * sizeof(char *));
-		if (cells) {
-			memcpy(r->norm, t->scores, cells * sizeof(int64_t));
-			if (r->raw)
-				memcpy(r->raw, t->raw, cells * sizeof(int64_t));
-		}
-		if (r->nnodes)
-			memcpy(r->total, t->total, (size_t)r->nnodes * sizeof(int64_t));
+		memcpy(r->nodes, o->score_nodes, nn * sizeof(char *));
+		memcpy(r->total, t->total, nn * sizeof(int64_t));
 	}
 }
 
@@ -154,14 +168,11 @@ struct sk_decision *sk_decision_build(const struct sk_outcome *o, uint64_t seq, 
 	if (taking(o)) {
 		struct sk_score_table *t = o->take_scores;
 		r->nodes = *o->take_score_nodes;
-		r->norm = t->scores;
-		r->raw = t->raw;
 		r->total = t->total;
 		*o->take_score_nodes = NULL;
-		t->scores = t->raw = t->total = NULL;
+		t->total = NULL;
 		r->owns_scores = true;
-		size_t cells = (size_t)r->nplugins * (size_t)r->nnodes;
-		m.used += (size_t)r->nnodes * (sizeof(char *) + sizeof(int64_t)) + cells * sizeof(int64_t) * (r->raw ? 2 : 1);
+		m.used += (size_t)r->nnodes * (sizeof(char *) + sizeof(int64_t));
 	}
 	r->seq = seq;
 	r->time_ns = time_ns;
@@ -183,8 +194,6 @@ void sk_decision_unref(struct sk_decision *r)
 		return;
 	if (r->owns_scores) {
 		free((void *)r->nodes);
-		free(r->norm);
-		free(r->raw);
 		free(r->total);
 	}
 	free(r);

@@ -49,7 +49,7 @@ struct sk_dec_time {
 };
 
 /* The record of one attempt: one allocation (arrays and strings follow the struct), except the
- * per-node score arrays when they were taken from the attempt (sk_outcome.take_scores). */
+ * node names and totals when they were taken from the attempt (sk_outcome.take_scores). */
 struct sk_decision {
 	uint64_t seq;             /* increasing over the store's life */
 	int64_t time_ns;          /* wall clock when recorded */
@@ -66,23 +66,37 @@ struct sk_decision {
 	bool nominated_path_fit, permit_wait;
 	int nfilter;
 	struct sk_dec_filter *filter;
-	/* scores: [plugin][node] arrays; raw NULL when not kept */
+	/* scores of the scored nodes: read them with sk_decision_norm / sk_decision_raw */
 	int nplugins, nnodes;
 	const char **plugin;
 	int32_t *weight;
 	const char **nodes;
-	int64_t *raw, *norm, *total;
+	int64_t *total;
+	uint8_t *norm;            /* normalised (0-100), [plugin][node] */
+	bool has_raw;             /* the raw scores were kept */
+	int16_t *raw_row;         /* per plugin: its row of raw, or -1 when equal to the normalised
+				     scores (no NormalizeScore, or one that changed nothing) */
+	int64_t *raw;             /* the rows of raw scores that differ, [row][node] */
 	int ntimes;
 	struct sk_dec_time *times;
 	int nvictims, victims_total;
 	const char **victims;
 	/* private */
-	bool owns_scores;                  /* nodes, norm, raw, total were taken from the attempt */
+	bool owns_scores;                  /* nodes and total were taken from the attempt */
 	int refs;
 	struct sk_decision *gnext, *gprev; /* store order, oldest first */
 	struct sk_decision *pnext;         /* the pod's records, oldest first */
 	struct dec_pod *pod;
 };
+
+static inline int64_t sk_decision_norm(const struct sk_decision *r, int p, int i)
+{
+	return r->norm[(size_t)p * (size_t)r->nnodes + (size_t)i];
+}
+static inline int64_t sk_decision_raw(const struct sk_decision *r, int p, int i)
+{
+	return r->raw_row[p] < 0 ? sk_decision_norm(r, p, i) : r->raw[(size_t)r->raw_row[p] * (size_t)r->nnodes + (size_t)i];
+}
 
 struct sk_decisions;
 
