@@ -175,8 +175,11 @@ static void forward(struct apis_conn *c, const struct apis_req *r, const struct 
 	CURL *h = curl_easy_init();
 	struct sink s = { 0 };
 	struct curl_slist *hdr = NULL;
-	if (r->content_type)
-		hdr = curl_slist_append(hdr, "Content-Type: application/json");
+	if (r->content_type) {
+		char ct[300];
+		snprintf(ct, sizeof ct, "Content-Type: %s", r->content_type);
+		hdr = curl_slist_append(hdr, ct);
+	}
 	if (r->accept) {
 		char a[512];
 		snprintf(a, sizeof a, "Accept: %s", r->accept);

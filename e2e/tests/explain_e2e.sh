@@ -211,6 +211,24 @@ check "annotations do not requeue the unschedulable pod (at most 2 FailedSchedul
 check "annotations without decisionRecords.enabled keep no record" \
   bash -c 'kubectl get --raw "$1?namespace=default&name=quiet-big" 2>&1 | grep -q "no decision recorded"' _ "$api"
 
+# ---------------------------------------------------------------- preemption in the record
+# low-1 fills node-c; vip (higher priority) fits only there once low-1 is evicted
+sel() { printf '"nodeSelector":{"kubernetes.io/hostname":"%s"},' "$1"; }
+printf '%s\n' "apiVersion: scheduling.k8s.io/v1" "kind: PriorityClass" "metadata: {name: high}" "value: 1000" |
+  kubectl apply -f - >/dev/null || fatal "PriorityClass high"
+printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"low-1","namespace":"default"},"spec":{%s"schedulerName":"default-scheduler","containers":[{"name":"c","image":"pause","resources":{"requests":{"cpu":"5"}}}]}}\n' "$(sel node-c)" |
+  kubectl create -f - >/dev/null || fatal "create low-1"
+sk_wait_for 30 bash -c '[ "$(kubectl get pod low-1 -o jsonpath={.spec.nodeName})" = node-c ]' || fatal "low-1 bound to node-c"
+printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"vip","namespace":"default"},"spec":{%s"priorityClassName":"high","schedulerName":"default-scheduler","containers":[{"name":"c","image":"pause","resources":{"requests":{"cpu":"4"}}}]}}\n' "$(sel node-c)" |
+  kubectl create -f - >/dev/null || fatal "create vip"
+preempted() { kubectl get --raw "$api?namespace=default&name=vip" 2>/dev/null |
+  jq -e 'any(.items[]; .preemption.nominatedNode == "node-c" and .preemption.victims == ["default/low-1"] and .preemption.victimsTotal == 1)' >/dev/null; }
+check "record: the preemption attempt names the nominated node and the victim" sk_wait_for 30 preempted
+check "record: the preemption attempt timed PostFilter" bash -c 'kubectl get --raw "$1?namespace=default&name=vip" | jq -e "any(.items[]; any(.timings[]; .point == \"PostFilter\"))" >/dev/null' _ "$api"
+kubectl schedkit explain vip --all >"$work/explain-vip.txt" 2>&1
+check "explain vip shows the nominated node and the preempted pod" \
+  bash -c 'grep -q "(nominated node node-c)" "$1" && grep -q "^  preempted default/low-1$" "$1"' _ "$work/explain-vip.txt"
+
 # ---------------------------------------------------------------- the profile summary
 sum_api=${api%/decisions}/summary
 kubectl get --raw "$sum_api" >"$work/summary.json" || fatal "GET the summary"

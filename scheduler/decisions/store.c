@@ -106,7 +106,7 @@ static void layout(struct arena *a, struct sk_decision *r, const struct sk_outco
 	r->victims_total = tr ? tr->victims_total : 0;
 	r->victims = arena_take(a, (size_t)r->nvictims * sizeof(char *));
 	for (int i = 0; i < r->nvictims; i++) {
-		const char *v = arena_str(a, tr->victims[i]);
+		const char *v = arena_str(a, tr->victims[i] ? tr->victims[i] : "");
 		if (r->victims)
 			r->victims[i] = v;
 	}

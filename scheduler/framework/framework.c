@@ -608,7 +608,7 @@ int sk_handle_parallelism(struct sk_handle *h)
 }
 void sk_handle_parallel_for(struct sk_handle *h, int n, void (*fn)(int i, void *ctx), void *ctx)
 {
-	sk_parallel_for(h->fw->env.pool, n, fn, ctx);
+	sk_rec_parallel_for(h->fw->env.pool, n, fn, ctx); /* the workers see the attempt's trace */
 }
 int sk_handle_bind_pod(struct sk_handle *h, const struct sk_pod *pod, const char *node_name, char **err)
 {

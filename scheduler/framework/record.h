@@ -20,12 +20,14 @@ struct sk_rec_time {
 	int runs;
 };
 
+/* times are written by the thread running the attempt; victims also by pool workers (an atomic
+ * slot index), read once the loop that noted them has joined. */
 struct sk_rec_trace {
 	int ntimes;
 	struct sk_rec_time times[SK_REC_MAX_TIMES];
 	int nvictims;                          /* kept (at most SK_REC_MAX_VICTIMS) */
-	int victims_total;                     /* all victims seen */
-	char *victims[SK_REC_MAX_VICTIMS];     /* "ns/name", owned */
+	int victims_total;                     /* all victims seen (atomic) */
+	char *victims[SK_REC_MAX_VICTIMS];     /* "ns/name", owned; slot order, NULL on OOM */
 };
 
 extern _Thread_local struct sk_rec_trace *sk_rec_current;
@@ -37,6 +39,10 @@ static inline bool sk_rec_active(void) { return sk_rec_current != NULL; }
 void sk_rec_time(const char *point, double seconds);
 /* Notes a preemption victim in the current trace (no-op without one). */
 void sk_rec_victim(const struct sk_pod *victim);
+/* sk_parallel_for with the caller's current trace made current on the workers for each call
+ * (plugins' parallel loops, e.g. DefaultPreemption evicting its victims). */
+struct sk_pool;
+void sk_rec_parallel_for(struct sk_pool *pool, int n, void (*fn)(int i, void *ctx), void *ctx);
 /* Frees what t owns and zeroes it. */
 void sk_rec_trace_reset(struct sk_rec_trace *t);
 
