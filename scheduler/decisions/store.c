@@ -140,8 +140,10 @@ static void layout(struct arena *a, struct sk_decision *r, const struct sk_outco
 			else if (r->raw_row[p] >= 0)
 				memcpy(r->raw + (size_t)r->raw_row[p] * nn, t->raw + (size_t)p * nn, nn * sizeof(int64_t));
 		}
-		for (size_t k = 0; k < (size_t)r->nplugins * nn; k++)
-			r->norm[k] = (uint8_t)t->scores[k];
+		uint8_t *restrict dst = r->norm;
+		const int64_t *restrict src = t->scores;
+		for (size_t k = 0, cells = (size_t)r->nplugins * nn; k < cells; k++)
+			dst[k] = (uint8_t)src[k];
 	}
 	if (taking(o))
 		return; /* the node names and totals are the attempt's, taken by sk_decision_build */
