@@ -192,7 +192,7 @@ cat >"$DIR/scheduler.sh" <<EOF
 # it changes), leader election; serving on port \$1 (a pod would serve on 10259 of its own IP).
 exec "$SK_BIN/schedkit-scheduler" --config "$DIR/volume/config.yaml" --kubeconfig "$KUBECONFIG" --leader-elect=true \\
 	--leader-elect-resource-namespace=$NS --leader-elect-resource-name=schedkit-scheduler \\
-	--bind-address=127.0.0.1 --secure-port=\$1 --v=1
+	--bind-address=127.0.0.1 --secure-port=\$1 --authorization-always-allow-paths='/healthz,/readyz,/livez,/debug/schedkit/*' --v=1
 EOF
 chmod +x "$DIR/scheduler.sh"
 free_port() { # a TCP port nobody listens on (best effort)

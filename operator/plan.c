@@ -1,6 +1,7 @@
 /* Deciding what goes into the configuration: per-profile validation with the scheduler's loader,
  * schedulerName conflicts, last-accepted fallbacks, and the combined check (rules that span
  * profiles, such as one queueSort for all, only show up when they are loaded together). */
+#include "operator/legacy.h"
 #include "operator/plan.h"
 
 #include <stdarg.h>
@@ -375,6 +376,22 @@ static int fill_result(const struct cand *x, struct op_profile_result *r, const 
 				     ? xasprintf("valid; runs without upstream plugins not in this build: %s", x->unavailable)
 				     : xstrdup("valid");
 		r->rendered_generation = gen;
+		cJSON *tp = NULL;
+		char *terr = NULL;
+		if (op_render_legacy(cJSON_GetObjectItemCaseSensitive(x->obj, "spec"), x->requested, &tp, &r->translation,
+				     &terr) < 0) {
+			free(terr);
+			return -1; /* it rendered a moment ago: only memory can fail */
+		}
+		cJSON_Delete(tp);
+		if (r->translation) {
+			const char *src = kube_obj_get_string(r->translation, "source");
+			int nn = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r->translation, "notes"));
+			char *m = xasprintf("%s; translated from %s (plugin sets in status.translation%s)", r->message,
+					    src ? src : "", nn ? ", what did not carry over in status.translation.notes" : "");
+			free(r->message);
+			r->message = m;
+		}
 		const char *cur = kube_meta_annotation(x->obj, OP_LAST_ACCEPTED_ANNOTATION);
 		need_annotation = !cur || strcmp(cur, x->last_json);
 		if (need_annotation)
@@ -459,6 +476,7 @@ void op_plan_free(struct op_plan *plan)
 		free(r->name);
 		free(r->scheduler_name);
 		free(r->message);
+		cJSON_Delete(r->translation);
 		free(r->rendered_scheduler_name);
 		free(r->last_accepted);
 	}

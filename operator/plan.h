@@ -43,6 +43,8 @@ struct op_profile_result {
 	char *rendered_scheduler_name; /* schedulerName of the configuration's entry; NULL when none */
 	int64_t rendered_generation;   /* generation of what the configuration holds; -1 when none */
 	char *last_accepted;           /* new OP_LAST_ACCEPTED_ANNOTATION value to write; NULL = unchanged */
+	cJSON *translation;            /* legacyPolicy / upstream provider of the accepted spec: the
+					  plugin sets and notes (op_render_legacy); NULL otherwise */
 };
 
 struct op_plugin_set;

@@ -54,6 +54,8 @@ cJSON *op_status_desired(const cJSON *profile_obj, const struct op_profile_resul
 		goto fail;
 	if (rendered && applied_hash && !cJSON_AddStringToObject(st, "appliedConfigHash", applied_hash))
 		goto fail;
+	if (r->translation && !cJSON_AddItemToObject(st, "translation", cJSON_Duplicate(r->translation, 1)))
+		goto fail;
 	/* keep the existing Accepted/Applied conditions so their transition times survive */
 	cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
 	if (!conds)

@@ -223,8 +223,34 @@ static void forward(struct apis_conn *c, const struct apis_req *r, const struct 
 		curl_easy_cleanup(h);
 }
 
+/* RBAC of a proxy request: the verb of the method (get, create, update, patch, delete) on the
+ * services/proxy subresource of the Service. True when allowed (or RBAC is off); else answered. */
+static bool proxy_allowed(struct apis_server *s, struct apis_conn *c, const struct apis_req *r,
+			  const struct apis_user *u, const char *ns, const char *name)
+{
+	if (!s->opts.rbac)
+		return true;
+	static const struct {
+		const char *method, *verb;
+	} verbs[] = { { "GET", "get" }, { "HEAD", "get" }, { "POST", "create" }, { "PUT", "update" },
+		      { "PATCH", "patch" }, { "DELETE", "delete" }, { "OPTIONS", "get" } };
+	const char *verb = "get";
+	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+		if (!strcmp(r->method, verbs[i].method))
+			verb = verbs[i].verb;
+	struct apis_attrs a = { .resource_request = true, .verb = verb, .group = "", .resource = "services",
+				.sub = "proxy", .ns = ns, .name = name };
+	char why[300], msg[1200];
+	if (apis_authorize(s, u, &a, why, sizeof why))
+		return true;
+	apis_forbidden_message(u, &a, msg, sizeof msg);
+	apis_respond_status(c, 403, "Forbidden", msg, NULL);
+	return false;
+}
+
 /* segs: "api" "v1" "namespaces" NS "services" ID "proxy" ... */
-bool apis_service_proxy(struct apis_server *s, struct apis_conn *c, const struct apis_req *r)
+bool apis_service_proxy(struct apis_server *s, struct apis_conn *c, const struct apis_req *r,
+			const struct apis_user *u)
 {
 	static const char prefix[] = "/api/v1/namespaces/";
 	if (strncmp(r->path, prefix, sizeof prefix - 1))
@@ -260,6 +286,8 @@ bool apis_service_proxy(struct apis_server *s, struct apis_conn *c, const struct
 	} else if (np == 2) {
 		port = *parts[1] ? parts[1] : NULL;
 	}
+	if (!proxy_allowed(s, c, r, u, nsb, name))
+		return true;
 	struct apis_rdef *svcs = apis_registry_find(s, "", "v1", "services");
 	struct apis_rdef *eps = apis_registry_find(s, "", "v1", "endpoints");
 	cJSON *svc = NULL, *ep = NULL;

@@ -15,6 +15,7 @@
 #include "kube/config.h"
 #include "kube/events.h"
 #include "kube/flags.h"
+#include "kube/version.h"
 #include "kube/httpserver.h"
 #include "kube/leader.h"
 #include "kube/log.h"
@@ -68,6 +69,7 @@ static const struct kube_flag flags[] = {
 
 static const struct kube_flag_set flag_set = {
 	.prog = "schedkit-operator",
+	.version = SCHEDKIT_VERSION_LINE("schedkit-operator"),
 	.head = "schedkit-operator: turns SchedulerProfiles (schedkit.io/v1alpha1) into the schedkit-scheduler\n"
 		"configuration, Deployment, RBAC and Service, and reports each profile's status.\n"
 		"\n"

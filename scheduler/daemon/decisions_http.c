@@ -262,3 +262,20 @@ void sk_dm_publish_summary(struct sk_daemon *d)
 	d->summary_published = s;
 	d->summary_published_ns = now;
 }
+
+/* ---------- the running configuration, under the debug prefix ---------- */
+
+/* GET /debug/schedkit/v1/config: the body of /configz (extender secrets redacted), for
+ * `kubectl schedkit simulate`: it is opened with the other /debug/schedkit paths, where /configz
+ * stays as guarded as upstream's. */
+void sk_dm_config_handler(const struct kube_http_request *req, struct kube_http_response *resp, void *ctx)
+{
+	(void)req;
+	struct sk_daemon *d = ctx;
+	if (not_leading(d, resp))
+		return;
+	pthread_rwlock_rdlock(&d->names_lock);
+	/* copied: the body is sent after the handler returns, maybe after a reload */
+	kube_http_respondf(resp, 200, "application/json", "%s", d->gen && d->gen->configz ? d->gen->configz : "{}");
+	pthread_rwlock_unlock(&d->names_lock);
+}

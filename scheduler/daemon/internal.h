@@ -16,6 +16,7 @@
 #include "kube/informer.h"
 #include "kube/leader.h"
 #include "kube/metrics.h"
+#include "kube/procmetrics.h"
 #include "kube/rest.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/backend/nominator.h"
@@ -126,12 +127,15 @@ struct sk_daemon {
 	struct kube_leader *leader;
 	struct kube_metrics_registry *registry;
 	struct sk_sched_metrics *metrics;
+	struct kube_std_metrics *std_metrics; /* process_*, kubernetes_build_info, rest_client_* */
+	char api_host[256];              /* host:port of the API server (rest_client_* host label) */
 	struct kube_http_server *http;
 	struct sk_decisions *decisions;  /* decision records (docs/explain.md); thread-safe */
 	struct sk_annotator *annotator;  /* result annotations (docs/explain.md); thread-safe */
 	struct sk_summary *summary;      /* per-profile counts over a window (docs/explain.md); thread-safe */
 	char *summary_published;         /* housekeeper only: the Lease annotation last set */
 	int64_t summary_published_ns;    /* housekeeper only */
+	struct sk_serving *serving;      /* serve.c: TLS material, delegation clients (sk_dm_serve_free) */
 
 	pthread_mutex_t mu;              /* guards started, loop_running, stopped, loop_thread */
 	bool started, loop_running, stopped;
@@ -184,14 +188,25 @@ void sk_dm_start_loop(struct sk_daemon *d);
 void *sk_dm_house_main(void *d);
 void sk_dm_leader_callbacks(struct sk_daemon *d, struct kube_leader_config *lc);
 
-/* serve.c: the HTTP server with /healthz /livez /readyz /metrics /configz (bound, not started). */
+/* serve.c: the HTTPS server with /healthz /livez /readyz /metrics /configz (bound, not started),
+ * its certificate and the delegated authentication and authorization of its requests. */
 int sk_dm_serve_new(struct sk_daemon *d, char **err);
+void sk_dm_serve_free(struct sk_daemon *d); /* after the server is freed */
+/* The /configz body: the configuration with the extenders' tlsConfig keyData, certData and caData
+ * replaced by "--- REDACTED ---". NULL on OOM. */
+char *sk_dm_build_configz(const struct sk_config *cfg);
+
+/* daemon.c: the plugin dirs and --config (or the defaults), as at start. NULL and *err. */
+struct sk_config *sk_dm_load_config(const struct sk_daemon_opts *o, char plugins_hash[65], char **err);
+/* writeconfig.c: --write-config-to: the defaulted configuration written to the file; the exit code. */
+int sk_dm_write_config(const struct sk_daemon_opts *o);
 /* decisions_http.c: GET /debug/schedkit/v1/decisions (docs/explain.md). */
 void sk_dm_decisions_handler(const struct kube_http_request *req, struct kube_http_response *resp, void *ctx);
 /* GET /debug/schedkit/v1/summary; and, from the housekeeper, the Lease annotation. */
 void sk_dm_summary_handler(const struct kube_http_request *req, struct kube_http_response *resp, void *ctx);
 void sk_dm_publish_summary(struct sk_daemon *d);
-char *sk_dm_build_configz(const struct sk_config *cfg); /* NULL on OOM */
+/* GET /debug/schedkit/v1/config: the /configz body under the debug prefix. */
+void sk_dm_config_handler(const struct kube_http_request *req, struct kube_http_response *resp, void *ctx);
 
 /* reload.c: generations, the swap, the reaper, the config watcher, the reload metrics. */
 int sk_dm_reload_metrics_new(struct sk_daemon *d);

@@ -553,7 +553,7 @@ static int check_config_locked(struct sk_daemon *d, char **err)
 		return -1;
 	}
 	struct sk_errors errs = { 0 };
-	struct sk_config_opts co = { .modules = mods };
+	struct sk_config_opts co = { .modules = mods, .policy_path = d->opts.policy_path };
 	struct sk_config *cfg = sk_config_load_opts(buf, len, &co, &errs);
 	sk_module_set_unref(mods);
 	free(buf);

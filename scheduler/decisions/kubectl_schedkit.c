@@ -45,20 +45,20 @@ static void usage(FILE *f)
 		   "  kubectl schedkit simulate [--config FILE] [--explain] [--seed N]\n"
 		   "      Runs `schedkit-scheduler simulate` on a snapshot of the live cluster (nodes, pods,\n"
 		   "      PriorityClasses, PodDisruptionBudgets) with the running scheduler's configuration\n"
-		   "      (its /configz) unless --config names one.\n"
+		   "      (its /debug/schedkit/v1/config, the /configz body) unless --config names one.\n"
 		   "\n"
 		   "Flags:\n"
 		   "  --kubeconfig FILE, --context NAME, -n/--namespace NS (default: the context's)\n"
 		   "  --scheduler-namespace NS   the scheduler Service's namespace (default schedkit-system)\n"
 		   "  --scheduler-service NAME   the scheduler Service (default schedkit-scheduler)\n"
 		   "  --scheduler-port PORT      its port (default 10259)\n"
-		   "  --scheduler-scheme SCHEME  http or https (default http, as the operator deploys it)\n");
+		   "  --scheduler-scheme SCHEME  https (the default: the scheduler serves HTTPS) or http\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o, FILE *errout)
 {
 	*o = (struct opts){ .sched_ns = "schedkit-system", .sched_svc = "schedkit-scheduler", .sched_port = "10259",
-			    .sched_scheme = "http", .seed = "1" };
+			    .sched_scheme = "https", .seed = "1" };
 	static const struct {
 		const char *name;
 		size_t off;
@@ -346,13 +346,13 @@ static int cmd_simulate(struct kube_client *c, const struct opts *o, FILE *out, 
 	const char *cfg_path = o->config;
 	if (!cfg_path) {
 		cJSON *cz = NULL;
-		if (sched_get(c, o, "/configz", NULL, false, &cz, errout) != 0)
+		if (sched_get(c, o, "/debug/schedkit/v1/config", NULL, true, &cz, errout) != 0)
 			goto out;
 		const cJSON *cc = cJSON_GetObjectItemCaseSensitive(cz, "componentconfig");
 		char *ct = cc ? cJSON_Print(cc) : NULL;
 		w = ct ? write_file(config, ct, errout) : -1;
 		if (!ct)
-			fprintf(errout, "error: the scheduler's /configz has no componentconfig\n");
+			fprintf(errout, "error: the scheduler's configuration has no componentconfig\n");
 		free(ct);
 		cJSON_Delete(cz);
 		if (w != 0)
