@@ -34,7 +34,7 @@ LIB     := $(OUT)/lib
 PKGS    := libcurl libcjson yaml-0.1 openssl libwebsockets
 DEPS_PKGS := libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libwebsockets-dev \
              libcmocka-dev pkg-config gcc make jq curl ca-certificates clang libclang-rt-14-dev \
-             python3-kubernetes
+             python3-kubernetes umoci
 
 ifdef SAN
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -96,7 +96,7 @@ FUZZ_BINS := $(foreach t,$(FUZZ_SRC),$(call fuzz_bin,$(t)))
 FUZZ_SECONDS ?= 60
 FUZZ_OUT  := build/fuzz
 
-.PHONY: all deps build test asan bench demo clean tests benches test-clang fuzz fuzzers
+.PHONY: all deps build test asan bench demo clean tests benches test-clang fuzz fuzzers image
 .DEFAULT_GOAL := all
 
 all: $(ALL_LIBS) $(BINS) $(CONTRIB_SOS) tests
@@ -268,6 +268,22 @@ install: $(BINS) $(SK_MODULES)
 	mv -f $(INST_PC)/schedkit-plugin.pc.tmp $(INST_PC)/schedkit-plugin.pc
 	$(if $(BINS),install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/)
 	$(if $(SK_MODULES),install -m 0644 $(SK_MODULES) $(INST_PLUG)/)
+
+# make image: the OCI images of the scheduler and the operator (images/*.Containerfile), built by
+# images/build-image.sh with umoci (no container engine or daemon) into build/images/<name>/oci,
+# tagged SK_VERSION; reproducible (SOURCE_DATE_EPOCH: the last commit's time). Prints the digests.
+.PHONY: image
+image: deps $(BINS) $(CONTRIB_SOS)
+	@for n in scheduler operator; do \
+	  d=$$(SK_BIN=$(BIN) SK_LIB=$(LIB) images/build-image.sh $$n $(BLD)/images) || exit 1; \
+	  echo "$$d" >$(BLD)/images/$$n.digest; echo "schedkit-$$n:$(SK_VERSION) $$d ($(BLD)/images/$$n/oci)"; \
+	done
+
+# install.yaml: the single-file install, `kubectl kustomize manifests/` checked in (the test
+# e2e/tests/manifests_install.sh fails when it differs). Regenerate after editing manifests/ or crds/.
+.PHONY: install.yaml
+install.yaml:
+	kubectl kustomize manifests/ >install.yaml.tmp && mv -f install.yaml.tmp install.yaml
 
 clean:
 	rm -rf bin lib build

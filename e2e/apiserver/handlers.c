@@ -3014,7 +3014,10 @@ void apis_handle(struct apis_server *s, struct apis_conn *c, struct apis_req *r)
 	int n = split_path(copy, segs, 16);
 	struct ctx q = { .s = s, .c = c, .r = r, .ns = "" };
 	bool watch_path = false;
-	if (resolve_resource(&q, segs, n, &watch_path) != 0 || (watch_path && (q.sub || strcmp(m, "GET"))))
+	int resolved = resolve_resource(&q, segs, n, &watch_path);
+	if (resolved == 0)
+		apis_audit(r, q.rd->group, q.rd->plural, q.sub, q.ns, q.name, watch_path);
+	if (resolved != 0 || (watch_path && (q.sub || strcmp(m, "GET"))))
 		not_found_path(c);
 	else if (rbac_refuses(&q, &user, m, watch_path))
 		; /* answered */

@@ -363,5 +363,8 @@ void apis_auth_review(struct apis_server *s, struct apis_conn *c, const struct a
 /* POST .../serviceaccounts/NAME/token: mints a token for the ServiceAccount. */
 void apis_token_request(struct apis_server *s, struct apis_conn *c, const struct apis_req *r, struct apis_rdef *sa_rd,
 			const char *ns, const char *name);
+/* audit.c: one access-log line per resource request when SK_APISERVER_AUDIT_LOG names a file. */
+void apis_audit(const struct apis_req *r, const char *group, const char *resource, const char *sub, const char *ns,
+		const char *name, bool watch_path);
 
 #endif

@@ -207,8 +207,8 @@ static int build_first_generation(struct sk_daemon *d, struct sk_config *cfg, ch
 		sk_dm_gen_free(d, g);
 		return -1;
 	}
-	if (d->opts.config_path)
-		snprintf(d->last_seen, sizeof d->last_seen, "%s", g->cfg->sha256);
+	if (d->opts.config_path) /* as reload.c notes what a source offered: config and plugin hashes */
+		snprintf(d->last_seen, sizeof d->last_seen, "%s/%s", g->cfg->sha256, d->plugins_hash);
 	return 0;
 }
 
@@ -273,6 +273,7 @@ int sk_daemon_new(const struct sk_daemon_opts *opts, struct sk_daemon **out, cha
 		goto fail;
 	}
 	if (build_first_generation(d, cfg, err) != 0 || build_informers(d, err) != 0 || build_leader(d, err) != 0 ||
+	    sk_dm_cmwatch_new(d, err) != 0 ||
 	    (opts->secure_port != 0 && sk_dm_serve_new(d, err) != 0))
 		goto fail;
 	*out = d;
@@ -314,6 +315,8 @@ int sk_daemon_start(struct sk_daemon *d, char **err)
 	if (pthread_create(&d->reap_thread, NULL, sk_dm_reaper_main, d) != 0)
 		return kube_errf(err, "cannot start the configuration reaper thread");
 	d->reap_running = true;
+	if (sk_dm_cmwatch_start(d) != 0)
+		return kube_errf(err, "cannot start the ConfigMap watch");
 	if (d->opts.config_path && d->opts.config_poll_ms >= 0) {
 		if (pthread_create(&d->watch_thread, NULL, sk_dm_watch_main, d) != 0)
 			return kube_errf(err, "cannot start the configuration watcher thread");
@@ -442,6 +445,7 @@ void sk_daemon_stop(struct sk_daemon *d)
 		pthread_join(d->watch_thread, NULL);
 		d->watch_running = false;
 	}
+	sk_dm_cmwatch_stop(d);
 	if (d->sched)
 		sk_queue_close(sk_scheduler_queue(d->sched));
 	if (loop)
@@ -494,6 +498,7 @@ void sk_daemon_free(struct sk_daemon *d)
 	sk_daemon_stop(d);
 	kube_http_server_free(d->http);
 	sk_dm_serve_free(d);
+	sk_dm_cmwatch_free(d);
 	kube_leader_free(d->leader);
 	kube_informer_free(d->pods);
 	kube_informer_free(d->nodes);

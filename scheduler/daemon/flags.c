@@ -31,6 +31,8 @@ static const struct kube_flag flags[] = {
 	  .help = "The namespace of --policy-configmap (default \"kube-system\")." },
 	{ "write-config-to", 0, KUBE_FLAG_STRING, OFF(write_config_to),
 	  .help = "If set, write the configuration values to this file and exit." },
+	{ "config-configmap", 0, KUBE_FLAG_STRING, OFF(config_configmap), .arg = "NS/NAME",
+	  .help = "Also watch this ConfigMap through the API and reload its key named\nlike the --config file at once (the file stays the start-up\nsource and the fallback; schedkit's, not upstream's)." },
 	{ "master", 0, KUBE_FLAG_STRING, OFF(master),
 	  .help = "The address of the Kubernetes API server (overrides the kubeconfig)." },
 	{ "validate", 0, KUBE_FLAG_BOOL, OFF(validate),
@@ -263,6 +265,7 @@ void sk_daemon_opts_free(struct sk_daemon_opts *o)
 	free(o->policy_path);
 	free(o->policy_configmap);
 	free(o->policy_configmap_ns);
+	free(o->config_configmap);
 	free(o->kubeconfig);
 	free(o->master);
 	free(o->lease_name);

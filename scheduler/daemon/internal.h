@@ -100,6 +100,7 @@ struct sk_daemon {
 	struct gen *gen;
 	pthread_mutex_t reload_mu;       /* serializes reloads; guards last_seen */
 	char last_seen[144];             /* hashes of the last config file content + plugin files looked at */
+	struct sk_cmwatch *cmwatch;      /* --config-configmap watched through the API (cmwatch.c); NULL = none */
 	char plugins_hash[65];           /* sk_plugin_dirs_hash of the running generation's modules (reload_mu) */
 	/* reap_mu guards retired, zombies, reap_stop, watch_stop; reap_cv wakes the reaper
 	 * (a generation retired, a cycle finished, stop), watch_cv the watcher (stop). */
@@ -207,6 +208,24 @@ void sk_dm_summary_handler(const struct kube_http_request *req, struct kube_http
 void sk_dm_publish_summary(struct sk_daemon *d);
 /* GET /debug/schedkit/v1/config: the /configz body under the debug prefix. */
 void sk_dm_config_handler(const struct kube_http_request *req, struct kube_http_response *resp, void *ctx);
+
+/* reload.c: one look at a configuration's content from a source (the file, the ConfigMap);
+ * reload_mu held; last_seen (SEEN_MAX bytes) is the source's own; takes buf. 1 applied, 0 nothing
+ * to do, -1 rejected (*err). */
+#define SEEN_MAX 144
+int sk_dm_reload_content_locked(struct sk_daemon *d, char *buf, size_t len, const char *source, char *last_seen,
+				char **err);
+/* cmwatch.c: the ConfigMap named by --config-configmap, watched through the API. new: 0 (also
+ * without the flag: nothing), or -1 and *err; start/stop/free accept a daemon without one. */
+int sk_dm_cmwatch_new(struct sk_daemon *d, char **err);
+int sk_dm_cmwatch_start(struct sk_daemon *d);
+void sk_dm_cmwatch_stop(struct sk_daemon *d);
+void sk_dm_cmwatch_free(struct sk_daemon *d);
+/* True once the watch has delivered the ConfigMap (the API is the configuration's source). */
+bool sk_dm_cmwatch_active(struct sk_daemon *d);
+/* reload_mu held: offers the ConfigMap's last content again, so the periodic check still
+ * reloads when only a plugin file changed. Same returns as sk_dm_reload_content_locked. */
+int sk_dm_cmwatch_recheck_locked(struct sk_daemon *d, char **err);
 
 /* reload.c: generations, the swap, the reaper, the config watcher, the reload metrics. */
 int sk_dm_reload_metrics_new(struct sk_daemon *d);

@@ -48,7 +48,7 @@ static const struct {
 };
 /* schedkit's own, and the legacy Policy flags upstream removed in v1.23 (docs/config.md) */
 static const char *const schedkit_only[] = {"validate", "plugin-dir", "policy-config-file", "use-legacy-policy-config",
-					    "policy-configmap", "policy-configmap-namespace"};
+					    "policy-configmap", "policy-configmap-namespace", "config-configmap"};
 #define NSCHEDKIT_ONLY (sizeof schedkit_only / sizeof schedkit_only[0])
 
 static void test_flag_list(void **state)
