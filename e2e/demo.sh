@@ -8,7 +8,9 @@
 #      schedkit-scheduler Deployment would: --config names the ConfigMap's config.yaml in a
 #      kubelet-style volume that e2e/lib/configmap_volume.sh keeps in sync (what kubelet does for
 #      a mounted ConfigMap), leader election on its Lease: one leads, one stands by;
-#   6. creates pods for both schedulerNames, waits until they run, shows where they landed;
+#   6. creates pods for both schedulerNames, waits until they run, shows where they landed, and
+#      asks the scheduler why with `kubectl schedkit explain` (through the API server's service
+#      proxy to the replicas, which serve on local ports listed in the Service's Endpoints);
 #   7. changes a SchedulerProfile: the running scheduler reloads it (no restart) and the profile
 #      turns Applied again;
 #   8. adds an out-of-tree plugin without rebuilding schedkit: installs the SDK (make install into
@@ -195,20 +197,46 @@ echo "ConfigMap volume: $DIR/volume/config.yaml -> ..data/config.yaml (kept in s
 cat >"$DIR/scheduler.sh" <<EOF
 #!/bin/sh
 # Runs schedkit-scheduler as the Deployment does: --config in the mounted ConfigMap (reloaded when
-# it changes), the same ConfigMap watched through the API (reloaded at once), leader election.
+# it changes), the same ConfigMap watched through the API (reloaded at once), leader election;
+# serving on port \$1 (a pod would serve on 10259 of its own IP), the debug paths open for the
+# API server's service proxy (docs/explain.md).
 exec "$SK_BIN/schedkit-scheduler" --config "$DIR/volume/config.yaml" --kubeconfig "$KUBECONFIG" --leader-elect=true \\
-	--leader-elect-resource-namespace=$NS --leader-elect-resource-name=schedkit-scheduler --secure-port=0 --v=1 \\
-	--config-configmap=$NS/schedkit-scheduler-config
+	--leader-elect-resource-namespace=$NS --leader-elect-resource-name=schedkit-scheduler --v=1 \\
+	--config-configmap=$NS/schedkit-scheduler-config \\
+	--bind-address=127.0.0.1 --secure-port=\$1 --authorization-always-allow-paths='/healthz,/readyz,/livez,/debug/schedkit/*'
 EOF
 chmod +x "$DIR/scheduler.sh"
-"$DIR/scheduler.sh" >"$DIR/scheduler-1.log" 2>&1 &
+free_port() { # a TCP port nobody listens on (best effort)
+	local p
+	for _ in $(seq 1 50); do
+		p=$((20000 + RANDOM % 30000))
+		(exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo "$p"; return; }
+	done
+	echo 0
+}
+port1=$(free_port)
+port2=$(free_port)
+"$DIR/scheduler.sh" "$port1" >"$DIR/scheduler-1.log" 2>&1 &
 PIDS+=($!)
-echo "replica 1: pid $!, log $DIR/scheduler-1.log"
+echo "replica 1: pid $!, log $DIR/scheduler-1.log, port $port1"
 k wait --for=condition=Applied --timeout=60s sp --all >/dev/null ||
 	die "the scheduler did not report the rendered configuration on its Lease"
-"$DIR/scheduler.sh" >"$DIR/scheduler-2.log" 2>&1 &
+"$DIR/scheduler.sh" "$port2" >"$DIR/scheduler-2.log" 2>&1 &
 PIDS+=($!)
-echo "replica 2: pid $!, log $DIR/scheduler-2.log (standby: the Deployment runs 2 replicas, one leads)"
+echo "replica 2: pid $!, log $DIR/scheduler-2.log, port $port2 (standby: the Deployment runs 2 replicas, one leads)"
+# What the endpoints controller would write for the operator's Service schedkit-scheduler (port
+# 10259, targetPort "metrics"): the two replicas. kubectl schedkit reaches them through the API
+# server's service proxy, as on a real cluster.
+k apply -f - >/dev/null <<EOF || die "cannot write the scheduler's Endpoints"
+apiVersion: v1
+kind: Endpoints
+metadata: {name: schedkit-scheduler, namespace: $NS}
+subsets:
+- addresses: [{ip: 127.0.0.1}]
+  ports: [{name: metrics, port: $port1, protocol: TCP}]
+- addresses: [{ip: 127.0.0.1}]
+  ports: [{name: metrics, port: $port2, protocol: TCP}]
+EOF
 echo "Lease $NS/schedkit-scheduler: holder $(k -n $NS get lease schedkit-scheduler -o jsonpath='{.spec.holderIdentity}'),"
 echo "config hash $(k -n $NS get lease schedkit-scheduler \
 	-o go-template='{{index .metadata.annotations "schedkit.io/config-hash"}}' | cut -c1-12)...; both profiles are Applied:"
@@ -253,6 +281,11 @@ echo "bin-packing (MostAllocated) filled one small node; spread (LeastAllocated,
 echo "pods on the emptiest nodes. Per node:"
 k get pods -o go-template='{{range .items}}{{.spec.nodeName}} {{.spec.schedulerName}}{{"\n"}}{{end}}' |
 	sort | uniq -c | awk '{printf "  %-8s %-12s %s pod(s)\n", $2, $3, $1}'
+
+say "Asking the scheduler why: kubectl schedkit explain spread-1 (the spread profile keeps decision records)"
+# bin/ on PATH: kubectl finds the kubectl-schedkit plugin there (plugins take no kubectl flags first)
+PATH="$SK_BIN:$PATH" timeout 60 kubectl schedkit explain spread-1 || die "kubectl schedkit explain spread-1 failed"
+PATH="$SK_BIN:$PATH" timeout 60 kubectl schedkit why-pending --profile spread || die "kubectl schedkit why-pending failed"
 
 # ------------------------------------------------------------------ 7. reload
 say "Changing a profile while the scheduler runs: kubectl patch sp spread (percentageOfNodesToScore 50)"

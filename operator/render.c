@@ -210,7 +210,8 @@ int op_render_profile(const cJSON *spec, const char *metadata_name, cJSON **out,
 		     check_type(spec, "percentageOfNodesToScore", is_integer, "integer", err) ||
 		     check_type(spec, "plugins", is_object, "object", err) ||
 		     check_type(spec, "pluginConfig", is_array, "array", err) ||
-		     check_type(spec, "extenders", is_array, "array", err)))
+		     check_type(spec, "extenders", is_array, "array", err) ||
+		     check_type(spec, "decisionRecords", is_object, "object", err)))
 		return -1;
 	const char *name = op_profile_scheduler_name(spec, metadata_name);
 	if (!name || !*name)
@@ -258,6 +259,8 @@ int op_render_profile(const cJSON *spec, const char *metadata_name, cJSON **out,
 			goto oom;
 		}
 	}
+	if (spec && copy_field(p, spec, "decisionRecords"))
+		goto oom;
 	*out = p;
 	return 0;
 oom:

@@ -3020,7 +3020,7 @@ void apis_handle(struct apis_server *s, struct apis_conn *c, struct apis_req *r)
 	const char *m = r->method;
 	c->av_from = c->av_to = NULL;
 	struct apis_user user;
-	if (serve_non_resource(s, c, r, &user))
+	if (serve_non_resource(s, c, r, &user) || apis_service_proxy(s, c, r, &user))
 		return;
 	char *copy = strdup(r->path);
 	if (!copy) {

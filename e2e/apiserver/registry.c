@@ -40,6 +40,7 @@ struct builtin {
 static const struct builtin BUILTINS[] = {
 	{ "", "v1", "bindings", "binding", "Binding", true, "", "", APIS_RD_VIRTUAL, NULL },
 	{ "", "v1", "configmaps", "configmap", "ConfigMap", true, "cm", "", 0, NULL },
+	{ "", "v1", "endpoints", "endpoints", "Endpoints", true, "ep", "", 0, NULL },
 	{ "", "v1", "events", "event", "Event", true, "ev", "", 0, EVENT_FIELDS },
 	{ "", "v1", "namespaces", "namespace", "Namespace", false, "ns", "", ST | RST | APIS_RD_NS_FINALIZE, NS_FIELDS },
 	{ "", "v1", "nodes", "node", "Node", false, "no", "", ST, NODE_FIELDS },

@@ -252,6 +252,7 @@ struct user_profile {
 	int npc;
 	struct user_plugin_config *pc;
 	cJSON *extenders;
+	struct sk_records_config records;
 };
 
 static void plugin_set_free(struct sk_plugin_set_config *s)
@@ -1070,7 +1071,7 @@ static void validate_common_queue_sort(const struct sk_config *cfg, const unsign
 static int decode_profile(const cJSON *obj, int pi, struct user_profile *u, struct sk_errors *e)
 {
 	static const char *const fields[] = { "schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig",
-					      "extenders", NULL };
+					      "extenders", "decisionRecords", NULL };
 	char *path = pathf("profiles[%d]", pi);
 	int rc = 0;
 	if (!cJSON_IsObject(obj)) {
@@ -1091,6 +1092,9 @@ static int decode_profile(const cJSON *obj, int pi, struct user_profile *u, stru
 		else if (!(u->extenders = cJSON_Duplicate(ext, 1)))
 			rc = -1;
 	}
+	char *rp = pathf("%s.decisionRecords", path);
+	rc |= sk_records_config_decode(cJSON_GetObjectItemCaseSensitive(obj, "decisionRecords"), rp, &u->records, e);
+	path_free(rp);
 	path_free(pp);
 	path_free(pcp);
 	path_free(ep);
@@ -1441,6 +1445,7 @@ static int build_profile(struct sk_config *cfg, int pi, struct user_profile *u, 
 	}
 	p->extenders = u->extenders;
 	u->extenders = NULL;
+	p->records = u->records;
 	for (int ep = 0; ep <= SK_EP_COUNT; ep++)
 		if (merge_set(&u->sets[ep], ep, &p->merged[ep]) < 0)
 			return -1;
@@ -1746,6 +1751,8 @@ static cJSON *profile_json(const struct sk_profile_config *p)
 	}
 	if (ok && p->extenders)
 		ok = add(o, "extenders", cJSON_Duplicate(p->extenders, 1));
+	if (ok && p->records.given)
+		ok = add(o, "decisionRecords", sk_records_config_json(&p->records));
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;

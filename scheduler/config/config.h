@@ -72,6 +72,15 @@ struct sk_plugin_config_entry {
 	cJSON *raw;                       /* args as given when not decoded, else NULL */
 };
 
+/* Decision records of a profile (schedkit extension `decisionRecords`, docs/explain.md). */
+struct sk_records_config {
+	bool enabled;      /* keep a decision record of every attempt (default false) */
+	bool annotations;  /* write the result annotations on the pod (default false) */
+	bool given;        /* the field was in the input (printed back by sk_config_to_json) */
+};
+int sk_records_config_decode(const cJSON *obj, const char *path, struct sk_records_config *out, struct sk_errors *e);
+cJSON *sk_records_config_json(const struct sk_records_config *c); /* caller frees; NULL on OOM */
+
 struct sk_profile_config {
 	char *scheduler_name;
 	int32_t percentage_of_nodes_to_score; /* -1 = unset (use global) */
@@ -80,6 +89,7 @@ struct sk_profile_config {
 	int nargs;
 	struct sk_plugin_args *args;      /* borrowed from plugin_config (not owned) */
 	cJSON *extenders;                 /* schedkit extension: per-profile extenders, or NULL */
+	struct sk_records_config records; /* schedkit extension: decision records */
 
 	/* the merged plugin sets: [ep] per extension point, [SK_EP_COUNT] = multiPoint */
 	struct sk_plugin_set_config merged[SK_EP_COUNT + 1];

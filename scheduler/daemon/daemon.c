@@ -165,7 +165,13 @@ static int build_state(struct sk_daemon *d, char **err)
 		sk_dm_reload_metrics_new(d);
 	struct kube_client *clients[] = {d->client, d->event_client, NULL};
 	d->std_metrics = d->registry ? kube_std_metrics_new(d->registry, clients, d->api_host) : NULL;
-	if (!d->cache || !d->snap || !d->nom || !d->metrics || !d->std_metrics)
+	d->decisions = sk_decisions_new(&(struct sk_decisions_opts){ .per_pod = d->opts.decisions_per_pod,
+								      .max_records = d->opts.decisions_max,
+								      .max_bytes = (int64_t)d->opts.decisions_max_mib << 20 });
+	d->annotator = sk_annotator_new(d->client);
+	d->summary = sk_summary_new(SK_SUMMARY_WINDOW_S, SK_SUMMARY_BUCKET_S);
+	if (!d->cache || !d->snap || !d->nom || !d->metrics || !d->std_metrics || !d->decisions || !d->annotator ||
+	    !d->summary)
 		return kube_errf(err, "out of memory");
 	return 0;
 }
@@ -526,6 +532,10 @@ void sk_daemon_free(struct sk_daemon *d)
 	kube_std_metrics_free(d->std_metrics);
 	sk_extender_metrics_unregister(d->registry);
 	kube_metrics_registry_free(d->registry);
+	sk_decisions_free(d->decisions);
+	sk_annotator_free(d->annotator); /* before the client it writes with */
+	sk_summary_free(d->summary);
+	free(d->summary_published);
 	if (!atomic_load(&d->events_abandoned)) /* still used by the abandoned senders */
 		kube_client_free(d->event_client);
 	kube_client_free(d->client);

@@ -414,6 +414,15 @@ static void se_observe(void *ctx, const struct sk_outcome *o)
 {
 	struct sk_daemon *d = ctx;
 	sk_sched_metrics_attempt(d->metrics, o, kube_mono_ns());
+	sk_summary_add_outcome(d->summary, o, kube_mono_ns() / 1000000000LL);
+	if (o->record || o->annotate) {
+		struct sk_decision *r = sk_decision_build(o, 0, sk_decisions_now_ns(d->decisions));
+		if (o->record)
+			sk_decisions_insert(d->decisions, r);
+		if (o->annotate)
+			sk_annotator_add(d->annotator, r);
+		sk_decision_unref(r);
+	}
 	if (o->result != SK_RESULT_SCHEDULED)
 		sk_dm_incoming(d, o->pod, "ScheduleAttemptFailure");
 }

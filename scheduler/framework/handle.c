@@ -7,6 +7,7 @@
 #include "kube/util.h"
 #include "scheduler/framework/extender.h"
 #include "scheduler/framework/fw_internal.h"
+#include "scheduler/framework/record.h"
 
 /* ---------- handle ---------- */
 
@@ -23,7 +24,7 @@ int sk_handle_parallelism(struct sk_handle *h)
 }
 void sk_handle_parallel_for(struct sk_handle *h, int n, void (*fn)(int i, void *ctx), void *ctx)
 {
-	sk_parallel_for(h->fw->env.pool, n, fn, ctx);
+	sk_rec_parallel_for(h->fw->env.pool, n, fn, ctx); /* the workers see the attempt's trace (record.h) */
 }
 int sk_handle_bind_pod(struct sk_handle *h, const struct sk_pod *pod, const char *node_name, char **err)
 {
@@ -128,6 +129,7 @@ int sk_handle_preempt_victim(struct sk_handle *h, const struct sk_pod *preemptor
 {
 	if (err)
 		*err = NULL;
+	sk_rec_victim(victim); /* the attempt's decision record, when one is made (record.h) */
 	if (!h->fw->env.preempt_victim)
 		return kube_errf(err, "cannot preempt pod %s/%s: profile %s has no API client to delete victims", victim->ns,
 			    victim->name, h->fw->name);

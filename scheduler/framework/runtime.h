@@ -165,8 +165,10 @@ struct sk_score_table {
 	int *ran;              /* index into the profile's score plugins, per row */
 	const char **plugin;   /* plugin name per row */
 	int32_t *weight;       /* weight per row */
-	int64_t *scores;
+	int64_t *scores;       /* normalised, [plugin][node] */
 	int64_t *total;
+	int64_t *raw;          /* before NormalizeScore, [plugin][node]: only when want_raw was set */
+	bool want_raw;         /* set by the caller before sk_fw_run_score (decision records) */
 };
 void sk_score_table_free(struct sk_score_table *t); /* frees the arrays, not t; NULL ok */
 /* Score + NormalizeScore + weights over nodes (parallel). Errors: `running Score plugins: plugin
