@@ -101,10 +101,10 @@ sched_up() {
 }
 
 run_e2e() { # NAME
-  local name=$1 info nodes init pre measure churn every rate
+  local name=$1 info nodes init pre measure churn rate
   info=$("$WL" --info "$name") || return 1
   rm -f "$work/kubeconfig" "$work/scheduler.log"
-  read -r nodes init pre measure churn every rate <<<"$info"
+  read -r nodes init pre measure churn _ rate <<<"$info"
   "$SK_BIN/schedkit-apiserver" --port 0 --write-kubeconfig "$work/kubeconfig" --history 400000 >"$work/apiserver.log" 2>&1 &
   pids+=($!)
   sk_wait_for 20 test -s "$work/kubeconfig" || { echo "$name: API server did not start" >&2; return 1; }
@@ -134,8 +134,8 @@ kind: KubeSchedulerConfiguration
 leaderElection: {leaderElect: false}
 clientConnection: {qps: 100000, burst: 100000}
 CFG
-  local port sched_pid try
-  for try in 1 2 3; do # a free port may be taken by another process before the scheduler binds it
+  local port sched_pid
+  for _ in 1 2 3; do # a free port may be taken by another process before the scheduler binds it
     port=$(sk_free_port)
     ${SK_BENCH_SCHED_WRAP:-} "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$work/kubeconfig" --secure-port "$port" --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
       --bind-address 127.0.0.1 --v=2 >"$work/scheduler.log" 2>&1 &
