@@ -6,7 +6,8 @@
 # and the drain is timed from its "Starting the scheduling loop" line (informers synced) to its
 # last "Successfully bound" line. Churn (SchedulingWithMixedChurn, SchedulingWhileGated) runs
 # through the API server during the drain. Attempt latency: histogram bucket bounds of
-# /metrics; RSS: the scheduler's VmHWM.
+# /metrics (HTTPS, self-signed; /metrics allowed without a token by
+# --authorization-always-allow-paths); RSS: the scheduler's VmHWM.
 # Env: SK_BIN, SK_ROOT, SK_BENCH_BIN (the bench binaries' dir); SK_BENCH_ONLY (substring of the
 # workload names); SK_BENCH_MODE (both, in-process, e2e); sizes as scheduler_bench_workloads
 # (SK_BENCH_SMOKE=1, SK_BENCH_NODES, SK_BENCH_INIT, SK_BENCH_PRE, SK_BENCH_PODS);
