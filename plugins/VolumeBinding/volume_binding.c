@@ -394,6 +394,7 @@ static struct sk_status vb_reserve(struct sk_plugin *self, struct sk_cycle_state
 		sk_node_unref(s->node);
 		s->node = sk_node_ref(ni->node);
 	}
+	vb_cache_gc(&p->cache, self->handle);
 	struct pod_volumes *pv = volumes_of(s, node_name);
 	if (!pv || pod_volumes_bound(self, pod)) {
 		s->all_bound = true; /* no claims, or every one already bound */
