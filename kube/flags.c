@@ -2,6 +2,7 @@
  * up in the table, its value converted by kind and stored at the flag's offset. */
 #include "kube/flags.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,14 @@ static const struct kube_flag *find_short(const struct kube_flag_set *set, char 
 
 static bool takes_value(const struct kube_flag *f)
 {
-	return f->kind != KUBE_FLAG_BOOL && f->kind != KUBE_FLAG_TRIBOOL;
+	return f->kind != KUBE_FLAG_BOOL && f->kind != KUBE_FLAG_TRIBOOL && f->kind != KUBE_FLAG_IGNORED_BOOL;
+}
+
+static int bad_bool(const struct kube_flag *f, const char *val, FILE *errout)
+{
+	fprintf(errout, "Error: invalid argument \"%s\" for \"--%s\" flag: strconv.ParseBool: parsing \"%s\": invalid syntax\n",
+		val, f->name, val);
+	return 2;
 }
 
 /* Converts and stores one value (NULL: a bare boolean flag). 0, or 2 with the error printed. */
@@ -53,11 +61,8 @@ static int store(const struct kube_flag_set *set, const struct kube_flag *f, con
 	case KUBE_FLAG_BOOL:
 	case KUBE_FLAG_TRIBOOL: {
 		bool b = true;
-		if (val && kube_parse_bool(val, &b) != 0) {
-			fprintf(errout, "Error: invalid argument \"%s\" for \"--%s\" flag: strconv.ParseBool: parsing \"%s\": invalid syntax\n",
-				val, f->name, val);
-			return 2;
-		}
+		if (val && kube_parse_bool(val, &b) != 0)
+			return bad_bool(f, val, errout);
 		if (f->kind == KUBE_FLAG_BOOL)
 			*(bool *)field = b;
 		else
@@ -91,8 +96,28 @@ static int store(const struct kube_flag_set *set, const struct kube_flag *f, con
 		return 0;
 	}
 	case KUBE_FLAG_IGNORED:
-		fprintf(errout, "W: flag --%s is accepted and ignored: %s\n", f->name, f->note ? f->note : "");
 		return 0;
+	case KUBE_FLAG_IGNORED_BOOL: {
+		bool b;
+		return val && kube_parse_bool(val, &b) != 0 ? bad_bool(f, val, errout) : 0;
+	}
+	case KUBE_FLAG_FLOAT: {
+		char *end;
+		errno = 0;
+		double v = strtod(val, &end);
+		if (!*val || *end || errno || v != v) {
+			fprintf(errout, "Error: invalid argument \"%s\" for \"--%s\" flag: strconv.ParseFloat: parsing \"%s\": invalid syntax\n",
+				val, f->name, val);
+			return 2;
+		}
+		if (v < (double)f->min || v > (double)f->max) {
+			fprintf(errout, "Error: invalid argument \"%s\" for \"--%s\" flag: %s\n", val, f->name,
+				f->note ? f->note : "out of range");
+			return 2;
+		}
+		*(double *)field = v;
+		return 0;
+	}
 	case KUBE_FLAG_STRINGS: {
 		char ***dst = (char ***)field;
 		int n = kube_flag_strings_len(*dst);
@@ -129,51 +154,98 @@ void kube_flag_strings_free(char **v)
 	free(v);
 }
 
-int kube_flags_parse(const struct kube_flag_set *set, int argc, char **argv, void *opts, FILE *out, FILE *errout)
+/* --version[=V]: 1 (printed), 0 (=false: go on) or 2 (a bad value). */
+static int version_flag(const struct kube_flag_set *set, const char *val, FILE *out, FILE *errout)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			kube_flags_usage(set, out);
-			return 1;
-		}
-		const struct kube_flag *f;
-		const char *eq;
-		if (!strncmp(a, "--", 2)) {
-			eq = strchr(a + 2, '=');
-			size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-			if (!(f = find_long(set, a + 2, len))) {
-				fprintf(errout, "Error: unknown flag: --%.*s\nRun '%s --help' for usage.\n", (int)len, a + 2,
-					set->prog);
-				return 2;
-			}
-		} else if (a[0] == '-' && a[1]) {
-			/* -X, -X=value or -X value; anything longer is a shorthand we do not have */
-			f = (a[2] == '\0' || a[2] == '=') ? find_short(set, a[1]) : NULL;
-			if (!f) {
-				fprintf(errout, "Error: unknown shorthand flag: '%c' in %s\nRun '%s --help' for usage.\n", a[1],
-					a, set->prog);
-				return 2;
-			}
-			eq = a[2] == '=' ? a + 2 : NULL;
-		} else {
-			fprintf(errout, "Error: \"%s\" does not take any arguments, got [\"%s\"]\nRun '%s --help' for usage.\n",
-				set->prog, a, set->prog);
+	bool b = true;
+	if (val && strcmp(val, "raw") && kube_parse_bool(val, &b) != 0) {
+		fprintf(errout, "Error: invalid argument \"%s\" for \"--version\" flag: strconv.ParseBool: parsing \"%s\": invalid syntax\n",
+			val, val);
+		return 2;
+	}
+	if (!b)
+		return 0;
+	fprintf(out, "%s\n", set->version);
+	return 1;
+}
+
+/* One warning line naming the IGNORED flags of argv (each once, in table order). */
+static void warn_ignored(const struct kube_flag_set *set, const bool *seen, FILE *errout)
+{
+	bool any = false;
+	for (size_t i = 0; i < set->nflags; i++) {
+		if (!seen[i])
+			continue;
+		if (!any)
+			fprintf(errout, "W: flags accepted and ignored%s%s%s: ", set->ignored_note ? " (" : "",
+				set->ignored_note ? set->ignored_note : "", set->ignored_note ? ")" : "");
+		fprintf(errout, "%s--%s", any ? ", " : "", set->flags[i].name);
+		any = true;
+	}
+	if (any)
+		fputc('\n', errout);
+}
+
+static int parse_one(const struct kube_flag_set *set, int argc, char **argv, int *i, void *opts, FILE *out,
+		     FILE *errout, bool *seen)
+{
+	const char *a = argv[*i];
+	if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		kube_flags_usage(set, out);
+		return 1;
+	}
+	if (set->version && (!strcmp(a, "--version") || !strncmp(a, "--version=", 10)))
+		return version_flag(set, a[9] ? a + 10 : NULL, out, errout);
+	const struct kube_flag *f;
+	const char *eq;
+	if (!strncmp(a, "--", 2)) {
+		eq = strchr(a + 2, '=');
+		size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+		if (!(f = find_long(set, a + 2, len))) {
+			fprintf(errout, "Error: unknown flag: --%.*s\nRun '%s --help' for usage.\n", (int)len, a + 2, set->prog);
 			return 2;
 		}
-		const char *val = eq ? eq + 1 : NULL;
-		if (!val && takes_value(f)) {
-			if (i + 1 >= argc) {
-				fprintf(errout, "Error: flag needs an argument: --%s\n", f->name);
-				return 2;
-			}
-			val = argv[++i];
+	} else if (a[0] == '-' && a[1]) {
+		/* -X, -X=value or -X value; anything longer is a shorthand we do not have */
+		f = (a[2] == '\0' || a[2] == '=') ? find_short(set, a[1]) : NULL;
+		if (!f) {
+			fprintf(errout, "Error: unknown shorthand flag: '%c' in %s\nRun '%s --help' for usage.\n", a[1], a,
+				set->prog);
+			return 2;
 		}
-		int rc = store(set, f, val, opts, errout);
-		if (rc)
-			return rc;
+		eq = a[2] == '=' ? a + 2 : NULL;
+	} else {
+		fprintf(errout, "Error: \"%s\" does not take any arguments, got [\"%s\"]\nRun '%s --help' for usage.\n",
+			set->prog, a, set->prog);
+		return 2;
 	}
-	return 0;
+	const char *val = eq ? eq + 1 : NULL;
+	if (!val && takes_value(f)) {
+		if (*i + 1 >= argc) {
+			fprintf(errout, "Error: flag needs an argument: --%s\n", f->name);
+			return 2;
+		}
+		val = argv[++*i];
+	}
+	if (f->kind == KUBE_FLAG_IGNORED || f->kind == KUBE_FLAG_IGNORED_BOOL)
+		seen[f - set->flags] = true;
+	return store(set, f, val, opts, errout);
+}
+
+int kube_flags_parse(const struct kube_flag_set *set, int argc, char **argv, void *opts, FILE *out, FILE *errout)
+{
+	bool *seen = calloc(set->nflags + 1, sizeof *seen);
+	if (!seen) {
+		fprintf(errout, "Error: out of memory\n");
+		return 2;
+	}
+	int rc = 0;
+	for (int i = 1; i < argc && rc == 0; i++)
+		rc = parse_one(set, argc, argv, &i, opts, out, errout, seen);
+	if (rc == 0)
+		warn_ignored(set, seen, errout);
+	free(seen);
+	return rc;
 }
 
 static const char *arg_name(const struct kube_flag *f)
@@ -190,6 +262,8 @@ static const char *arg_name(const struct kube_flag *f)
 		return "int";
 	case KUBE_FLAG_DURATION:
 		return "duration";
+	case KUBE_FLAG_FLOAT:
+		return "float";
 	default:
 		return "";
 	}
@@ -225,6 +299,8 @@ void kube_flags_usage(const struct kube_flag_set *set, FILE *f)
 		const struct kube_flag *fl = &set->flags[i];
 		usage_line(f, set->column, fl->shorthand, fl->name, arg_name(fl), fl->help);
 	}
+	if (set->version)
+		usage_line(f, set->column, 0, "version", "version[=true]", "--version, --version=raw prints version information and quits.");
 	char help[256];
 	if (set->help_help)
 		snprintf(help, sizeof help, "%s", set->help_help);

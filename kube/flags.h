@@ -16,7 +16,9 @@ enum kube_flag_kind {
 	KUBE_FLAG_TRIBOOL,  /* int: 0 or 1 (the caller's -1 says "not given") */
 	KUBE_FLAG_INT,      /* int in [min, max] */
 	KUBE_FLAG_DURATION, /* int64_t milliseconds (time.ParseDuration), at least min */
-	KUBE_FLAG_IGNORED,  /* takes a value, warns with `note`, stores nothing */
+	KUBE_FLAG_IGNORED,  /* takes a value, stores nothing; named in the one warning line (below) */
+	KUBE_FLAG_IGNORED_BOOL, /* the same for a boolean flag: the value is optional and checked */
+	KUBE_FLAG_FLOAT,    /* double (strconv.ParseFloat), in [min, max] */
 	KUBE_FLAG_STRINGS,  /* char **: repeatable; each value appended (a copy) to a NULL-terminated
 			       malloc'd array, whatever copy_strings says; free with kube_flag_strings_free */
 };
@@ -43,11 +45,17 @@ struct kube_flag_set {
 	bool copy_strings;        /* STRING values are strdup'd, freeing the field's earlier value
 				     (the caller's defaults must then be NULL or malloc'd) */
 	const char *help_help;    /* the text of the -h, --help line; NULL: "Help for PROG." */
+	/* Non-NULL: --version[=true|false|raw] prints this line and exits (result 1, like --help),
+	 * as component-base's version flag (k8s.io/component-base/version/verflag). */
+	const char *version;
+	/* Why the IGNORED flags are ignored: after the parse, one warning line on errout names every
+	 * ignored flag given: "W: flags accepted and ignored (NOTE): --a, --b". */
+	const char *ignored_note;
 };
 
 /* Parses argv[1..argc-1] into opts (initialised by the caller with the defaults). Returns 0
- * (run), 1 (--help printed to out: exit 0) or 2 (an error printed to errout: exit 2). Warnings
- * (IGNORED flags) go to errout too. */
+ * (run), 1 (--help or --version printed to out: exit 0) or 2 (an error printed to errout: exit 2).
+ * The warning about IGNORED flags goes to errout too. */
 int kube_flags_parse(const struct kube_flag_set *set, int argc, char **argv, void *opts, FILE *out, FILE *errout);
 /* Frees a KUBE_FLAG_STRINGS array (each string and the array). NULL ok. */
 void kube_flag_strings_free(char **v);

@@ -6,6 +6,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <cjson/cJSON.h>
+#include <openssl/ssl.h>
 #include <libwebsockets.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -44,6 +46,18 @@ struct health_endpoint {
 	int n;
 };
 
+/* A request waiting for the guard. Owned by the guard queue, then by the done list; freed on the
+ * service thread. pss is the connection's state while it is open (NULL once it closed). */
+struct guard_job {
+	struct guard_job *next;
+	struct pss *pss;
+	struct lws *wsi;
+	char method[32];
+	char *path, *query, *authorization;
+	int status;
+	char msg[512];
+};
+
 struct kube_http_server {
 	char *name;
 	struct lws_context *ctx;
@@ -60,13 +74,29 @@ struct kube_http_server {
 	int nchecks;
 	struct health_endpoint health[3];
 	bool health_used;
+
+	/* The guard (kube_http_set_guard): set before start. gmu guards gtodo, gdone and gstop;
+	 * gcv wakes the guard thread. */
+	kube_http_guard_fn guard;
+	void *guard_ctx;
+	char **open_paths;
+	pthread_mutex_t gmu;
+	pthread_cond_t gcv;
+	struct guard_job *gtodo, *gtodo_tail, *gdone;
+	bool gstop, gthread_running;
+	pthread_t gthread;
 };
 
-/* Per-connection state while a response body is being written. */
+/* Per-connection state: a response deferred until the guard decided (job, then deferred), and
+ * the body being written. */
 struct pss {
 	char *body; /* owned copy or static */
 	size_t len, off;
 	bool owned;
+	struct guard_job *job;
+	bool deferred, dhead;
+	struct kube_http_response dresp;
+	char dallow[128];
 };
 
 static const char *health_names[3] = {"healthz", "livez", "readyz"};
@@ -501,6 +531,10 @@ static void pss_release(struct pss *pss)
 	pss->len = pss->off = 0;
 }
 
+static int send_response(struct lws *wsi, struct pss *pss, bool head, struct kube_http_response *r, const char *allow);
+static int guard_enqueue(struct kube_http_server *srv, struct lws *wsi, struct pss *pss,
+			 const struct kube_http_request *req, const char *authz);
+
 /* Returns -1 to close the connection. */
 static int serve_request(struct kube_http_server *srv, struct lws *wsi, struct pss *pss, const char *in, size_t len)
 {
@@ -535,10 +569,29 @@ static int serve_request(struct kube_http_server *srv, struct lws *wsi, struct p
 		*qm = 0;
 
 	struct kube_http_request req = {method, path, query};
+	if (srv->guard) {
+		char authz[8192];
+		authz[0] = 0;
+		if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0 &&
+		    lws_hdr_copy(wsi, authz, sizeof authz, WSI_TOKEN_HTTP_AUTHORIZATION) < 0)
+			authz[0] = 0;
+		if (authz[0] || !kube_http_path_matches((const char *const *)srv->open_paths, path)) {
+			int rc = guard_enqueue(srv, wsi, pss, &req, authz);
+			free(path);
+			return rc;
+		}
+	}
 	struct kube_http_response resp = {.status = 200, .content_type = TEXT_PLAIN};
 	char allow[128];
 	dispatch(srv, &req, &resp, allow, sizeof(allow));
 	free(path);
+	return send_response(wsi, pss, strcmp(method, "HEAD") == 0, &resp, allow);
+}
+
+/* Sends the status line and headers of resp and stages its body (written on WRITEABLE). */
+static int send_response(struct lws *wsi, struct pss *pss, bool head, struct kube_http_response *r, const char *allow)
+{
+	struct kube_http_response resp = *r;
 	if (resp.status < 100 || resp.status > 999)
 		resp.status = 500;
 	if (!resp.content_type)
@@ -548,7 +601,6 @@ static int serve_request(struct kube_http_server *srv, struct lws *wsi, struct p
 
 	unsigned char hbuf[LWS_PRE + 2048];
 	unsigned char *start = &hbuf[LWS_PRE], *p = start, *end = &hbuf[sizeof(hbuf) - 1];
-	bool head = strcmp(method, "HEAD") == 0;
 	if (lws_add_http_common_headers(wsi, (unsigned int)resp.status, resp.content_type,
 					(lws_filepos_t)resp.body_len, &p, end) ||
 	    lws_add_http_header_by_name(wsi, (const unsigned char *)"x-content-type-options:",
@@ -581,6 +633,19 @@ static int write_body(struct lws *wsi, struct pss *pss)
 	size_t n = pss->len - pss->off;
 	if (n > WRITE_CHUNK)
 		n = WRITE_CHUNK;
+	/* TLS and HTTP/2: lws takes at most its service buffer (4096 bytes) per write there, and an
+	 * HTTP/2 DATA frame stays within the stream's credit; larger writes were cut short. */
+	if (lws_get_network_wsi(wsi) != wsi || lws_is_ssl(wsi)) {
+		lws_fileofs_t credit = lws_get_peer_write_allowance(wsi);
+		if (credit == 0) {
+			lws_callback_on_writable(wsi);
+			return 0;
+		}
+		if (credit > 0 && (size_t)credit < n)
+			n = (size_t)credit;
+		if (n > 4096)
+			n = 4096;
+	}
 	bool last = pss->off + n == pss->len;
 	memcpy(buf + LWS_PRE, pss->body + pss->off, n);
 	if (lws_write(wsi, buf + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < (int)n) {
@@ -596,6 +661,202 @@ static int write_body(struct lws *wsi, struct pss *pss)
 	return 0;
 }
 
+/* ---- the guard (kube_http_set_guard) ---- */
+
+static void strv_free(char **v)
+{
+	for (int i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+bool kube_http_path_matches(const char *const *paths, const char *path)
+{
+	for (int i = 0; paths && paths[i]; i++) {
+		size_t n = strlen(paths[i]);
+		if (n && paths[i][n - 1] == '*' ? strncmp(paths[i], path, n - 1) == 0 : strcmp(paths[i], path) == 0)
+			return true;
+	}
+	return false;
+}
+
+int kube_http_set_guard(struct kube_http_server *srv, kube_http_guard_fn fn, void *ctx, const char *const *open_paths)
+{
+	if (!srv || srv->started || !fn)
+		return -1;
+	int n = 0;
+	while (open_paths && open_paths[n])
+		n++;
+	char **v = calloc((size_t)n + 1, sizeof *v);
+	if (!v)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (!(v[i] = strdup(open_paths[i]))) {
+			strv_free(v);
+			return -1;
+		}
+	strv_free(srv->open_paths);
+	srv->open_paths = v;
+	srv->guard = fn;
+	srv->guard_ctx = ctx;
+	return 0;
+}
+
+static void guard_job_free(struct guard_job *j)
+{
+	if (!j)
+		return;
+	free(j->path);
+	free(j->query);
+	free(j->authorization);
+	free(j);
+}
+
+static int guard_enqueue(struct kube_http_server *srv, struct lws *wsi, struct pss *pss,
+			 const struct kube_http_request *req, const char *authz)
+{
+	struct guard_job *j = calloc(1, sizeof *j);
+	if (!j || !(j->path = strdup(req->path)) || !(j->query = strdup(req->query)) ||
+	    !(j->authorization = strdup(authz))) {
+		guard_job_free(j);
+		return -1;
+	}
+	snprintf(j->method, sizeof j->method, "%s", req->method);
+	j->pss = pss;
+	j->wsi = wsi;
+	if (pss->job)
+		pss->job->pss = NULL;
+	pss->job = j;
+	pthread_mutex_lock(&srv->gmu);
+	if (srv->gtodo_tail)
+		srv->gtodo_tail->next = j;
+	else
+		srv->gtodo = j;
+	srv->gtodo_tail = j;
+	pthread_cond_signal(&srv->gcv);
+	pthread_mutex_unlock(&srv->gmu);
+	return 0;
+}
+
+static void *guard_main(void *arg)
+{
+	struct kube_http_server *srv = arg;
+	pthread_mutex_lock(&srv->gmu);
+	for (;;) {
+		while (!srv->gstop && !srv->gtodo)
+			pthread_cond_wait(&srv->gcv, &srv->gmu);
+		if (srv->gstop)
+			break;
+		struct guard_job *j = srv->gtodo;
+		srv->gtodo = j->next;
+		if (!srv->gtodo)
+			srv->gtodo_tail = NULL;
+		pthread_mutex_unlock(&srv->gmu);
+		j->msg[0] = 0;
+		j->status = srv->guard(srv->guard_ctx, j->method, j->path, j->authorization, j->msg, sizeof j->msg);
+		if (j->status != 0 && j->status != 401 && j->status != 403)
+			j->status = 403;
+		pthread_mutex_lock(&srv->gmu);
+		j->next = srv->gdone;
+		srv->gdone = j;
+		lws_cancel_service(srv->ctx);
+	}
+	pthread_mutex_unlock(&srv->gmu);
+	return NULL;
+}
+
+/* A v1 Status body as upstream's filters answer (responsewriters.ErrorNegotiated). */
+static char *status_body(int code, const char *msg)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "kind", "Status");
+	cJSON_AddStringToObject(o, "apiVersion", "v1");
+	cJSON_AddObjectToObject(o, "metadata");
+	cJSON_AddStringToObject(o, "status", "Failure");
+	cJSON_AddStringToObject(o, "message", msg);
+	cJSON_AddStringToObject(o, "reason", code == 401 ? "Unauthorized" : "Forbidden");
+	if (code == 403)
+		cJSON_AddObjectToObject(o, "details");
+	cJSON_AddNumberToObject(o, "code", code);
+	char *s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return s;
+}
+
+/* Service thread: answers the requests the guard decided (their connections still open). */
+static void guard_complete(struct kube_http_server *srv)
+{
+	pthread_mutex_lock(&srv->gmu);
+	struct guard_job *done = srv->gdone;
+	srv->gdone = NULL;
+	pthread_mutex_unlock(&srv->gmu);
+	while (done) {
+		struct guard_job *j = done;
+		done = j->next;
+		struct pss *pss = j->pss;
+		if (pss) {
+			pss->job = NULL;
+			struct kube_http_request req = {j->method, j->path, j->query};
+			struct kube_http_response resp = {.status = 200, .content_type = TEXT_PLAIN};
+			pss->dallow[0] = 0;
+			if (j->status == 0) {
+				dispatch(srv, &req, &resp, pss->dallow, sizeof pss->dallow);
+			} else {
+				char *b = status_body(j->status, j->msg[0] ? j->msg : j->status == 401 ? "Unauthorized" : "forbidden");
+				kube_http_respond(&resp, j->status, "application/json", NULL);
+				resp.body = b;
+				resp.body_len = b ? strlen(b) : 0;
+				resp.body_owned = b != NULL;
+			}
+			pss->dresp = resp;
+			pss->dhead = strcmp(j->method, "HEAD") == 0;
+			pss->deferred = true;
+			lws_callback_on_writable(j->wsi);
+		}
+		guard_job_free(j);
+	}
+}
+
+static int guard_start(struct kube_http_server *srv)
+{
+	if (!srv->guard)
+		return 0;
+	srv->gstop = false;
+	if (pthread_create(&srv->gthread, NULL, guard_main, srv) != 0)
+		return -1;
+	srv->gthread_running = true;
+	return 0;
+}
+
+static void guard_stop(struct kube_http_server *srv)
+{
+	if (srv->gthread_running) {
+		pthread_mutex_lock(&srv->gmu);
+		srv->gstop = true;
+		pthread_cond_broadcast(&srv->gcv);
+		pthread_mutex_unlock(&srv->gmu);
+		pthread_join(srv->gthread, NULL);
+		srv->gthread_running = false;
+	}
+}
+
+static void guard_free(struct kube_http_server *srv)
+{
+	struct guard_job *lists[2] = {srv->gtodo, srv->gdone};
+	for (int i = 0; i < 2; i++)
+		while (lists[i]) {
+			struct guard_job *j = lists[i];
+			lists[i] = j->next;
+			guard_job_free(j);
+		}
+	srv->gtodo = srv->gtodo_tail = srv->gdone = NULL;
+	strv_free(srv->open_paths);
+	srv->open_paths = NULL;
+}
+
+
 static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
 	struct kube_http_server *srv = lws_context_user(lws_get_context(wsi));
@@ -609,7 +870,15 @@ static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		if (!pss)
 			return -1;
+		if (pss->deferred) {
+			pss->deferred = false;
+			return send_response(wsi, pss, pss->dhead, &pss->dresp, pss->dallow);
+		}
 		return write_body(wsi, pss);
+	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+		if (srv)
+			guard_complete(srv);
+		break;
 	case LWS_CALLBACK_HTTP_BODY:
 		return 0; /* bodies are not used; the response was sent from LWS_CALLBACK_HTTP */
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
@@ -617,6 +886,16 @@ static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 	case LWS_CALLBACK_CLOSED_HTTP:
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
 		pss_release(pss);
+		if (pss && pss->job) {
+			pss->job->pss = NULL; /* the guard's answer is dropped when it comes */
+			pss->job = NULL;
+		}
+		if (pss && pss->deferred) {
+			pss->deferred = false;
+			if (pss->dresp.body_owned)
+				free((char *)pss->dresp.body);
+			pss->dresp.body = NULL;
+		}
 		break;
 	default:
 		break;
@@ -675,6 +954,17 @@ int kube_http_server_new(const struct kube_http_server_opts *opts, struct kube_h
 		kube_errf(err, "http server: tls: both a certificate and a key file are needed");
 		return -1;
 	}
+	if (o.tls_cert_file)
+		o.tls_cert_pem = o.tls_key_pem = NULL;
+	if (!o.tls_cert_pem != !o.tls_key_pem) {
+		kube_errf(err, "http server: tls: both a certificate and a key are needed");
+		return -1;
+	}
+	bool tls = o.tls_cert_file || o.tls_cert_pem;
+	if (o.tls_min_version && (o.tls_min_version < 0x0301 || o.tls_min_version > 0x0304)) {
+		kube_errf(err, "http server: tls: minimum version 0x%04x: not TLS 1.0 to 1.3", (unsigned)o.tls_min_version);
+		return -1;
+	}
 	const char *files[2] = {o.tls_cert_file, o.tls_key_file};
 	for (int i = 0; i < 2; i++)
 		if (files[i] && access(files[i], R_OK) != 0) {
@@ -697,6 +987,8 @@ int kube_http_server_new(const struct kube_http_server_opts *opts, struct kube_h
 	}
 	for (int e = 0; e < 3; e++)
 		srv->health[e].name = health_names[e];
+	pthread_mutex_init(&srv->gmu, NULL);
+	pthread_cond_init(&srv->gcv, NULL);
 	srv->protocols[0] = (struct lws_protocols){
 		.name = "http",
 		.callback = http_callback,
@@ -710,7 +1002,7 @@ int kube_http_server_new(const struct kube_http_server_opts *opts, struct kube_h
 	struct lws_context_creation_info info;
 	memset(&info, 0, sizeof(info));
 	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
-	if (o.tls_cert_file)
+	if (tls)
 		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
 	info.user = srv;
 	info.timeout_secs = 30;
@@ -736,17 +1028,29 @@ int kube_http_server_new(const struct kube_http_server_opts *opts, struct kube_h
 	info.protocols = srv->protocols;
 	info.vhost_name = srv->name;
 	info.options |= LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
-	if (o.tls_cert_file) {
+	if (tls) {
 		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT; /* lws reads it per vhost too */
 		info.ssl_cert_filepath = o.tls_cert_file;
 		info.ssl_private_key_filepath = o.tls_key_file;
+		if (o.tls_cert_pem) {
+			info.server_ssl_cert_mem = o.tls_cert_pem;
+			info.server_ssl_cert_mem_len = (unsigned int)strlen(o.tls_cert_pem);
+			info.server_ssl_private_key_mem = o.tls_key_pem;
+			info.server_ssl_private_key_mem_len = (unsigned int)strlen(o.tls_key_pem);
+		}
+		info.ssl_cipher_list = o.tls_cipher_list;
+		info.tls1_3_plus_cipher_list = o.tls13_cipher_list;
+		int minv = o.tls_min_version ? o.tls_min_version : TLS1_2_VERSION;
+		info.ssl_options_set = (minv > TLS1_VERSION ? SSL_OP_NO_TLSv1 : 0) |
+				       (minv > TLS1_1_VERSION ? SSL_OP_NO_TLSv1_1 : 0) |
+				       (minv > TLS1_2_VERSION ? SSL_OP_NO_TLSv1_2 : 0);
 	}
 	info.timeout_secs = 30;
 	struct lws_vhost *vh = lws_create_vhost(srv->ctx, &info);
 	if (!vh) {
 		kube_errf(err, "http server \"%s\": cannot listen on %s:%d%s", srv->name,
 			  o.bind_address && *o.bind_address ? o.bind_address : "*", o.port,
-			  o.tls_cert_file ? " (or the TLS certificate/key could not be loaded)" : "");
+			  tls ? " (or the TLS certificate/key or cipher list could not be used)" : "");
 		kube_http_server_free(srv);
 		return -1;
 	}
@@ -781,8 +1085,13 @@ int kube_http_server_start(struct kube_http_server *srv, char **err)
 		kube_errf(err, "http server \"%s\": out of memory installing health routes", srv->name);
 		return -1;
 	}
+	if (guard_start(srv) != 0) {
+		kube_errf(err, "http server \"%s\": cannot start the guard thread", srv->name);
+		return -1;
+	}
 	srv->started = true;
 	if (pthread_create(&srv->thread, NULL, service_thread, srv) != 0) {
+		guard_stop(srv);
 		srv->started = false;
 		srv->joined = true;
 		kube_errf(err, "http server \"%s\": cannot start the service thread", srv->name);
@@ -796,6 +1105,7 @@ void kube_http_server_stop(struct kube_http_server *srv)
 {
 	if (!srv || !srv->started || srv->joined)
 		return;
+	guard_stop(srv);
 	atomic_store(&srv->stop, true);
 	lws_cancel_service(srv->ctx);
 	pthread_join(srv->thread, NULL);
@@ -821,6 +1131,9 @@ void kube_http_server_free(struct kube_http_server *srv)
 	free(srv->checks);
 	for (int e = 0; e < 3; e++)
 		free(srv->health[e].checks);
+	guard_free(srv);
+	pthread_mutex_destroy(&srv->gmu);
+	pthread_cond_destroy(&srv->gcv);
 	free(srv->name);
 	free(srv);
 }

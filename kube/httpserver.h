@@ -29,6 +29,13 @@ struct kube_http_server_opts {
 	int port;                 /* 0 = pick a free port, see kube_http_server_port() */
 	const char *tls_cert_file; /* PEM; both set = HTTPS, both NULL = plain HTTP */
 	const char *tls_key_file;
+	/* Or the certificate (chain) and key in memory (PEM text), used when the files are NULL. */
+	const char *tls_cert_pem, *tls_key_pem;
+	/* With TLS: OpenSSL cipher lists for TLS 1.2 and below and for TLS 1.3 (NULL: the library's
+	 * defaults) and the lowest protocol version (0x0301 TLS 1.0 .. 0x0304 TLS 1.3; 0: TLS 1.2,
+	 * Go's server default). kube/tlsopts.h turns upstream's flag values into these. */
+	const char *tls_cipher_list, *tls13_cipher_list;
+	int tls_min_version;
 	const char *name;         /* for logs ("scheduler", "operator"); may be NULL */
 };
 
@@ -80,6 +87,21 @@ int kube_http_add_health(struct kube_http_server *srv, const char *name, kube_he
 
 /* Serves GET /metrics from registry (rendered per request). The registry must outlive the server. */
 int kube_http_add_metrics(struct kube_http_server *srv, struct kube_metrics_registry *registry);
+
+/* A guard decides every request before its route runs, as upstream's delegated authentication
+ * and authorization filters do (k8s.io/apiserver/pkg/endpoints/filters): it returns 0 to serve,
+ * or 401 / 403 with a message (answered as a JSON v1 Status, reason Unauthorized / Forbidden).
+ * authorization is the request's Authorization header ("" when absent). A guard may block (it
+ * makes HTTP calls): it runs on a worker thread of the server, one request at a time, never on
+ * the service thread, and the response waits for it (the connection stays open, other
+ * requests are served meanwhile). A request without an Authorization header for a path of
+ * `open_paths` is served without calling the guard (upstream: anonymous, then the always-allow
+ * paths; an entry ending in '*' matches by prefix). Set before start. -1 on allocation failure. */
+typedef int (*kube_http_guard_fn)(void *ctx, const char *method, const char *path, const char *authorization,
+				  char *msg, size_t msg_len);
+int kube_http_set_guard(struct kube_http_server *srv, kube_http_guard_fn fn, void *ctx, const char *const *open_paths);
+/* Whether path matches one of paths (NULL-terminated; "x*" matches by prefix). */
+bool kube_http_path_matches(const char *const *paths, const char *path);
 
 /* Fills resp with a static or owned body; helpers for handlers. */
 void kube_http_respond(struct kube_http_response *resp, int status, const char *content_type, const char *body);

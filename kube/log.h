@@ -15,6 +15,11 @@
 extern int kube_log_verbosity;
 
 void kube_log_set_verbosity(int v);
+/* --logging-format: text (the line format above, default) or json (one object per line as
+ * component-base/logs/json writes it: {"ts":<unix seconds>,"caller":"file.c:12","msg":"...",
+ * "v":0,"key":"value",...}; errors and warnings carry no "v"). */
+enum { KUBE_LOG_TEXT = 0, KUBE_LOG_JSON = 1 };
+void kube_log_set_format(int format);
 /* Redirect output to fd (default 2). Used by tests to capture lines. */
 void kube_log_set_fd(int fd);
 static inline bool kube_log_enabled(int v) { return v <= kube_log_verbosity; }

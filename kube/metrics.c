@@ -57,7 +57,15 @@ struct kube_metrics_registry {
 	pthread_mutex_t mu; /* guards metrics, n, cap */
 	struct kube_metric **metrics; /* sorted by name */
 	int n, cap;
+	void (*collect)(void *ctx); /* kube_metrics_set_collector: run before each render */
+	void *collect_ctx;
 };
+
+void kube_metrics_set_collector(struct kube_metrics_registry *reg, void (*fn)(void *ctx), void *ctx)
+{
+	reg->collect = fn;
+	reg->collect_ctx = ctx;
+}
 
 static const double default_buckets[] = {.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10};
 
@@ -895,6 +903,8 @@ char *kube_metrics_render(struct kube_metrics_registry *reg)
 {
 	if (!reg)
 		return NULL;
+	if (reg->collect)
+		reg->collect(reg->collect_ctx); /* outside reg->mu: it sets series */
 	struct sbuf b = {0};
 	sb_reserve(&b, 0);
 	if (b.p)

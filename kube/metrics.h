@@ -86,6 +86,10 @@ double kube_metrics_value(struct kube_metrics_registry *reg, const char *name, c
  * _count. A labelled metric with no series yet is left out entirely, as client_golang does.
  * Returns a NUL-terminated string the caller frees with free(), or NULL on allocation failure. */
 char *kube_metrics_render(struct kube_metrics_registry *reg);
+/* fn runs at the start of every kube_metrics_render (before the lock; it may set series): the
+ * metrics read from elsewhere at scrape time, as client_golang's collectors (process_*,
+ * rest_client_* counts). Set once, before rendering starts. */
+void kube_metrics_set_collector(struct kube_metrics_registry *reg, void (*fn)(void *ctx), void *ctx);
 /* Content type of kube_metrics_render's output. */
 #define KUBE_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 

@@ -73,6 +73,7 @@ struct attempt {
 	const char *nominated_node;
 	bool nominate;
 	bool fit; /* message is a FitError: its plugins drive requeueing */
+	double algorithm_s; /* schedulePod's duration when it found a host (SchedulingAlgorithmLatency), else 0 */
 	/* outcome details captured on the scheduling thread (names are interned: safe anywhere) */
 	int nfilters;
 	struct sk_outcome_filter *filters;
@@ -863,6 +864,7 @@ static void deliver(struct sk_scheduler *s, struct sk_framework *fw, const struc
 				.duration_s = (double)(kube_mono_ns() - start) / 1e9 };
 	if (a) {
 		o.nominated_node = a->nominate && a->nominated_node && *a->nominated_node ? a->nominated_node : NULL;
+		o.algorithm_s = a->algorithm_s;
 		if (s->env.want_details) {
 			o.nfilter = a->nfilters;
 			o.filter = a->filters;
@@ -1190,9 +1192,11 @@ static struct sk_pod *scheduling_cycle(struct sk_scheduler *s, struct sk_framewo
 {
 	struct sk_status err = sk_ok();
 	int num_all = 0;
+	int64_t t0 = kube_mono_ns();
 	enum algo_result r = schedule_pod(s, fw, cs, pod, a, host, &err, &num_all);
 	capture_details(s, a);
 	if (r == ALGO_HOST) {
+		a->algorithm_s = (double)(kube_mono_ns() - t0) / 1e9;
 		*host = sk_intern(*host);
 		return assume_reserve_permit(s, fw, cs, pod, a, *host, rejected);
 	}

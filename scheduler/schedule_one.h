@@ -36,6 +36,7 @@ struct sk_outcome {
 	const char *nominated_node;     /* set by PostFilter (preemption), else NULL */
 	int attempts;
 	double duration_s;              /* pop to end of the attempt (binding included) */
+	double algorithm_s;             /* schedulePod alone, when it found a host; else 0 */
 	/* Details (only when sk_sched_env.want_details): */
 	int nfilter;
 	const struct sk_outcome_filter *filter; /* rejected nodes, scan order */

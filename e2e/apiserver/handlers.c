@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "kube/log.h"
+#include "kube/util.h"
 #include "kube/object.h"
 #include "kube/selector.h"
 #include "e2e/apiserver/internal.h"
@@ -1420,8 +1421,12 @@ static void handle_list(struct ctx *q)
 	struct matcher m;
 	if (matcher_init(q, &m) < 0)
 		return;
-	const char *w = apis_query(r, "watch");
-	if (w && (!strcmp(w, "true") || !strcmp(w, "1"))) {
+	bool w;
+	if (apis_query_bool(q->c, r, "watch", &w) < 0) {
+		matcher_free(&m);
+		return;
+	}
+	if (w) {
 		handle_watch(q, &m);
 		matcher_free(&m);
 		return;
@@ -1663,7 +1668,7 @@ struct watch_opts {
 	long timeout_ms;
 };
 
-/* Parses the watch query; responds 400 and returns -1 on an invalid resourceVersion. */
+/* Parses the watch query; responds 400 and returns -1 on an invalid resourceVersion or boolean. */
 static int parse_watch_opts(struct ctx *q, struct watch_opts *o)
 {
 	struct apis_req *r = q->r;
@@ -1682,12 +1687,12 @@ static int parse_watch_opts(struct ctx *q, struct watch_opts *o)
 		o->from_rv = v;
 		o->from_given = true;
 	}
-	const char *sie = apis_query(r, "sendInitialEvents");
-	o->initial_events = sie && !strcmp(sie, "true");
+	if (apis_query_bool(q->c, r, "sendInitialEvents", &o->initial_events) < 0)
+		return -1;
 	if (o->initial_events)
 		o->from_given = false;
-	const char *ab = apis_query(r, "allowWatchBookmarks");
-	o->bookmarks = ab && !strcmp(ab, "true");
+	if (apis_query_bool(q->c, r, "allowWatchBookmarks", &o->bookmarks) < 0)
+		return -1;
 	o->timeout_ms = 1800 * 1000L;
 	const char *ts = apis_query(r, "timeoutSeconds");
 	if (ts && *ts) {
@@ -2745,20 +2750,51 @@ static void handle_version(struct apis_conn *c)
 	apis_respond(c, 200, "application/json", v, sizeof v - 1, NULL);
 }
 
+static bool is_resource_path(const char *p)
+{
+	return !strcmp(p, "/api") || !strcmp(p, "/apis") || has_prefix(p, "/api/") || has_prefix(p, "/apis/");
+}
+
+/* /api, /api/v1, /apis, /apis/<g>, /apis/<g>/<v> (with or without a trailing slash). */
+static bool is_discovery_path(const char *p)
+{
+	int segs = 0;
+	for (const char *x = p; *x; x++)
+		if (*x == '/' && x[1])
+			segs++;
+	return (has_prefix(p, "/api") && (p[4] == 0 || p[4] == '/') && segs <= 2) ||
+	       (has_prefix(p, "/apis") && (p[5] == 0 || p[5] == '/') && segs <= 3);
+}
+
 /* The paths that are no resource: health, (after the token check) version and OpenAPI, the
  * discovery documents; anything outside /api and /apis is 404; then fault injection. True when
  * the request was answered. */
-static bool serve_non_resource(struct apis_server *s, struct apis_conn *c, struct apis_req *r)
+static bool serve_non_resource(struct apis_server *s, struct apis_conn *c, struct apis_req *r, struct apis_user *u)
 {
 	const char *path = r->path;
 	if (!strcmp(path, "/healthz") || !strcmp(path, "/livez") || !strcmp(path, "/readyz")) {
 		apis_respond(c, 200, "text/plain; charset=utf-8", "ok", 2, NULL);
 		return true;
 	}
-	if (s->token) {
-		const char *a = r->authorization;
-		if (!a || strncmp(a, "Bearer ", 7) || strcmp(a + 7, s->token)) {
-			apis_respond_status(c, 401, "Unauthorized", "Unauthorized", NULL);
+	if (apis_authenticate(s, r->authorization, u) != 0) {
+		apis_respond_status(c, 401, "Unauthorized", "Unauthorized", NULL);
+		return true;
+	}
+	if (s->opts.rbac && (!is_resource_path(path) || is_discovery_path(path))) {
+		/* non-resource paths, and the discovery documents under /api and /apis */
+		struct apis_attrs a = {.verb = "get", .path = path};
+		char why[300], msg[600];
+		char verb[16];
+		if (strcmp(r->method, "GET") && strcmp(r->method, "HEAD")) {
+			size_t i = 0;
+			for (; r->method[i] && i + 1 < sizeof verb; i++)
+				verb[i] = (char)(r->method[i] >= 'A' && r->method[i] <= 'Z' ? r->method[i] + 32 : r->method[i]);
+			verb[i] = 0;
+			a.verb = verb;
+		}
+		if (!apis_authorize(s, u, &a, why, sizeof why)) {
+			apis_forbidden_message(u, &a, msg, sizeof msg);
+			apis_respond_status(c, 403, "Forbidden", msg, NULL);
 			return true;
 		}
 	}
@@ -2933,11 +2969,57 @@ static void dispatch_verb(struct ctx *q, const char *m, bool watch_path)
 	}
 }
 
+/* The RBAC verb of a resource request (k8s.io/apiserver/pkg/endpoints/request/requestinfo.go). */
+static const char *request_verb(const struct ctx *q, const char *m, bool watch_path)
+{
+	bool w = false;
+	if (!strcmp(m, "GET")) {
+		const char *wq = apis_query(q->r, "watch");
+		bool b;
+		w = watch_path || (wq && kube_parse_bool(wq, &b) == 0 && b);
+		return w ? "watch" : q->name ? "get" : "list";
+	}
+	if (!strcmp(m, "POST"))
+		return "create";
+	if (!strcmp(m, "PUT"))
+		return "update";
+	if (!strcmp(m, "PATCH"))
+		return "patch";
+	if (!strcmp(m, "DELETE"))
+		return q->name ? "delete" : "deletecollection";
+	return "unknown";
+}
+
+/* --authorization-mode=RBAC: true when the request was refused (403 sent). */
+static bool rbac_refuses(struct ctx *q, const struct apis_user *u, const char *m, bool watch_path)
+{
+	if (!q->s->opts.rbac)
+		return false;
+	const struct apis_rdef *rd = q->alias ? q->alias : q->rd;
+	struct apis_attrs a = {.resource_request = true, .verb = request_verb(q, m, watch_path), .group = rd->group,
+			       .resource = rd->plural, .sub = q->sub ? q->sub : "", .ns = q->ns, .name = q->name ? q->name : ""};
+	char why[300], msg[1200];
+	if (apis_authorize(q->s, u, &a, why, sizeof why))
+		return false;
+	apis_forbidden_message(u, &a, msg, sizeof msg);
+	cJSON *d = cJSON_CreateObject();
+	if (d) {
+		if (q->name)
+			cJSON_AddStringToObject(d, "name", q->name);
+		if (*rd->group)
+			cJSON_AddStringToObject(d, "group", rd->group);
+		cJSON_AddStringToObject(d, "kind", rd->plural);
+	}
+	apis_respond_status(q->c, 403, "Forbidden", msg, d);
+	return true;
+}
+
 void apis_handle(struct apis_server *s, struct apis_conn *c, struct apis_req *r)
 {
 	const char *m = r->method;
 	c->av_from = c->av_to = NULL;
-	if (serve_non_resource(s, c, r))
+	struct apis_user user;
+	if (serve_non_resource(s, c, r, &user))
 		return;
 	char *copy = strdup(r->path);
 	if (!copy) {
@@ -2948,8 +3030,18 @@ void apis_handle(struct apis_server *s, struct apis_conn *c, struct apis_req *r)
 	int n = split_path(copy, segs, 16);
 	struct ctx q = { .s = s, .c = c, .r = r, .ns = "" };
 	bool watch_path = false;
-	if (resolve_resource(&q, segs, n, &watch_path) != 0 || (watch_path && (q.sub || strcmp(m, "GET"))))
+	int resolved = resolve_resource(&q, segs, n, &watch_path);
+	if (resolved == 0)
+		apis_audit(r, q.rd->group, q.rd->plural, q.sub, q.ns, q.name, watch_path);
+	if (resolved != 0 || (watch_path && (q.sub || strcmp(m, "GET"))))
 		not_found_path(c);
+	else if (rbac_refuses(&q, &user, m, watch_path))
+		; /* answered */
+	else if (q.rd->flags & APIS_RD_REVIEW)
+		apis_auth_review(s, c, r, q.rd, &user);
+	else if (q.sub && !strcmp(q.sub, "token") && !strcmp(q.rd->plural, "serviceaccounts") && !*q.rd->group &&
+		 q.name && !strcmp(m, "POST"))
+		apis_token_request(s, c, r, q.rd, q.ns, q.name);
 	else if ((q.rd->flags & APIS_RD_METRICS) && !strcmp(m, "GET") && !watch_path && !q.sub)
 		apis_metrics_serve(s, c, r, q.rd, q.ns, q.name);
 	else if ((q.rd->flags & APIS_RD_VIRTUAL) && !strcmp(m, "POST") && !q.name && !(q.rd->flags & APIS_RD_METRICS))

@@ -22,6 +22,7 @@
 #include <openssl/err.h>
 
 #include "kube/log.h"
+#include "kube/util.h"
 #include "e2e/apiserver/internal.h"
 
 #define MAX_HEADER_BYTES (64 * 1024)
@@ -359,6 +360,21 @@ const char *apis_query(const struct apis_req *r, const char *key)
 		if (!strcmp(r->query[i].k, key))
 			return r->query[i].v;
 	return NULL;
+}
+
+int apis_query_bool(struct apis_conn *c, const struct apis_req *r, const char *key, bool *out)
+{
+	const char *v = apis_query(r, key);
+	*out = false;
+	if (!v)
+		return 0;
+	if (kube_parse_bool(v, out) == 0)
+		return 0;
+	char msg[300];
+	snprintf(msg, sizeof msg, "invalid value for query parameter \"%s\": strconv.ParseBool: parsing \"%.200s\": invalid syntax",
+		 key, v);
+	apis_respond_status(c, 400, "BadRequest", msg, NULL);
+	return -1;
 }
 
 static void req_clear(struct apis_req *r)

@@ -60,6 +60,9 @@ struct apis_conn {
 };
 
 const char *apis_query(const struct apis_req *r, const char *key);
+/* A boolean query parameter as Go's strconv.ParseBool reads it (1 t T TRUE true True, 0 f F FALSE
+ * false False); absent: false. An invalid value is answered 400 BadRequest on c and gives -1. */
+int apis_query_bool(struct apis_conn *c, const struct apis_req *r, const char *key, bool *out);
 /* Whole response with Content-Length. extra_headers: "" or "Name: v\r\n..." */
 int apis_respond(struct apis_conn *c, int code, const char *ctype, const char *body, size_t len,
 		 const char *extra_headers);
@@ -101,6 +104,7 @@ enum {
 	APIS_RD_POD_SUBS = 1 << 6,    /* pods/binding, pods/eviction */
 	APIS_RD_NS_FINALIZE = 1 << 7, /* namespaces/finalize */
 	APIS_RD_METRICS = 1 << 8,     /* metrics.k8s.io, computed per request (metrics.c; also VIRTUAL) */
+	APIS_RD_REVIEW = 1 << 9,      /* tokenreviews, [self]subjectaccessreviews (auth.c; also VIRTUAL) */
 };
 
 struct obj_table {
@@ -318,6 +322,10 @@ struct apis_server {
 	size_t kq_len, kq_cap;
 	uint64_t pod_ip_seq;
 
+	/* auth.c: minted and file tokens (auth_mu) */
+	pthread_mutex_t auth_mu;
+	struct apis_token *tokens;
+
 	/* well-known resources (set by registry init) */
 	struct apis_rdef *rd_pods, *rd_nodes, *rd_namespaces, *rd_crds, *rd_pcs, *rd_pdbs, *rd_events,
 		*rd_events2, *rd_bindings;
@@ -325,5 +333,41 @@ struct apis_server {
 	struct apis_rdef *rd_pvcs, *rd_pvs, *rd_scs;
 	bool pv_dirty;                /* under ctl_mu: a claim, volume or class changed */
 };
+
+/* ---------------- authentication and authorization (auth.c) ---------------- */
+
+#define APIS_USER_GROUPS 8
+struct apis_user {
+	char name[256], uid[128];
+	char groups[APIS_USER_GROUPS][128];
+	int ngroups;
+};
+
+/* A request as RBAC sees it (k8s.io/apiserver/pkg/authorization/authorizer.Attributes). */
+struct apis_attrs {
+	bool resource_request;
+	const char *verb;
+	const char *group, *resource, *sub, *ns, *name; /* resource requests */
+	const char *path;                                /* non-resource requests */
+};
+
+struct apis_token;
+/* Reads --token-auth-file. 0, or -1 (logged). */
+int apis_auth_load_token_file(struct apis_server *s, const char *path);
+void apis_auth_free(struct apis_server *s);
+/* The user of an Authorization header: 0 and *u, or -1 (answer 401). */
+int apis_authenticate(struct apis_server *s, const char *authorization, struct apis_user *u);
+/* RBAC's decision (takes s->lock for reading: call without it). why: the allowing rule. */
+bool apis_authorize(struct apis_server *s, const struct apis_user *u, const struct apis_attrs *a, char *why, size_t n);
+void apis_forbidden_message(const struct apis_user *u, const struct apis_attrs *a, char *msg, size_t n);
+/* POST of a TokenReview, SubjectAccessReview or SelfSubjectAccessReview (rd says which). */
+void apis_auth_review(struct apis_server *s, struct apis_conn *c, const struct apis_req *r, const struct apis_rdef *rd,
+		      const struct apis_user *caller);
+/* POST .../serviceaccounts/NAME/token: mints a token for the ServiceAccount. */
+void apis_token_request(struct apis_server *s, struct apis_conn *c, const struct apis_req *r, struct apis_rdef *sa_rd,
+			const char *ns, const char *name);
+/* audit.c: one access-log line per resource request when SK_APISERVER_AUDIT_LOG names a file. */
+void apis_audit(const struct apis_req *r, const char *group, const char *resource, const char *sub, const char *ns,
+		const char *name, bool watch_path);
 
 #endif

@@ -8,11 +8,12 @@
 
 #include "kube/flags.h"
 #include "kube/log.h"
+#include "kube/version.h"
 #include "e2e/apiserver/server.h"
 
 /* What the flags set; copied into struct apis_opts (whose fields have other types) after. */
 struct cli {
-	char *bind_address, *kubeconfig_path, *token, *fault_error_rate;
+	char *bind_address, *kubeconfig_path, *token, *fault_error_rate, *token_auth_file, *authorization_mode;
 	bool tls, simulate_kubelet;
 	int port, max_body_bytes, history, workers, kubelet_delay_ms, fault_seed, fault_close_watch_every,
 	    fault_delay_ms, verbosity;
@@ -25,6 +26,10 @@ static const struct kube_flag flags[] = {
 	{ "write-kubeconfig", 0, KUBE_FLAG_STRING, OFF(kubeconfig_path), .arg = "PATH",
 	  .help = "write a kubeconfig once listening" },
 	{ "token", 0, KUBE_FLAG_STRING, OFF(token), .arg = "T", .help = "require Authorization: Bearer T" },
+	{ "token-auth-file", 0, KUBE_FLAG_STRING, OFF(token_auth_file), .arg = "FILE",
+	  .help = "more tokens: CSV lines token,user,uid[,\"group1,group2\"]" },
+	{ "authorization-mode", 0, KUBE_FLAG_STRING, OFF(authorization_mode), .arg = "MODE",
+	  .help = "AlwaysAllow (default) or RBAC: enforce the RBAC objects" },
 	{ "tls", 0, KUBE_FLAG_BOOL, OFF(tls), .help = "serve HTTPS with a generated CA (in the kubeconfig)" },
 	{ "max-body-bytes", 0, KUBE_FLAG_INT, OFF(max_body_bytes), 1, 1L << 30, .arg = "N",
 	  .help = "request body limit (default 3145728)" },
@@ -51,6 +56,7 @@ static const struct kube_flag_set flag_set = {
 	.nflags = sizeof flags / sizeof flags[0],
 	.column = 32,
 	.help_help = "this help",
+	.version = "schedkit-apiserver v" SCHEDKIT_VERSION " (serves the Kubernetes v1.32 API)",
 };
 
 /* 0 and *o, or 2 with the error printed. */
@@ -70,6 +76,11 @@ static int parse_args(int argc, char **argv, struct apis_opts *o)
 			return 2;
 		}
 	}
+	if (c.authorization_mode && strcmp(c.authorization_mode, "AlwaysAllow") && strcmp(c.authorization_mode, "RBAC")) {
+		fprintf(stderr, "Error: invalid argument \"%s\" for \"--authorization-mode\" flag: AlwaysAllow or RBAC\n",
+			c.authorization_mode);
+		return 2;
+	}
 	if (c.verbosity >= 0)
 		kube_log_set_verbosity(c.verbosity);
 	*o = (struct apis_opts)APIS_OPTS_DEFAULT;
@@ -78,6 +89,8 @@ static int parse_args(int argc, char **argv, struct apis_opts *o)
 	o->port = c.port;
 	o->kubeconfig_path = c.kubeconfig_path;
 	o->token = c.token;
+	o->token_auth_file = c.token_auth_file;
+	o->rbac = c.authorization_mode && !strcmp(c.authorization_mode, "RBAC");
 	o->tls = c.tls;
 	o->max_body_bytes = (size_t)c.max_body_bytes;
 	o->history_events = c.history;

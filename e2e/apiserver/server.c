@@ -106,6 +106,8 @@ static void server_free(struct apis_server *s)
 	free(s->bind_address);
 	free(s->token);
 	free(s->kubeconfig_path);
+	apis_auth_free(s);
+	pthread_mutex_destroy(&s->auth_mu);
 	pthread_rwlock_destroy(&s->lock);
 	pthread_mutex_destroy(&s->conns_mu);
 	pthread_cond_destroy(&s->conns_cond);
@@ -135,6 +137,7 @@ int apis_server_start(const struct apis_opts *opts, struct apis_server **out)
 	pthread_mutex_init(&s->fault_mu, NULL);
 	pthread_mutex_init(&s->ctl_mu, NULL);
 	pthread_cond_init(&s->ctl_cond, NULL);
+	pthread_mutex_init(&s->auth_mu, NULL);
 	s->bind_address = strdup(opts->bind_address && *opts->bind_address ? opts->bind_address : "127.0.0.1");
 	s->token = opts->token && *opts->token ? strdup(opts->token) : NULL;
 	s->kubeconfig_path = opts->kubeconfig_path ? strdup(opts->kubeconfig_path) : NULL;
@@ -160,6 +163,8 @@ int apis_server_start(const struct apis_opts *opts, struct apis_server **out)
 	if (!s->rd_pods || !s->rd_nodes || !s->rd_namespaces || !s->rd_crds || !s->rd_pcs || !s->rd_pdbs)
 		goto fail;
 	apis_bootstrap(s);
+	if (s->opts.token_auth_file && apis_auth_load_token_file(s, s->opts.token_auth_file) != 0)
+		goto fail;
 	if (s->opts.tls && apis_tls_setup(s) < 0)
 		goto fail;
 	bool v6 = false;
@@ -184,7 +189,7 @@ int apis_server_start(const struct apis_opts *opts, struct apis_server **out)
 		apis_server_stop(s);
 		return -1;
 	}
-	klog_info(1, "Serving", " url=%s tls=%s auth=%s", s->url, s->opts.tls ? "true" : "false", s->token ? "token" : "none");
+	klog_info(1, "Serving", " url=%s tls=%s auth=%s", s->url, s->opts.tls ? "true" : "false", s->token || s->opts.token_auth_file ? "token" : "none");
 	*out = s;
 	return 0;
 fail:

@@ -16,6 +16,8 @@ struct apis_opts {
 	const char *bind_address;     /* default "127.0.0.1" */
 	int port;                     /* 0 = pick a free port */
 	const char *token;            /* require "Authorization: Bearer <token>"; NULL = no auth */
+	const char *token_auth_file;  /* more tokens: CSV token,user,uid[,"groups"] (auth.c) */
+	bool rbac;                    /* --authorization-mode=RBAC: enforce RBAC on every request */
 	bool tls;                     /* HTTPS with an in-memory CA + serving cert (127.0.0.1, localhost) */
 	const char *kubeconfig_path;  /* written once listening; NULL = none */
 	size_t max_body_bytes;        /* request bodies above this get 413; 0 = 3 MiB (upstream's) */

@@ -36,8 +36,13 @@ check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
 fatal() { notok "$*"; for f in "$work"/*.log; do echo "--- $f"; tail -20 "$f"; done; exit 1; }
 
 # ---------------------------------------------------------------- API server
+# With a token: the scheduler's /metrics and /configz authenticate callers by TokenReview against
+# this server (the token's user is in system:masters), so curl below sends it; TLS, since kubectl
+# sends no token over plain HTTP.
+SK_TOKEN=sk-e2e-$RANDOM$RANDOM
+export SK_TOKEN
 "$SK_BIN/schedkit-apiserver" --port 0 --write-kubeconfig "$work/kubeconfig" --simulate-kubelet \
-  --kubelet-delay-ms 50 >"$work/apiserver.log" 2>&1 &
+  --kubelet-delay-ms 50 --tls --token "$SK_TOKEN" >"$work/apiserver.log" 2>&1 &
 pids+=($!)
 export KUBECONFIG=$work/kubeconfig
 sk_wait_for 20 test -s "$work/kubeconfig" || fatal "local API server wrote its kubeconfig"
@@ -64,9 +69,13 @@ profiles:
 EOF
 check "scheduler --validate accepts the e2e config" bash -c '"$1" --config "$2" --validate >/dev/null' _ "$SK_BIN/schedkit-scheduler" "$work/config.yaml"
 
+# scurl URL...: the scheduler's HTTPS endpoints (self-signed: -k) with the API server's token.
+scurl() { curl -sfk -H "Authorization: Bearer $SK_TOKEN" "$@"; }
+export -f scurl
 start_scheduler() { # name config extra-args...: starts an instance, logs to $work/<name>.log
   local name=$1 cfg=$2; shift 2
-  "$SK_BIN/schedkit-scheduler" --config "$cfg" --kubeconfig "$KUBECONFIG" --bind-address 127.0.0.1 --v=2 "$@" \
+  "$SK_BIN/schedkit-scheduler" --config "$cfg" --kubeconfig "$KUBECONFIG" --bind-address 127.0.0.1 --v=2 \
+    --authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG" "$@" \
     >"$work/$name.log" 2>&1 &
   local pid=$!
   pids+=($pid)
@@ -80,7 +89,7 @@ start_serving() { # name config: starts an instance on a free port and waits for
     p=$(sk_free_port)
     start_scheduler "$name" "$cfg" --secure-port "$p"
     pid=${name}_pid
-    if sk_wait_for 20 curl -sf "http://127.0.0.1:$p/readyz" -o /dev/null; then eval "${name}_port=$p"; return 0; fi
+    if sk_wait_for 20 curl -sfk "https://127.0.0.1:$p/readyz" -o /dev/null; then eval "${name}_port=$p"; return 0; fi
     kill -0 "${!pid}" 2>/dev/null && break
     echo "# $name did not start on port $p (try $try): $(tail -1 "$work/$name.log")"
   done
@@ -181,7 +190,7 @@ ntheirs=$(jq '[.items[] | select(.spec.schedulerName == "someone-else")] | lengt
 check "the 50 pods of a third schedulerName are untouched (no binding, condition or event)" \
   test -z "$theirs" -a "$their_ev" = 0 -a "$ntheirs" = 50
 
-curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics.txt"
+scurl "https://127.0.0.1:$port/metrics" >"$work/metrics.txt"
 conflicts=$(awk '$1 == "schedkit_scheduler_binding_conflicts_total" {print $2}' "$work/metrics.txt")
 check "no binding conflict (schedkit_scheduler_binding_conflicts_total=${conflicts:-?})" test "${conflicts:-x}" = 0
 check "/metrics has attempts for both profiles" \
@@ -190,8 +199,8 @@ check "/metrics has attempts for both profiles" \
            grep -q "^scheduler_pending_pods{queue=\"unschedulable\"}" "$1" &&
            grep -q "^scheduler_pod_scheduling_sli_duration_seconds_bucket" "$1"' _ "$work/metrics.txt"
 check "/configz serves the defaulted config and the unavailable default plugins" \
-  bash -c 'curl -sf "http://127.0.0.1:$1/configz" | jq -e ".componentconfig.profiles | length == 2" >/dev/null &&
-           curl -sf "http://127.0.0.1:$1/configz" | jq -e ".unavailableDefaultPlugins | type == \"array\"" >/dev/null' _ "$port"
+  bash -c 'scurl "https://127.0.0.1:$1/configz" | jq -e ".componentconfig.profiles | length == 2" >/dev/null &&
+           scurl "https://127.0.0.1:$1/configz" | jq -e ".unavailableDefaultPlugins | type == \"array\"" >/dev/null' _ "$port"
 check "the startup log lists unavailable default plugins" grep -q "not available in this build" "$work/main.log"
 
 # ---------------------------------------------------------------- 2. a node added later
@@ -232,8 +241,8 @@ race_unbound() { kubectl get pods -o json | jq '[.items[] | select(.spec.schedul
 race_done() { [ "$(race_unbound)" = 0 ]; }
 sk_wait_for 60 race_done
 check "two active instances: all 300 racing pods bound" race_done
-c1=$(curl -sf "http://127.0.0.1:$port_r1/metrics" | awk '$1 == "schedkit_scheduler_binding_conflicts_total" {print $2}')
-c2=$(curl -sf "http://127.0.0.1:$port_r2/metrics" | awk '$1 == "schedkit_scheduler_binding_conflicts_total" {print $2}')
+c1=$(scurl "https://127.0.0.1:$port_r1/metrics" | awk '$1 == "schedkit_scheduler_binding_conflicts_total" {print $2}')
+c2=$(scurl "https://127.0.0.1:$port_r2/metrics" | awk '$1 == "schedkit_scheduler_binding_conflicts_total" {print $2}')
 b1=$(grep -c '"Successfully bound pod to node"' "$work/race1.log"); b2=$(grep -c '"Successfully bound pod to node"' "$work/race2.log")
 kubectl get events -o json >"$work/events-race.json"
 dup_race=$(jq -r '[.items[] | select(.reason == "Scheduled" and (.involvedObject.name | startswith("race-"))) | .involvedObject.name] | group_by(.) | map(select(length > 1) | .[0]) | join(" ")' "$work/events-race.json")
@@ -288,7 +297,7 @@ rl_unbound() { kubectl get pods -o json | jq '[.items[] | select(.metadata.name 
 rl_done() { [ "$(rl_unbound)" = 0 ]; }
 sk_wait_for 60 rl_done
 check "reload under load: all 600 pods of the reloaded profiles bound ($(rl_unbound) unbound)" rl_done
-curl -sf "http://127.0.0.1:$port_rl/metrics" >"$work/rl-metrics.txt"
+scurl "https://127.0.0.1:$port_rl/metrics" >"$work/rl-metrics.txt"
 rl_ok=$(awk '$1 == "schedkit_config_reloads_total{result=\"success\"}" {print $2}' "$work/rl-metrics.txt")
 rl_bad=$(awk '$1 == "schedkit_config_reloads_total{result=\"failure\"}" {print $2}' "$work/rl-metrics.txt")
 rl_last=$(awk '$1 == "schedkit_config_last_reload_successful" {print $2}' "$work/rl-metrics.txt")
@@ -302,7 +311,7 @@ dup_rl=$(jq -r '[.items[] | select(.reason == "Scheduled" and (.involvedObject.n
 check "... each bound exactly once ($(printf '%s\n' "$rl_bound" | grep -c .) bindings, $rl_twice twice, ${rl_conf:-?} conflicts, one Scheduled event each)" \
   test "$(printf '%s\n' "$rl_bound" | grep -c .)" = 600 -a "$rl_twice" = 0 -a "${rl_conf:-x}" = 0 -a -z "$dup_rl"
 check "... and /configz shows the last configuration" \
-  bash -c 'curl -sf "http://127.0.0.1:$1/configz" | jq -e "[.componentconfig.profiles[].schedulerName] == [\"rl-a\", \"rl-b\"]" >/dev/null' _ "$port_rl"
+  bash -c 'scurl "https://127.0.0.1:$1/configz" | jq -e "[.componentconfig.profiles[].schedulerName] == [\"rl-a\", \"rl-b\"]" >/dev/null' _ "$port_rl"
 kill -TERM "$rl_pid"; wait "$rl_pid"
 
 # ---------------------------------------------------------------- 5. leader election

@@ -66,7 +66,7 @@ static void test_forms(void **state)
 	assert_int_equal(o.n, 3);
 	assert_int_equal(o.wait_ms, 90000);
 	assert_string_equal(out, "");
-	assert_string_equal(err, "W: flag --legacy is accepted and ignored: nobody reads it\n");
+	assert_string_equal(err, "W: flags accepted and ignored: --legacy\n");
 	free(o.name);
 	free(out);
 	free(err);

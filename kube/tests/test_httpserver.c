@@ -346,7 +346,7 @@ static void test_bind_errors(void **state)
 	struct kube_http_server_opts garbage = {.port = 0, .tls_cert_file = "/etc/hostname", .tls_key_file = "/etc/hostname"};
 	assert_int_equal(kube_http_server_new(&garbage, &s2, &err), -1);
 	assert_null(s2);
-	assert_non_null(strstr(err, "TLS certificate/key could not be loaded"));
+	assert_non_null(strstr(err, "TLS certificate/key or cipher list could not be used"));
 	free(err);
 	struct kube_http_server_opts half = {.port = 0, .tls_cert_file = "/etc/hostname"};
 	assert_int_equal(kube_http_server_new(&half, &s2, &err), -1);

@@ -199,6 +199,30 @@ enum sk_code ph_scores(struct ph *h, struct sk_plugin *pl, const struct sk_pod *
 		}
 		scores[i].name = h->snap->nodes[i]->node->name;
 	}
+	/* A plugin with score_batch (ABI 1.1) must give the per-node scores in batches of any size:
+	 * each split of the nodes is checked against score. */
+	if (pl->desc->score_batch && n > 0) {
+		int64_t *batch = calloc((size_t)n, sizeof(*batch));
+		assert_non_null(batch);
+		for (int chunk = 1; chunk <= n; chunk++) {
+			for (int b = 0; b < n; b += chunk) {
+				int len = n - b < chunk ? n - b : chunk, failed = -1;
+				struct sk_status s = pl->desc->score_batch(pl, h->cs, pod,
+									   (const struct sk_node_info *const *)h->snap->nodes + b,
+									   len, batch + b, &failed);
+				if (!sk_is_success(&s)) {
+					free(batch);
+					free(scores);
+					fail_status("Score (batch)", &s);
+				}
+			}
+			for (int i = 0; i < n; i++)
+				if (batch[i] != scores[i].score)
+					fail_msg("score_batch in chunks of %d: node %d scored %lld, score gives %lld", chunk, i,
+						 (long long)batch[i], (long long)scores[i].score);
+		}
+		free(batch);
+	}
 	if (pl->desc->normalize_score) {
 		struct sk_status s = pl->desc->normalize_score(pl, h->cs, pod, scores, n);
 		if (!sk_is_success(&s)) {

@@ -944,6 +944,8 @@ static void move_list(struct sk_queue *q, struct qitem **list, int n, const stru
 		if (s == Q_SKIP)
 			continue;
 		requeue(q, it, s, now);
+		if (q->opt.moved && it->where != SK_Q_UNSCHEDULABLE)
+			q->opt.moved(q->opt.moved_ctx, it->qp.pod, (int)it->where, ev->label);
 	}
 	q->move_request_cycle = q->cycle;
 }
@@ -984,6 +986,18 @@ void sk_queue_move_all_checked(struct sk_queue *q, const struct sk_cluster_event
 	}
 	move_list(q, l, n, ev, old_obj, new_obj, now_ns(q));
 	free(l);
+	pthread_mutex_unlock(&q->mu);
+}
+
+void sk_queue_each_rejector(struct sk_queue *q, void (*fn)(void *ctx, const struct sk_pod *pod, const char *plugin),
+			    void *ctx)
+{
+	pthread_mutex_lock(&q->mu);
+	for (int b = 0; b < q->nbuckets; b++)
+		for (struct qitem *it = q->buckets[b]; it; it = it->hnext)
+			if (it->where == SK_Q_BACKOFF || it->where == SK_Q_UNSCHEDULABLE)
+				for (int i = 0; i < it->qp.nunschedulable_plugins; i++)
+					fn(ctx, it->qp.pod, it->qp.unschedulable_plugins[i]);
 	pthread_mutex_unlock(&q->mu);
 }
 

@@ -36,6 +36,11 @@ struct sk_queue_options {
 	int64_t max_in_unschedulable_ns;   /* podMaxInUnschedulablePodsDuration (5 min) */
 	bool disable_queueing_hints;       /* SchedulerQueueingHints off (v1.31 behaviour) */
 	bool disable_pop_from_backoff;     /* SchedulerPopFromBackoffQ off (no windows, no early pop) */
+	/* Called under the queue lock for every pod a cluster event moves out of unschedulablePods
+	 * (movePodsToActiveOrBackoffQueue): where it went (an enum sk_queue_where) and the event's
+	 * label, for scheduler_queue_incoming_pods_total. Must not call the queue. NULL: none. */
+	void (*moved)(void *ctx, const struct sk_pod *pod, int to, const char *event);
+	void *moved_ctx;
 };
 
 /* Where a pod is (tests, metrics). */
@@ -96,6 +101,10 @@ void sk_queue_move_all(struct sk_queue *q, const struct sk_cluster_event *ev, co
  * are considered (NULL: all). pre_check runs under the queue lock. */
 void sk_queue_move_all_checked(struct sk_queue *q, const struct sk_cluster_event *ev, const void *old_obj,
 			       const void *new_obj, bool (*pre_check)(void *ctx, const struct sk_pod *pod), void *ctx);
+/* Calls fn for every pod waiting after a rejection (backoffQ or unschedulablePods) once per plugin
+ * that rejected it (scheduler_unschedulable_pods). Under the queue lock: fn must not call the queue. */
+void sk_queue_each_rejector(struct sk_queue *q, void (*fn)(void *ctx, const struct sk_pod *pod, const char *plugin),
+			    void *ctx);
 /* Activate (PodsToActivate): pods by "ns/name" move from unschedulable/backoff to activeQ. */
 void sk_queue_activate(struct sk_queue *q, char *const *keys, int n);
 

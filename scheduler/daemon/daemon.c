@@ -36,7 +36,7 @@ static void make_identity(char *buf, size_t n)
 
 /* The modules of --plugin-dir, then --config (or the defaults without it) with them. NULL and
  * *err with every error; plugins_hash gets the hash of the plugin files loaded. */
-static struct sk_config *load_config(const struct sk_daemon_opts *o, char plugins_hash[65], char **err)
+struct sk_config *sk_dm_load_config(const struct sk_daemon_opts *o, char plugins_hash[65], char **err)
 {
 	struct sk_errors errs = { 0 };
 	struct sk_config *cfg;
@@ -51,7 +51,7 @@ static struct sk_config *load_config(const struct sk_daemon_opts *o, char plugin
 		free(lerr);
 		return NULL;
 	}
-	struct sk_config_opts co = { .modules = mods };
+	struct sk_config_opts co = { .modules = mods, .policy_path = o->policy_path };
 	if (o->config_path) {
 		cfg = sk_config_load_file_opts(o->config_path, &co, &errs);
 	} else {
@@ -128,6 +128,13 @@ static int build_clients(struct sk_daemon *d, const struct sk_config *cfg, char 
 		kc->qps = cfg->client_qps;
 	if (cfg->client_burst > 0)
 		kc->burst = cfg->client_burst;
+	/* the deprecated flags count without --config only (cmd/kube-scheduler/app/options ApplyDeprecated) */
+	if (!opts->config_path && opts->kube_api_qps > 0)
+		kc->qps = opts->kube_api_qps;
+	if (!opts->config_path && opts->kube_api_burst > 0)
+		kc->burst = opts->kube_api_burst;
+	const char *h = kc->server ? strstr(kc->server, "://") : NULL;
+	snprintf(d->api_host, sizeof d->api_host, "%.*s", h ? (int)strcspn(h + 3, "/") : 0, h ? h + 3 : "");
 	int rc = kube_client_new(kc, &d->client, &e);
 	if (rc == 0)
 		rc = kube_client_new(kc, &d->event_client, &e);
@@ -154,7 +161,9 @@ static int build_state(struct sk_daemon *d, char **err)
 	d->metrics = d->registry ? sk_sched_metrics_new(d->registry) : NULL;
 	if (d->registry)
 		sk_dm_reload_metrics_new(d);
-	if (!d->cache || !d->snap || !d->nom || !d->metrics)
+	struct kube_client *clients[] = {d->client, d->event_client, NULL};
+	d->std_metrics = d->registry ? kube_std_metrics_new(d->registry, clients, d->api_host) : NULL;
+	if (!d->cache || !d->snap || !d->nom || !d->metrics || !d->std_metrics)
 		return kube_errf(err, "out of memory");
 	return 0;
 }
@@ -170,6 +179,10 @@ static int build_scheduler(struct sk_daemon *d, const struct sk_config *cfg, cha
 	}
 	struct sk_sched_env env;
 	sk_dm_sched_env(d, cfg, &env);
+	if (d->opts.pod_max_unsched_ms > 0)
+		env.queue.max_in_unschedulable_ns = d->opts.pod_max_unsched_ms * 1000000LL;
+	env.queue.moved = sk_sched_metrics_queue_moved;
+	env.queue.moved_ctx = d->metrics;
 	if (!(d->sched = sk_scheduler_new(&env, &e))) {
 		kube_errf(err, "scheduler: %s", e ? e : "cannot create");
 		free(e);
@@ -188,8 +201,8 @@ static int build_first_generation(struct sk_daemon *d, struct sk_config *cfg, ch
 		sk_dm_gen_free(d, g);
 		return -1;
 	}
-	if (d->opts.config_path)
-		snprintf(d->last_seen, sizeof d->last_seen, "%s", g->cfg->sha256);
+	if (d->opts.config_path) /* as reload.c notes what a source offered: config and plugin hashes */
+		snprintf(d->last_seen, sizeof d->last_seen, "%s/%s", g->cfg->sha256, d->plugins_hash);
 	return 0;
 }
 
@@ -246,7 +259,7 @@ int sk_daemon_new(const struct sk_daemon_opts *opts, struct sk_daemon **out, cha
 		return kube_errf(err, "out of memory");
 	d->opts = *opts;
 	init_locks(d);
-	struct sk_config *cfg = load_config(opts, d->plugins_hash, err);
+	struct sk_config *cfg = sk_dm_load_config(opts, d->plugins_hash, err);
 	if (!cfg)
 		goto fail;
 	/* the first generation takes cfg; until then it is freed on every failure path */
@@ -256,7 +269,7 @@ int sk_daemon_new(const struct sk_daemon_opts *opts, struct sk_daemon **out, cha
 		goto fail;
 	}
 	if (sk_dm_volume_store_new(d, err) != 0 || build_first_generation(d, cfg, err) != 0 ||
-	    build_informers(d, err) != 0 || build_leader(d, err) != 0 ||
+	    build_informers(d, err) != 0 || build_leader(d, err) != 0 || sk_dm_cmwatch_new(d, err) != 0 ||
 	    (opts->secure_port != 0 && sk_dm_serve_new(d, err) != 0))
 		goto fail;
 	*out = d;
@@ -283,8 +296,8 @@ int sk_daemon_start(struct sk_daemon *d, char **err)
 		return -1;
 	}
 	if (d->http)
-		klog_info(0, "Serving health, metrics and configz", " port=%d tls=%s", kube_http_server_port(d->http),
-			  d->opts.tls_cert_file ? "true" : "false");
+		klog_info(0, "Serving securely", " port=%d cert=%s", kube_http_server_port(d->http),
+			  d->opts.tls_cert_file ? "file" : d->opts.cert_dir ? "cert-dir" : "self-signed-in-memory");
 	if (pthread_create(&d->patch_thread, NULL, sk_dm_patch_main, d) != 0)
 		return kube_errf(err, "cannot start the status patch thread");
 	d->patch_running = true;
@@ -299,6 +312,8 @@ int sk_daemon_start(struct sk_daemon *d, char **err)
 	if (pthread_create(&d->reap_thread, NULL, sk_dm_reaper_main, d) != 0)
 		return kube_errf(err, "cannot start the configuration reaper thread");
 	d->reap_running = true;
+	if (sk_dm_cmwatch_start(d) != 0)
+		return kube_errf(err, "cannot start the ConfigMap watch");
 	if (d->opts.config_path && d->opts.config_poll_ms >= 0) {
 		if (pthread_create(&d->watch_thread, NULL, sk_dm_watch_main, d) != 0)
 			return kube_errf(err, "cannot start the configuration watcher thread");
@@ -306,6 +321,7 @@ int sk_daemon_start(struct sk_daemon *d, char **err)
 	}
 	klog_info(0, "Starting schedkit-scheduler", " profiles=%d config-hash=%s leader-elect=%s config-reload=%s",
 		  d->gen->n, d->gen->cfg->sha256, d->leader ? "true" : "false", d->watch_running ? "true" : "false");
+	sk_config_log_notes(d->gen->cfg); /* --policy-config-file: what the Policy could not carry over */
 	if (d->leader) {
 		if (kube_leader_start(d->leader) != 0)
 			return kube_errf(err, "cannot start leader election");
@@ -426,6 +442,7 @@ void sk_daemon_stop(struct sk_daemon *d)
 		pthread_join(d->watch_thread, NULL);
 		d->watch_running = false;
 	}
+	sk_dm_cmwatch_stop(d);
 	if (d->sched)
 		sk_queue_close(sk_scheduler_queue(d->sched));
 	if (loop)
@@ -478,6 +495,8 @@ void sk_daemon_free(struct sk_daemon *d)
 		return;
 	sk_daemon_stop(d);
 	kube_http_server_free(d->http);
+	sk_dm_serve_free(d);
+	sk_dm_cmwatch_free(d);
 	kube_leader_free(d->leader);
 	kube_informer_free(d->pods);
 	kube_informer_free(d->nodes);
@@ -500,6 +519,7 @@ void sk_daemon_free(struct sk_daemon *d)
 	sk_snapshot_free(d->snap);
 	sk_cache_free(d->cache);
 	sk_sched_metrics_free(d->metrics);
+	kube_std_metrics_free(d->std_metrics);
 	kube_metrics_registry_free(d->registry);
 	if (!atomic_load(&d->events_abandoned)) /* still used by the abandoned senders */
 		kube_client_free(d->event_client);
@@ -549,6 +569,10 @@ int sk_daemon_run(const struct sk_daemon_opts *opts)
 {
 	if (opts->verbosity >= 0)
 		kube_log_set_verbosity(opts->verbosity);
+	if (opts->logging_format && !strcmp(opts->logging_format, "json"))
+		kube_log_set_format(KUBE_LOG_JSON);
+	if (opts->write_config_to)
+		return sk_dm_write_config(opts);
 	if (opts->validate) {
 		struct sk_module_set *mods = NULL;
 		char *lerr = NULL;
@@ -558,7 +582,7 @@ int sk_daemon_run(const struct sk_daemon_opts *opts)
 			free(lerr);
 			return 1;
 		}
-		struct sk_config_opts co = { .modules = mods };
+		struct sk_config_opts co = { .modules = mods, .policy_path = opts->policy_path };
 		int vrc = sk_config_validate_file_opts(opts->config_path, &co, stdout);
 		sk_module_set_unref(mods);
 		return vrc;

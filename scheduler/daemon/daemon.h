@@ -30,6 +30,7 @@
 #define SK_DAEMON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -40,6 +41,11 @@
 
 struct sk_daemon_opts {
 	char *config_path;        /* --config */
+	char *policy_path;        /* --policy-config-file: a legacy Policy (scheduler/config/legacy.h) */
+	bool use_legacy_policy;   /* --use-legacy-policy-config: accepted (upstream wanted it with the file) */
+	char *policy_configmap;   /* --policy-configmap: refused with a way out (not read from the API) */
+	char *policy_configmap_ns; /* --policy-configmap-namespace (for that message; upstream default kube-system) */
+	char *config_configmap;   /* --config-configmap NS/NAME: also watched through the API (cmwatch.c) */
 	char *kubeconfig;         /* --kubeconfig */
 	char *master;             /* --master: overrides the kubeconfig's server */
 	int leader_elect;         /* --leader-elect: -1 unset (config decides), 0, 1 */
@@ -49,7 +55,20 @@ struct sk_daemon_opts {
 	int secure_port;          /* --secure-port, default 10259; 0 disables serving; -1 (not a flag
 				     value): any free port, see sk_daemon_http_port (tests) */
 	char *bind_address;       /* --bind-address, default "0.0.0.0" */
-	char *tls_cert_file, *tls_key_file; /* --tls-cert-file / --tls-private-key-file: HTTPS */
+	char *tls_cert_file, *tls_key_file; /* --tls-cert-file / --tls-private-key-file */
+	char *cert_dir;           /* --cert-dir: where the self-signed pair is kept (NULL: in memory) */
+	char *tls_cipher_suites;  /* --tls-cipher-suites (Go names, comma-separated) */
+	char *tls_min_version;    /* --tls-min-version (VersionTLS12, ...) */
+	char *authn_kubeconfig, *authz_kubeconfig; /* --authentication-/--authorization-kubeconfig */
+	char **always_allow_paths; /* --authorization-always-allow-paths (NULL: /healthz,/readyz,/livez) */
+	int64_t authn_ttl_ms, authz_allowed_ttl_ms, authz_denied_ttl_ms; /* the webhook cache TTLs; -1 unset */
+	char *write_config_to;    /* --write-config-to: write the defaulted configuration there, exit */
+	double kube_api_qps;      /* --kube-api-qps (no --config only); < 0 unset */
+	int kube_api_burst;       /* --kube-api-burst (no --config only); -1 unset */
+	char *kube_api_content_type; /* --kube-api-content-type (validated; JSON is spoken) */
+	char **feature_gates;     /* --feature-gates values (repeatable), validated */
+	char *logging_format;     /* --logging-format: text (default) or json */
+	int64_t pod_max_unsched_ms; /* --pod-max-in-unschedulable-pods-duration; -1 unset (5m) */
 	bool validate;            /* --validate (with --config) */
 	char **plugin_dirs;       /* --plugin-dir (repeatable): NULL-terminated, or NULL */
 	int binder_threads;       /* not a flag: 0 = default (16; upstream binds in a goroutine per pod) */
@@ -66,6 +85,9 @@ struct sk_daemon_opts {
  * initialised here; free it with sk_daemon_opts_free whatever the result. */
 int sk_daemon_parse_args(int argc, char **argv, struct sk_daemon_opts *opts, FILE *out, FILE *errout);
 void sk_daemon_opts_free(struct sk_daemon_opts *opts);
+/* The flag table (tests compare it with kube-scheduler v1.34's flags). */
+struct kube_flag;
+const struct kube_flag *sk_daemon_flags(size_t *n);
 
 /* sk_node_update_actions and sk_node_object_update_actions, which the node informer handler
  * uses to classify node updates, are declared in scheduler/backend/queue.h, next to their pod

@@ -230,7 +230,10 @@ static int fw_preempt_victim(void *ctx, const struct sk_pod *preemptor, const st
 	if (atomic_load(&pc->removed))
 		return kube_errf(err, "preempting for pod %s/%s: profile %s was removed by a configuration reload",
 			    preemptor->ns, preemptor->name, pc->name);
-	return sk_preempt_victim(pc->d->preempt, preemptor, victim, node, msg, err);
+	int rc = sk_preempt_victim(pc->d->preempt, preemptor, victim, node, msg, err);
+	if (rc >= 0)
+		sk_sched_metrics_victim(pc->d->metrics, preemptor->uid);
+	return rc;
 }
 
 static int fw_clear_nominated(void *ctx, const struct sk_pod *pod, char **err)

@@ -16,6 +16,7 @@
 #include "kube/informer.h"
 #include "kube/leader.h"
 #include "kube/metrics.h"
+#include "kube/procmetrics.h"
 #include "kube/rest.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/backend/nominator.h"
@@ -100,6 +101,7 @@ struct sk_daemon {
 	struct gen *gen;
 	pthread_mutex_t reload_mu;       /* serializes reloads; guards last_seen */
 	char last_seen[144];             /* hashes of the last config file content + plugin files looked at */
+	struct sk_cmwatch *cmwatch;      /* --config-configmap watched through the API (cmwatch.c); NULL = none */
 	char plugins_hash[65];           /* sk_plugin_dirs_hash of the running generation's modules (reload_mu) */
 	/* reap_mu guards retired, zombies, reap_stop, watch_stop; reap_cv wakes the reaper
 	 * (a generation retired, a cycle finished, stop), watch_cv the watcher (stop). */
@@ -131,7 +133,10 @@ struct sk_daemon {
 	struct kube_leader *leader;
 	struct kube_metrics_registry *registry;
 	struct sk_sched_metrics *metrics;
+	struct kube_std_metrics *std_metrics; /* process_*, kubernetes_build_info, rest_client_* */
+	char api_host[256];              /* host:port of the API server (rest_client_* host label) */
 	struct kube_http_server *http;
+	struct sk_serving *serving;      /* serve.c: TLS material, delegation clients (sk_dm_serve_free) */
 
 	pthread_mutex_t mu;              /* guards started, loop_running, stopped, loop_thread */
 	bool started, loop_running, stopped;
@@ -194,9 +199,36 @@ void sk_dm_start_loop(struct sk_daemon *d);
 void *sk_dm_house_main(void *d);
 void sk_dm_leader_callbacks(struct sk_daemon *d, struct kube_leader_config *lc);
 
-/* serve.c: the HTTP server with /healthz /livez /readyz /metrics /configz (bound, not started). */
+/* serve.c: the HTTPS server with /healthz /livez /readyz /metrics /configz (bound, not started),
+ * its certificate and the delegated authentication and authorization of its requests. */
 int sk_dm_serve_new(struct sk_daemon *d, char **err);
-char *sk_dm_build_configz(const struct sk_config *cfg); /* NULL on OOM */
+void sk_dm_serve_free(struct sk_daemon *d); /* after the server is freed */
+/* The /configz body: the configuration with the extenders' tlsConfig keyData, certData and caData
+ * replaced by "--- REDACTED ---". NULL on OOM. */
+char *sk_dm_build_configz(const struct sk_config *cfg);
+
+/* daemon.c: the plugin dirs and --config (or the defaults), as at start. NULL and *err. */
+struct sk_config *sk_dm_load_config(const struct sk_daemon_opts *o, char plugins_hash[65], char **err);
+/* writeconfig.c: --write-config-to: the defaulted configuration written to the file; the exit code. */
+int sk_dm_write_config(const struct sk_daemon_opts *o);
+
+/* reload.c: one look at a configuration's content from a source (the file, the ConfigMap);
+ * reload_mu held; last_seen (SEEN_MAX bytes) is the source's own; takes buf. 1 applied, 0 nothing
+ * to do, -1 rejected (*err). */
+#define SEEN_MAX 144
+int sk_dm_reload_content_locked(struct sk_daemon *d, char *buf, size_t len, const char *source, char *last_seen,
+				char **err);
+/* cmwatch.c: the ConfigMap named by --config-configmap, watched through the API. new: 0 (also
+ * without the flag: nothing), or -1 and *err; start/stop/free accept a daemon without one. */
+int sk_dm_cmwatch_new(struct sk_daemon *d, char **err);
+int sk_dm_cmwatch_start(struct sk_daemon *d);
+void sk_dm_cmwatch_stop(struct sk_daemon *d);
+void sk_dm_cmwatch_free(struct sk_daemon *d);
+/* True once the watch has delivered the ConfigMap (the API is the configuration's source). */
+bool sk_dm_cmwatch_active(struct sk_daemon *d);
+/* reload_mu held: offers the ConfigMap's last content again, so the periodic check still
+ * reloads when only a plugin file changed. Same returns as sk_dm_reload_content_locked. */
+int sk_dm_cmwatch_recheck_locked(struct sk_daemon *d, char **err);
 
 /* reload.c: generations, the swap, the reaper, the config watcher, the reload metrics. */
 int sk_dm_reload_metrics_new(struct sk_daemon *d);

@@ -55,6 +55,7 @@ void *sk_dm_house_main(void *arg)
 		struct sk_queue_counts c;
 		sk_queue_counts(sk_scheduler_queue(d->sched), &c);
 		sk_sched_metrics_pending(d->metrics, &c);
+		sk_sched_metrics_unschedulable(d->metrics, sk_scheduler_queue(d->sched));
 		sk_sched_metrics_cache_size(d->metrics, sk_cache_node_count(d->cache), sk_cache_pod_count(d->cache),
 					    sk_cache_assumed_count(d->cache));
 		sk_cache_cleanup_expired(d->cache);

@@ -12,6 +12,7 @@
 #include "kube/hash.h"
 
 #define SLI_BUCKETS 1024 /* hash chains of the SLI map */
+#define VICTIM_SLOTS 64  /* preemptors whose victims are being counted (one per cycle in practice) */
 
 struct sli_entry {
 	struct sli_entry *next;
@@ -22,10 +23,22 @@ struct sli_entry {
 struct sk_sched_metrics {
 	uint64_t id;        /* unique per instance: keys the per-thread series cache */
 	struct kube_metric *attempts, *attempt_duration, *pod_attempts, *sli, *pending, *point, *plugin, *incoming,
-		*leader, *conflicts, *cache_size;
-	pthread_mutex_t mu; /* guards sli_map and nsli */
+		*leader, *conflicts, *cache_size, *algorithm, *preempt_attempts, *victims, *unsched;
+	pthread_mutex_t mu; /* guards sli_map, nsli, victims_of, unsched_seen */
 	struct sli_entry *sli_map[SLI_BUCKETS];
 	int nsli;
+	/* victims evicted for a preemptor in its current cycle (uid, count), observed with the outcome */
+	struct victim_count {
+		char uid[64];
+		int n;
+	} victims_of[VICTIM_SLOTS];
+	int nvictims_of;
+	/* the (plugin, profile) series of scheduler_unschedulable_pods set so far (interned names) */
+	struct unsched_key {
+		const char *plugin, *profile;
+		int n;
+	} *unsched_seen;
+	int nunsched_seen, capunsched_seen;
 };
 
 static uint32_t hash_str(const char *s)
@@ -44,7 +57,8 @@ struct sk_sched_metrics *sk_sched_metrics_new(struct kube_metrics_registry *reg)
 	if (!m)
 		return NULL;
 	m->id = atomic_fetch_add(&next_id, 1);
-	double b_attempt[15], b_sli[20], b_pod_attempts[5], b_point[12], b_plugin[20];
+	double b_attempt[15], b_sli[20], b_pod_attempts[5], b_point[12], b_plugin[20], b_victims[7];
+	kube_exponential_buckets(1, 2, 7, b_victims);
 	kube_exponential_buckets(0.001, 2, 15, b_attempt);
 	kube_exponential_buckets(0.01, 2, 20, b_sli);
 	kube_exponential_buckets(1, 2, 5, b_pod_attempts);
@@ -82,8 +96,18 @@ struct sk_sched_metrics *sk_sched_metrics_new(struct kube_metrics_registry *reg)
 	m->conflicts = kube_counter_new(reg, "schedkit_scheduler_binding_conflicts_total",
 					"Bindings the API server refused with 409 Conflict (the pod was already bound or is being deleted); such pods are forgotten, never retried.",
 					0, NULL);
+	m->algorithm = kube_histogram_new(reg, "scheduler_scheduling_algorithm_duration_seconds",
+					  "Scheduling algorithm latency in seconds", 0, NULL, b_attempt, 15);
+	m->preempt_attempts = kube_counter_new(reg, "scheduler_preemption_attempts_total",
+					       "Total preemption attempts in the cluster till now", 0, NULL);
+	m->victims = kube_histogram_new(reg, "scheduler_preemption_victims", "Number of selected preemption victims", 0,
+					NULL, b_victims, 7);
+	m->unsched = kube_gauge_new(reg, "scheduler_unschedulable_pods",
+				    "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for all plugins that caused it to not schedule and so this metric have meaning only when broken down by plugin.",
+				    2, KUBE_LABELS("plugin", "profile"));
 	if (!m->attempts || !m->attempt_duration || !m->pod_attempts || !m->sli || !m->pending || !m->point ||
-	    !m->plugin || !m->incoming || !m->leader || !m->conflicts || !m->cache_size) {
+	    !m->plugin || !m->incoming || !m->leader || !m->conflicts || !m->cache_size || !m->algorithm ||
+	    !m->preempt_attempts || !m->victims || !m->unsched) {
 		free(m);
 		return NULL;
 	}
@@ -93,6 +117,7 @@ struct sk_sched_metrics *sk_sched_metrics_new(struct kube_metrics_registry *reg)
 	for (int i = 0; i < 4; i++)
 		kube_gauge_set(m->pending, 0, KUBE_LABELS(queues[i]));
 	kube_counter_add(m->conflicts, 0, NULL);
+	kube_counter_add(m->preempt_attempts, 0, NULL);
 	return m;
 }
 
@@ -107,6 +132,7 @@ void sk_sched_metrics_free(struct sk_sched_metrics *m)
 			free(e);
 		}
 	pthread_mutex_destroy(&m->mu);
+	free(m->unsched_seen);
 	free(m);
 }
 
@@ -166,6 +192,10 @@ void sk_sched_metrics_observe_point(struct sk_sched_metrics *m, const char *prof
 {
 	if (!m || !point)
 		return;
+	/* DefaultPreemption counts every PostFilter run (defaultpreemption.PostFilter: PreemptionAttempts);
+	 * it is the one in-tree PostFilter plugin, and the extension point is observed every cycle. */
+	if (!plugin && !strcmp(point, "PostFilter"))
+		kube_counter_inc(m->preempt_attempts, NULL);
 	if (plugin)
 		kube_series_observe(cached_series(m, plugin, point, code, true), seconds);
 	else
@@ -189,6 +219,42 @@ static int64_t sli_take_locked(struct sk_sched_metrics *m, const char *uid)
 	return -1;
 }
 
+void sk_sched_metrics_victim(struct sk_sched_metrics *m, const char *preemptor_uid)
+{
+	if (!m || !preemptor_uid)
+		return;
+	pthread_mutex_lock(&m->mu);
+	int i = 0;
+	while (i < m->nvictims_of && strcmp(m->victims_of[i].uid, preemptor_uid))
+		i++;
+	if (i == m->nvictims_of) {
+		if (m->nvictims_of == VICTIM_SLOTS) /* full: forget the oldest */
+			memmove(m->victims_of, m->victims_of + 1, (VICTIM_SLOTS - 1) * sizeof m->victims_of[0]), i--;
+		else
+			m->nvictims_of++;
+		snprintf(m->victims_of[i].uid, sizeof m->victims_of[i].uid, "%s", preemptor_uid);
+		m->victims_of[i].n = 0;
+	}
+	m->victims_of[i].n++;
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* The victims counted for uid since its last outcome (0 when none), forgotten. */
+static int take_victims(struct sk_sched_metrics *m, const char *uid)
+{
+	int n = 0;
+	pthread_mutex_lock(&m->mu);
+	for (int i = 0; i < m->nvictims_of; i++)
+		if (!strcmp(m->victims_of[i].uid, uid)) {
+			n = m->victims_of[i].n;
+			memmove(m->victims_of + i, m->victims_of + i + 1, (size_t)(m->nvictims_of - i - 1) * sizeof m->victims_of[0]);
+			m->nvictims_of--;
+			break;
+		}
+	pthread_mutex_unlock(&m->mu);
+	return n;
+}
+
 void sk_sched_metrics_attempt(struct sk_sched_metrics *m, const struct sk_outcome *o, int64_t now_ns)
 {
 	if (!m || !o || !o->pod)
@@ -197,6 +263,11 @@ void sk_sched_metrics_attempt(struct sk_sched_metrics *m, const struct sk_outcom
 	const char *profile = o->profile ? o->profile : "";
 	kube_counter_inc(m->attempts, KUBE_LABELS(result, profile));
 	kube_histogram_observe(m->attempt_duration, o->duration_s, KUBE_LABELS(result, profile));
+	if (o->algorithm_s > 0)
+		kube_histogram_observe(m->algorithm, o->algorithm_s, NULL);
+	int victims = take_victims(m, o->pod->uid);
+	if (o->nominated_node && victims > 0)
+		kube_histogram_observe(m->victims, victims, NULL); /* preemption.prepareCandidate */
 	int64_t attempt_start = now_ns - (int64_t)(o->duration_s * 1e9);
 	pthread_mutex_lock(&m->mu);
 	int64_t start = sli_take_locked(m, o->pod->uid);
@@ -268,4 +339,46 @@ void sk_sched_metrics_leader(struct sk_sched_metrics *m, const char *lease_name,
 {
 	if (m)
 		kube_gauge_set(m->leader, leading ? 1 : 0, KUBE_LABELS(lease_name));
+}
+
+static void count_rejector(void *ctx, const struct sk_pod *pod, const char *plugin)
+{
+	struct sk_sched_metrics *m = ctx;
+	const char *profile = pod->scheduler_name ? pod->scheduler_name : "";
+	for (int i = 0; i < m->nunsched_seen; i++)
+		if (!strcmp(m->unsched_seen[i].plugin, plugin) && !strcmp(m->unsched_seen[i].profile, profile)) {
+			m->unsched_seen[i].n++;
+			return;
+		}
+	if (m->nunsched_seen == m->capunsched_seen) {
+		int cap = m->capunsched_seen ? 2 * m->capunsched_seen : 16;
+		struct unsched_key *g = realloc(m->unsched_seen, (size_t)cap * sizeof *g);
+		if (!g)
+			return;
+		m->unsched_seen = g;
+		m->capunsched_seen = cap;
+	}
+	/* both names are interned (the plugin's registered name, the pod's schedulerName) */
+	m->unsched_seen[m->nunsched_seen++] = (struct unsched_key){ .plugin = plugin, .profile = profile, .n = 1 };
+}
+
+void sk_sched_metrics_unschedulable(struct sk_sched_metrics *m, struct sk_queue *q)
+{
+	if (!m || !q)
+		return;
+	pthread_mutex_lock(&m->mu);
+	for (int i = 0; i < m->nunsched_seen; i++)
+		m->unsched_seen[i].n = 0;
+	sk_queue_each_rejector(q, count_rejector, m);
+	for (int i = 0; i < m->nunsched_seen; i++) /* series seen before and now empty go to 0 */
+		kube_gauge_set(m->unsched, m->unsched_seen[i].n, KUBE_LABELS(m->unsched_seen[i].plugin, m->unsched_seen[i].profile));
+	pthread_mutex_unlock(&m->mu);
+}
+
+void sk_sched_metrics_queue_moved(void *ctx, const struct sk_pod *pod, int to, const char *event)
+{
+	(void)pod;
+	const char *queue = sk_sched_metrics_queue_label((enum sk_queue_where)to);
+	if (queue && event)
+		kube_counter_inc(((struct sk_sched_metrics *)ctx)->incoming, KUBE_LABELS(queue, event));
 }

@@ -10,6 +10,10 @@
  *   scheduler_plugin_execution_duration_seconds{plugin,extension_point,status}
  *   scheduler_queue_incoming_pods_total{queue,event}                counter
  *   scheduler_scheduler_cache_size{type}                            gauge (nodes|pods|assumed_pods)
+ *   scheduler_scheduling_algorithm_duration_seconds                 histogram (schedulePod, when it found a host)
+ *   scheduler_preemption_attempts_total                             counter (PostFilter runs)
+ *   scheduler_preemption_victims                                    histogram (victims of a nominated preemptor)
+ *   scheduler_unschedulable_pods{plugin,profile}                    gauge (pods waiting after a rejection, per rejector)
  *   leader_election_master_status{name}                             gauge
  *   schedkit_scheduler_binding_conflicts_total                      counter (409 on pods/binding)
  *
@@ -44,6 +48,13 @@ void sk_sched_metrics_cache_size(struct sk_sched_metrics *m, int nodes, int pods
 /* queue: "active", "backoff", "unschedulable", "gated"; event e.g. "PodAdd", "ScheduleAttemptFailure". */
 void sk_sched_metrics_incoming(struct sk_sched_metrics *m, const char *queue, const char *event);
 void sk_sched_metrics_binding_conflict(struct sk_sched_metrics *m);
+/* A victim was evicted for the preemptor (its count is observed with the preemptor's outcome). */
+void sk_sched_metrics_victim(struct sk_sched_metrics *m, const char *preemptor_uid);
+/* scheduler_unschedulable_pods from the queue now (the housekeeper, every second). */
+void sk_sched_metrics_unschedulable(struct sk_sched_metrics *m, struct sk_queue *q);
+/* sk_queue_options.moved (ctx = the metrics): a pod moved by a cluster event counts in
+ * scheduler_queue_incoming_pods_total{queue, event}. */
+void sk_sched_metrics_queue_moved(void *ctx, const struct sk_pod *pod, int to, const char *event);
 void sk_sched_metrics_leader(struct sk_sched_metrics *m, const char *lease_name, bool leading);
 /* "scheduled", "unschedulable", "error" (the upstream result label). */
 const char *sk_sched_metrics_result_label(enum sk_result r);

@@ -767,12 +767,13 @@ static char *read_file(const char *path, size_t *len, char **err)
 static void sim_usage(FILE *f)
 {
 	fprintf(f, "Usage: schedkit-scheduler simulate --config FILE --cluster FILE [--explain] [--seed N]\n"
-		   "                                   [--plugin-dir DIR]...\n"
+		   "                                   [--plugin-dir DIR]... [--policy-config-file FILE]\n"
 		   "  --config FILE    KubeSchedulerConfiguration (YAML or JSON); default profile when omitted\n"
 		   "  --cluster FILE   multi-document YAML of Nodes, Pods and PriorityClasses ('-' = stdin)\n"
 		   "  --explain        a readable table per attempt instead of JSON lines\n"
 		   "  --seed N         seed of the tie-break among equal top scores (default 1)\n"
-		   "  --plugin-dir DIR load every *.so plugin module of DIR (repeatable)\n");
+		   "  --plugin-dir DIR load every *.so plugin module of DIR (repeatable)\n"
+		   "  --policy-config-file FILE  a legacy Policy, translated into the one profile\n");
 }
 
 /* Returns the value of --name / --name=value at argv[*i] (advancing *i), NULL if argv[*i] is
@@ -797,7 +798,7 @@ static const char *flag_value(int argc, char **argv, int *i, const char *name, b
 int sk_simulate_main(int argc, char **argv, FILE *out, FILE *errout)
 {
 	signal(SIGPIPE, SIG_IGN); /* an extender closing its connection must not kill the run */
-	const char *config_path = NULL, *cluster_path = NULL;
+	const char *config_path = NULL, *cluster_path = NULL, *policy_path = NULL;
 	struct sk_simulate_opts opts = { .seed = 1 };
 	const char *dirs[64];
 	int ndirs = 0;
@@ -814,6 +815,8 @@ int sk_simulate_main(int argc, char **argv, FILE *out, FILE *errout)
 			opts.explain = false;
 		} else if ((v = flag_value(argc, argv, &i, "--config", &missing)) || missing) {
 			config_path = v;
+		} else if ((v = flag_value(argc, argv, &i, "--policy-config-file", &missing)) || missing) {
+			policy_path = v;
 		} else if ((v = flag_value(argc, argv, &i, "--cluster", &missing)) || missing) {
 			cluster_path = v;
 		} else if ((v = flag_value(argc, argv, &i, "--plugin-dir", &missing)) || missing) {
@@ -857,7 +860,7 @@ int sk_simulate_main(int argc, char **argv, FILE *out, FILE *errout)
 	}
 	struct sk_errors errs = { 0 };
 	struct sk_config *cfg;
-	struct sk_config_opts co = { .modules = mods };
+	struct sk_config_opts co = { .modules = mods, .policy_path = policy_path };
 	if (config_path) {
 		cfg = sk_config_load_file_opts(config_path, &co, &errs);
 	} else {

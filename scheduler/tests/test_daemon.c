@@ -85,9 +85,9 @@ static void test_flags_values(void **state)
 	assert_int_equal(o.verbosity, 4);
 	assert_int_equal(o.secure_port, 0);
 	assert_string_equal(o.bind_address, "127.0.0.1");
-	/* the ignored authn/authz flags warn */
-	assert_non_null(strstr(e, "--authentication-kubeconfig is accepted and ignored"));
-	assert_non_null(strstr(e, "--authorization-kubeconfig is accepted and ignored"));
+	assert_string_equal(o.authn_kubeconfig, "/a");
+	assert_string_equal(o.authz_kubeconfig, "/b");
+	assert_string_equal(e, ""); /* every flag given applies: no warning */
 	free(e);
 	sk_daemon_opts_free(&o);
 
@@ -95,6 +95,19 @@ static void test_flags_values(void **state)
 	assert_int_equal(parse(args2, 6, &o, NULL), 0);
 	assert_int_equal(o.leader_elect, 1);
 	assert_int_equal(o.verbosity, 2);
+	assert_true(o.validate);
+	sk_daemon_opts_free(&o);
+}
+
+/* --validate with a legacy Policy alone (docs/config.md, "Legacy Policy and convert"). */
+static void test_flags_policy(void **state)
+{
+	(void)state;
+	struct sk_daemon_opts o;
+	const char *args[] = { "--policy-config-file", "/etc/policy.json", "--use-legacy-policy-config", "--validate" };
+	assert_int_equal(parse(args, 4, &o, NULL), 0);
+	assert_string_equal(o.policy_path, "/etc/policy.json");
+	assert_null(o.config_path);
 	assert_true(o.validate);
 	sk_daemon_opts_free(&o);
 }
@@ -116,6 +129,7 @@ static void test_flags_errors(void **state)
 		{ { "stray" }, 1, 2, "does not take any arguments" },
 		{ { "-x" }, 1, 2, "unknown shorthand flag" },
 		{ { "--validate" }, 1, 2, "--validate needs --config" },
+		{ { "--policy-configmap=sched-policy" }, 1, 2, "--policy-configmap is not supported: save the data key \"policy.cfg\" of ConfigMap kube-system/sched-policy" },
 		{ { "--leader-elect-resource-lock=endpoints" }, 1, 2, "only \"leases\"" },
 		{ { "--tls-cert-file=/c" }, 1, 2, "must be given together" },
 		{ { "--help" }, 1, 1, NULL },
@@ -246,13 +260,21 @@ static size_t collect(char *ptr, size_t size, size_t nmemb, void *u)
 	return fwrite(ptr, size, nmemb, f);
 }
 
+#define TEST_TOKEN "sk-daemon-test-token"
+
+/* GET https://127.0.0.1:port/path (the self-signed certificate is not verified) with the API
+ * server's token, whose TokenReview makes the caller a system:masters member. */
 static char *http_get(int port, const char *path, long *code)
 {
 	char url[128], *buf = NULL;
 	size_t len = 0;
-	snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+	snprintf(url, sizeof url, "https://127.0.0.1:%d%s", port, path);
 	FILE *f = open_memstream(&buf, &len);
 	CURL *h = curl_easy_init();
+	struct curl_slist *hdrs = curl_slist_append(NULL, "Authorization: Bearer " TEST_TOKEN);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, f);
@@ -261,6 +283,7 @@ static char *http_get(int port, const char *path, long *code)
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, code);
 	curl_easy_cleanup(h);
+	curl_slist_free_all(hdrs);
 	fclose(f);
 	return buf;
 }
@@ -293,6 +316,7 @@ static void test_daemon_end_to_end(void **state)
 	struct env e = { 0 };
 	struct apis_opts ao = APIS_OPTS_DEFAULT;
 	ao.port = 0;
+	ao.token = TEST_TOKEN;
 	assert_int_equal(apis_server_start(&ao, &e.api), 0);
 	strcpy(e.kubeconfig, "/tmp/sk-daemon-kc-XXXXXX");
 	int fd = mkstemp(e.kubeconfig);
@@ -300,6 +324,7 @@ static void test_daemon_end_to_end(void **state)
 	close(fd);
 	assert_int_equal(apis_server_write_kubeconfig(e.api, e.kubeconfig), 0);
 	struct kube_config *kc = kube_config_new(apis_server_url(e.api));
+	kc->token = strdup(TEST_TOKEN);
 	assert_int_equal(kube_client_new(kc, &e.c, NULL), 0);
 	kube_config_free(kc);
 
@@ -323,6 +348,7 @@ static void test_daemon_end_to_end(void **state)
 				    .retry_period_ms = -1, .verbosity = -1, .secure_port = -1 };
 	o.config_path = cfgpath;
 	o.kubeconfig = e.kubeconfig;
+	o.authn_kubeconfig = o.authz_kubeconfig = e.kubeconfig;
 	o.bind_address = "127.0.0.1";
 	struct sk_daemon *d = NULL;
 	char *err = NULL;
@@ -387,6 +413,9 @@ static void test_daemon_end_to_end(void **state)
 	assert_non_null(strstr(body, "scheduler_framework_extension_point_duration_seconds_bucket{extension_point=\"PreFilter\""));
 	assert_non_null(strstr(body, "scheduler_pending_pods{queue=\"active\"}"));
 	assert_non_null(strstr(body, "leader_election_master_status{name=\"test-sched\"} 1"));
+	free(body);
+	body = http_get(port, "/metrics?x", &code); /* the token review is cached: same answer */
+	assert_int_equal(code, 200);
 	free(body);
 	body = http_get(port, "/configz", &code);
 	assert_int_equal(code, 200);
@@ -510,6 +539,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flags_defaults),
 		cmocka_unit_test(test_flags_values),
+		cmocka_unit_test(test_flags_policy),
 		cmocka_unit_test(test_flags_errors),
 		cmocka_unit_test(test_node_update_actions),
 		cmocka_unit_test(test_node_object_update_actions),

@@ -143,6 +143,25 @@ static const struct sk_plugin_desc old_abi = { .abi_major = 0, .abi_minor = 3, .
 static const struct sk_plugin_desc taken = { SK_PLUGIN_HEADER, .name = "NodeName" };
 static const struct sk_plugin_desc upstream = { SK_PLUGIN_HEADER, .name = "DynamicResources" };
 
+static struct sk_status one_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				  const struct sk_node_info *ni, int64_t *score)
+{
+	(void)self, (void)cs, (void)pod, (void)ni;
+	*score = 1;
+	return sk_ok();
+}
+static struct sk_status batch_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				    const struct sk_node_info *const *nodes, int n, int64_t *scores, int *failed)
+{
+	(void)self, (void)cs, (void)pod, (void)nodes, (void)failed;
+	for (int i = 0; i < n; i++)
+		scores[i] = 1;
+	return sk_ok();
+}
+static const struct sk_plugin_desc batch_only = { SK_PLUGIN_HEADER, .name = "BatchOnly", .score_batch = batch_score };
+static const struct sk_plugin_desc batch_and_one = { SK_PLUGIN_HEADER, .name = "BatchAndOne", .score = one_score,
+						     .score_batch = batch_score };
+
 static void test_register(void **state)
 {
 	(void)state;
@@ -159,8 +178,15 @@ static void test_register(void **state)
 	assert_int_equal(sk_registry_register(&upstream, &err), -1);
 	free(err);
 	assert_int_equal(sk_registry_register(&old_abi, &err), -1);
-	assert_string_equal(err, "plugin \"OldPlugin\": ABI 0.3 is not supported by this scheduler (ABI 1.0)");
+	assert_string_equal(err, "plugin \"OldPlugin\": ABI 0.3 is not supported by this scheduler (ABI 1.1)");
 	free(err);
+	/* score_batch (ABI 1.1) needs score beside it */
+	assert_int_equal(sk_registry_register(&batch_only, &err), -1);
+	assert_string_equal(err, "plugin \"BatchOnly\": score_batch is set without score (a batch plugin also scores one node)");
+	free(err);
+	err = NULL;
+	assert_int_equal(sk_registry_register(&batch_and_one, &err), 0);
+	assert_null(err);
 	assert_int_equal(sk_registry_register(NULL, NULL), -1);
 	/* registered plugins take part in suggestions */
 	assert_string_equal(sk_registry_suggest("MyPlugn"), "MyPlugin");

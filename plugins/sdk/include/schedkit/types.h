@@ -213,6 +213,11 @@ struct sk_node {
 	/* Appended within ABI 1 (docs/plugins.md, "ABI and compatibility"). */
 	int npod_cidrs;
 	const char **pod_cidrs; /* spec.podCIDRs (spec.podCIDR when the list is absent), interned, as written */
+
+	/* Appended in ABI 1.1. The addresses of the smallest of pod_cidrs (2^(bits - prefix), clamped
+	 * to 2^62; dual stack takes one address of each family per pod, so the smaller range bounds),
+	 * or 0 when no entry parses as a CIDR. Computed once at decode: per-node Filters read it. */
+	int64_t pod_cidr_addresses;
 };
 struct sk_node *sk_node_decode(const cJSON *obj, char **err);
 struct sk_node *sk_node_ref(struct sk_node *n);
