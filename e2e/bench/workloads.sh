@@ -93,7 +93,7 @@ sched_up() {
   local i
   for ((i = 0; i < 1200; i++)); do
     kill -0 "$sched_pid" 2>/dev/null || return 1
-    curl -sf "http://127.0.0.1:$port/healthz" -o /dev/null && return 0
+    curl -sfk "https://127.0.0.1:$port/healthz" -o /dev/null && return 0
     sleep 0.1
   done
   return 1
@@ -136,7 +136,7 @@ CFG
   local port sched_pid try
   for try in 1 2 3; do # a free port may be taken by another process before the scheduler binds it
     port=$(sk_free_port)
-    ${SK_BENCH_SCHED_WRAP:-} "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$work/kubeconfig" --secure-port "$port" \
+    ${SK_BENCH_SCHED_WRAP:-} "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$work/kubeconfig" --secure-port "$port" --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
       --bind-address 127.0.0.1 --v=2 >"$work/scheduler.log" 2>&1 &
     sched_pid=$!
     sched_up && break
@@ -157,13 +157,13 @@ CFG
        "$WL" --emit "$name" init | curl_cfg DELETE "$server/api/v1/namespaces/$ns/pods" >"$work/del.cfg"
        curl -s --no-progress-meter --rate "$rate/s" -K "$work/del.cfg" >/dev/null 2>&1 & pids+=($!) ;;
   esac
-  scheduled() { curl -sf "http://127.0.0.1:$port/metrics" |
+  scheduled() { curl -sfk "https://127.0.0.1:$port/metrics" |
     awk '$1 ~ /^scheduler_schedule_attempts_total\{.*result="scheduled"/ {s += $2} END {print s + 0}'; }
   # Done when every measured pod is scheduled; also "done" (and then not settled) when the scheduler died.
   all_done() { ! kill -0 "$sched_pid" 2>/dev/null || [ "$(scheduled)" -ge "$measure" ]; }
   local ok=yes
   sk_wait_for 900 all_done && [ "$(scheduled)" -ge "$measure" ] || ok=NO
-  curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics.txt"
+  curl -sfk "https://127.0.0.1:$port/metrics" >"$work/metrics.txt"
   local rss t0 t1 nb
   rss=$(awk '$1 == "VmHWM:" {print $2}' "/proc/$sched_pid/status")
   stop_all
