@@ -160,6 +160,29 @@ int vb_assume_pvc(struct vb_cache *c, const struct sk_pvc *pvc, const char *node
 	return rc;
 }
 
+void vb_cache_gc(struct vb_cache *c, struct sk_handle *h)
+{
+	pthread_mutex_lock(&c->mu);
+	for (int i = 0; i < c->n;) {
+		struct assumed *a = &c->items[i];
+		const struct sk_vobj *cur = NULL;
+		if (a->kind == SK_VOBJ_PV) {
+			cur = (const struct sk_vobj *)sk_handle_get_pv(h, a->key);
+		} else {
+			char ns[256], name[256];
+			if (sscanf(a->key, "%255[^/]/%255s", ns, name) == 2)
+				cur = (const struct sk_vobj *)sk_handle_get_pvc(h, ns, name);
+		}
+		bool stale = !cur || strcmp(cur->resource_version, a->base_rv) != 0;
+		sk_vobj_unref(cur);
+		if (stale)
+			remove_at(c, i); /* the last entry moved to i: look at it next */
+		else
+			i++;
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
 void vb_restore(struct vb_cache *c, enum sk_vobj_kind kind, const char *key)
 {
 	pthread_mutex_lock(&c->mu);

@@ -70,6 +70,9 @@ const char *vb_pvc_selected_node(struct vb_cache *c, const struct sk_pvc *pvc);
 int vb_assume_pv(struct vb_cache *c, const struct sk_pv *pv, const struct sk_pvc *pvc);
 int vb_assume_pvc(struct vb_cache *c, const struct sk_pvc *pvc, const char *node);
 void vb_restore(struct vb_cache *c, enum sk_vobj_kind kind, const char *key);
+/* Drops the entries the store has moved past (or whose object is gone), so the cache holds only
+ * assumptions still in flight; Reserve calls it. */
+void vb_cache_gc(struct vb_cache *c, struct sk_handle *h);
 
 /* isPVCFullyBound */
 static inline bool vb_pvc_fully_bound(const struct sk_pvc *pvc)

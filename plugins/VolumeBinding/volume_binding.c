@@ -195,10 +195,53 @@ static int pod_has_pvcs(struct sk_plugin *self, const struct sk_pod *pod, char *
 	return has;
 }
 
+/* GetEligibleNodes: the nodes the bound claims' local PVs are pinned to by hostname (intersected
+ * over the claims), as a PreFilterResult; no narrowing when none is pinned or a PV is missing. */
+static int eligible_nodes(struct sk_plugin *self, const struct pod_claims *pc, struct sk_prefilter_result *result)
+{
+	const char **set = NULL;
+	int n = -1; /* -1: no PV pinned yet */
+	for (int i = 0; i < pc->nbound; i++) {
+		struct sk_pv *pv = sk_handle_get_pv(self->handle, pc->bound[i]->volume_name);
+		if (!pv) {
+			free(set);
+			return 0;
+		}
+		if (pv->nhost_names > 0) {
+			if (n < 0) {
+				if (!(set = malloc(sizeof(char *) * (size_t)pv->nhost_names))) {
+					sk_vobj_unref(pv);
+					return -1;
+				}
+				memcpy(set, pv->host_names, sizeof(char *) * (size_t)pv->nhost_names);
+				n = pv->nhost_names;
+			} else {
+				int k = 0;
+				for (int j = 0; j < n; j++) {
+					bool in = false;
+					for (int m = 0; m < pv->nhost_names && !in; m++)
+						in = strcmp(set[j], pv->host_names[m]) == 0;
+					if (in)
+						set[k++] = set[j];
+				}
+				n = k;
+			}
+		}
+		sk_vobj_unref(pv);
+	}
+	int rc = 0;
+	if (n >= 0 && result) {
+		result->all = false; /* an empty set rejects every node */
+		for (int j = 0; j < n && rc == 0; j++)
+			rc = sk_prefilter_result_add(result, set[j]);
+	}
+	free(set);
+	return rc;
+}
+
 static struct sk_status vb_pre_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				      struct sk_prefilter_result *result)
 {
-	(void)result;
 	struct vb *p = self->priv;
 	struct vb_state *s = vb_state_new();
 	if (!s)
@@ -227,8 +270,9 @@ static struct sk_status vb_pre_filter(struct sk_plugin *self, struct sk_cycle_st
 		vb_state_free(s);
 		return sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_UNBOUND_IMMEDIATE);
 	}
+	int rc = eligible_nodes(self, &s->claims, result);
 	sk_cycle_state_put(cs, self->slot, s, &vb_ops);
-	return sk_ok();
+	return rc == 0 ? sk_ok() : sk_status(SK_ERROR, "out of memory");
 }
 
 /* ---------- Filter ---------- */
@@ -350,6 +394,7 @@ static struct sk_status vb_reserve(struct sk_plugin *self, struct sk_cycle_state
 		sk_node_unref(s->node);
 		s->node = sk_node_ref(ni->node);
 	}
+	vb_cache_gc(&p->cache, self->handle);
 	struct pod_volumes *pv = volumes_of(s, node_name);
 	if (!pv || pod_volumes_bound(self, pod)) {
 		s->all_bound = true; /* no claims, or every one already bound */

@@ -412,6 +412,52 @@ static void test_pre_bind_failures(void **state)
 	ph_free(h);
 }
 
+
+/* GetEligibleNodes: bound claims on local PVs pinned by hostname narrow PreFilter to their nodes
+ * (intersected); PVs pinned to different nodes leave none; a zone-pinned PV does not narrow. */
+static void test_eligible_nodes(void **state)
+{
+	(void)state;
+	struct ph *h = ph_new(NULL);
+	ph_put_storage(h, CLASSES);
+	put_pvc(h, "pvc-a", "wait-sc", "pv-a", NULL);
+	put_pvc(h, "pvc-b", "wait-sc", "pv-b", NULL);
+	put_pvc(h, "pvc-z", "wait-sc", "pv-z", NULL);
+	put_pv(h, "pv-a", "wait-sc", AFFINITY("kubernetes.io/hostname", "node-a, node-x"));
+	put_pv(h, "pv-b", "wait-sc", AFFINITY("kubernetes.io/hostname", "node-b"));
+	put_pv(h, "pv-z", "wait-sc", AFFINITY("topology.kubernetes.io/zone", "zone-a"));
+	struct sk_plugin *pl = ph_plugin(h, "VolumeBinding");
+	struct {
+		const char *name, *c1, *c2;
+		bool all;
+		const char *nodes;
+	} cases[] = {
+		{ "one local PV", "pvc-a", NULL, false, "node-a node-x" },
+		{ "local PVs on different nodes", "pvc-a", "pvc-b", false, "" },
+		{ "a zonal PV does not narrow", "pvc-z", NULL, true, "" },
+		{ "local and zonal", "pvc-z", "pvc-b", false, "node-b" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ph_reset_state(h);
+		struct sk_pod *p = pod("pod-a", cases[i].c1, cases[i].c2);
+		struct sk_prefilter_result r = { .all = true };
+		struct sk_status s = pl->desc->pre_filter(pl, h->cs, p, &r);
+		assert_int_equal(s.code, SK_SUCCESS);
+		char got[256] = "";
+		for (int k = 0; k < r.n; k++) {
+			strcat(got, k ? " " : "");
+			strcat(got, r.names[k]);
+		}
+		if (r.all != cases[i].all || strcmp(got, cases[i].nodes) != 0) {
+			print_error("case %s: all=%d nodes \"%s\"\n", cases[i].name, r.all, got);
+			fail();
+		}
+		free(r.names);
+		sk_pod_unref(p);
+	}
+	ph_free(h);
+}
+
 static void test_args(void **state)
 {
 	(void)state;
@@ -475,6 +521,7 @@ int main(void)
 		cmocka_unit_test(test_pre_bind_static),
 		cmocka_unit_test(test_pre_bind_provision),
 		cmocka_unit_test(test_pre_bind_failures),
+		cmocka_unit_test(test_eligible_nodes),
 		cmocka_unit_test(test_args),
 		cmocka_unit_test(test_hints),
 	};

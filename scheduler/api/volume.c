@@ -226,6 +226,7 @@ static void pvc_free(struct sk_pvc *p)
 
 static void pv_free(struct sk_pv *p)
 {
+	free(p->host_names);
 	free(p->labels.items);
 	kube_node_selector_free(p->node_affinity);
 }
@@ -404,6 +405,76 @@ static void decode_pv_claim_ref(struct vctx *c, const cJSON *spec, struct sk_pv 
 	p->claim_uid = uid && *uid ? vintern(c, uid) : NULL;
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static bool has_str(const char **v, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+/* The hostname In values of one term, intersected; -1 when the term has none. */
+static int term_hosts(const cJSON *term, const char **out, int max)
+{
+	int n = -1;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(term, "matchExpressions"))
+	{
+		const char *key = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "key"));
+		const char *op = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "operator"));
+		if (!key || !op || strcmp(key, "kubernetes.io/hostname") != 0 || strcmp(op, "In") != 0)
+			continue;
+		const char *vals[64];
+		int nv = 0;
+		const cJSON *v;
+		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(e, "values"))
+			if (cJSON_IsString(v) && nv < 64 && !has_str(vals, nv, v->valuestring))
+				vals[nv++] = v->valuestring;
+		if (n < 0) {
+			n = 0;
+			for (int i = 0; i < nv && n < max; i++)
+				out[n++] = vals[i];
+		} else {
+			int k = 0;
+			for (int i = 0; i < n; i++)
+				if (has_str(vals, nv, out[i]))
+					out[k++] = out[i];
+			n = k;
+		}
+	}
+	return n;
+}
+
+/* GetLocalPersistentVolumeNodeNames over spec.nodeAffinity.required (already validated). */
+static void decode_host_names(struct vctx *c, const cJSON *required, struct sk_pv *p)
+{
+	const char *all[256];
+	int n = 0;
+	const cJSON *term;
+	cJSON_ArrayForEach(term, cJSON_GetObjectItemCaseSensitive(required, "nodeSelectorTerms"))
+	{
+		const char *hosts[64];
+		int nh = term_hosts(term, hosts, 64);
+		for (int i = 0; i < nh && n < 256; i++)
+			if (!has_str(all, n, hosts[i]))
+				all[n++] = hosts[i];
+	}
+	if (n == 0)
+		return;
+	qsort(all, (size_t)n, sizeof all[0], str_cmp);
+	if (!(p->host_names = calloc((size_t)n, sizeof(char *)))) {
+		vfail(c, "out of memory");
+		return;
+	}
+	for (int i = 0; i < n && !c->failed; i++)
+		p->host_names[p->nhost_names++] = vintern(c, all[i]);
+}
+
 struct sk_pv *sk_pv_decode(const cJSON *obj, char **err)
 {
 	if (err)
@@ -432,6 +503,8 @@ struct sk_pv *sk_pv_decode(const cJSON *obj, char **err)
 		if (kube_node_selector_compile_object(req, "spec.nodeAffinity.required", 0, &p->node_affinity, &nerr) != 0)
 			vfail(&c, "%s", nerr ? nerr : "spec.nodeAffinity.required: invalid");
 		free(nerr);
+		if (!c.failed)
+			decode_host_names(&c, req, p);
 	}
 	decode_pv_claim_ref(&c, spec, p);
 	if (spec && !c.failed)

@@ -81,6 +81,10 @@ struct sk_pv {
 	bool block_mode;
 	const char *source;           /* the volume source's field name: "csi", "hostPath", "local", ... */
 	const char *csi_driver, *csi_handle; /* spec.csi.driver / volumeHandle, NULL unless csi */
+	/* GetLocalPersistentVolumeNodeNames: the values of kubernetes.io/hostname In expressions of
+	 * the required node affinity (intersected within a term, united across terms), sorted, interned. */
+	int nhost_names;
+	const char **host_names;
 };
 
 struct sk_storage_class {
