@@ -1,4 +1,5 @@
-/* Args of the upstream default plugins that are not built yet (sk_unavailable_default_plugins):
+/* Args of the upstream default plugins that are not built (sk_unavailable_default_plugins; since
+ * the volume plugins, only DynamicResources):
  * each gets a stub descriptor with only a name and an args decoder, so configs naming them are
  * accepted, defaulted and validated exactly as upstream, and shown in sk_config_to_json. The
  * decoded args are kept as defaulted JSON. */
@@ -14,54 +15,7 @@
 static void json_args_free(void *p) { cJSON_Delete(p); }
 static cJSON *json_args_encode(const void *p) { return cJSON_Duplicate(p, 1); }
 
-static int set_int(cJSON *o, const char *field, int64_t v)
-{
-	cJSON *n = kube_json_create_int64(v);
-	if (!n)
-		return -1;
-	if (cJSON_GetObjectItemCaseSensitive(o, field))
-		return cJSON_ReplaceItemInObjectCaseSensitive(o, field, n) ? 0 : -1;
-	return cJSON_AddItemToObject(o, field, n) ? 0 : -1;
-}
-
 static char *child(const char *path, const char *f) { return sk_path_child(path, f); }
-
-/* ---------- VolumeBindingArgs ---------- */
-static int volume_binding_decode(const cJSON *json, void **out, struct sk_errors *e, const char *path)
-{
-	static const char *const fields[] = { "bindTimeoutSeconds", "shape", NULL };
-	int64_t timeout = 600;
-	int rc = 0;
-	if (sk_json_check_object(json, path, fields, true, e) < 0 ||
-	    sk_args_check_type_meta(json, "VolumeBindingArgs", path, e) < 0 ||
-	    sk_json_int(json, "bindTimeoutSeconds", path, INT64_MIN, INT64_MAX, &timeout, NULL, e) < 0)
-		return -1;
-	if (timeout < 0) {
-		char *p = child(path, "bindTimeoutSeconds");
-		sk_err_invalid_int(e, p, timeout, "invalid BindTimeoutSeconds, should not be a negative value");
-		free(p);
-		rc = -1;
-	}
-	/* StorageCapacityScoring is off by default in v1.34: a shape is an error. */
-	const cJSON *shape = json ? cJSON_GetObjectItemCaseSensitive(json, "shape") : NULL;
-	if (shape && !cJSON_IsNull(shape)) {
-		char *p = child(path, "shape"), *printed = kube_json_print(shape);
-		sk_err_invalid_raw(e, p, printed ? printed : "[...]",
-				   "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring");
-		free(printed);
-		free(p);
-		rc = -1;
-	}
-	if (rc < 0)
-		return -1;
-	cJSON *o = sk_args_json_new("VolumeBindingArgs");
-	if (!o || set_int(o, "bindTimeoutSeconds", timeout) < 0) {
-		cJSON_Delete(o);
-		return -1;
-	}
-	*out = o;
-	return 0;
-}
 
 /* ---------- DynamicResourcesArgs (v1.34: DRASchedulerFilterTimeout beta, on) ---------- */
 static int dynamic_resources_decode(const cJSON *json, void **out, struct sk_errors *e, const char *path)
@@ -116,15 +70,11 @@ static int dynamic_resources_decode(const cJSON *json, void **out, struct sk_err
 		.args_free = (kind) ? json_args_free : NULL,                                                           \
 	}
 
-STUB(stub_volume_restrictions, "VolumeRestrictions", NULL, NULL);
-STUB(stub_node_volume_limits, "NodeVolumeLimits", NULL, NULL);
-STUB(stub_volume_binding, "VolumeBinding", "VolumeBindingArgs", volume_binding_decode);
-STUB(stub_volume_zone, "VolumeZone", NULL, NULL);
 STUB(stub_dynamic_resources, "DynamicResources", "DynamicResourcesArgs", dynamic_resources_decode);
 
 static const struct sk_plugin_desc *const stubs[] = {
-	&stub_volume_restrictions, &stub_node_volume_limits, &stub_volume_binding, &stub_volume_zone,
-	&stub_dynamic_resources,   NULL,
+	&stub_dynamic_resources,
+	NULL,
 };
 
 const struct sk_plugin_desc *sk_unavailable_plugin_desc(const char *name)
