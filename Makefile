@@ -207,13 +207,13 @@ test: deps
 	@OUT=$(OUT) e2e/run-tests.sh
 
 asan: deps
-	@$(MAKE) --no-print-directory OUT=build/asan SAN=1 OPT="-O1 -g" all
+	@$(MAKE) --no-print-directory OUT=build/asan SAN=1 OPT="-O1 -g" all benches
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  OUT=build/asan e2e/run-tests.sh
 
 # gcc's `make test` is the reference; this is the same suite built by clang in its own OUT.
 test-clang: deps
-	@$(MAKE) --no-print-directory OUT=build/clang CC=clang all
+	@$(MAKE) --no-print-directory OUT=build/clang CC=clang all benches
 	@SKIP_E2E=$(SKIP_E2E) OUT=build/clang e2e/run-tests.sh
 
 # Every fuzz target for FUZZ_SECONDS on a temporary copy of its seed corpus (the repo's corpus is

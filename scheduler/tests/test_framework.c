@@ -573,7 +573,7 @@ static void test_score_weights_and_normalize(void **state)
 	tk_beh[TK_B].score_default = 7;
 	struct sk_status s = sk_fw_run_pre_score(fw, cs, pod, (const struct sk_node_info *const *)nis, 3);
 	assert_int_equal(s.code, SK_SUCCESS);
-	struct sk_score_table t;
+	struct sk_score_table t = { 0 };
 	s = sk_fw_run_score(fw, cs, pod, (const struct sk_node_info *const *)nis, 3, &t);
 	assert_int_equal(s.code, SK_SUCCESS);
 	assert_int_equal(t.nplugins, 2);
@@ -644,7 +644,7 @@ static void test_score_batch(void **state)
 	tk_beh[TK_E].score_nodes[1] = "n33";
 	tk_beh[TK_E].score_of[1] = 60;
 	struct sk_cycle_state *cs = sk_cycle_state_new(fw, true);
-	struct sk_score_table t;
+	struct sk_score_table t = { 0 };
 	struct sk_status s = sk_fw_run_score(fw, cs, pod, (const struct sk_node_info *const *)nis, N, &t);
 	assert_int_equal(s.code, SK_SUCCESS);
 	assert_int_equal(t.nplugins, 2);
@@ -686,7 +686,7 @@ static void test_score_errors(void **state)
 	struct sk_framework *fw = score_fw(&tp);
 	struct sk_pod *pod = pod_prio("p", 0);
 	struct sk_node_info *nis[2] = { ni_named("n1"), ni_named("n2") };
-	struct sk_score_table t;
+	struct sk_score_table t = { 0 };
 
 	/* out of range after normalize */
 	tk_beh[TK_B].score_default = 100;
