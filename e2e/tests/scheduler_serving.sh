@@ -12,6 +12,9 @@
 #  3. Flags: --version on the three binaries; the flags that do not apply are named in one
 #     warning line; an unknown feature gate, cipher suite or TLS version exits 2 with upstream's
 #     words; --write-config-to writes the defaulted configuration; --logging-format=json.
+#  4. The scheduler itself under enforced RBAC with its own ServiceAccount token: with the grants
+#     it needs it binds a pod and holds its Lease, refused nothing; without pods/binding it is
+#     refused the binding in upstream's words and the pod stays unbound.
 # Prints TAP-style ok / not ok lines. Env: SK_BIN (binaries), SK_ROOT (repo).
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -207,3 +210,93 @@ check "--logging-format=json: every log line is a JSON object with ts, caller, m
   bash -c 'test -s "$1" && while read -r l; do echo "$l" | jq -e "has(\"ts\") and has(\"caller\") and has(\"msg\")" >/dev/null || exit 1; done <"$1"' _ "$work/json.log"
 check "--kube-api-qps/--kube-api-burst/--kube-api-content-type are accepted" \
   "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --validate --kube-api-qps=20.5 --kube-api-burst=30 --kube-api-content-type=application/vnd.kubernetes.protobuf
+
+# ---------------------------------------------------------------- 4. the scheduler under RBAC, with its own token
+# What the scheduler's requests need (upstream's system:kube-scheduler, cut to what schedkit uses),
+# granted to a ServiceAccount whose token the scheduler runs with: a pod is scheduled.
+cat >"$work/sched-rbac.yaml" <<'EOF'
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: runner, namespace: kube-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: schedkit-runner}
+rules:
+- apiGroups: [""]
+  resources: [pods, nodes]
+  verbs: [get, list, watch]
+- apiGroups: [""]
+  resources: [pods/binding, bindings]
+  verbs: [create]
+- apiGroups: [""]
+  resources: [pods/status]
+  verbs: [patch, update]
+- apiGroups: [events.k8s.io]
+  resources: [events]
+  verbs: [create, patch, update]
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  verbs: [get, create, update]
+- apiGroups: [policy]
+  resources: [poddisruptionbudgets]
+  verbs: [list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: schedkit-runner}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: schedkit-runner}
+subjects:
+- {kind: ServiceAccount, name: runner, namespace: kube-system}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: rbac-node, labels: {kubernetes.io/hostname: rbac-node}}
+status:
+  capacity: {cpu: "4", memory: 8Gi, pods: "110"}
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+  conditions: [{type: Ready, status: "True"}]
+EOF
+kubectl apply -f "$work/sched-rbac.yaml" >/dev/null || fatal "scheduler RBAC applied"
+t_runner=$(kubectl create token runner -n kube-system) || fatal "kubectl create token runner"
+sed "s/token: .*/token: $t_runner/" "$KUBECONFIG" >"$work/runner.kubeconfig"
+cat >"$work/runner.yaml" <<'EOF'
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaderElect: true, resourceName: rbac-runner, resourceNamespace: kube-system}
+profiles:
+- schedulerName: rbac-scheduler
+EOF
+"$SK_BIN/schedkit-scheduler" --config "$work/runner.yaml" --kubeconfig "$work/runner.kubeconfig" --secure-port 0 --v=2 \
+  >"$work/runner.log" 2>&1 &
+pids+=($!)
+kubectl run rbac-pod --image=x --restart=Never --overrides='{"spec":{"schedulerName":"rbac-scheduler"}}' >/dev/null ||
+  fatal "pod for the RBAC-bound scheduler created"
+check "with its own ServiceAccount token under enforced RBAC, the scheduler binds a pod" \
+  sk_wait_for 30 bash -c 'test "$(kubectl get pod rbac-pod -o jsonpath={.spec.nodeName})" = rbac-node'
+check "... and was refused nothing (no 403 in its log)" bash -c '! grep -q -i "forbidden" "$1"' _ "$work/runner.log"
+check "... and holds its Lease" \
+  sk_wait_for 10 bash -c 'kubectl get lease rbac-runner -n kube-system -o jsonpath={.spec.holderIdentity} | grep -q .'
+
+# Without pods/binding the same scheduler is refused the binding: RBAC is really enforced.
+kubectl get clusterrole schedkit-runner -o json | jq '.metadata = {name: "schedkit-runner-nobind"} |
+  .rules |= map(select((.resources | index("pods/binding")) | not))' | kubectl apply -f - >/dev/null
+kubectl create sa runner2 -n kube-system >/dev/null
+cat <<'EOF' | kubectl apply -f - >/dev/null
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: schedkit-runner-nobind}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: schedkit-runner-nobind}
+subjects:
+- {kind: ServiceAccount, name: runner2, namespace: kube-system}
+EOF
+t_runner2=$(kubectl create token runner2 -n kube-system)
+sed "s/token: .*/token: $t_runner2/" "$KUBECONFIG" >"$work/runner2.kubeconfig"
+sed 's/rbac-runner/rbac-runner2/; s/rbac-scheduler/rbac-nobind/' "$work/runner.yaml" >"$work/runner2.yaml"
+"$SK_BIN/schedkit-scheduler" --config "$work/runner2.yaml" --kubeconfig "$work/runner2.kubeconfig" --secure-port 0 --v=2 \
+  >"$work/runner2.log" 2>&1 &
+pids+=($!)
+kubectl run rbac-pod2 --image=x --restart=Never --overrides='{"spec":{"schedulerName":"rbac-nobind"}}' >/dev/null
+check "without pods/binding the binding is refused with upstream's 403 words" \
+  sk_wait_for 30 grep -qF 'pods "rbac-pod2" is forbidden: User "system:serviceaccount:kube-system:runner2" cannot create resource "pods/binding" in API group "" in the namespace "default"' "$work/runner2.log"
+check "... and the pod stays unbound" test -z "$(kubectl get pod rbac-pod2 -o jsonpath={.spec.nodeName})"
