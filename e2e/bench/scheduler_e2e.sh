@@ -67,13 +67,15 @@ leaderElection: {leaderElect: false}
 clientConnection: {qps: 100000, burst: 100000}
 EOF
 port=$(sk_free_port)
+# HTTPS (self-signed: curl -k); /metrics open without a token, as the benchmark reads it
 "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$KUBECONFIG" --secure-port "$port" \
-  --bind-address 127.0.0.1 --v=2 >"$work/scheduler.log" 2>&1 &
+  --bind-address 127.0.0.1 --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics --v=2 \
+  >"$work/scheduler.log" 2>&1 &
 sched_pid=$!
 pids+=($sched_pid)
-sk_wait_for 60 curl -sf "http://127.0.0.1:$port/readyz" -o /dev/null || die "scheduler not ready: $(tail -5 "$work/scheduler.log")"
+sk_wait_for 60 curl -sfk "https://127.0.0.1:$port/readyz" -o /dev/null || die "scheduler not ready: $(tail -5 "$work/scheduler.log")"
 
-scheduled() { curl -sf "http://127.0.0.1:$port/metrics" |
+scheduled() { curl -sfk "https://127.0.0.1:$port/metrics" |
   awk '$1 ~ /^scheduler_schedule_attempts_total\{.*result="scheduled"/ {s += $2} END {print s + 0}'; }
 # SK_BENCH_PERF=FILE: profile the scheduler (perf record -g) while the pods are placed.
 if [ -n "${SK_BENCH_PERF:-}" ]; then
@@ -87,7 +89,7 @@ all_done() { [ "$(scheduled)" -ge "$PODS" ]; }
 sk_wait_for 300 all_done || die "only $(scheduled) of $PODS pods scheduled"
 if [ -n "${SK_BENCH_PERF:-}" ]; then kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null; fi
 rss_kib=$(awk '$1 == "VmHWM:" {print $2}' "/proc/$sched_pid/status")
-curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics.txt"
+curl -sfk "https://127.0.0.1:$port/metrics" >"$work/metrics.txt"
 
 # The last binding's wall-clock time from its klog line (Lmmdd hh:mm:ss.uuuuuu, UTC).
 last=$(grep '"Successfully bound pod to node"' "$work/scheduler.log" | tail -1 | awk '{print $1, $2}')
