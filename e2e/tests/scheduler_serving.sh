@@ -99,6 +99,9 @@ t_sched=$(kubectl create token scheduler -n kube-system) || fatal "kubectl creat
 check "the API server enforces RBAC: a token without grants cannot list pods" \
   bash -c 'out=$(kubectl --token "$1" get pods 2>&1); test $? != 0 && echo "$out" | grep -q "cannot list resource \"pods\""' _ "$t_nobody"
 
+check "kubectl auth can-i (SelfSubjectAccessReview): prometheus may get /metrics, nobody may not" \
+  bash -c 'test "$(kubectl auth can-i get /metrics --token "$1")" = yes && test "$(kubectl auth can-i get /metrics --token "$2")" = no' _ "$t_prom" "$t_nobody"
+
 # the delegation kubeconfig: the scheduler's own ServiceAccount token, not the admin's
 sed "s/token: .*/token: $t_sched/" "$KUBECONFIG" >"$work/delegate.kubeconfig"
 check "the delegation token may create TokenReviews and SubjectAccessReviews only" \
