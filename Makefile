@@ -15,6 +15,7 @@
 #   <dir>/tests/test_*.c          -> build/tests/<dir>_test_* (cmocka, linked with every lib)
 #   <dir>/tests/*.c (other names) -> lib/libtestsupport.a (fakes shared by tests: scripted HTTP peer, ...)
 #   <dir>/bench/bench_*.c         -> build/bench/<dir>_bench_*
+#   <dir>/bench/*.c (other names) -> lib/libtestsupport.a (code shared by benchmarks: cluster setup, workloads)
 #   e2e/tests/*.sh                -> end-to-end suites (TAP-style "ok"/"not ok" lines)
 #   <dir>/fuzz/fuzz_*.c           -> build/fuzz/fuzz/<dir>_fuzz_* (libFuzzer, `make fuzz` only),
 #                                    seed corpus <dir>/fuzz/corpus/<name>/ (name without "fuzz_")
@@ -32,7 +33,7 @@ LIB     := $(OUT)/lib
 PKGS    := libcurl libcjson yaml-0.1 openssl libwebsockets
 DEPS_PKGS := libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libwebsockets-dev \
              libcmocka-dev pkg-config gcc make jq curl ca-certificates clang libclang-rt-14-dev \
-             python3-kubernetes
+             python3-kubernetes umoci
 
 ifdef SAN
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -55,7 +56,9 @@ SCHED_SRC := $(filter-out scheduler/cmd/% scheduler/tests/% scheduler/bench/% sc
 OP_SRC    := $(wildcard operator/*.c)
 APIS_SRC  := $(filter-out e2e/apiserver/main.c,$(wildcard e2e/apiserver/*.c))
 TEST_SRC  := $(wildcard */tests/test_*.c) $(wildcard */*/tests/test_*.c) $(wildcard plugins/contrib/*/tests/test_*.c)
-TSUP_SRC  := $(filter-out $(TEST_SRC),$(wildcard */tests/*.c) $(wildcard */*/tests/*.c))
+BENCH_SRC := $(wildcard */bench/bench_*.c) $(wildcard */*/bench/bench_*.c)
+TSUP_SRC  := $(filter-out $(TEST_SRC) $(BENCH_SRC),$(wildcard */tests/*.c) $(wildcard */*/tests/*.c) \
+               $(wildcard */bench/*.c) $(wildcard */*/bench/*.c))
 
 # Contrib plugins (plugins/contrib/<Name>/): each folder is one module, compiled as a module is
 # outside the tree (docs/plugins.md, "Build"): the SDK headers and cJSON only, no -I. of the core.
@@ -84,7 +87,6 @@ BINS := $(if $(SCHED_CMD),$(BIN)/schedkit-scheduler) $(if $(OP_CMD),$(BIN)/sched
         $(if $(APIS_CMD),$(BIN)/schedkit-apiserver)
 
 TEST_BINS := $(foreach t,$(TEST_SRC),$(BLD)/tests/$(subst /,_,$(patsubst %/tests/,%,$(dir $(t))))_$(notdir $(t:.c=)))
-BENCH_SRC := $(wildcard */bench/bench_*.c) $(wildcard */*/bench/bench_*.c)
 BENCH_BINS := $(foreach t,$(BENCH_SRC),$(BLD)/bench/$(subst /,_,$(patsubst %/bench/,%,$(dir $(t))))_$(notdir $(t:.c=)))
 FUZZ_SRC  := $(wildcard */fuzz/fuzz_*.c) $(wildcard */*/fuzz/fuzz_*.c)
 fuzz_bin   = $(BLD)/fuzz/$(subst /,_,$(patsubst %/fuzz/,%,$(dir $(1))))_$(notdir $(1:.c=))
@@ -92,7 +94,7 @@ FUZZ_BINS := $(foreach t,$(FUZZ_SRC),$(call fuzz_bin,$(t)))
 FUZZ_SECONDS ?= 60
 FUZZ_OUT  := build/fuzz
 
-.PHONY: all deps build test asan bench demo clean tests benches test-clang fuzz fuzzers
+.PHONY: all deps build test asan bench demo clean tests benches test-clang fuzz fuzzers image
 .DEFAULT_GOAL := all
 
 all: $(ALL_LIBS) $(BINS) $(CONTRIB_SOS) tests
@@ -188,7 +190,7 @@ endif
 
 # The README's test command: unit tests (cmocka) then end-to-end suites; ends with "N passed, N failed".
 test: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all benches
 	@OUT=$(OUT) e2e/run-tests.sh
 
 asan: deps
@@ -261,6 +263,22 @@ install: $(BINS) $(SK_MODULES)
 	mv -f $(INST_PC)/schedkit-plugin.pc.tmp $(INST_PC)/schedkit-plugin.pc
 	$(if $(BINS),install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/)
 	$(if $(SK_MODULES),install -m 0644 $(SK_MODULES) $(INST_PLUG)/)
+
+# make image: the OCI images of the scheduler and the operator (images/*.Containerfile), built by
+# images/build-image.sh with umoci (no container engine or daemon) into build/images/<name>/oci,
+# tagged SK_VERSION; reproducible (SOURCE_DATE_EPOCH: the last commit's time). Prints the digests.
+.PHONY: image
+image: deps $(BINS) $(CONTRIB_SOS)
+	@for n in scheduler operator; do \
+	  d=$$(SK_BIN=$(BIN) SK_LIB=$(LIB) images/build-image.sh $$n $(BLD)/images) || exit 1; \
+	  echo "$$d" >$(BLD)/images/$$n.digest; echo "schedkit-$$n:$(SK_VERSION) $$d ($(BLD)/images/$$n/oci)"; \
+	done
+
+# install.yaml: the single-file install, `kubectl kustomize manifests/` checked in (the test
+# e2e/tests/manifests_install.sh fails when it differs). Regenerate after editing manifests/ or crds/.
+.PHONY: install.yaml
+install.yaml:
+	kubectl kustomize manifests/ >install.yaml.tmp && mv -f install.yaml.tmp install.yaml
 
 clean:
 	rm -rf bin lib build

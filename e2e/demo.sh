@@ -20,12 +20,15 @@
 #      land only on the nodes labelled schedkit.io/sample=true, annotated by the plugin's PreBind.
 # Everything stops at the end; KEEP=1 leaves the cluster, operator, volume sync and scheduler
 # running and prints the KUBECONFIG to export and how to stop them.
-# Env: SK_BIN (binaries; default <repo>/bin, or $OUT/bin), KEEP=1, DEMO_DIR (work directory).
+# Env: SK_BIN (binaries; default <repo>/bin, or $OUT/bin), KEEP=1, DEMO_DIR (work directory),
+#      CM_SYNC (seconds between the ConfigMap volume's syncs, default 0.5; kubelet's is a minute or
+#      more: with CM_SYNC=60 changes still run at once, through the API watch).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-.}
 SK_BIN=${SK_BIN:-$(cd "$ROOT" && cd "$OUT" && pwd)/bin}
 KEEP=${KEEP:-0}
+CM_SYNC=${CM_SYNC:-0.5}
 # shellcheck source=lib/deployment_runner.sh
 . "$ROOT/e2e/lib/deployment_runner.sh"
 DIR=${DEMO_DIR:-$(mktemp -d /tmp/schedkit-demo.XXXXXX)}
@@ -72,7 +75,7 @@ EOF
   kubectl apply -f my-profile.yaml       # the operator validates and renders it; the running
                                          # scheduler reloads it within ~2 s: APPLIED turns True
   logs:  $DIR/{apiserver,operator,scheduler-1,scheduler-2}.log
-  the scheduler's --config (a kubelet-style ConfigMap volume, synced every 0.5 s): $DIR/volume/config.yaml
+  the scheduler's --config (a kubelet-style ConfigMap volume, synced every $CM_SYNC s): $DIR/volume/config.yaml
   stop:  $DIR/stop.sh
 EOF
 		return
@@ -174,8 +177,8 @@ sed 's/^/    /' "$DIR/config.yaml"
 # ------------------------------------------------------------------ 5. scheduler
 say "Starting schedkit-scheduler from that ConfigMap, as the schedkit-scheduler Deployment would"
 # No kubelet here: e2e/lib/configmap_volume.sh plays its part for the mounted ConfigMap (new
-# content in a fresh directory, then an atomic swap of the ..data symlink, every 0.5 s).
-"$ROOT/e2e/lib/configmap_volume.sh" "$DIR/volume" "$NS" schedkit-scheduler-config config.yaml 0.5 \
+# content in a fresh directory, then an atomic swap of the ..data symlink, every $CM_SYNC s).
+"$ROOT/e2e/lib/configmap_volume.sh" "$DIR/volume" "$NS" schedkit-scheduler-config config.yaml "$CM_SYNC" \
 	>"$DIR/volume-sync.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 1 100); do
@@ -187,9 +190,10 @@ echo "ConfigMap volume: $DIR/volume/config.yaml -> ..data/config.yaml (kept in s
 cat >"$DIR/scheduler.sh" <<EOF
 #!/bin/sh
 # Runs schedkit-scheduler as the Deployment does: --config in the mounted ConfigMap (reloaded when
-# it changes), leader election.
+# it changes), the same ConfigMap watched through the API (reloaded at once), leader election.
 exec "$SK_BIN/schedkit-scheduler" --config "$DIR/volume/config.yaml" --kubeconfig "$KUBECONFIG" --leader-elect=true \\
-	--leader-elect-resource-namespace=$NS --leader-elect-resource-name=schedkit-scheduler --secure-port=0 --v=1
+	--leader-elect-resource-namespace=$NS --leader-elect-resource-name=schedkit-scheduler --secure-port=0 --v=1 \\
+	--config-configmap=$NS/schedkit-scheduler-config
 EOF
 chmod +x "$DIR/scheduler.sh"
 "$DIR/scheduler.sh" >"$DIR/scheduler-1.log" 2>&1 &
@@ -252,9 +256,9 @@ k patch sp spread --type merge -p '{"spec":{"percentageOfNodesToScore":50}}' || 
 ok=
 for _ in $(seq 1 150); do
 	new_hash=$(k -n $NS get lease schedkit-scheduler -o go-template='{{index .metadata.annotations "schedkit.io/config-hash"}}')
-	rendered=$(k get sp spread -o jsonpath='{.status.renderedConfigHash}')
+	hashes=$(k get sp spread -o jsonpath='{.status.renderedHash} {.status.appliedHash}')
 	applied=$(k get sp spread -o jsonpath='{.status.conditions[?(@.type=="Applied")].status}')
-	if [ "$new_hash" != "$old_hash" ] && [ "$new_hash" = "$rendered" ] && [ "$applied" = True ]; then ok=1; break; fi
+	if [ "$new_hash" != "$old_hash" ] && [ "${hashes% *}" = "${hashes#* }" ] && [ "$applied" = True ]; then ok=1; break; fi
 	sleep 0.2
 done
 [ -n "$ok" ] || die "the scheduler did not reload the changed profile"

@@ -29,7 +29,9 @@
 
 #define KUBE_MAX_COUNTERS 64
 #define KUBE_POOL_MAX 16
-#define KUBE_DEFAULT_USER_AGENT "schedkit/0.1"
+/* client-go's default names the program ("kube-scheduler/v1.34.0 (linux/amd64) ..."): the API
+ * server's logs, audit and RBAC tests tell the operator from the scheduler by it. */
+#define KUBE_DEFAULT_USER_AGENT_VERSION "schedkit/0.1"
 
 struct kube_client {
 	char *server;                  /* without trailing '/' */
@@ -138,6 +140,23 @@ static int dup_field(char **dst, const char *src)
 	return *dst ? 0 : -1;
 }
 
+static char default_ua[160];
+
+static void fill_default_user_agent(void)
+{
+	snprintf(default_ua, sizeof default_ua, "%s %s",
+		 program_invocation_short_name && *program_invocation_short_name ? program_invocation_short_name : "schedkit",
+		 KUBE_DEFAULT_USER_AGENT_VERSION);
+}
+
+/* "<program> schedkit/0.1", e.g. "schedkit-operator schedkit/0.1". */
+static const char *default_user_agent(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, fill_default_user_agent);
+	return default_ua;
+}
+
 int kube_client_new(const struct kube_config *cfg, struct kube_client **out, char **err)
 {
 	*out = NULL;
@@ -162,7 +181,7 @@ int kube_client_new(const struct kube_config *cfg, struct kube_client **out, cha
 	    dup_field(&c->ca_data, cfg->ca_data) || dup_field(&c->cert_file, cfg->client_cert_file) ||
 	    dup_field(&c->cert_data, cfg->client_cert_data) || dup_field(&c->key_file, cfg->client_key_file) ||
 	    dup_field(&c->key_data, cfg->client_key_data) ||
-	    dup_field(&c->user_agent, cfg->user_agent ? cfg->user_agent : KUBE_DEFAULT_USER_AGENT) ||
+	    dup_field(&c->user_agent, cfg->user_agent ? cfg->user_agent : default_user_agent()) ||
 	    dup_field(&c->namespace, cfg->namespace ? cfg->namespace : "default"))
 		goto oom;
 	size_t sl = strlen(c->server);

@@ -14,6 +14,7 @@
 #include "kube/metrics.h"
 #include "kube/object.h"
 #include "kube/util.h"
+#include "operator/history.h"
 #include "operator/plan.h"
 #include "operator/plugins.h"
 #include "operator/queue.h"
@@ -24,6 +25,7 @@
 static const enum op_kind apply_order[OP_OBJ_COUNT] = {
 	OP_OBJ_SERVICE_ACCOUNT, OP_OBJ_CLUSTER_ROLE, OP_OBJ_CLUSTER_ROLE_BINDING, OP_OBJ_ROLE,
 	OP_OBJ_ROLE_BINDING,    OP_OBJ_CONFIGMAP,    OP_OBJ_SERVICE,              OP_OBJ_DEPLOYMENT,
+	OP_OBJ_PDB,
 };
 
 static const char *ns_of(const struct op_controller_opts *o)
@@ -306,6 +308,15 @@ int op_reconcile(struct kube_client *client, const struct op_controller_opts *op
 		return -1;
 	}
 	plan.plugins = &plugins;
+	/* what each recent configuration held, so Applied is judged per profile (history.h) */
+	plan.history = op_history_update(kube_meta_annotation(s->owned[OP_OBJ_CONFIGMAP], OP_PROFILE_HASHES_ANNOTATION),
+					 &plan);
+	if (!plan.history) {
+		kube_errf_first(err, "out of memory");
+		op_plan_free(&plan);
+		op_plugin_set_free(&plugins);
+		return -1;
+	}
 	int failed = 0;
 	for (int i = 0; i < OP_OBJ_COUNT; i++) {
 		enum op_kind k = apply_order[i];

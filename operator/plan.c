@@ -1,6 +1,7 @@
 /* Deciding what goes into the configuration: per-profile validation with the scheduler's loader,
  * schedulerName conflicts, last-accepted fallbacks, and the combined check (rules that span
  * profiles, such as one queueSort for all, only show up when they are loaded together). */
+#include "operator/legacy.h"
 #include "operator/plan.h"
 
 #include <stdarg.h>
@@ -73,7 +74,9 @@ int op_validate_profile(const cJSON *profile, const struct op_render_opts *opts,
 	struct sk_errors e = { 0 };
 	struct sk_config *cfg = load_entries(&profile, 1, opts, &e);
 	if (!cfg) {
-		*msg = e.n ? sk_errors_join(&e, "; ") : xstrdup("invalid configuration");
+		char *raw = e.n ? sk_errors_join(&e, "; ") : NULL;
+		*msg = op_spec_paths(raw ? raw : "invalid configuration");
+		free(raw);
 		sk_errors_free(&e);
 		return -1;
 	}
@@ -95,6 +98,40 @@ int op_validate_profile(const cJSON *profile, const struct op_render_opts *opts,
 		*unavailable = list;
 	}
 	sk_config_free(cfg);
+	return 0;
+}
+
+char *op_spec_paths(const char *msg)
+{
+	static const char from[] = "profiles[0]", to[] = "spec";
+	size_t n = 0, fl = sizeof from - 1, tl = sizeof to - 1;
+	for (const char *p = msg; (p = strstr(p, from)); p += fl)
+		n++;
+	char *out = malloc(strlen(msg) - n * (fl - tl) + 1), *w = out;
+	if (!out)
+		return NULL;
+	for (const char *p = msg, *q; *p; p = q + fl) {
+		if (!(q = strstr(p, from))) {
+			strcpy(w, p);
+			return out;
+		}
+		memcpy(w, p, (size_t)(q - p));
+		w += q - p;
+		memcpy(w, to, tl);
+		w += tl;
+	}
+	*w = '\0';
+	return out;
+}
+
+/* The profile's own hash: sha256 of the configuration holding only its entry. */
+static int entry_hash(const cJSON *entry, const struct op_render_opts *opts, char out[65])
+{
+	char *text = op_render_config(&entry, 1, opts);
+	if (!text)
+		return -1;
+	op_sha256_hex(text, strlen(text), out);
+	free(text);
 	return 0;
 }
 
@@ -359,7 +396,8 @@ static int assign_sources(struct cand *c, int n, const struct op_render_opts *op
 
 /* One profile's result (reason, message, generations, the annotation to write); its rendered
  * entry, if any, is appended to entries[*nrendered]. -1 when out of memory. */
-static int fill_result(const struct cand *x, struct op_profile_result *r, const cJSON **entries, int *nrendered)
+static int fill_result(const struct cand *x, struct op_profile_result *r, const cJSON **entries, int *nrendered,
+		       const struct op_render_opts *opts)
 {
 	bool need_annotation = false;
 	int64_t gen = generation_of(x->obj);
@@ -375,6 +413,22 @@ static int fill_result(const struct cand *x, struct op_profile_result *r, const 
 				     ? xasprintf("valid; runs without upstream plugins not in this build: %s", x->unavailable)
 				     : xstrdup("valid");
 		r->rendered_generation = gen;
+		cJSON *tp = NULL;
+		char *terr = NULL;
+		if (op_render_legacy(cJSON_GetObjectItemCaseSensitive(x->obj, "spec"), x->requested, &tp, &r->translation,
+				     &terr) < 0) {
+			free(terr);
+			return -1; /* it rendered a moment ago: only memory can fail */
+		}
+		cJSON_Delete(tp);
+		if (r->translation) {
+			const char *src = kube_obj_get_string(r->translation, "source");
+			int nn = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r->translation, "notes"));
+			char *m = xasprintf("%s; translated from %s (plugin sets in status.translation%s)", r->message,
+					    src ? src : "", nn ? ", what did not carry over in status.translation.notes" : "");
+			free(r->message);
+			r->message = m;
+		}
 		const char *cur = kube_meta_annotation(x->obj, OP_LAST_ACCEPTED_ANNOTATION);
 		need_annotation = !cur || strcmp(cur, x->last_json);
 		if (need_annotation)
@@ -393,6 +447,8 @@ static int fill_result(const struct cand *x, struct op_profile_result *r, const 
 	if (e) {
 		entries[(*nrendered)++] = e;
 		r->rendered_scheduler_name = xstrdup(kube_obj_get_string(e, "schedulerName"));
+		if (entry_hash(e, opts, r->rendered_hash) != 0)
+			return -1;
 	}
 	if (!r->name || !r->scheduler_name || !r->message || (e && !r->rendered_scheduler_name) ||
 	    (need_annotation && !r->last_accepted))
@@ -423,7 +479,7 @@ int op_plan_build(const cJSON *profiles, const struct op_render_opts *opts, stru
 		goto oom;
 	out->n = n;
 	for (int i = 0; i < n; i++)
-		if (fill_result(&c[i], &out->profiles[i], entries, &out->nrendered) != 0)
+		if (fill_result(&c[i], &out->profiles[i], entries, &out->nrendered, opts) != 0)
 			goto oom;
 	if (out->nrendered > 0) {
 		out->config_yaml = op_render_config(entries, out->nrendered, opts);
@@ -459,11 +515,13 @@ void op_plan_free(struct op_plan *plan)
 		free(r->name);
 		free(r->scheduler_name);
 		free(r->message);
+		cJSON_Delete(r->translation);
 		free(r->rendered_scheduler_name);
 		free(r->last_accepted);
 	}
 	free(plan->profiles);
 	free(plan->config_yaml);
+	cJSON_Delete(plan->history);
 	memset(plan, 0, sizeof *plan);
 }
 

@@ -43,6 +43,11 @@ struct op_profile_result {
 	char *rendered_scheduler_name; /* schedulerName of the configuration's entry; NULL when none */
 	int64_t rendered_generation;   /* generation of what the configuration holds; -1 when none */
 	char *last_accepted;           /* new OP_LAST_ACCEPTED_ANNOTATION value to write; NULL = unchanged */
+	cJSON *translation;            /* legacyPolicy / upstream provider of the accepted spec: the
+					  plugin sets and notes (op_render_legacy); NULL otherwise */
+	char rendered_hash[65];        /* this profile's own hash: sha256 hex of the configuration
+					  holding only its entry (so the shared parts count too);
+					  "" when not in the configuration */
 };
 
 struct op_plugin_set;
@@ -57,6 +62,9 @@ struct op_plan {
 	const struct op_plugin_set *plugins; /* the accepted SchedulerPlugins the Deployment copies
 						into --plugin-dir; borrowed, set by the caller after
 						op_plan_build; NULL = none */
+	cJSON *history;                     /* the ConfigMap's profile-hash history after this plan
+					       (history.h); set and owned by the caller's
+					       op_history_update, freed by op_plan_free; NULL = none */
 };
 
 /* Who wins a name clash (a schedulerName between SchedulerProfiles, a plugin name between
@@ -81,7 +89,15 @@ const struct op_profile_result *op_plan_find(const struct op_plan *plan, const c
 /* Validates one rendered profile entry the way the scheduler would load it alone: renders a
  * configuration holding only it and runs sk_config_load. Returns 0 when valid (and, when
  * unavailable is non-NULL, *unavailable = "A, B" naming upstream plugins it would run without,
- * or NULL; caller frees), or -1 with *msg = the loader's messages joined by "; " (caller frees). */
+ * or NULL; caller frees), or -1 with *msg = the loader's messages joined by "; " with their field
+ * paths in the SchedulerProfile's terms (op_spec_paths: "spec.plugins..." for the loader's
+ * "profiles[0].plugins..."; caller frees). */
 int op_validate_profile(const cJSON *profile, const struct op_render_opts *opts, char **msg, char **unavailable);
+
+/* msg with every "profiles[0]" (the loader's path of a profile rendered alone) written "spec": the
+ * rendered entry's fields are the spec's (schedulerName, percentageOfNodesToScore, plugins,
+ * pluginConfig, extenders, same indices: the provider's NodeResourcesFit entry is merged into
+ * the user's or appended after them). Caller frees; NULL on OOM. */
+char *op_spec_paths(const char *msg);
 
 #endif

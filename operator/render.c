@@ -1,5 +1,6 @@
 /* Rendering SchedulerProfiles into one KubeSchedulerConfiguration: the profile entry of each spec
  * (provider merged into pluginConfig) and the deterministic YAML document around them. */
+#include "operator/legacy.h"
 #include "operator/render.h"
 
 #include <stdbool.h>
@@ -213,19 +214,18 @@ int op_render_profile(const cJSON *spec, const char *metadata_name, cJSON **out,
 	const char *name = op_profile_scheduler_name(spec, metadata_name);
 	if (!name || !*name)
 		return kube_errf(err, "spec.schedulerName: Required value");
+	int lr = op_render_legacy(spec, name, out, NULL, err); /* legacyPolicy, DefaultProvider, ... */
+	if (lr != 0)
+		return lr > 0 ? 0 : -1;
 	const char *provider = spec ? kube_obj_get_string(spec, "provider") : NULL;
 	bool autoscaler = false;
 	if (provider && *provider) {
 		if (!strcmp(provider, "ClusterAutoscaler"))
 			autoscaler = true;
 		else if (strcmp(provider, "Default"))
-			return kube_errf(err, "spec.provider: Unsupported value: \"%s\": supported values: \"ClusterAutoscaler\", \"Default\"",
-				    provider);
+			return kube_errf(err, "spec.provider: Unsupported value: \"%s\": supported values: \"ClusterAutoscaler\", "
+					 "\"ClusterAutoscalerProvider\", \"Default\", \"DefaultProvider\"", provider);
 	}
-	const cJSON *legacy = spec ? cJSON_GetObjectItemCaseSensitive(spec, "legacyPolicy") : NULL;
-	if (legacy && !cJSON_IsNull(legacy))
-		return kube_errf(err, "spec.legacyPolicy: Forbidden: translating a legacy Policy is not supported by this "
-				 "schedkit-operator; use plugins and pluginConfig");
 
 	cJSON *p = cJSON_CreateObject();
 	if (!p || !cJSON_AddStringToObject(p, "schedulerName", name))

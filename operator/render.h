@@ -41,7 +41,8 @@ const char *op_profile_scheduler_name(const cJSON *spec, const char *metadata_na
  * scoringStrategy.type overrides the provider as a user plugin set overrode upstream's provider);
  * without one, the entry is appended. Returns 0 and *out (caller frees), or -1 and *err (caller
  * frees) for what the loader cannot see: an unsupported provider, a spec field of the wrong JSON
- * type, legacyPolicy (not supported). Messages name the field ("spec.provider: Unsupported
+ * type, a legacyPolicy that does not translate. spec.legacyPolicy and spec.provider
+ * DefaultProvider/ClusterAutoscalerProvider are rendered by op_render_legacy (operator/legacy.h). Messages name the field ("spec.provider: Unsupported
  * value: ..."). */
 int op_render_profile(const cJSON *spec, const char *metadata_name, cJSON **out, char **err);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kube/object.h"
+#include "operator/history.h"
 #include "operator/plugins.h"
 
 static const struct op_kind_info kinds[OP_OBJ_COUNT] = {
@@ -21,6 +22,7 @@ static const struct op_kind_info kinds[OP_OBJ_COUNT] = {
 				  OP_SCHEDULER_NAME, NULL },
 	[OP_OBJ_SERVICE] = { "", "v1", "services", "Service", true, OP_SCHEDULER_NAME, NULL },
 	[OP_OBJ_DEPLOYMENT] = { "apps", "v1", "deployments", "Deployment", true, OP_SCHEDULER_NAME, NULL },
+	[OP_OBJ_PDB] = { "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", true, OP_SCHEDULER_NAME, NULL },
 };
 
 const struct op_kind_info *op_kind_info(enum op_kind k)
@@ -28,29 +30,29 @@ const struct op_kind_info *op_kind_info(enum op_kind k)
 	return k >= 0 && k < OP_OBJ_COUNT ? &kinds[k] : NULL;
 }
 
-/* What a scheduler reads and writes cluster-wide: upstream's system:kube-scheduler role, less
- * what schedkit does not do (no delegated authn/authz, no legacy endpoints locks). pods delete is
- * kept: DefaultPreemption deletes victims. */
+/* What schedkit-scheduler reads and writes cluster-wide, and nothing more: the requests its code
+ * makes (scheduler/daemon: the pod, node and PDB informers, bindings, the pod annotation and status
+ * patches, preemption's deletes; kube/events.c: events.k8s.io Events; the volume plugins' informers
+ * and VolumeBinding's patches). e2e/tests/rbac_least_privilege.sh checks both ways. */
 static const char cluster_role_rules[] =
-	"- apiGroups: ['']\n  resources: [events]\n  verbs: [create, patch, update]\n"
-	"- apiGroups: [events.k8s.io]\n  resources: [events]\n  verbs: [create, patch, update]\n"
-	"- apiGroups: ['']\n  resources: [nodes]\n  verbs: [get, list, watch]\n"
-	"- apiGroups: ['']\n  resources: [pods]\n  verbs: [delete, get, list, watch]\n"
-	"- apiGroups: ['']\n  resources: [bindings, pods/binding]\n  verbs: [create]\n"
-	"- apiGroups: ['']\n  resources: [pods/status]\n  verbs: [patch, update]\n"
-	"- apiGroups: ['']\n  resources: [namespaces, persistentvolumeclaims, persistentvolumes, "
-	"replicationcontrollers, services]\n  verbs: [get, list, watch]\n"
-	"- apiGroups: [apps]\n  resources: [replicasets, statefulsets]\n  verbs: [get, list, watch]\n"
-	"- apiGroups: [policy]\n  resources: [poddisruptionbudgets]\n  verbs: [get, list, watch]\n"
-	"- apiGroups: [storage.k8s.io]\n  resources: [csidrivers, csinodes, csistoragecapacities, storageclasses]\n"
-	"  verbs: [get, list, watch]\n";
+	"- apiGroups: [events.k8s.io]\n  resources: [events]\n  verbs: [create, patch]\n"
+	"- apiGroups: ['']\n  resources: [nodes]\n  verbs: [list, watch]\n"
+	"- apiGroups: ['']\n  resources: [pods]\n  verbs: [delete, list, patch, watch]\n"
+	"- apiGroups: ['']\n  resources: [pods/binding]\n  verbs: [create]\n"
+	"- apiGroups: ['']\n  resources: [pods/status]\n  verbs: [patch]\n"
+	/* the volume plugins' informers (scheduler/daemon/volumes.c); VolumeBinding's PreBind patches a
+	 * claim's selected-node annotation and a PV's claimRef */
+	"- apiGroups: ['']\n  resources: [persistentvolumeclaims, persistentvolumes]\n  verbs: [list, patch, watch]\n"
+	"- apiGroups: [policy]\n  resources: [poddisruptionbudgets]\n  verbs: [list, watch]\n"
+	"- apiGroups: [storage.k8s.io]\n  resources: [csidrivers, csinodes, storageclasses]\n  verbs: [list, watch]\n";
 
-/* In the scheduler's namespace: its Lease (create, then only its own) and its ConfigMap. */
+/* In the scheduler's namespace: creating its Lease, then only its own Lease, and only its own
+ * ConfigMap (read and watched through the API for a fast reload, docs/operator.md). */
 static const char role_rules_fmt[] =
 	"- apiGroups: [coordination.k8s.io]\n  resources: [leases]\n  verbs: [create]\n"
 	"- apiGroups: [coordination.k8s.io]\n  resources: [leases]\n  resourceNames: [%s]\n"
-	"  verbs: [get, update, patch]\n"
-	"- apiGroups: ['']\n  resources: [configmaps]\n  verbs: [get, list, watch]\n";
+	"  verbs: [get, update]\n"
+	"- apiGroups: ['']\n  resources: [configmaps]\n  resourceNames: [%s]\n  verbs: [list, watch]\n";
 
 static const char deployment_spec[] =
 	"selector:\n"
@@ -67,6 +69,21 @@ static const char deployment_spec[] =
 	"      app.kubernetes.io/part-of: schedkit\n"
 	"  spec:\n"
 	"    serviceAccountName: schedkit-scheduler\n"
+	/* replicas on different nodes (required) and zones (preferred); pod-template-hash counts
+	 * each ReplicaSet apart, so a rolling update (maxSurge 1) is never blocked by the old pods */
+	"    topologySpreadConstraints:\n"
+	"    - maxSkew: 1\n"
+	"      topologyKey: kubernetes.io/hostname\n"
+	"      whenUnsatisfiable: DoNotSchedule\n"
+	"      nodeTaintsPolicy: Honor\n"
+	"      labelSelector: {matchLabels: {app.kubernetes.io/name: schedkit-scheduler}}\n"
+	"      matchLabelKeys: [pod-template-hash]\n"
+	"    - maxSkew: 1\n"
+	"      topologyKey: topology.kubernetes.io/zone\n"
+	"      whenUnsatisfiable: ScheduleAnyway\n"
+	"      nodeTaintsPolicy: Honor\n"
+	"      labelSelector: {matchLabels: {app.kubernetes.io/name: schedkit-scheduler}}\n"
+	"      matchLabelKeys: [pod-template-hash]\n"
 	"    securityContext:\n"
 	"      runAsNonRoot: true\n"
 	"      runAsUser: 65532\n"
@@ -271,6 +288,54 @@ static int add_plugins(cJSON *spec, cJSON *container, const struct op_plugin_set
 	return 0;
 }
 
+static int add_copy(cJSON *obj, const char *field, const cJSON *v)
+{
+	return v ? add(obj, field, cJSON_Duplicate(v, 1)) : 0;
+}
+
+/* Appends copies of the items of extra to the array obj.field. */
+static int append_copies(cJSON *obj, const char *field, const cJSON *extra)
+{
+	cJSON *arr = cJSON_GetObjectItemCaseSensitive(obj, field);
+	const cJSON *e;
+	cJSON_ArrayForEach(e, extra) {
+		cJSON *d = cJSON_Duplicate(e, 1);
+		if (!d || !cJSON_AddItemToArray(arr, d)) {
+			cJSON_Delete(d);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Priority class, resources (requests and a memory limit by default), nodeSelector,
+ * tolerations and extra volumes/mounts: defaults overridden by the installation's settings. */
+static int apply_settings(cJSON *pod, cJSON *c, const struct op_resources_opts *opts)
+{
+	const struct op_settings *st = opts->settings;
+	const char *pc = st && st->priority_class ? st->priority_class : OP_DEFAULT_PRIORITY_CLASS;
+	if (!pod || (*pc && !cJSON_AddStringToObject(pod, "priorityClassName", pc)))
+		return -1;
+	if (st && st->resources) {
+		if (!cJSON_ReplaceItemInObjectCaseSensitive(c, "resources", cJSON_Duplicate(st->resources, 1)))
+			return -1;
+	} else {
+		cJSON *req = kube_obj_get(c, "resources.requests");
+		cJSON *lim = cJSON_CreateObject();
+		if (!req || add(cJSON_GetObjectItemCaseSensitive(c, "resources"), "limits", lim) ||
+		    !cJSON_AddStringToObject(req, "cpu", opts->cpu_request ? opts->cpu_request : "100m") ||
+		    !cJSON_AddStringToObject(req, "memory", opts->memory_request ? opts->memory_request : "128Mi") ||
+		    !cJSON_AddStringToObject(lim, "memory", OP_DEFAULT_MEMORY_LIMIT))
+			return -1;
+	}
+	if (!st)
+		return 0;
+	if (add_copy(pod, "nodeSelector", st->node_selector) || add_copy(pod, "tolerations", st->tolerations) ||
+	    append_copies(pod, "volumes", st->volumes) || append_copies(c, "volumeMounts", st->volume_mounts))
+		return -1;
+	return 0;
+}
+
 static int fill_deployment(cJSON *o, const struct op_resources_opts *opts, const char *ns, int replicas,
 			   const struct op_plugin_set *plugins)
 {
@@ -295,8 +360,8 @@ static int fill_deployment(cJSON *o, const struct op_resources_opts *opts, const
 	cJSON *args = cJSON_CreateArray();
 	if (!args)
 		return -1;
-	const char *lines[7];
-	char a0[512], a1[512], a2[512], a3[64];
+	const char *lines[8];
+	char a0[512], a1[512], a2[512], a3[64], a4[512];
 	snprintf(a0, sizeof a0, "--config=%s/%s", OP_CONFIG_DIR, OP_CONFIG_KEY);
 	snprintf(a1, sizeof a1, "--leader-elect-resource-namespace=%s", ns);
 	snprintf(a2, sizeof a2, "--leader-elect-resource-name=%s", OP_SCHEDULER_NAME);
@@ -308,7 +373,11 @@ static int fill_deployment(cJSON *o, const struct op_resources_opts *opts, const
 	lines[4] = "--secure-port=10259";
 	lines[5] = a3;
 	lines[6] = "--plugin-dir=" OP_IMAGE_PLUGIN_DIR; /* the image's modules, SchedulerPlugins or not */
-	for (int i = 0; i < 7; i++) {
+	/* the ConfigMap read through the API too: a change runs within a second, not after kubelet's
+	 * sync of the mounted file (scheduler/daemon/cmwatch.c) */
+	snprintf(a4, sizeof a4, "--config-configmap=%s/%s", ns, OP_CONFIGMAP_NAME);
+	lines[7] = a4;
+	for (int i = 0; i < 8; i++) {
 		cJSON *s = cJSON_CreateString(lines[i]);
 		if (!s || !cJSON_AddItemToArray(args, s)) {
 			cJSON_Delete(s);
@@ -320,9 +389,7 @@ static int fill_deployment(cJSON *o, const struct op_resources_opts *opts, const
 		cJSON_Delete(args);
 		return -1;
 	}
-	cJSON *req = kube_obj_get(c, "resources.requests");
-	if (!req || !cJSON_AddStringToObject(req, "cpu", opts->cpu_request ? opts->cpu_request : "100m") ||
-	    !cJSON_AddStringToObject(req, "memory", opts->memory_request ? opts->memory_request : "128Mi"))
+	if (apply_settings(kube_obj_get(spec, "template.spec"), c, opts))
 		return -1;
 	if (plugins && plugins->naccepted > 0 && add_plugins(spec, c, plugins))
 		return -1;
@@ -352,6 +419,13 @@ cJSON *op_desired_object(enum op_kind k, const struct op_resources_opts *opts, c
 			if (!cJSON_AddStringToObject(data, OP_CONFIG_KEY, plan->config_yaml) || add(md, "annotations", ann) ||
 			    !cJSON_AddStringToObject(ann, OP_CONFIG_HASH_ANNOTATION, plan->config_hash))
 				goto fail;
+			if (plan->history) {
+				char *h = kube_json_print(plan->history);
+				bool ok = h && cJSON_AddStringToObject(ann, OP_PROFILE_HASHES_ANNOTATION, h);
+				free(h);
+				if (!ok)
+					goto fail;
+			}
 		}
 		break;
 	}
@@ -362,7 +436,7 @@ cJSON *op_desired_object(enum op_kind k, const struct op_resources_opts *opts, c
 			goto fail;
 		break;
 	case OP_OBJ_ROLE:
-		snprintf(buf, sizeof buf, role_rules_fmt, OP_SCHEDULER_NAME);
+		snprintf(buf, sizeof buf, role_rules_fmt, OP_SCHEDULER_NAME, OP_CONFIGMAP_NAME);
 		if (add(o, "rules", parse(buf)))
 			goto fail;
 		break;
@@ -376,6 +450,12 @@ cJSON *op_desired_object(enum op_kind k, const struct op_resources_opts *opts, c
 		if (add(o, "spec", parse("type: ClusterIP\n"
 					 "selector:\n  app.kubernetes.io/name: schedkit-scheduler\n"
 					 "ports:\n- {name: metrics, port: 10259, targetPort: metrics, protocol: TCP}\n")))
+			goto fail;
+		break;
+	case OP_OBJ_PDB:
+		/* maxUnavailable, not minAvailable: with one replica a node drain still proceeds */
+		if (add(o, "spec", parse("maxUnavailable: 1\n"
+					 "selector:\n  matchLabels:\n    app.kubernetes.io/name: schedkit-scheduler\n")))
 			goto fail;
 		break;
 	case OP_OBJ_DEPLOYMENT: {

@@ -11,6 +11,8 @@
 #include <cjson/cJSON.h>
 
 #include "operator/plan.h"
+#include "operator/settings.h"
+#include "schedkit/version.h"
 
 #define OP_SCHEDULER_NAME "schedkit-scheduler"          /* SA, RBAC, Service, Deployment, Lease */
 #define OP_CONFIGMAP_NAME "schedkit-scheduler-config"
@@ -22,7 +24,8 @@
 #define OP_MANAGED_SELECTOR OP_LABEL_MANAGED_BY "=" OP_MANAGED_BY
 #define OP_SCHEDULER_PORT 10259
 #define OP_DEFAULT_NAMESPACE "schedkit-system"
-#define OP_DEFAULT_IMAGE "schedkit/schedkit:latest"
+/* The scheduler image `make image` builds (images/), tagged with the release. */
+#define OP_DEFAULT_IMAGE "schedkit/schedkit-scheduler:" SK_VERSION
 
 enum op_kind {
 	OP_OBJ_CONFIGMAP = 0,
@@ -33,6 +36,7 @@ enum op_kind {
 	OP_OBJ_ROLE_BINDING,
 	OP_OBJ_SERVICE,
 	OP_OBJ_DEPLOYMENT,
+	OP_OBJ_PDB, /* PodDisruptionBudget: a drain or eviction leaves a replica running */
 	OP_OBJ_COUNT
 };
 
@@ -55,6 +59,9 @@ struct op_resources_opts {
 	int scheduler_verbosity;     /* --v passed to the scheduler */
 	const char *cpu_request;     /* NULL: "100m" */
 	const char *memory_request;  /* NULL: "128Mi" */
+	const struct op_settings *settings; /* the installation's settings (settings.h); NULL = none.
+					       Its image and replicas are not read here: the
+					       caller resolves them into scheduler_image/replicas */
 };
 
 /* The desired object of kind k. plan is read for the ConfigMap (config.yaml and its hash; the key

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kube/object.h"
+#include "operator/history.h"
 #include "operator/resources.h"
 
 const char *op_lease_applied_hash(const cJSON *lease)
@@ -40,6 +41,89 @@ static int add_int(cJSON *o, const char *k, int64_t v)
 	return 0;
 }
 
+/* The hash of this profile in the configuration the leader runs: the rendered one when it runs the
+ * configuration rendered now, else what the history says that configuration held; NULL when it
+ * runs none, a configuration without this profile, or one the history does not know. */
+static const char *applied_profile_hash(const struct op_profile_result *r, const struct op_plan *plan,
+					const char *applied_hash)
+{
+	if (!applied_hash || !r->rendered_scheduler_name)
+		return NULL;
+	if (plan->config_yaml && !strcmp(applied_hash, plan->config_hash))
+		return r->rendered_hash[0] ? r->rendered_hash : NULL;
+	const char *h = NULL;
+	return op_history_lookup(plan->history, applied_hash, r->rendered_scheduler_name, &h) == 1 ? h : NULL;
+}
+
+/* Applied: whether the leader runs this profile's rendered version (its own hash, so a change of
+ * another profile does not move it). */
+static void set_applied(cJSON *st, const struct op_profile_result *r, const struct op_plan *plan,
+			const char *applied_hash, const char *running, const char *rejected_error,
+			const char *lease_ref, const char *now)
+{
+	char msg[512];
+	const char *status = "False", *reason;
+	char hash12[13] = "", running12[13] = "";
+	snprintf(hash12, sizeof hash12, "%.12s", r->rendered_hash);
+	if (running)
+		snprintf(running12, sizeof running12, "%.12s", running);
+	bool rendered = r->source != OP_SOURCE_NONE && plan->config_yaml;
+	bool runs_it = rendered && running && !strcmp(running, r->rendered_hash);
+	/* The leader refused the configuration rendered now and kept its previous one; a profile whose
+	 * version it still runs is Applied all the same, unless what it refused is the very
+	 * configuration it runs (a plugin file changed under the same config.yaml: the leader keeps
+	 * the old plugins). The scheduler removes the annotations once a reload succeeds. */
+	bool rejected = rendered && rejected_error &&
+			(!runs_it || (applied_hash && !strcmp(applied_hash, plan->config_hash)));
+	if (rejected) {
+		kube_condition_set(st, "Applied", "False", OP_APPLIED_CONFIG_REJECTED, rejected_error, r->generation,
+				   now);
+		return;
+	}
+	if (!rendered) {
+		reason = OP_APPLIED_NOT_IN_CONFIG;
+		snprintf(msg, sizeof msg, "the scheduler configuration does not hold this profile");
+	} else if (runs_it) {
+		status = "True";
+		if (r->source == OP_SOURCE_CURRENT) {
+			reason = OP_APPLIED_APPLIED;
+			snprintf(msg, sizeof msg, "schedkit-scheduler runs this profile (%s)", hash12);
+		} else {
+			reason = OP_APPLIED_LAST_ACCEPTED;
+			snprintf(msg, sizeof msg,
+				 "schedkit-scheduler runs generation %lld of this profile (its last accepted version, %s)",
+				 (long long)r->rendered_generation, hash12);
+		}
+	} else {
+		reason = OP_APPLIED_PENDING;
+		if (running)
+			snprintf(msg, sizeof msg, "schedkit-scheduler runs an earlier version (%s); waiting for it to load %s",
+				 running12, hash12);
+		else if (applied_hash)
+			snprintf(msg, sizeof msg, "waiting for schedkit-scheduler to load this profile (%s)", hash12);
+		else
+			snprintf(msg, sizeof msg, "waiting for a schedkit-scheduler leader to report its configuration on Lease %s",
+				 lease_ref ? lease_ref : OP_SCHEDULER_NAME);
+	}
+	kube_condition_set(st, "Applied", status, reason, msg, r->generation, now);
+}
+
+/* Ready: the current spec is accepted and run; otherwise the reason and message of what is not. */
+static void set_ready(cJSON *st, const struct op_profile_result *r, const char *now)
+{
+	const cJSON *conds = cJSON_GetObjectItemCaseSensitive(st, "conditions");
+	const cJSON *acc = kube_condition_find(conds, "Accepted"), *app = kube_condition_find(conds, "Applied");
+	const char *app_reason = kube_obj_get_string(app, "reason");
+	if (r->accepted && app_reason && !strcmp(app_reason, OP_APPLIED_APPLIED)) {
+		kube_condition_set(st, "Ready", "True", OP_READY_READY, "accepted, and run by schedkit-scheduler",
+				   r->generation, now);
+		return;
+	}
+	const cJSON *why = r->accepted ? app : acc;
+	kube_condition_set(st, "Ready", "False", kube_obj_get_string(why, "reason"), kube_obj_get_string(why, "message"),
+			   r->generation, now);
+}
+
 cJSON *op_status_desired(const cJSON *profile_obj, const struct op_profile_result *r, const struct op_plan *plan,
 			 const char *applied_hash, const char *rejected_error, const char *lease_ref, const char *now)
 {
@@ -50,17 +134,20 @@ cJSON *op_status_desired(const cJSON *profile_obj, const struct op_profile_resul
 	    !cJSON_AddStringToObject(st, "schedulerName", r->scheduler_name))
 		goto fail;
 	bool rendered = r->source != OP_SOURCE_NONE && plan->config_yaml;
-	if (rendered && !cJSON_AddStringToObject(st, "renderedConfigHash", plan->config_hash))
+	const char *running = applied_profile_hash(r, plan, applied_hash);
+	if (rendered && !cJSON_AddStringToObject(st, "renderedHash", r->rendered_hash))
 		goto fail;
-	if (rendered && applied_hash && !cJSON_AddStringToObject(st, "appliedConfigHash", applied_hash))
+	if (running && !cJSON_AddStringToObject(st, "appliedHash", running))
 		goto fail;
-	/* keep the existing Accepted/Applied conditions so their transition times survive */
+	if (r->translation && !cJSON_AddItemToObject(st, "translation", cJSON_Duplicate(r->translation, 1)))
+		goto fail;
+	/* keep the existing conditions so their transition times survive */
 	cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
 	if (!conds)
 		goto fail;
 	const cJSON *old = kube_obj_get(profile_obj, "status.conditions");
-	static const char *const types[] = { "Accepted", "Applied" };
-	for (int i = 0; i < 2; i++) {
+	static const char *const types[] = { "Accepted", "Applied", "Ready" };
+	for (int i = 0; i < 3; i++) {
 		const cJSON *c = cJSON_IsArray(old) ? kube_condition_find(old, types[i]) : NULL;
 		cJSON *dup = c ? cJSON_Duplicate(c, 1) : NULL;
 		if (c && (!dup || !cJSON_AddItemToArray(conds, dup))) {
@@ -69,51 +156,8 @@ cJSON *op_status_desired(const cJSON *profile_obj, const struct op_profile_resul
 		}
 	}
 	kube_condition_set(st, "Accepted", r->accepted ? "True" : "False", r->reason, r->message, r->generation, now);
-
-	char msg[512];
-	const char *status, *reason;
-	char hash12[13] = "", applied12[13] = "";
-	snprintf(hash12, sizeof hash12, "%.12s", plan->config_hash);
-	if (applied_hash)
-		snprintf(applied12, sizeof applied12, "%.12s", applied_hash);
-	if (rendered && rejected_error) {
-		/* The leader refused this configuration and kept its previous one; say why, in the
-		 * scheduler's words. This wins over an equal applied hash: a plugin file that changed
-		 * under the same config.yaml is rejected with that config's hash while the leader keeps
-		 * running it with the old plugins. The scheduler removes the annotations once a reload
-		 * succeeds. */
-		kube_condition_set(st, "Applied", "False", OP_APPLIED_CONFIG_REJECTED, rejected_error, r->generation,
-				   now);
-		return st;
-	}
-	if (!rendered) {
-		status = "False";
-		reason = OP_APPLIED_NOT_IN_CONFIG;
-		snprintf(msg, sizeof msg, "the scheduler configuration does not hold this profile");
-	} else if (applied_hash && !strcmp(applied_hash, plan->config_hash)) {
-		status = "True";
-		if (r->source == OP_SOURCE_CURRENT) {
-			reason = OP_APPLIED_APPLIED;
-			snprintf(msg, sizeof msg, "schedkit-scheduler runs configuration %s", hash12);
-		} else {
-			reason = OP_APPLIED_LAST_ACCEPTED;
-			snprintf(msg, sizeof msg,
-				 "schedkit-scheduler runs generation %lld of this profile (its last accepted version) in "
-				 "configuration %s",
-				 (long long)r->rendered_generation, hash12);
-		}
-	} else {
-		status = "False";
-		reason = OP_APPLIED_PENDING;
-		if (applied_hash)
-			snprintf(msg, sizeof msg, "schedkit-scheduler runs configuration %s; waiting for it to load %s",
-				 applied12, hash12);
-		else
-			snprintf(msg, sizeof msg,
-				 "waiting for a schedkit-scheduler leader to report configuration %s on Lease %s", hash12,
-				 lease_ref ? lease_ref : OP_SCHEDULER_NAME);
-	}
-	kube_condition_set(st, "Applied", status, reason, msg, r->generation, now);
+	set_applied(st, r, plan, applied_hash, running, rejected_error, lease_ref, now);
+	set_ready(st, r, now);
 	return st;
 fail:
 	cJSON_Delete(st);

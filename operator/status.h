@@ -1,5 +1,8 @@
 /* SchedulerProfile status from a plan and the scheduler leader's Lease: observedGeneration,
- * schedulerName, renderedConfigHash, appliedConfigHash and the Accepted/Applied conditions.
+ * schedulerName, renderedHash (the profile's own hash), appliedHash (its hash in the configuration
+ * the leader runs) and the Accepted/Applied/Ready conditions. Applied is judged per profile:
+ * the leader's configuration hash is looked up in the plan's history (history.h), so a change of
+ * one profile leaves the status of every other one as it was.
  * Pure; lastTransitionTime moves only when a condition's status changes, so an unchanged
  * situation gives an identical status (and the operator writes nothing). */
 #ifndef OP_STATUS_H
@@ -10,6 +13,10 @@
 #include <cjson/cJSON.h>
 
 #include "operator/plan.h"
+
+/* Ready condition: True/Ready when the current spec is accepted and run (Applied/Applied); else
+ * False with the reason and message of the Accepted condition (not accepted) or of Applied. */
+#define OP_READY_READY "Ready"
 
 /* Applied condition reasons. */
 #define OP_APPLIED_APPLIED "Applied"                /* the scheduler runs this spec */
@@ -38,9 +45,10 @@ const char *op_lease_rejected_error(const cJSON *lease, const char *config_hash)
 
 /* The status profile_obj should have. applied_hash: op_lease_applied_hash (NULL = none);
  * rejected_error: op_lease_rejected_error for the plan's hash (NULL = not rejected): every profile
- * in the configuration turns Applied=False, reason ConfigRejected, with that message (even when
- * applied_hash is the same: the plugin files changed under it); lease_ref "ns/name" for messages; now: RFC 3339 for new transitions. Caller frees;
- * NULL on OOM. */
+ * in the configuration whose rendered version the leader does not run turns Applied=False,
+ * reason ConfigRejected, with that message; when applied_hash is the plan's own hash (the plugin
+ * files changed under it), every profile in it does. lease_ref "ns/name" for messages; now:
+ * RFC 3339 for new transitions. Caller frees; NULL on OOM. */
 cJSON *op_status_desired(const cJSON *profile_obj, const struct op_profile_result *r, const struct op_plan *plan,
 			 const char *applied_hash, const char *rejected_error, const char *lease_ref, const char *now);
 

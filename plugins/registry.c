@@ -21,10 +21,10 @@
 	PLUGIN(NodeAffinity, sk_plugin_node_affinity, 2)                             \
 	PLUGIN(NodePorts, sk_plugin_node_ports, 0)                                   \
 	PLUGIN(NodeResourcesFit, sk_plugin_node_resources_fit, 1)                    \
-	NOT_BUILT(VolumeRestrictions, 0)                                             \
-	NOT_BUILT(NodeVolumeLimits, 0)                                               \
-	NOT_BUILT(VolumeBinding, 0)                                                  \
-	NOT_BUILT(VolumeZone, 0)                                                     \
+	PLUGIN(VolumeRestrictions, sk_plugin_volume_restrictions, 0)                \
+	PLUGIN(NodeVolumeLimits, sk_plugin_node_volume_limits, 0)                   \
+	PLUGIN(VolumeBinding, sk_plugin_volume_binding, 0)                          \
+	PLUGIN(VolumeZone, sk_plugin_volume_zone, 0)                                \
 	PLUGIN(PodTopologySpread, sk_plugin_pod_topology_spread, 2)                  \
 	PLUGIN(InterPodAffinity, sk_plugin_inter_pod_affinity, 2)                    \
 	NOT_BUILT(DynamicResources, 0) /* a default since DRA went GA in v1.34 */   \

@@ -3,7 +3,8 @@
  * (Background, Foreground and Orphan propagation), namespace deletion (content first, then the
  * namespace), and the simulated kubelet (--simulate-kubelet: bound pods on existing Nodes
  * become Running and Ready; gracefully deleted pods go away after their grace, capped by the
- * kubelet delay). The thread takes work flags under s->ctl_mu, then s->lock to act. */
+ * kubelet delay), and the PV controller (pvcontroller.c). The thread takes work flags under
+ * s->ctl_mu, then s->lock to act. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,9 +57,12 @@ void apis_controllers_notify(struct apis_server *s, const struct apis_event *e)
 	bool gc = e->type == APIS_EV_DELETED || (o->has_owners && e->type == APIS_EV_ADDED) || o->deleting;
 	bool ns = o->rd == s->rd_namespaces && o->deleting;
 	bool pod = o->rd == s->rd_pods && s->opts.simulate_kubelet && e->type != APIS_EV_DELETED;
-	if (!gc && !ns && !pod)
+	bool pv = o->rd && (o->rd == s->rd_pvcs || o->rd == s->rd_pvs || o->rd == s->rd_scs);
+	if (!gc && !ns && !pod && !pv)
 		return;
 	pthread_mutex_lock(&s->ctl_mu);
+	if (pv)
+		s->pv_dirty = true;
 	if (gc)
 		s->gc_dirty = true;
 	if (ns)
@@ -572,7 +576,7 @@ static void *ctl_main(void *arg)
 		struct timespec next = {0};
 		kubelet_process(s, &next);
 		pthread_mutex_lock(&s->ctl_mu);
-		if (!s->gc_dirty && !s->ns_dirty && !atomic_load(&s->stopping)) {
+		if (!s->gc_dirty && !s->ns_dirty && !s->pv_dirty && !atomic_load(&s->stopping)) {
 			struct timespec wake;
 			clock_gettime(CLOCK_REALTIME, &wake);
 			wake.tv_nsec += (ns_pending ? 100 : 500) * 1000000L;
@@ -584,9 +588,10 @@ static void *ctl_main(void *arg)
 				wake = next;
 			pthread_cond_timedwait(&s->ctl_cond, &s->ctl_mu, &wake);
 		}
-		bool gc = s->gc_dirty, ns = s->ns_dirty || ns_pending;
+		bool gc = s->gc_dirty, ns = s->ns_dirty || ns_pending, pv = s->pv_dirty;
 		s->gc_dirty = false;
 		s->ns_dirty = false;
+		s->pv_dirty = false;
 		pthread_mutex_unlock(&s->ctl_mu);
 		if (atomic_load(&s->stopping))
 			break;
@@ -594,6 +599,8 @@ static void *ctl_main(void *arg)
 			ns_pending = ns_run(s);
 		if (gc)
 			gc_run(s);
+		if (pv)
+			apis_pv_controller_run(s);
 	}
 	return NULL;
 }

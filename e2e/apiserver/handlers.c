@@ -614,6 +614,13 @@ static int admit(struct wctx *w, cJSON *obj, const char *name, struct apis_obj *
 		return admit_pod(w, obj, name, x);
 	if (rd == s->rd_pcs)
 		return admit_priority_class(w, obj, name, cur, x);
+	/* StorageClass defaults (pkg/apis/storage/v1/defaults.go) */
+	if (rd == s->rd_scs && !cur) {
+		if (!jstr(obj, "volumeBindingMode"))
+			jset_str(obj, "volumeBindingMode", "Immediate");
+		if (!jstr(obj, "reclaimPolicy"))
+			jset_str(obj, "reclaimPolicy", "Delete");
+	}
 	if (rd == s->rd_namespaces && !cur) {
 		cJSON *st = jobj(obj, "status");
 		jset_str(st, "phase", "Active");
@@ -930,6 +937,15 @@ static struct apis_obj *write_update(struct wctx *w, struct apis_obj *cur, cJSON
 		return NULL;
 	}
 	res_obj(x, 200, o);
+	return o;
+}
+
+struct apis_obj *apis_create_internal(struct apis_server *s, struct apis_rdef *rd, const char *ns, cJSON *obj)
+{
+	struct wctx w = { .s = s, .rd = rd, .ns = ns };
+	struct res x = {0};
+	struct apis_obj *o = do_create(&w, obj, &x);
+	free(x.body);
 	return o;
 }
 
@@ -3014,7 +3030,10 @@ void apis_handle(struct apis_server *s, struct apis_conn *c, struct apis_req *r)
 	int n = split_path(copy, segs, 16);
 	struct ctx q = { .s = s, .c = c, .r = r, .ns = "" };
 	bool watch_path = false;
-	if (resolve_resource(&q, segs, n, &watch_path) != 0 || (watch_path && (q.sub || strcmp(m, "GET"))))
+	int resolved = resolve_resource(&q, segs, n, &watch_path);
+	if (resolved == 0)
+		apis_audit(r, q.rd->group, q.rd->plural, q.sub, q.ns, q.name, watch_path);
+	if (resolved != 0 || (watch_path && (q.sub || strcmp(m, "GET"))))
 		not_found_path(c);
 	else if (rbac_refuses(&q, &user, m, watch_path))
 		; /* answered */

@@ -216,6 +216,11 @@ void apis_controllers_notify(struct apis_server *s, const struct apis_event *e);
  * Returns the object state to report (borrowed), NULL when it was absent. */
 struct apis_obj *apis_delete_object(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *cur,
 				    const char *propagation, long long grace, bool *removed);
+/* Creates obj (consumed) in namespace ns ("" for cluster-scoped) from a controller, with the
+ * create path's defaults (uid, timestamps). Returns the stored object (borrowed) or NULL. */
+struct apis_obj *apis_create_internal(struct apis_server *s, struct apis_rdef *rd, const char *ns, cJSON *obj);
+/* pvcontroller.c: the PV controller's pass (binding and provisioning); takes s->lock itself. */
+void apis_pv_controller_run(struct apis_server *s);
 /* Writes obj (consumed) as an update of cur from a controller (no RV check). */
 struct apis_obj *apis_update_internal(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *cur,
 				      cJSON *obj);
@@ -324,6 +329,9 @@ struct apis_server {
 	/* well-known resources (set by registry init) */
 	struct apis_rdef *rd_pods, *rd_nodes, *rd_namespaces, *rd_crds, *rd_pcs, *rd_pdbs, *rd_events,
 		*rd_events2, *rd_bindings;
+	/* storage (pvcontroller.c) */
+	struct apis_rdef *rd_pvcs, *rd_pvs, *rd_scs;
+	bool pv_dirty;                /* under ctl_mu: a claim, volume or class changed */
 };
 
 /* ---------------- authentication and authorization (auth.c) ---------------- */
@@ -358,5 +366,8 @@ void apis_auth_review(struct apis_server *s, struct apis_conn *c, const struct a
 /* POST .../serviceaccounts/NAME/token: mints a token for the ServiceAccount. */
 void apis_token_request(struct apis_server *s, struct apis_conn *c, const struct apis_req *r, struct apis_rdef *sa_rd,
 			const char *ns, const char *name);
+/* audit.c: one access-log line per resource request when SK_APISERVER_AUDIT_LOG names a file. */
+void apis_audit(const struct apis_req *r, const char *group, const char *resource, const char *sub, const char *ns,
+		const char *name, bool watch_path);
 
 #endif

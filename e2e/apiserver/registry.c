@@ -215,6 +215,12 @@ void apis_registry_init(struct apis_server *s)
 			s->rd_pcs = rd;
 		else if (!strcmp(b->plural, "poddisruptionbudgets"))
 			s->rd_pdbs = rd;
+		else if (!*b->group && !strcmp(b->plural, "persistentvolumeclaims"))
+			s->rd_pvcs = rd;
+		else if (!*b->group && !strcmp(b->plural, "persistentvolumes"))
+			s->rd_pvs = rd;
+		else if (!strcmp(b->plural, "storageclasses"))
+			s->rd_scs = rd;
 	}
 	s->registry_gen++;
 }

@@ -76,7 +76,7 @@ ok "schedkit-apiserver started"
 
 start_operator() { # extra flags...
 	"$SK_BIN/schedkit-operator" --kubeconfig "$KUBECONFIG" --namespace $NS --health-probe-bind-address=127.0.0.1:0 \
-		--v=4 "$@" >>"$TMP/operator.log" 2>&1 &
+		--leader-elect=true --scheduler-settings="$TMP/settings.yaml" --v=4 "$@" >>"$TMP/operator.log" 2>&1 &
 	OP_PID=$!
 }
 cfg() { k -n $NS get configmap schedkit-scheduler-config -o go-template='{{index .data "config.yaml"}}'; }
@@ -95,6 +95,21 @@ rvs() { # resourceVersions of every owned object
 			-o jsonpath='{range .items[*]}{.kind}/{.metadata.resourceVersion} {end}'
 }
 
+# The installation's scheduler settings (docs/operator.md, "Scheduler settings").
+cat >"$TMP/settings.yaml" <<'YAML'
+priorityClassName: system-node-critical
+resources:
+  requests: {cpu: 150m, memory: 160Mi}
+  limits: {memory: 640Mi}
+nodeSelector: {kubernetes.io/os: linux}
+tolerations:
+- {key: node-role.kubernetes.io/control-plane, operator: Exists, effect: NoSchedule}
+volumes:
+- {name: extra, emptyDir: {}}
+volumeMounts:
+- {name: extra, mountPath: /var/lib/extra, readOnly: true}
+YAML
+
 # ------------------------------------------------------------------ install and first profiles
 check "kubectl apply -k manifests/ (CRD, namespace, operator RBAC and Deployment)" k apply -k "$SK_ROOT/manifests"
 check "CRD becomes Established" k wait --for condition=established --timeout=20s crd/schedulerprofiles.schedkit.io
@@ -110,7 +125,14 @@ n=$(grep -c '^- schedulerName:' "$TMP/config.yaml")
 if [ "$n" = 2 ]; then ok "the config holds exactly the accepted profiles (2)"; else notok "config holds $n profiles, want 2"; cp "$TMP/config.yaml" "$TMP/out"; diag; fi
 expect "bin-packing renders NodeResourcesFit MostAllocated" 'type: MostAllocated' cat "$TMP/config.yaml"
 hash=$(sha256sum "$TMP/config.yaml" | cut -c1-64)
-expect "status.renderedConfigHash is the sha256 of config.yaml" "^$hash\$" k get sp bin-packing -o jsonpath='{.status.renderedConfigHash}'
+expect "the ConfigMap's config-hash annotation is the sha256 of config.yaml" "^$hash\$" \
+	k -n $NS get configmap schedkit-scheduler-config -o go-template='{{index .metadata.annotations "schedkit.io/config-hash"}}'
+profile_hash_in_cm() { # config-hash schedulerName: the profile's hash in that configuration (ConfigMap history)
+	k -n $NS get configmap schedkit-scheduler-config -o json |
+		jq -r --arg h "$1" --arg n "$2" '.metadata.annotations["schedkit.io/profile-hashes"] | fromjson | .[$h][$n]'
+}
+expect "status.renderedHash is bin-packing's own hash, as the ConfigMap's history records it" \
+	"^$(k get sp bin-packing -o jsonpath='{.status.renderedHash}')\$" profile_hash_in_cm "$hash" bin-packing
 
 check "Deployment schedkit-scheduler exists" k -n $NS get deployment schedkit-scheduler
 expect "Deployment: 2 replicas, RollingUpdate maxUnavailable 0 / maxSurge 1, --config and --leader-elect" \
@@ -118,6 +140,13 @@ expect "Deployment: 2 replicas, RollingUpdate maxUnavailable 0 / maxSurge 1, --c
 	k -n $NS get deployment schedkit-scheduler -o jsonpath='{.spec.replicas} {.spec.strategy.type} {.spec.strategy.rollingUpdate.maxUnavailable} {.spec.strategy.rollingUpdate.maxSurge} {.spec.template.spec.containers[0].args}'
 expect "Deployment probes /healthz and /readyz, runs non-root with a read-only root" '^/healthz /readyz true true$' \
 	k -n $NS get deployment schedkit-scheduler -o jsonpath='{.spec.template.spec.containers[0].livenessProbe.httpGet.path} {.spec.template.spec.containers[0].readinessProbe.httpGet.path} {.spec.template.spec.securityContext.runAsNonRoot} {.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem}'
+expect "Deployment: the settings file's priority class, resources, nodeSelector, tolerations and extra volume" \
+	'^system-node-critical 150m 640Mi linux Exists extra /var/lib/extra$' \
+	k -n $NS get deployment schedkit-scheduler -o jsonpath='{.spec.template.spec.priorityClassName} {.spec.template.spec.containers[0].resources.requests.cpu} {.spec.template.spec.containers[0].resources.limits.memory} {.spec.template.spec.nodeSelector.kubernetes\.io/os} {.spec.template.spec.tolerations[0].operator} {.spec.template.spec.volumes[1].name} {.spec.template.spec.containers[0].volumeMounts[1].mountPath}'
+expect "Deployment spreads its replicas across nodes and zones" '^kubernetes.io/hostname topology.kubernetes.io/zone$' \
+	k -n $NS get deployment schedkit-scheduler -o jsonpath='{.spec.template.spec.topologySpreadConstraints[0].topologyKey} {.spec.template.spec.topologySpreadConstraints[1].topologyKey}'
+expect "PodDisruptionBudget schedkit-scheduler: maxUnavailable 1 over the scheduler pods" '^1 schedkit-scheduler$' \
+	k -n $NS get pdb schedkit-scheduler -o jsonpath='{.spec.maxUnavailable} {.spec.selector.matchLabels.app\.kubernetes\.io/name}'
 check "ServiceAccount, Role, RoleBinding and Service exist" k -n $NS get serviceaccount/schedkit-scheduler role/schedkit-scheduler rolebinding/schedkit-scheduler service/schedkit-scheduler
 check "ClusterRole and ClusterRoleBinding exist" k get clusterrole/schedkit-scheduler clusterrolebinding/schedkit-scheduler
 expect "ClusterRole grants pods/binding create" 'pods/binding' k get clusterrole schedkit-scheduler -o jsonpath='{.rules[*].resources}'
@@ -133,7 +162,7 @@ profile broken '  plugins:
       - name: NodeResourceFit' | k apply -f - >/dev/null
 eventually "an invalid profile gets Accepted=False reason Invalid" cond_is broken Accepted reason Invalid
 expect "its status carries the loader's exact message" \
-	'^profiles\[0\]\.plugins\.score\.enabled\[0\]: unknown plugin "NodeResourceFit"; did you mean "NodeResourcesFit"\?$' \
+	'^spec\.plugins\.score\.enabled\[0\]: unknown plugin "NodeResourceFit"; did you mean "NodeResourcesFit"\?$' \
 	cond broken Accepted message
 sleep 0.5
 if [ "$(k -n $NS get configmap schedkit-scheduler-config -o jsonpath='{.metadata.resourceVersion}')" = "$cm_rv" ] &&
@@ -150,6 +179,10 @@ profile copycat '  schedulerName: spread' | k apply -f - >/dev/null
 eventually "a second profile claiming schedulerName spread gets reason Conflict" cond_is copycat Accepted reason Conflict
 expect "the conflict names the older owner" 'already used by SchedulerProfile "spread"' cond copycat Accepted message
 check "the older profile keeps the name" cond_is spread Accepted status True
+printf '%s\n' 'apiVersion: schedkit.io/v1alpha1' 'kind: SchedulerPlugin' 'metadata: {name: shadow}' \
+	"spec: {image: 'x:1', files: [/p/x.so], plugins: [NodeName]}" | k apply -f - >/dev/null
+eventually "a SchedulerPlugin shadowing an in-tree plugin gets Accepted=False (and changes no Deployment)" \
+	bash -c "[ \"\$(kubectl --cache-dir $TMP/cache get splugin shadow -o jsonpath='{.status.conditions[?(@.type==\"Accepted\")].status}')\" = False ]"
 
 # ------------------------------------------------------------------ scheduler reports the hash
 # The scheduler reads the ConfigMap as a Deployment pod would: a mounted volume that kubelet
@@ -160,23 +193,42 @@ SYNC_PID=$!
 eventually "the ConfigMap volume holds config.yaml" test -s "$VOL/config.yaml"
 "$SK_BIN/schedkit-scheduler" --config "$VOL/config.yaml" --kubeconfig "$KUBECONFIG" --leader-elect=true \
 	--leader-elect-resource-namespace=$NS --leader-elect-resource-name=schedkit-scheduler --secure-port=0 \
-	>"$TMP/scheduler.log" 2>&1 &
+	--config-configmap=$NS/schedkit-scheduler-config >"$TMP/scheduler.log" 2>&1 &
 SCHED_PID=$!
 eventually "with the scheduler leading on its Lease, the profiles become Applied=True" cond_is spread Applied status True
-expect "appliedConfigHash equals renderedConfigHash" '^([0-9a-f]{64}) \1$' \
-	k get sp spread -o jsonpath='{.status.appliedConfigHash} {.status.renderedConfigHash}'
+expect "appliedHash equals renderedHash" '^([0-9a-f]{64}) \1$' \
+	k get sp spread -o jsonpath='{.status.appliedHash} {.status.renderedHash}'
+expect "Ready=True once accepted and applied" '^True Ready$' \
+	k get sp spread -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}'
+expect "conditions are a map keyed by type (listType=map)" '^map type$' \
+	k get crd schedulerprofiles.schedkit.io -o jsonpath='{.spec.versions[0].schema.openAPIV3Schema.properties.status.properties.conditions.x-kubernetes-list-type} {.spec.versions[0].schema.openAPIV3Schema.properties.status.properties.conditions.x-kubernetes-list-map-keys[0]}'
 
 # ------------------------------------------------------------------ reload without a restart
-applied_now() { # profile: Applied=True, and the applied hash is that of the config rendered now
+lease_hash() { k -n $NS get lease schedkit-scheduler -o go-template='{{index .metadata.annotations "schedkit.io/config-hash"}}'; }
+applied_now() { # profile: Applied=True with its own rendered hash, and the leader runs the config rendered now
 	local h
 	h=$(cfg | sha256sum | cut -c1-64)
-	cond_is "$1" Applied status True && [ "$(k get sp "$1" -o jsonpath='{.status.appliedConfigHash}')" = "$h" ]
+	cond_is "$1" Applied status True && [ "$(lease_hash)" = "$h" ] &&
+		[ "$(k get sp "$1" -o jsonpath='{.status.appliedHash}')" = "$(k get sp "$1" -o jsonpath='{.status.renderedHash}')" ]
 }
-hash_before=$(k get sp spread -o jsonpath='{.status.appliedConfigHash}')
+hash_before=$(k get sp spread -o jsonpath='{.status.appliedHash}')
+# Watch every profile while one changes: only spread may show up (its status is per profile).
+timeout 60 kubectl --cache-dir "$TMP/cache" get sp --watch-only -o custom-columns=NAME:.metadata.name,APPLIED:.status.conditions[?\(@.type==\"Applied\"\)].status \
+	>"$TMP/watch.out" 2>&1 &
+WATCH_PID=$!
+sleep 1
 k patch sp spread --type merge -p '{"spec":{"percentageOfNodesToScore":70}}' >/dev/null
 eventually "a changed SchedulerProfile reaches the ConfigMap" bash -c "$(declare -f k cfg); cfg | grep -q 'percentageOfNodesToScore: 70'"
 eventually "... and becomes Applied=True without restarting the scheduler" applied_now spread
-if [ "$(k get sp spread -o jsonpath='{.status.appliedConfigHash}')" != "$hash_before" ] && kill -0 "$SCHED_PID" 2>/dev/null &&
+sleep 1
+kill "$WATCH_PID" 2>/dev/null
+wait "$WATCH_PID" 2>/dev/null
+if grep -q '^spread ' "$TMP/watch.out" && ! grep -v -e '^spread ' -e '^NAME ' "$TMP/watch.out" | grep -q .; then
+	ok "kubectl get sp -w during the change shows spread only: no transition of the other profiles"
+else
+	notok "kubectl get sp -w during the change shows spread only"; cp "$TMP/watch.out" "$TMP/out"; diag
+fi
+if [ "$(k get sp spread -o jsonpath='{.status.appliedHash}')" != "$hash_before" ] && kill -0 "$SCHED_PID" 2>/dev/null &&
 	[ "$(grep -c 'Starting schedkit-scheduler' "$TMP/scheduler.log")" = 1 ]; then
 	ok "... by the same scheduler process (started once, a new applied hash)"
 else
@@ -230,7 +282,7 @@ if [ "$(k get sp -o jsonpath='{range .items[*]}{.metadata.name}/{.metadata.resou
 	ok "restarting the operator rewrites no SchedulerProfile"
 else notok "restart rewrote SchedulerProfiles"; fi
 expect "schedkit-operator --once changes nothing either" 'writes=0' \
-	"$SK_BIN/schedkit-operator" --kubeconfig "$KUBECONFIG" --namespace $NS --once
+	"$SK_BIN/schedkit-operator" --kubeconfig "$KUBECONFIG" --namespace $NS --scheduler-settings="$TMP/settings.yaml" --once
 if [ "$(rvs)" = "$rv_before" ]; then ok "... resourceVersions still equal"; else notok "--once changed owned objects"; fi
 
 # ------------------------------------------------------------------ drift repair
@@ -245,6 +297,23 @@ eventually "a hand-scaled Deployment goes back to 2 replicas" \
 k -n $NS label configmap schedkit-scheduler-config app.kubernetes.io/managed-by- >/dev/null
 eventually "an object stripped of its managed-by label is taken back" \
 	bash -c "[ \"\$(kubectl --cache-dir $TMP/cache -n $NS get configmap schedkit-scheduler-config -o jsonpath='{.metadata.labels.app\.kubernetes\.io/managed-by}')\" = schedkit-operator ]"
+
+k -n $NS patch deployment schedkit-scheduler --type merge -p '{"spec":{"template":{"spec":{"priorityClassName":"system-cluster-critical"}}}}' >/dev/null
+eventually "a hand-changed setting goes back to the settings file's (drift repair respects the settings)" \
+	bash -c "[ \"\$(kubectl --cache-dir $TMP/cache -n $NS get deployment schedkit-scheduler -o jsonpath='{.spec.template.spec.priorityClassName}')\" = system-node-critical ]"
+owned_ns="serviceaccount/schedkit-scheduler service/schedkit-scheduler role/schedkit-scheduler rolebinding/schedkit-scheduler
+	poddisruptionbudget/schedkit-scheduler deployment/schedkit-scheduler"
+for o in $owned_ns; do k -n $NS label "$o" app.kubernetes.io/managed-by- >/dev/null; done
+for o in clusterrole/schedkit-scheduler clusterrolebinding/schedkit-scheduler; do k label "$o" app.kubernetes.io/managed-by- >/dev/null; done
+labelled() {
+	[ "$(k -n $NS get $owned_ns -o jsonpath='{range .items[*]}{.metadata.labels.app\.kubernetes\.io/managed-by} {end}')" = \
+		"schedkit-operator schedkit-operator schedkit-operator schedkit-operator schedkit-operator schedkit-operator " ] &&
+	[ "$(k get clusterrole/schedkit-scheduler clusterrolebinding/schedkit-scheduler -o jsonpath='{range .items[*]}{.metadata.labels.app\.kubernetes\.io/managed-by} {end}')" = \
+		"schedkit-operator schedkit-operator " ]
+}
+eventually "every other owned kind stripped of its label is taken back too" labelled
+expect "the operator holds its leader Lease" '_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}$' \
+	k -n $NS get lease schedkit-operator -o jsonpath='{.spec.holderIdentity}'
 
 # ------------------------------------------------------------------ health endpoints
 port=$(sed -n 's/.*"Serving" flag=--health-probe-bind-address port=\([0-9]*\).*/\1/p' "$TMP/operator.log" | tail -1)

@@ -24,12 +24,13 @@
 #include "kube/util.h"
 #include "operator/controller.h"
 #include "operator/plugins.h"
+#include "operator/settings.h"
 #include "scheduler/framework/loader.h"
 
 /* Strings are borrowed from argv or are the literal defaults. */
 struct opts {
 	char *kubeconfig, *ns, *image, *health_addr, *metrics_addr;
-	char *lease_name, *lease_ns, *plugin_dir;
+	char *lease_name, *lease_ns, *plugin_dir, *settings;
 	int replicas, sched_v, verbosity;
 	bool leader_elect, once;
 	int64_t lease_duration_ms, renew_deadline_ms, retry_period_ms, resync_ms;
@@ -42,8 +43,13 @@ static const struct kube_flag flags[] = {
 	{ "namespace", 0, KUBE_FLAG_STRING, OFF(ns),
 	  .help = "Namespace of the scheduler's objects (default \"schedkit-system\")." },
 	{ "scheduler-image", 0, KUBE_FLAG_STRING, OFF(image),
-	  .help = "Image of the scheduler Deployment (default \"" OP_DEFAULT_IMAGE "\")." },
-	{ "scheduler-replicas", 0, KUBE_FLAG_INT, OFF(replicas), 1, 100, .help = "Scheduler replicas (default 2)." },
+	  .help = "Image of the scheduler Deployment (default: the settings file's,\nelse \"" OP_DEFAULT_IMAGE "\")." },
+	{ "scheduler-replicas", 0, KUBE_FLAG_INT, OFF(replicas), 1, 100,
+	  .help = "Scheduler replicas (default: the settings file's, else 2)." },
+	{ "scheduler-settings", 0, KUBE_FLAG_STRING, OFF(settings), .arg = "FILE",
+	  .help = "YAML settings of the scheduler Deployment: image, replicas,\n"
+		  "priorityClassName, resources, nodeSelector, tolerations, volumes,\n"
+		  "volumeMounts (docs/operator.md). Flags win over it. Read at start." },
 	{ "scheduler-v", 0, KUBE_FLAG_INT, OFF(sched_v), 0, 10, .help = "--v passed to the scheduler (default 2)." },
 	{ "leader-elect", 0, KUBE_FLAG_BOOL, OFF(leader_elect), .help = "Elect a leader before reconciling (default false)." },
 	{ "leader-elect-lease-duration", 0, KUBE_FLAG_DURATION, OFF(lease_duration_ms), .min = 1, .help = "(default 15s)" },
@@ -84,7 +90,7 @@ static const struct kube_flag_set flag_set = {
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){ .ns = OP_DEFAULT_NAMESPACE, .health_addr = ":8081", .metrics_addr = "0",
-			    .lease_name = "schedkit-operator", .plugin_dir = OP_IMAGE_PLUGIN_DIR, .replicas = 2, .sched_v = 2, .verbosity = -1,
+			    .lease_name = "schedkit-operator", .plugin_dir = OP_IMAGE_PLUGIN_DIR, .replicas = 0, .sched_v = 2, .verbosity = -1,
 			    .resync_ms = 600000, .lease_duration_ms = 15000, .renew_deadline_ms = 10000,
 			    .retry_period_ms = 2000 };
 	int rc = kube_flags_parse(&flag_set, argc, argv, o, stdout, stderr);
@@ -143,6 +149,7 @@ static int load_modules(const char *dir, struct sk_module_set **out)
 }
 
 static struct op_controller *g_ctrl;
+static struct op_settings g_settings = { .replicas = -1 }; /* outlives the controller */
 static atomic_bool g_lost, g_shutting_down;
 
 static int check_synced(void *ctx, char *reason, size_t len)
@@ -249,6 +256,16 @@ int main(int argc, char **argv)
 	struct kube_config *kc = NULL;
 	struct kube_client *client = NULL;
 	char *err = NULL;
+	if (o.settings && op_settings_load(o.settings, &g_settings, &err) != 0) {
+		fprintf(stderr, "Error: --scheduler-settings %s\n", err ? err : "out of memory");
+		free(err);
+		return 2;
+	}
+	/* flags win over the settings file, which wins over the defaults */
+	if (!o.image)
+		o.image = g_settings.image ? g_settings.image : OP_DEFAULT_IMAGE;
+	if (!o.replicas)
+		o.replicas = g_settings.replicas > 0 ? g_settings.replicas : 2;
 	if (kube_config_load(o.kubeconfig, NULL, &kc, &err) != 0 || kube_client_new(kc, &client, &err) != 0) {
 		fprintf(stderr, "Error: %s\n", err ? err : "cannot build a client");
 		free(err);
@@ -270,7 +287,8 @@ int main(int argc, char **argv)
 	if (!o.once && kube_event_recorder_new(client, "schedkit-operator", instance, &events) != 0)
 		events = NULL; /* events are best effort */
 	struct op_controller_opts co = {
-		.res = { .namespace = o.ns, .scheduler_image = o.image, .replicas = o.replicas, .scheduler_verbosity = o.sched_v },
+		.res = { .namespace = o.ns, .scheduler_image = o.image, .replicas = o.replicas, .scheduler_verbosity = o.sched_v,
+			 .settings = &g_settings },
 		.resync_seconds = o.resync_ms / 1000 > 0 ? (int)(o.resync_ms / 1000) : 1,
 		.metrics = reg,
 		.events = events,

@@ -231,8 +231,8 @@ static void test_reconcile_lifecycle(void **state)
 	assert_int_equal(r.profiles, 2);
 	assert_int_equal(r.accepted, 1);
 	assert_int_equal(r.invalid, 1);
-	/* 8 objects + 2 statuses + 1 last-accepted annotation */
-	assert_int_equal(r.writes, 11);
+	/* 9 objects + 2 statuses + 1 last-accepted annotation */
+	assert_int_equal(r.writes, 12);
 
 	char *cfg = config_text(e);
 	assert_non_null(cfg);
@@ -243,14 +243,14 @@ static void test_reconcile_lifecycle(void **state)
 	cJSON *pack = get_profile(e, "pack");
 	assert_string_equal(cond_field(pack, "Accepted", "status"), "True");
 	assert_string_equal(cond_field(pack, "Applied", "reason"), OP_APPLIED_PENDING);
-	assert_string_equal(kube_obj_get_string(pack, "status.renderedConfigHash"), r.config_hash);
+	assert_string_equal(kube_obj_get_string(pack, "status.renderedHash"), r.config_hash); /* pack alone is the whole configuration */
 	assert_non_null(kube_meta_annotation(pack, "schedkit.io/last-accepted"));
 	cJSON_Delete(pack);
 	cJSON *typo = get_profile(e, "typo");
 	assert_string_equal(cond_field(typo, "Accepted", "status"), "False");
 	assert_string_equal(cond_field(typo, "Accepted", "reason"), "Invalid");
 	assert_string_equal(cond_field(typo, "Accepted", "message"),
-			    "profiles[0].plugins.score.enabled[0]: unknown plugin \"NodeResourceFit\"; did you mean \"NodeResourcesFit\"?");
+			    "spec.plugins.score.enabled[0]: unknown plugin \"NodeResourceFit\"; did you mean \"NodeResourcesFit\"?");
 	cJSON_Delete(typo);
 
 	/* idempotent: nothing written, no resourceVersion moves */
@@ -291,7 +291,7 @@ static void test_reconcile_lifecycle(void **state)
 	assert_int_equal(r.writes, 1); /* pack's status; typo is not in the config either way */
 	pack = get_profile(e, "pack");
 	assert_string_equal(cond_field(pack, "Applied", "status"), "True");
-	assert_string_equal(kube_obj_get_string(pack, "status.appliedConfigHash"), r.config_hash);
+	assert_string_equal(kube_obj_get_string(pack, "status.appliedHash"), r.config_hash);
 	cJSON_Delete(pack);
 
 	/* a broken update keeps the last accepted version running */

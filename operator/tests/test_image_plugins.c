@@ -107,7 +107,7 @@ static void test_profiles_name_image_plugins(void **state)
 	r = find(&p, "bad-args");
 	assert_false(r->accepted);
 	assert_string_equal(r->reason, OP_REASON_INVALID);
-	if (!strstr(r->message, "profiles[0].pluginConfig[0].args.whatever"))
+	if (!strstr(r->message, "spec.pluginConfig[0].args.whatever"))
 		fail_msg("bad-args: %s", r->message);
 	op_plan_free(&p);
 

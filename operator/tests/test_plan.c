@@ -100,11 +100,13 @@ static void test_valid_and_invalid(void **state)
 	assert_int_equal(t->source, OP_SOURCE_NONE);
 	assert_null(t->rendered_scheduler_name);
 	assert_int_equal(t->generation, 3);
-	/* the loader's exact message, for the profile rendered alone */
-	char *want = loader_message("- schedulerName: typo\n  plugins:\n    score:\n      enabled:\n      - name: NodeResourceFit\n");
+	/* the loader's exact message, for the profile rendered alone, in the spec's terms */
+	char *raw = loader_message("- schedulerName: typo\n  plugins:\n    score:\n      enabled:\n      - name: NodeResourceFit\n");
+	char *want = op_spec_paths(raw);
+	free(raw);
 	assert_string_equal(t->message, want);
 	assert_string_equal(t->message,
-			    "profiles[0].plugins.score.enabled[0]: unknown plugin \"NodeResourceFit\"; did you mean \"NodeResourcesFit\"?");
+			    "spec.plugins.score.enabled[0]: unknown plugin \"NodeResourceFit\"; did you mean \"NodeResourcesFit\"?");
 	free(want);
 
 	const struct op_profile_result *b = find(&p, "badargs");
@@ -164,7 +166,7 @@ static void test_last_accepted_kept(void **state)
 	const struct op_profile_result *r = find(&p, "p");
 	assert_false(r->accepted);
 	assert_string_equal(r->reason, OP_REASON_INVALID);
-	assert_string_equal(r->message, "profiles[0].plugins.bind: at least one bind plugin is needed for profile with scheduler name \"p\"");
+	assert_string_equal(r->message, "spec.plugins.bind: at least one bind plugin is needed for profile with scheduler name \"p\"");
 	assert_int_equal(r->source, OP_SOURCE_LAST_ACCEPTED);
 	assert_int_equal(r->rendered_generation, 2);
 	assert_string_equal(r->rendered_scheduler_name, "p");
@@ -299,7 +301,7 @@ static void test_validate_profile(void **state)
 	cJSON_Delete(p);
 	p = kube_json_parse(bad, strlen(bad), NULL);
 	assert_int_equal(op_validate_profile(p, &ro, &msg, NULL), -1);
-	assert_non_null(strstr(msg, "profiles[0].percentageOfNodesToScore"));
+	assert_non_null(strstr(msg, "spec.percentageOfNodesToScore"));
 	free(msg);
 	cJSON_Delete(p);
 }
@@ -351,9 +353,31 @@ static void test_external_plugins(void **state)
 	cJSON_Delete(arr);
 }
 
+/* The loader's paths of a profile rendered alone, written in the SchedulerProfile's terms. */
+static void test_spec_paths(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *want;
+	} t[] = {
+		{ "profiles[0].plugins.bind: x", "spec.plugins.bind: x" },
+		{ "profiles[0]: x; unknown field \"profiles[0].plugins.scores\"", "spec: x; unknown field \"spec.plugins.scores\"" },
+		{ "no path", "no path" },
+		{ "", "" },
+		{ "ends profiles[0]", "ends spec" },
+		{ "profiles[1].schedulerName: y", "profiles[1].schedulerName: y" },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		char *got = op_spec_paths(t[i].in);
+		assert_string_equal(got, t[i].want);
+		free(got);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_spec_paths),
 		cmocka_unit_test(test_valid_and_invalid),
 		cmocka_unit_test(test_conflict_older_wins),
 		cmocka_unit_test(test_last_accepted_kept),

@@ -165,12 +165,14 @@ static void test_spec_errors(void **state)
 	static const struct {
 		const char *spec, *want;
 	} t[] = {
-		{ "provider: Fancy\n", "spec.provider: Unsupported value: \"Fancy\": supported values: \"ClusterAutoscaler\", \"Default\"" },
+		{ "provider: Fancy\n", "spec.provider: Unsupported value: \"Fancy\": supported values: \"ClusterAutoscaler\", "
+					"\"ClusterAutoscalerProvider\", \"Default\", \"DefaultProvider\"" },
 		{ "plugins: [1]\n", "spec.plugins: Invalid value: \"array\": spec.plugins in body must be of type object" },
 		{ "pluginConfig: {}\n", "spec.pluginConfig: Invalid value: \"object\": spec.pluginConfig in body must be of type array" },
 		{ "percentageOfNodesToScore: 1.5\n", "spec.percentageOfNodesToScore: Invalid value: \"number\": spec.percentageOfNodesToScore in body must be of type integer" },
 		{ "schedulerName: 7\n", "spec.schedulerName: Invalid value: \"number\": spec.schedulerName in body must be of type string" },
-		{ "legacyPolicy: {kind: Policy}\n", "spec.legacyPolicy: Forbidden: translating a legacy Policy is not supported by this schedkit-operator; use plugins and pluginConfig" },
+		{ "legacyPolicy: {predicates: [{name: Nope}]}\n",
+		  "spec.legacyPolicy.predicates[0].name: predicate type not found for \"Nope\"" },
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		cJSON *spec = yaml(t[i].spec), *out = NULL;

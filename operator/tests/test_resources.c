@@ -43,6 +43,7 @@ static void test_golden_objects(void **state)
 		[OP_OBJ_ROLE_BINDING] = "resources_rolebinding.yaml",
 		[OP_OBJ_SERVICE] = "resources_service.yaml",
 		[OP_OBJ_DEPLOYMENT] = "resources_deployment.yaml",
+		[OP_OBJ_PDB] = "resources_pdb.yaml",
 	};
 	struct op_plan p = plan_with("kind: KubeSchedulerConfiguration\n", "abc123", 1);
 	for (int k = 0; k < OP_OBJ_COUNT; k++) {
@@ -133,12 +134,17 @@ static void test_rbac_least_privilege(void **state)
 			char *verbs = kube_json_print(cJSON_GetObjectItem(rule, "verbs"));
 			if (strstr(res, "pods/binding"))
 				binding = strcmp(verbs, "[\"create\"]") == 0;
-			if (strstr(res, "configmaps"))
-				assert_string_equal(verbs, "[\"get\",\"list\",\"watch\"]");
+			if (strstr(res, "configmaps")) {
+				/* its own ConfigMap only, watched (cmwatch.c) */
+				assert_string_equal(verbs, "[\"list\",\"watch\"]");
+				char *names = kube_json_print(cJSON_GetObjectItem(rule, "resourceNames"));
+				assert_string_equal(names, "[\"" OP_CONFIGMAP_NAME "\"]");
+				free(names);
+			}
 			if (strstr(res, "leases") && cJSON_GetObjectItem(rule, "resourceNames"))
 				lease_named = true;
 			if (strstr(res, "nodes"))
-				assert_string_equal(verbs, "[\"get\",\"list\",\"watch\"]");
+				assert_string_equal(verbs, "[\"list\",\"watch\"]");
 			free(res);
 			free(verbs);
 		}

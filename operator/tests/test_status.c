@@ -12,10 +12,13 @@
 #include <cmocka.h>
 
 #include "kube/object.h"
+#include "operator/history.h"
 #include "operator/status.h"
 
 #define HASH "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define OTHER "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+#define PHASH "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc" /* the profile's own */
+#define PHASH_OLD "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
 
 static struct op_plan plan(void)
 {
@@ -30,7 +33,10 @@ static struct op_profile_result result(bool accepted, const char *reason, enum o
 {
 	struct op_profile_result r = { .name = "p", .generation = 4, .scheduler_name = "p", .accepted = accepted,
 				       .reason = reason, .message = accepted ? "valid" : "bad thing", .source = src,
-				       .rendered_generation = src == OP_SOURCE_LAST_ACCEPTED ? 2 : 4 };
+				       .rendered_generation = src == OP_SOURCE_LAST_ACCEPTED ? 2 : 4,
+				       .rendered_scheduler_name = src != OP_SOURCE_NONE ? "p" : NULL };
+	if (src != OP_SOURCE_NONE)
+		memcpy(r.rendered_hash, PHASH, 65);
 	return r;
 }
 
@@ -87,12 +93,15 @@ static void test_outcomes(void **state)
 		assert_cond(st, "Applied", t[i].want_applied_status, t[i].want_applied_reason);
 		assert_string_equal(kube_obj_get_string(st, "schedulerName"), "p");
 		if (t[i].want_rendered_hash) {
-			assert_string_equal(kube_obj_get_string(st, "renderedConfigHash"), HASH);
-			if (t[i].applied)
-				assert_string_equal(kube_obj_get_string(st, "appliedConfigHash"), t[i].applied);
+			assert_string_equal(kube_obj_get_string(st, "renderedHash"), PHASH);
+			/* the leader runs the configuration rendered now: this very version */
+			if (t[i].applied && !strcmp(t[i].applied, HASH))
+				assert_string_equal(kube_obj_get_string(st, "appliedHash"), PHASH);
+			else
+				assert_null(cJSON_GetObjectItem(st, "appliedHash"));
 		} else {
-			assert_null(cJSON_GetObjectItem(st, "renderedConfigHash"));
-			assert_null(cJSON_GetObjectItem(st, "appliedConfigHash"));
+			assert_null(cJSON_GetObjectItem(st, "renderedHash"));
+			assert_null(cJSON_GetObjectItem(st, "appliedHash"));
 		}
 		cJSON_Delete(st);
 	}
@@ -226,6 +235,160 @@ static void test_status_equal(void **state)
 	cJSON_Delete(y);
 }
 
+/* Applied judged per profile: the leader runs an older configuration (OTHER); the history says
+ * which version of this profile it held, so a profile unchanged since then stays Applied and
+ * one that changed (or is new) is Pending. A rejection of the configuration rendered now does
+ * not take Applied from a profile whose version the leader still runs. */
+static void test_applied_per_profile(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *history;  /* the ConfigMap's annotation value */
+		const char *rejected; /* rejection of the configuration rendered now */
+		const char *want_status, *want_reason, *want_applied_hash, *want_msg;
+	} t[] = {
+		{ "{\"" OTHER "\":{\"p\":\"" PHASH "\"}}", NULL, "True", OP_APPLIED_APPLIED, PHASH, "runs this profile" },
+		{ "{\"" OTHER "\":{\"p\":\"" PHASH_OLD "\"}}", NULL, "False", OP_APPLIED_PENDING, PHASH_OLD,
+		  "runs an earlier version (dddddddddddd); waiting for it to load cccccccccccc" },
+		{ "{\"" OTHER "\":{\"q\":\"" PHASH "\"}}", NULL, "False", OP_APPLIED_PENDING, NULL,
+		  "waiting for schedkit-scheduler to load this profile" },
+		{ "{}", NULL, "False", OP_APPLIED_PENDING, NULL, "waiting for schedkit-scheduler to load" },
+		{ "not json", NULL, "False", OP_APPLIED_PENDING, NULL, "waiting" },
+		{ "{\"" OTHER "\":{\"p\":\"" PHASH "\"}}", "refused", "True", OP_APPLIED_APPLIED, PHASH, "runs this profile" },
+		{ "{\"" OTHER "\":{\"p\":\"" PHASH_OLD "\"}}", "refused", "False", OP_APPLIED_CONFIG_REJECTED, PHASH_OLD,
+		  "refused" },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		struct op_plan p = plan();
+		p.history = op_history_update(t[i].history, &p); /* the plan's own config first, then the old ones */
+		assert_non_null(p.history);
+		struct op_profile_result r = result(true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT);
+		cJSON *st = op_status_desired(NULL, &r, &p, OTHER, t[i].rejected, "ns/l", "2025-01-01T00:00:00Z");
+		assert_non_null(st);
+		assert_cond(st, "Applied", t[i].want_status, t[i].want_reason);
+		if (!strstr(kube_obj_get_string(cond(st, "Applied"), "message"), t[i].want_msg))
+			fail_msg("case %zu: message %s", i, kube_obj_get_string(cond(st, "Applied"), "message"));
+		if (t[i].want_applied_hash)
+			assert_string_equal(kube_obj_get_string(st, "appliedHash"), t[i].want_applied_hash);
+		else
+			assert_null(cJSON_GetObjectItem(st, "appliedHash"));
+		cJSON_Delete(st);
+		op_plan_free(&p);
+	}
+}
+
+/* Another profile changed: the configuration hash moves, this profile's status does not. */
+static void test_other_profile_change_keeps_status(void **state)
+{
+	(void)state;
+	struct op_profile_result r = result(true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT);
+	struct op_plan a = plan();
+	a.profiles = &r;
+	a.n = 1;
+	a.history = op_history_update(NULL, &a);
+	cJSON *s1 = op_status_desired(NULL, &r, &a, HASH, NULL, "ns/l", "2025-01-01T00:00:00Z");
+	cJSON *o1 = obj_with_status(s1);
+	char *hist = kube_json_print(a.history);
+	struct op_plan b = plan();
+	memcpy(b.config_hash, OTHER, 65); /* a new configuration; the leader still runs HASH */
+	b.profiles = &r;
+	b.n = 1;
+	b.history = op_history_update(hist, &b);
+	cJSON *s2 = op_status_desired(o1, &r, &b, HASH, NULL, "ns/l", "2025-01-01T01:00:00Z");
+	assert_true(op_status_equal(s1, s2));
+	/* ... and once the leader loads it */
+	cJSON *s3 = op_status_desired(o1, &r, &b, OTHER, NULL, "ns/l", "2025-01-01T02:00:00Z");
+	assert_true(op_status_equal(s1, s3));
+	free(hist);
+	cJSON_Delete(s2);
+	cJSON_Delete(s3);
+	cJSON_Delete(o1);
+	a.profiles = b.profiles = NULL;
+	a.n = b.n = 0;
+	op_plan_free(&a);
+	op_plan_free(&b);
+}
+
+/* Ready: True only for the current spec, accepted and run; else why not. */
+static void test_ready(void **state)
+{
+	(void)state;
+	struct op_plan p = plan();
+	static const struct {
+		bool accepted;
+		const char *reason;
+		enum op_source src;
+		const char *applied;
+		const char *want_status, *want_reason;
+	} t[] = {
+		{ true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT, HASH, "True", OP_READY_READY },
+		{ true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT, NULL, "False", OP_APPLIED_PENDING },
+		{ false, OP_REASON_INVALID, OP_SOURCE_LAST_ACCEPTED, HASH, "False", OP_REASON_INVALID },
+		{ false, OP_REASON_CONFLICT, OP_SOURCE_NONE, HASH, "False", OP_REASON_CONFLICT },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		struct op_profile_result r = result(t[i].accepted, t[i].reason, t[i].src);
+		cJSON *st = op_status_desired(NULL, &r, &p, t[i].applied, NULL, "ns/l", "2025-01-01T00:00:00Z");
+		assert_cond(st, "Ready", t[i].want_status, t[i].want_reason);
+		assert_non_null(kube_obj_get_string(cond(st, "Ready"), "message"));
+		cJSON_Delete(st);
+	}
+	op_plan_free(&p);
+}
+
+/* The history: the plan's configuration first, older ones after in their order, bounded, bad
+ * entries dropped, and stable when nothing changed. */
+static void test_history(void **state)
+{
+	(void)state;
+	struct op_plan p = plan();
+	struct op_profile_result prof = result(true, OP_REASON_ACCEPTED, OP_SOURCE_CURRENT);
+	p.profiles = &prof;
+	p.n = 1;
+	cJSON *h = op_history_update("{\"" OTHER "\":{\"q\":\"x\"},\"bad\":7}", &p);
+	char *text = kube_json_print(h);
+	assert_string_equal(text, "{\"" HASH "\":{\"p\":\"" PHASH "\"},\"" OTHER "\":{\"q\":\"x\"}}");
+	cJSON *again = op_history_update(text, &p);
+	assert_true(cJSON_Compare(h, again, 1));
+	const char *got = NULL;
+	assert_int_equal(op_history_lookup(h, OTHER, "q", &got), 1);
+	assert_string_equal(got, "x");
+	assert_int_equal(op_history_lookup(h, OTHER, "p", &got), 0);
+	assert_int_equal(op_history_lookup(h, "nope", "p", &got), -1);
+	/* bounded */
+	char old[4096] = "{";
+	for (int i = 0; i < OP_HISTORY_MAX + 3; i++)
+		snprintf(old + strlen(old), sizeof old - strlen(old), "%s\"h%d\":{}", i ? "," : "", i);
+	strcat(old, "}");
+	cJSON *many = op_history_update(old, &p);
+	assert_int_equal(cJSON_GetArraySize(many), OP_HISTORY_MAX);
+	assert_string_equal(many->child->string, HASH);
+	/* and bounded in bytes: two old configurations of ~40 KiB each, only the newer one fits */
+	size_t big = 40000;
+	char *huge = malloc(2 * big + 256), *w = huge;
+	w += sprintf(w, "{");
+	for (int k = 0; k < 2; k++) {
+		w += sprintf(w, "%s\"old%d\":{\"n\":\"", k ? "," : "", k);
+		memset(w, 'x', big);
+		w += big;
+		w += sprintf(w, "\"}");
+	}
+	sprintf(w, "}");
+	cJSON *sized = op_history_update(huge, &p);
+	assert_int_equal(cJSON_GetArraySize(sized), 2);
+	assert_non_null(cJSON_GetObjectItem(sized, "old0"));
+	assert_null(cJSON_GetObjectItem(sized, "old1"));
+	free(huge);
+	cJSON_Delete(sized);
+	free(text);
+	cJSON_Delete(h);
+	cJSON_Delete(again);
+	cJSON_Delete(many);
+	p.profiles = NULL;
+	p.n = 0;
+	op_plan_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +397,10 @@ int main(void)
 		cmocka_unit_test(test_lease_hash),
 		cmocka_unit_test(test_config_rejected),
 		cmocka_unit_test(test_status_equal),
+		cmocka_unit_test(test_applied_per_profile),
+		cmocka_unit_test(test_other_profile_change_keeps_status),
+		cmocka_unit_test(test_ready),
+		cmocka_unit_test(test_history),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

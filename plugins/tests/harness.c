@@ -10,7 +10,9 @@
 #include <cmocka.h>
 
 #include "plugins/tests/harness.h"
+#include "kube/object.h"
 #include "scheduler/backend/cache.h"
+#include "scheduler/backend/volume_store.h"
 #include "scheduler/framework/loader.h"
 #include "scheduler/framework/registry.h"
 #include "schedkit/module.h"
@@ -47,6 +49,25 @@ static int ph_bind(void *ctx, const struct sk_pod *pod, const char *node, char *
 	return 0;
 }
 
+static int ph_api_patch(void *ctx, const char *path, const cJSON *patch, cJSON **out, bool *conflict, char **err)
+{
+	struct ph *h = ctx;
+	*conflict = false;
+	if (h->npatches < 8)
+		snprintf(h->patched[h->npatches], sizeof h->patched[0], "%s", path);
+	h->npatches++;
+	cJSON_AddItemToArray(h->patches, cJSON_Duplicate(patch, 1));
+	if (h->patch_error) {
+		*err = strdup(h->patch_error);
+		return -1;
+	}
+	/* as the API server answers: the updated object, at a resourceVersion newer than the store's
+	 * (tests put the controller's result at a higher one) */
+	if (out)
+		*out = cJSON_Parse("{\"metadata\":{\"resourceVersion\":\"1000\"}}");
+	return 0;
+}
+
 struct ph *ph_new(const char *profile_yaml)
 {
 	struct ph *h = calloc(1, sizeof(*h));
@@ -66,7 +87,11 @@ struct ph *ph_new(const char *profile_yaml)
 	}
 	free(text);
 	sk_errors_free(&e);
-	struct sk_framework_env env = { .ctx = h, .snapshot = ph_snapshot, .bind = ph_bind };
+	h->volumes = sk_volume_store_new();
+	h->patches = cJSON_CreateArray();
+	assert_non_null(h->volumes);
+	struct sk_framework_env env = { .ctx = h, .snapshot = ph_snapshot, .bind = ph_bind,
+					.volumes = h->volumes, .api_patch = ph_api_patch };
 	char *err = NULL;
 	h->fw = sk_framework_new(h->cfg, &h->cfg->profiles[0], &env, &err);
 	if (!h->fw) {
@@ -87,7 +112,31 @@ void ph_free(struct ph *h)
 	sk_framework_unref(h->fw);
 	sk_config_free(h->cfg);
 	sk_snapshot_free(h->snap);
+	sk_volume_store_free(h->volumes);
+	cJSON_Delete(h->patches);
 	free(h);
+}
+
+void ph_put_storage(struct ph *h, const char *yaml)
+{
+	char *err = NULL;
+	cJSON *docs = kube_yaml_parse(yaml, strlen(yaml), &err);
+	if (!docs) {
+		print_error("storage yaml: %s\n", err ? err : "?");
+		free(err);
+		fail();
+	}
+	const cJSON *d;
+	cJSON_ArrayForEach(d, docs)
+	{
+		if (sk_volume_store_put_json(h->volumes, 0, d, NULL, NULL, &err) != 0) {
+			print_error("storage object: %s\n", err ? err : "?");
+			free(err);
+			cJSON_Delete(docs);
+			fail();
+		}
+	}
+	cJSON_Delete(docs);
 }
 
 struct sk_plugin *ph_plugin(struct ph *h, const char *name)
@@ -149,6 +198,30 @@ enum sk_code ph_scores(struct ph *h, struct sk_plugin *pl, const struct sk_pod *
 			fail_status("Score", &s);
 		}
 		scores[i].name = h->snap->nodes[i]->node->name;
+	}
+	/* A plugin with score_batch (ABI 1.1) must give the per-node scores in batches of any size:
+	 * each split of the nodes is checked against score. */
+	if (pl->desc->score_batch && n > 0) {
+		int64_t *batch = calloc((size_t)n, sizeof(*batch));
+		assert_non_null(batch);
+		for (int chunk = 1; chunk <= n; chunk++) {
+			for (int b = 0; b < n; b += chunk) {
+				int len = n - b < chunk ? n - b : chunk, failed = -1;
+				struct sk_status s = pl->desc->score_batch(pl, h->cs, pod,
+									   (const struct sk_node_info *const *)h->snap->nodes + b,
+									   len, batch + b, &failed);
+				if (!sk_is_success(&s)) {
+					free(batch);
+					free(scores);
+					fail_status("Score (batch)", &s);
+				}
+			}
+			for (int i = 0; i < n; i++)
+				if (batch[i] != scores[i].score)
+					fail_msg("score_batch in chunks of %d: node %d scored %lld, score gives %lld", chunk, i,
+						 (long long)batch[i], (long long)scores[i].score);
+		}
+		free(batch);
 	}
 	if (pl->desc->normalize_score) {
 		struct sk_status s = pl->desc->normalize_score(pl, h->cs, pod, scores, n);

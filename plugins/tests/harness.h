@@ -10,6 +10,8 @@
 #include "scheduler/framework/runtime.h"
 #include "schedkit/types.h"
 
+struct sk_volume_store;
+
 struct ph {
 	struct sk_config *cfg;
 	struct sk_framework *fw;
@@ -18,6 +20,12 @@ struct ph {
 	int bind_calls;
 	const char *bind_error;        /* when set, the binder fails with this message */
 	char bound[256];               /* "ns/name -> node" of the last bind */
+	struct sk_volume_store *volumes; /* the storage listers (ph_put_storage) */
+	int npatches;                  /* sk_handle_api_patch calls */
+	char patched[8][256];          /* their paths (the first 8) */
+	cJSON *patches;                /* their bodies, an array */
+	const char *patch_error;       /* when set, api_patch fails with this message; else it answers
+				        * an object at resourceVersion 1000 */
 };
 
 /* Contrib plugins (plugins/contrib/<Name>/tests/test_*.c): the Makefile links the plugin's objects
@@ -39,6 +47,10 @@ struct sk_plugin *ph_plugin(struct ph *h, const char *name);
 void ph_set_snapshot(struct ph *h, struct sk_snapshot *snap);
 /* Drops the current CycleState and starts a new one. */
 void ph_reset_state(struct ph *h);
+
+/* Decodes each YAML document of text (PVCs, PVs, StorageClasses, CSINodes, CSIDrivers) into the
+ * volume store the handle's listers read; fails the test on a decode error. */
+void ph_put_storage(struct ph *h, const char *yaml);
 
 /* Runs PreScore (when implemented; a Skip leaves every score 0), Score for every node of the
  * snapshot, then NormalizeScore when implemented. out[i] is the score of snapshot node i.

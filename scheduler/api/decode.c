@@ -15,6 +15,7 @@
 #include "kube/quantity.h"
 #include "kube/selector.h"
 #include "schedkit/types.h"
+#include "scheduler/api/pod_volumes.h"
 
 #define DEFAULT_MILLI_CPU_REQUEST 100                 /* upstream DefaultMilliCPURequest */
 #define DEFAULT_MEMORY_REQUEST (200LL * 1024 * 1024)   /* upstream DefaultMemoryRequest */
@@ -598,6 +599,7 @@ static void pod_free_contents(struct sk_pod *p)
 		}
 	for (int i = 0; p->spread && i < p->nspread; i++)
 		kube_label_selector_free(p->spread[i].selector);
+	free(p->volumes);
 }
 
 /* labelSelector AND key In/NotIn [the pod's value] for each listed key the pod has
@@ -1326,6 +1328,12 @@ static void decode_volumes(struct dctx *c, const cJSON *spec, struct sk_pod *p)
 	const cJSON *vols = get_array(c, spec, "volumes", "spec.volumes");
 	if (c->failed || !vols)
 		return;
+	char *verr = NULL;
+	if (sk_pod_volumes_decode(vols, p->name, &p->volumes, &p->nvolumes, &verr) != 0) {
+		fail(c, "%s", verr ? verr : "out of memory");
+		free(verr);
+		return;
+	}
 	int n = cJSON_GetArraySize(vols);
 	if (n == 0)
 		return;
@@ -1826,9 +1834,41 @@ static void decode_node_images(struct dctx *c, const cJSON *status, struct sk_no
 	}
 }
 
-/* spec.podCIDRs, or the single spec.podCIDR of older nodes (the API server keeps both, podCIDRs[0]
- * equal to podCIDR); the strings are kept as written, the plugins that need them parse them. */
-static void decode_pod_cidrs(struct dctx *c, const cJSON *spec, struct sk_node *n)
+/* The addresses of one CIDR ("10.0.1.0/24": 256, "fd00:1::/64": clamped to 2^62), or 0 when it
+ * does not parse. Only the family is told from the address part (IPv4 has dots and no colon): the
+ * API server validated the rest. */
+static int64_t cidr_addresses(const char *cidr)
+{
+	bool dot = false, colon = false;
+	const char *q = cidr;
+	for (; *q && *q != '/'; q++) {
+		dot |= *q == '.';
+		colon |= *q == ':';
+	}
+	if (*q != '/' || q == cidr || (!colon && !dot))
+		return 0;
+	const char *digits = ++q;
+	int prefix = 0;
+	for (; *q >= '0' && *q <= '9' && q - digits < 4; q++)
+		prefix = prefix * 10 + (*q - '0');
+	int bits = colon ? 128 : 32;
+	if (*q || q == digits || prefix > bits)
+		return 0;
+	int host_bits = bits - prefix;
+	return host_bits >= 62 ? (int64_t)1 << 62 : (int64_t)1 << host_bits;
+}
+
+static void node_pod_cidr_addresses(struct sk_node *n)
+{
+	n->pod_cidr_addresses = 0;
+	for (int i = 0; i < n->npod_cidrs; i++) {
+		int64_t a = n->pod_cidrs[i] ? cidr_addresses(n->pod_cidrs[i]) : 0;
+		if (a > 0 && (n->pod_cidr_addresses == 0 || a < n->pod_cidr_addresses))
+			n->pod_cidr_addresses = a;
+	}
+}
+
+static void decode_pod_cidr_list(struct dctx *c, const cJSON *spec, struct sk_node *n)
 {
 	const cJSON *arr = get_array(c, spec, "podCIDRs", "spec.podCIDRs");
 	const char *one = get_string(c, spec, "podCIDR", "spec.podCIDR");
@@ -1858,6 +1898,16 @@ static void decode_pod_cidrs(struct dctx *c, const cJSON *spec, struct sk_node *
 		if (!(n->pod_cidrs[n->npod_cidrs++] = intern_or_fail(c, it->valuestring)))
 			return;
 	}
+}
+
+/* spec.podCIDRs, or the single spec.podCIDR of older nodes (the API server keeps both, podCIDRs[0]
+ * equal to podCIDR); the strings are kept as written, and their smallest size in addresses
+ * (pod_cidr_addresses) is computed once here. */
+static void decode_pod_cidrs(struct dctx *c, const cJSON *spec, struct sk_node *n)
+{
+	decode_pod_cidr_list(c, spec, n);
+	if (!c->failed)
+		node_pod_cidr_addresses(n);
 }
 
 struct sk_node *sk_node_decode(const cJSON *obj, char **err)

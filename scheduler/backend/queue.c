@@ -6,6 +6,7 @@
 #include "kube/hash.h"
 #include "kube/object.h"
 #include "kube/util.h"
+#include "schedkit/volume.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -446,6 +447,8 @@ static bool is_pod_resource(uint32_t r)
 }
 
 /* Objects of pod events, and the target pod of a wildcard event (ForceActivate), are pods. */
+#define SK_EV_STORAGE (SK_EV_PV | SK_EV_PVC | SK_EV_STORAGE_CLASS | SK_EV_CSI_NODE | SK_EV_CSI_DRIVER)
+
 static void *obj_ref(uint32_t resource, const void *obj)
 {
 	if (!obj)
@@ -454,6 +457,8 @@ static void *obj_ref(uint32_t resource, const void *obj)
 		return sk_pod_ref((struct sk_pod *)obj);
 	if (resource & SK_EV_NODE)
 		return sk_node_ref((struct sk_node *)obj);
+	if (resource & SK_EV_STORAGE)
+		return sk_vobj_ref(obj); /* struct sk_vobj views (schedkit/volume.h) */
 	return NULL; /* other resources: hints get NULL objects */
 }
 
@@ -465,6 +470,8 @@ static void obj_unref(uint32_t resource, void *obj)
 		sk_pod_unref(obj);
 	else if (resource & SK_EV_NODE)
 		sk_node_unref(obj);
+	else if (resource & SK_EV_STORAGE)
+		sk_vobj_unref(obj);
 }
 
 static void record_event(struct sk_queue *q, const struct sk_cluster_event *ev, const void *old_obj,

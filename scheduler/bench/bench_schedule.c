@@ -1,215 +1,55 @@
 /* In-process SchedulingBasic (upstream scheduler_perf "SchedulingBasic 5000Nodes_10000Pods"):
  * 5,000 nodes (4 cpu, 32Gi, 110 pods), 1,000 existing pods, then 10,000 pods (100m, 500Mi) to
- * place with the default profile. Runs the real scheduler (schedule_one.h) over the cache with
- * in-memory binding (as the informer would confirm it) and prints pods/s, p50/p99 attempt
- * latency and peak RSS (VmHWM). Env: SK_BENCH_NODES, SK_BENCH_EXISTING, SK_BENCH_PODS. */
-#include <stdatomic.h>
+ * place with the default profile. Runs the real scheduler over the benchmark cluster (cluster.h,
+ * the shapes of workloads.c's SchedulingBasic) and prints pods/s, p50/p99 attempt latency and
+ * peak RSS (VmHWM). Env: SK_BENCH_NODES, SK_BENCH_EXISTING, SK_BENCH_PODS. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-#include "kube/log.h"
-#include "kube/object.h"
-#include "scheduler/backend/cache.h"
-#include "scheduler/config/config.h"
+#include "scheduler/bench/cluster.h"
+#include "scheduler/bench/workloads.h"
 #include "scheduler/framework/parallel.h"
-#include "scheduler/framework/runtime.h"
-#include "scheduler/schedule_one.h"
-
-struct bench {
-	struct sk_cache *cache;
-	struct sk_snapshot *snap;
-	struct sk_scheduler *sched;
-	double *lat;
-	int nlat, caplat;
-	int scheduled, unschedulable, errors;
-};
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static long vm_hwm_kib(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long kib = -1;
-	while (f && fgets(line, sizeof line, f))
-		if (!strncmp(line, "VmHWM:", 6))
-			kib = strtol(line + 6, NULL, 10);
-	if (f)
-		fclose(f);
-	return kib;
-}
-
-static int env_int(const char *name, int def)
-{
-	const char *v = getenv(name);
-	return v && *v ? atoi(v) : def;
-}
-
-static const struct sk_snapshot *b_update(void *ctx, char **err)
-{
-	struct bench *b = ctx;
-	return sk_cache_update_snapshot(b->cache, b->snap, err) == 0 ? b->snap : NULL;
-}
-static int b_assume(void *ctx, struct sk_pod *p, char **err) { return sk_cache_assume_pod(((struct bench *)ctx)->cache, p, err); }
-static int b_forget(void *ctx, const struct sk_pod *p, char **err) { return sk_cache_forget_pod(((struct bench *)ctx)->cache, p, err); }
-static int b_finish(void *ctx, const struct sk_pod *p, char **err) { return sk_cache_finish_binding(((struct bench *)ctx)->cache, p, err); }
-static bool b_is_assumed(void *ctx, const char *uid) { return sk_cache_is_assumed(((struct bench *)ctx)->cache, uid); }
-
-static void b_observe(void *ctx, const struct sk_outcome *o)
-{
-	struct bench *b = ctx;
-	if (o->result == SK_RESULT_SCHEDULED)
-		b->scheduled++;
-	else if (o->result == SK_RESULT_UNSCHEDULABLE)
-		b->unschedulable++;
-	else
-		b->errors++;
-	if (b->nlat < b->caplat)
-		b->lat[b->nlat++] = o->duration_s;
-}
-
-static const struct sk_snapshot *b_fw_snapshot(void *ctx) { return sk_scheduler_snapshot(((struct bench *)ctx)->sched); }
-
-/* The informer's confirmation, done inline: the assumed pod becomes bound. */
-static int b_bind(void *ctx, const struct sk_pod *pod, const char *node, char **err)
-{
-	struct bench *b = ctx;
-	struct sk_pod *bound = sk_pod_with_node(pod, node);
-	int rc = bound ? sk_cache_add_pod(b->cache, bound, err) : -1;
-	if (rc == 0)
-		sk_queue_move_all(sk_scheduler_queue(b->sched), &SK_EVENT_ASSIGNED_POD_ADD, NULL, bound);
-	sk_pod_unref(bound);
-	return rc;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static struct sk_node *make_node(int i)
-{
-	char text[512];
-	snprintf(text, sizeof text,
-		 "{\"metadata\":{\"name\":\"node-%05d\",\"labels\":{\"kubernetes.io/hostname\":\"node-%05d\"}},"
-		 "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"32Gi\",\"pods\":\"110\"}}}", i, i);
-	cJSON *o = cJSON_Parse(text);
-	char *err = NULL;
-	struct sk_node *n = o ? sk_node_decode(o, &err) : NULL;
-	if (!n)
-		fprintf(stderr, "bench: node decode: %s\n", err ? err : "?");
-	free(err);
-	cJSON_Delete(o);
-	return n;
-}
-
-static struct sk_pod *make_pod(const char *prefix, int i, const char *node)
-{
-	char text[768];
-	snprintf(text, sizeof text,
-		 "{\"metadata\":{\"name\":\"%s-%05d\",\"namespace\":\"default\",\"uid\":\"%s-uid-%05d\"},"
-		 "\"spec\":{%s%s%s\"containers\":[{\"name\":\"pause\",\"image\":\"pause:3.9\","
-		 "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"500Mi\"}}}]}}",
-		 prefix, i, prefix, i, node ? "\"nodeName\":\"" : "", node ? node : "", node ? "\"," : "");
-	cJSON *o = cJSON_Parse(text);
-	char *err = NULL;
-	struct sk_pod *p = o ? sk_pod_decode(o, &err) : NULL;
-	if (!p)
-		fprintf(stderr, "bench: pod decode: %s\n", err ? err : "?");
-	free(err);
-	cJSON_Delete(o);
-	return p;
-}
 
 int main(void)
 {
-	int nnodes = env_int("SK_BENCH_NODES", 5000), nexisting = env_int("SK_BENCH_EXISTING", 1000),
-	    npods = env_int("SK_BENCH_PODS", 10000);
-	static const char def[] = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
-	struct sk_errors errs = { 0 };
-	int saved_v = kube_log_verbosity;
-	struct sk_config *cfg = sk_config_load(def, sizeof def - 1, &errs);
-	sk_errors_free(&errs);
-	kube_log_set_verbosity(saved_v);
-	if (!cfg) {
-		fprintf(stderr, "bench: default config does not load\n");
-		return 1;
-	}
-	struct bench b = { .cache = sk_cache_new(0), .snap = sk_snapshot_new(), .caplat = npods };
-	b.lat = calloc((size_t)npods + 1, sizeof *b.lat);
-	char *err = NULL;
-	struct sk_pool *pool = sk_pool_new(cfg->parallelism, &err);
-	struct sk_nominator *nom = sk_nominator_new();
-	if (!b.cache || !b.snap || !b.lat || !pool || !nom) {
-		fprintf(stderr, "bench: setup failed: %s\n", err ? err : "out of memory");
-		return 1;
-	}
-	struct sk_sched_env env = {
-		.ctx = &b, .update_snapshot = b_update, .assume = b_assume, .forget = b_forget,
-		.finish_binding = b_finish, .is_assumed = b_is_assumed, .observe = b_observe,
-		.seed = 42, .binder_threads = 0, .nominator = nom,
+	const struct skb_workload *w = skb_workload_find("SchedulingBasic");
+	struct skb_sizes sz = {
+		.nodes = skb_env_int("SK_BENCH_NODES", 5000), .init = skb_env_int("SK_BENCH_EXISTING", 1000),
+		.measure = skb_env_int("SK_BENCH_PODS", 10000),
 	};
-	b.sched = sk_scheduler_new(&env, &err);
-	struct sk_framework_env fenv = { .ctx = &b, .pool = pool, .nominator = nom, .snapshot = b_fw_snapshot, .bind = b_bind };
-	struct sk_framework *fw = b.sched ? sk_framework_new(cfg, &cfg->profiles[0], &fenv, &err) : NULL;
-	if (!fw || sk_scheduler_set_frameworks(b.sched, &fw, 1) != 0) {
-		fprintf(stderr, "bench: scheduler: %s\n", err ? err : "?");
+	struct sk_config *cfg = skb_default_config();
+	char *err = NULL;
+	struct skb_cluster *c = cfg ? skb_cluster_new(&(struct skb_cluster_opts){ .cfg = cfg, .lat_cap = sz.measure + 1 },
+						      &err)
+				    : NULL;
+	if (!w || !c) {
+		fprintf(stderr, "bench: setup failed: %s\n", err ? err : "?");
 		return 1;
 	}
-	double t0 = now_s();
-	for (int i = 0; i < nnodes; i++) {
-		struct sk_node *n = make_node(i);
-		if (!n || sk_cache_add_node(b.cache, n, NULL) != 0)
-			return 1;
-		sk_node_unref(n);
-	}
-	char node[32];
-	for (int i = 0; i < nexisting; i++) {
-		snprintf(node, sizeof node, "node-%05d", i % nnodes);
-		struct sk_pod *p = make_pod("existing", i, node);
-		if (!p || sk_cache_add_pod(b.cache, p, NULL) != 0)
-			return 1;
-		sk_pod_unref(p);
-	}
-	struct sk_queue *q = sk_scheduler_queue(b.sched);
-	for (int i = 0; i < npods; i++) {
-		struct sk_pod *p = make_pod("pod", i, NULL);
-		if (!p || sk_queue_add(q, p) != 0)
-			return 1;
-		sk_pod_unref(p);
-	}
-	double t1 = now_s();
-	while (sk_schedule_one(b.sched, false) == 1)
-		;
-	sk_scheduler_wait_bindings(b.sched);
-	double t2 = now_s();
+	double t0 = skb_now_s();
+	char buf[4096];
+	for (int p = SKB_NODES; p <= SKB_MEASURE; p++)
+		for (int i = 0; i < skb_part_count(w, &sz, (enum skb_part)p); i++) {
+			if (skb_object_json(w, &sz, (enum skb_part)p, i, buf, sizeof buf) < 0)
+				return 1;
+			if ((p == SKB_NODES ? skb_add_node(c, buf) : p == SKB_INIT ? skb_add_bound_pod(c, buf)
+										 : skb_enqueue_pod(c, buf)) != 0)
+				return 1;
+		}
+	double t1 = skb_now_s();
+	double secs = skb_drain(c, (long)sz.measure * 50 + 1000, NULL, NULL);
 
-	qsort(b.lat, (size_t)b.nlat, sizeof *b.lat, cmp_double);
-	double p50 = b.nlat ? b.lat[b.nlat / 2] : 0, p99 = b.nlat ? b.lat[(int)(b.nlat * 0.99)] : 0;
-	printf("SchedulingBasic in-process: %d nodes, %d existing pods, %d pods, %d worker threads\n", nnodes, nexisting,
-	       npods, sk_pool_threads(pool));
+	printf("SchedulingBasic in-process: %d nodes, %d existing pods, %d pods, %d worker threads\n", sz.nodes, sz.init,
+	       sz.measure, sk_pool_threads(c->pool));
 	printf("  setup (decode + cache + queue): %.2f s\n", t1 - t0);
-	printf("  scheduled %d, unschedulable %d, errors %d in %.3f s\n", b.scheduled, b.unschedulable, b.errors, t2 - t1);
-	printf("  throughput: %.0f pods/s (target >= 10000)\n", (t2 > t1) ? b.scheduled / (t2 - t1) : 0.0);
-	printf("  attempt latency: p50 %.1f us, p99 %.1f us\n", p50 * 1e6, p99 * 1e6);
-	printf("  peak RSS (VmHWM): %.1f MiB (target < 256)\n", vm_hwm_kib() / 1024.0);
-	int rc = b.scheduled == npods ? 0 : 1;
-	sk_scheduler_free(b.sched);
-	sk_framework_unref(fw);
-	sk_pool_free(pool);
-	sk_nominator_free(nom);
-	sk_snapshot_free(b.snap);
-	sk_cache_free(b.cache);
+	printf("  scheduled %d, unschedulable %d, errors %d in %.3f s\n", c->scheduled, c->unschedulable, c->errors, secs);
+	printf("  throughput: %.0f pods/s (target >= 10000)\n", secs > 0 ? c->scheduled / secs : 0.0);
+	printf("  attempt latency: p50 %.1f us, p99 %.1f us\n", skb_latency_pct(c, 0.5) * 1e6,
+	       skb_latency_pct(c, 0.99) * 1e6);
+	printf("  peak RSS (VmHWM): %.1f MiB (target < 256)\n", skb_vm_hwm_kib() / 1024.0);
+	int rc = c->scheduled == sz.measure ? 0 : 1;
+	skb_cluster_free(c);
 	sk_config_free(cfg);
-	free(b.lat);
 	free(err);
 	return rc;
 }

@@ -17,22 +17,8 @@
 #include <time.h>
 
 #include "kube/log.h"
-#include "scheduler/backend/cache.h"
-#include "scheduler/config/config.h"
+#include "scheduler/bench/cluster.h"
 #include "scheduler/framework/loader.h"
-#include "scheduler/framework/parallel.h"
-#include "scheduler/framework/runtime.h"
-#include "scheduler/schedule_one.h"
-
-struct run {
-	struct sk_cache *cache;
-	struct sk_snapshot *snap;
-	struct sk_scheduler *sched;
-	const char *metrics;       /* NodeMetricsList text sk_handle_api_get answers */
-	double *lat;
-	int nlat, caplat;
-	int scheduled, unschedulable, errors;
-};
 
 struct result {
 	double seconds, p50_us, p99_us;
@@ -41,64 +27,15 @@ struct result {
 
 static int nnodes, nexisting, npods, owners, hot;
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int env_int(const char *name, int def)
-{
-	const char *v = getenv(name);
-	return v && *v ? atoi(v) : def;
-}
-
-static const struct sk_snapshot *r_update(void *ctx, char **err)
-{
-	struct run *r = ctx;
-	return sk_cache_update_snapshot(r->cache, r->snap, err) == 0 ? r->snap : NULL;
-}
-static int r_assume(void *ctx, struct sk_pod *p, char **err) { return sk_cache_assume_pod(((struct run *)ctx)->cache, p, err); }
-static int r_forget(void *ctx, const struct sk_pod *p, char **err) { return sk_cache_forget_pod(((struct run *)ctx)->cache, p, err); }
-static int r_finish(void *ctx, const struct sk_pod *p, char **err) { return sk_cache_finish_binding(((struct run *)ctx)->cache, p, err); }
-static bool r_is_assumed(void *ctx, const char *uid) { return sk_cache_is_assumed(((struct run *)ctx)->cache, uid); }
-static const struct sk_snapshot *r_fw_snapshot(void *ctx) { return sk_scheduler_snapshot(((struct run *)ctx)->sched); }
-
-static void r_observe(void *ctx, const struct sk_outcome *o)
-{
-	struct run *r = ctx;
-	if (o->result == SK_RESULT_SCHEDULED)
-		r->scheduled++;
-	else if (o->result == SK_RESULT_UNSCHEDULABLE)
-		r->unschedulable++;
-	else
-		r->errors++;
-	if (r->nlat < r->caplat)
-		r->lat[r->nlat++] = o->duration_s;
-}
-
-/* As the informer would confirm the binding: the assumed pod becomes bound. */
-static int r_bind(void *ctx, const struct sk_pod *pod, const char *node, char **err)
-{
-	struct run *r = ctx;
-	struct sk_pod *bound = sk_pod_with_node(pod, node);
-	int rc = bound ? sk_cache_add_pod(r->cache, bound, err) : -1;
-	if (rc == 0)
-		sk_queue_move_all(sk_scheduler_queue(r->sched), &SK_EVENT_ASSIGNED_POD_ADD, NULL, bound);
-	sk_pod_unref(bound);
-	return rc;
-}
-
-/* metrics-server's answer, built once per run (ComputeResource reads it at init). */
+/* metrics-server's answer (ComputeResource reads it at init); ctx is the NodeMetricsList text. */
 static int r_api_get(void *ctx, const char *path, cJSON **out, char **err)
 {
-	struct run *r = ctx;
-	if (!r->metrics || strcmp(path, "/apis/metrics.k8s.io/v1beta1/nodes")) {
+	const char *metrics = ctx;
+	if (!metrics || strcmp(path, "/apis/metrics.k8s.io/v1beta1/nodes")) {
 		*err = strdup("the server could not find the requested resource");
 		return -1;
 	}
-	*out = cJSON_Parse(r->metrics);
+	*out = cJSON_Parse(metrics);
 	return *out ? 0 : -1;
 }
 
@@ -109,45 +46,28 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* The nodes of bench_schedule.c plus a podCIDR (10.<i/256>.<i%256>.0/24: 256 addresses). */
-static struct sk_node *make_node(int i)
+static void node_json(int i, char *text, size_t n)
 {
-	char text[640];
-	snprintf(text, sizeof text,
+	snprintf(text, n,
 		 "{\"metadata\":{\"name\":\"node-%05d\",\"labels\":{\"kubernetes.io/hostname\":\"node-%05d\"}},"
 		 "\"spec\":{\"podCIDR\":\"10.%d.%d.0/24\"},"
 		 "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"32Gi\",\"pods\":\"110\"}}}",
 		 i, i, i / 256, i % 256);
-	cJSON *o = cJSON_Parse(text);
-	char *err = NULL;
-	struct sk_node *n = o ? sk_node_decode(o, &err) : NULL;
-	if (!n)
-		fprintf(stderr, "bench: node decode: %s\n", err ? err : "?");
-	free(err);
-	cJSON_Delete(o);
-	return n;
 }
 
 /* The pods of bench_schedule.c; with SK_BENCH_OWNERS, pod i belongs to ReplicaSet rs-<i % 10>. */
-static struct sk_pod *make_pod(const char *prefix, int i, const char *node)
+static void pod_json(const char *prefix, int i, const char *node, char *text, size_t n)
 {
-	char text[1024], owner[256] = "";
+	char owner[256] = "";
 	if (owners)
 		snprintf(owner, sizeof owner,
 			 ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs-%d\","
 			 "\"uid\":\"%s-rs-%d\",\"controller\":true}]", i % 10, prefix, i % 10);
-	snprintf(text, sizeof text,
+	snprintf(text, n,
 		 "{\"metadata\":{\"name\":\"%s-%05d\",\"namespace\":\"default\",\"uid\":\"%s-uid-%05d\"%s},"
 		 "\"spec\":{%s%s%s\"containers\":[{\"name\":\"pause\",\"image\":\"pause:3.9\","
 		 "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"500Mi\"}}}]}}",
 		 prefix, i, prefix, i, owner, node ? "\"nodeName\":\"" : "", node ? node : "", node ? "\"," : "");
-	cJSON *o = cJSON_Parse(text);
-	char *err = NULL;
-	struct sk_pod *p = o ? sk_pod_decode(o, &err) : NULL;
-	if (!p)
-		fprintf(stderr, "bench: pod decode: %s\n", err ? err : "?");
-	free(err);
-	cJSON_Delete(o);
-	return p;
 }
 
 /* A NodeMetricsList for every node: usage between 5% and 60% of cpu and memory (no node above the
@@ -173,70 +93,41 @@ static char *metrics_list(void)
 
 static int run_one(const struct sk_config *cfg, const char *metrics, struct result *res)
 {
-	struct run r = { .cache = sk_cache_new(0), .snap = sk_snapshot_new(), .caplat = npods, .metrics = metrics };
-	r.lat = calloc((size_t)npods + 1, sizeof *r.lat);
 	char *err = NULL;
-	struct sk_pool *pool = sk_pool_new(cfg->parallelism, &err);
-	struct sk_nominator *nom = sk_nominator_new();
-	if (!r.cache || !r.snap || !r.lat || !pool || !nom) {
+	struct skb_cluster *c = skb_cluster_new(&(struct skb_cluster_opts){ .cfg = cfg, .lat_cap = npods + 1,
+									    .api_get = r_api_get, .api_ctx = (void *)metrics },
+						&err);
+	if (!c) {
 		fprintf(stderr, "bench: setup failed: %s\n", err ? err : "out of memory");
+		free(err);
 		return -1;
 	}
-	struct sk_sched_env env = {
-		.ctx = &r, .update_snapshot = r_update, .assume = r_assume, .forget = r_forget,
-		.finish_binding = r_finish, .is_assumed = r_is_assumed, .observe = r_observe,
-		.seed = 42, .binder_threads = 0, .nominator = nom,
-	};
-	r.sched = sk_scheduler_new(&env, &err);
-	struct sk_framework_env fenv = { .ctx = &r, .pool = pool, .nominator = nom, .snapshot = r_fw_snapshot,
-					 .bind = r_bind, .api_get = r_api_get };
-	struct sk_framework *fw = r.sched ? sk_framework_new(cfg, &cfg->profiles[0], &fenv, &err) : NULL;
-	if (!fw || sk_scheduler_set_frameworks(r.sched, &fw, 1) != 0) {
-		fprintf(stderr, "bench: scheduler: %s\n", err ? err : "?");
-		return -1;
+	char text[1024], node[32];
+	int rc = 0;
+	for (int i = 0; i < nnodes && rc == 0; i++) {
+		node_json(i, text, sizeof text);
+		rc = skb_add_node(c, text);
 	}
-	for (int i = 0; i < nnodes; i++) {
-		struct sk_node *n = make_node(i);
-		if (!n || sk_cache_add_node(r.cache, n, NULL) != 0)
-			return -1;
-		sk_node_unref(n);
-	}
-	char node[32];
-	for (int i = 0; i < nexisting; i++) {
+	for (int i = 0; i < nexisting && rc == 0; i++) {
 		snprintf(node, sizeof node, "node-%05d", i % nnodes);
-		struct sk_pod *p = make_pod("existing", i, node);
-		if (!p || sk_cache_add_pod(r.cache, p, NULL) != 0)
-			return -1;
-		sk_pod_unref(p);
+		pod_json("existing", i, node, text, sizeof text);
+		rc = skb_add_bound_pod(c, text);
 	}
-	struct sk_queue *q = sk_scheduler_queue(r.sched);
-	for (int i = 0; i < npods; i++) {
-		struct sk_pod *p = make_pod("pod", i, NULL);
-		if (!p || sk_queue_add(q, p) != 0)
-			return -1;
-		sk_pod_unref(p);
+	for (int i = 0; i < npods && rc == 0; i++) {
+		pod_json("pod", i, NULL, text, sizeof text);
+		rc = skb_enqueue_pod(c, text);
 	}
-	double t1 = now_s();
-	while (sk_schedule_one(r.sched, false) == 1)
-		;
-	sk_scheduler_wait_bindings(r.sched);
-	double t2 = now_s();
-	qsort(r.lat, (size_t)r.nlat, sizeof *r.lat, cmp_double);
-	*res = (struct result){
-		.seconds = t2 - t1,
-		.p50_us = r.nlat ? r.lat[r.nlat / 2] * 1e6 : 0,
-		.p99_us = r.nlat ? r.lat[(int)(r.nlat * 0.99)] * 1e6 : 0,
-		.scheduled = r.scheduled, .unschedulable = r.unschedulable, .errors = r.errors,
-	};
-	sk_scheduler_free(r.sched);
-	sk_framework_unref(fw);
-	sk_pool_free(pool);
-	sk_nominator_free(nom);
-	sk_snapshot_free(r.snap);
-	sk_cache_free(r.cache);
-	free(r.lat);
-	free(err);
-	return 0;
+	if (rc == 0) {
+		double secs = skb_drain(c, (long)npods * 50 + 1000, NULL, NULL);
+		*res = (struct result){
+			.seconds = secs,
+			.p50_us = skb_latency_pct(c, 0.5) * 1e6,
+			.p99_us = skb_latency_pct(c, 0.99) * 1e6,
+			.scheduled = c->scheduled, .unschedulable = c->unschedulable, .errors = c->errors,
+		};
+	}
+	skb_cluster_free(c);
+	return rc;
 }
 
 static const char base_cfg[] = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
@@ -280,12 +171,12 @@ static void print_run(const char *label, const struct result *r)
 
 int main(void)
 {
-	nnodes = env_int("SK_BENCH_NODES", 5000);
-	nexisting = env_int("SK_BENCH_EXISTING", 1000);
-	npods = env_int("SK_BENCH_PODS", 10000);
-	owners = env_int("SK_BENCH_OWNERS", 0);
-	hot = env_int("SK_BENCH_HOT", 0);
-	int rounds = env_int("SK_BENCH_ROUNDS", 3);
+	nnodes = skb_env_int("SK_BENCH_NODES", 5000);
+	nexisting = skb_env_int("SK_BENCH_EXISTING", 1000);
+	npods = skb_env_int("SK_BENCH_PODS", 10000);
+	owners = skb_env_int("SK_BENCH_OWNERS", 0);
+	hot = skb_env_int("SK_BENCH_HOT", 0);
+	int rounds = skb_env_int("SK_BENCH_ROUNDS", 3);
 	char dir[4096];
 	const char *pd = getenv("SK_PLUGIN_DIR"), *bin = getenv("SK_BIN");
 	if (pd && *pd)

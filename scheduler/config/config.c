@@ -18,6 +18,7 @@
 #include "kube/util.h"
 #include "kube/selector.h"
 #include "scheduler/config/config.h"
+#include "scheduler/config/legacy.h"
 #include "scheduler/framework/loader.h"
 
 #define API_VERSION "kubescheduler.config.k8s.io/v1"
@@ -1484,6 +1485,7 @@ void sk_config_free(struct sk_config *cfg)
 	free(cfg->client_accept_content_types);
 	cJSON_Delete(cfg->extenders);
 	free(cfg->external);
+	sk_errors_free(&cfg->notes);
 	/* last: the profiles' args were freed by the modules' own args_free */
 	sk_module_set_unref(cfg->modules);
 	free(cfg);
@@ -1512,6 +1514,12 @@ struct sk_config *sk_config_load_opts(const char *text, size_t len, const struct
 	bool oom = !cfg || set_opts(cfg, opts) < 0;
 	const struct sk_config *outer = loading;
 	loading = cfg;
+	if (!oom && opts && opts->policy_path && sk_policy_merge_file(root, opts->policy_path, &cfg->notes, errs) < 0) {
+		cJSON_Delete(root);
+		loading = outer;
+		sk_config_free(cfg);
+		return NULL;
+	}
 	if (!oom) {
 		sha256_hex(text, len, cfg->sha256);
 		decode_top(root, cfg, &uprofs, &nuprofs, &has_pct, &has_ia, &has_max, &has_par, errs);
@@ -1623,13 +1631,16 @@ int sk_config_validate_file(const char *path, FILE *out)
 int sk_config_validate_file_opts(const char *path, const struct sk_config_opts *opts, FILE *out)
 {
 	struct sk_errors errs = { 0 };
-	struct sk_config *cfg = sk_config_load_file_opts(path, opts, &errs);
+	static const char def[] = "apiVersion: " API_VERSION "\nkind: " KIND "\n";
+	struct sk_config *cfg = path ? sk_config_load_file_opts(path, opts, &errs) : sk_config_load_opts(def, sizeof def - 1, opts, &errs);
 	if (!cfg) {
 		for (int i = 0; i < errs.n; i++)
 			fprintf(out, "error: %s\n", errs.msgs[i] ? errs.msgs[i] : "out of memory");
 		sk_errors_free(&errs);
 		return 1;
 	}
+	for (int i = 0; i < cfg->notes.n; i++)
+		fprintf(out, "warning: %s\n", cfg->notes.msgs[i] ? cfg->notes.msgs[i] : "");
 	for (int p = 0; p < cfg->nprofiles; p++) {
 		const struct sk_profile_config *pr = &cfg->profiles[p];
 		if (!pr->nunavailable)
@@ -1791,6 +1802,13 @@ cJSON *sk_config_unavailable_json(const struct sk_config *cfg)
 		}
 	}
 	return o;
+}
+
+void sk_config_log_notes(const struct sk_config *cfg)
+{
+	for (int i = 0; i < cfg->notes.n; i++)
+		klog_warning("Legacy Policy translation: not carried over exactly", " note=\"%s\"",
+			     cfg->notes.msgs[i] ? cfg->notes.msgs[i] : "");
 }
 
 void sk_config_log_unavailable(const struct sk_config *cfg)

@@ -118,6 +118,9 @@ struct sk_config {
 	struct sk_module_set *modules;
 	int nexternal;
 	struct sk_plugin_desc *external;
+	/* What a legacy Policy could not carry over (opts.policy_path), one line each; --validate
+	 * prints them as warnings, the daemon logs them. */
+	struct sk_errors notes;
 };
 
 /* How a configuration is loaded beyond its text. A zeroed struct (or NULL) is sk_config_load. */
@@ -132,6 +135,9 @@ struct sk_config_opts {
 	 * its args kept raw; a framework cannot be built from it. A loaded or in-tree plugin of the
 	 * same name wins. */
 	const char *const *external_plugins;
+	/* --policy-config-file: a legacy Policy translated into the config's one profile
+	 * (scheduler/config/legacy.h, sk_policy_merge_file); NULL = none. */
+	const char *policy_path;
 };
 
 /* The upstream field name for the multiPoint PluginSet (index SK_EP_COUNT of merged[]). */
@@ -142,7 +148,7 @@ const struct sk_plugin_desc *sk_unavailable_plugin_desc(const char *name);
 /* Plugin names removed from the v1 API (AzureDiskLimits, CinderLimits, EBSLimits, GCEPDLimits);
  * NULL-terminated. Configs naming them are rejected as upstream does. */
 extern const char *const sk_removed_v1_plugins[];
-/* `--validate`: loads the file like sk_config_load_file, prints every error to out (one per line,
+/* `--validate`: loads the file (path NULL: the defaults, e.g. with opts->policy_path) like sk_config_load_file, prints every error to out (one per line,
  * "error: <message>") and returns the exit code: 0 valid, 1 invalid or unreadable. When valid and
  * some upstream defaults are unavailable, says which on out (one "warning: ..." line per profile). */
 int sk_config_validate_file(const char *path, FILE *out);
@@ -166,6 +172,8 @@ cJSON *sk_config_to_json(const struct sk_config *cfg);
  * sk_config_to_json (which stays in the strict upstream shape): {"<schedulerName>": ["VolumeRestrictions",
  * ...], ...}; profiles missing none are left out. Caller frees. */
 cJSON *sk_config_unavailable_json(const struct sk_config *cfg);
+/* One warning per note of a legacy Policy translation (cfg->notes). */
+void sk_config_log_notes(const struct sk_config *cfg);
 /* Start-up log: one warning per profile naming the upstream plugins it runs without. */
 void sk_config_log_unavailable(const struct sk_config *cfg);
 /* numFeasibleNodesToFind (pkg/scheduler/schedule_one.go (numFeasibleNodesToFind)): p's percentage when set (>= 0), else the global one; p may be

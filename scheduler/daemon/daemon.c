@@ -51,7 +51,7 @@ struct sk_config *sk_dm_load_config(const struct sk_daemon_opts *o, char plugins
 		free(lerr);
 		return NULL;
 	}
-	struct sk_config_opts co = { .modules = mods };
+	struct sk_config_opts co = { .modules = mods, .policy_path = o->policy_path };
 	if (o->config_path) {
 		cfg = sk_config_load_file_opts(o->config_path, &co, &errs);
 	} else {
@@ -201,8 +201,8 @@ static int build_first_generation(struct sk_daemon *d, struct sk_config *cfg, ch
 		sk_dm_gen_free(d, g);
 		return -1;
 	}
-	if (d->opts.config_path)
-		snprintf(d->last_seen, sizeof d->last_seen, "%s", g->cfg->sha256);
+	if (d->opts.config_path) /* as reload.c notes what a source offered: config and plugin hashes */
+		snprintf(d->last_seen, sizeof d->last_seen, "%s/%s", g->cfg->sha256, d->plugins_hash);
 	return 0;
 }
 
@@ -216,6 +216,8 @@ static int build_informers(struct sk_daemon *d, char **err)
 	    kube_informer_new(d->client, &pdbo, &d->pdbs) != 0 ||
 	    !(d->preempt = sk_preempt_client_new(d->client, d->pods, d->pdbs)))
 		return kube_errf(err, "informers: out of memory");
+	if (sk_dm_volumes_new(d, err) != 0)
+		return -1;
 	sk_dm_add_handlers(d);
 	return 0;
 }
@@ -266,7 +268,8 @@ int sk_daemon_new(const struct sk_daemon_opts *opts, struct sk_daemon **out, cha
 		sk_config_free(cfg);
 		goto fail;
 	}
-	if (build_first_generation(d, cfg, err) != 0 || build_informers(d, err) != 0 || build_leader(d, err) != 0 ||
+	if (sk_dm_volume_store_new(d, err) != 0 || build_first_generation(d, cfg, err) != 0 ||
+	    build_informers(d, err) != 0 || build_leader(d, err) != 0 || sk_dm_cmwatch_new(d, err) != 0 ||
 	    (opts->secure_port != 0 && sk_dm_serve_new(d, err) != 0))
 		goto fail;
 	*out = d;
@@ -303,11 +306,14 @@ int sk_daemon_start(struct sk_daemon *d, char **err)
 	d->house_running = true;
 	if (sk_queue_start_flushers(sk_scheduler_queue(d->sched)) != 0)
 		return kube_errf(err, "cannot start the queue flushers");
-	if (kube_informer_start(d->nodes) != 0 || kube_informer_start(d->pods) != 0 || kube_informer_start(d->pdbs) != 0)
+	if (kube_informer_start(d->nodes) != 0 || kube_informer_start(d->pods) != 0 || kube_informer_start(d->pdbs) != 0 ||
+	    sk_dm_volumes_start(d) != 0)
 		return kube_errf(err, "cannot start the informers");
 	if (pthread_create(&d->reap_thread, NULL, sk_dm_reaper_main, d) != 0)
 		return kube_errf(err, "cannot start the configuration reaper thread");
 	d->reap_running = true;
+	if (sk_dm_cmwatch_start(d) != 0)
+		return kube_errf(err, "cannot start the ConfigMap watch");
 	if (d->opts.config_path && d->opts.config_poll_ms >= 0) {
 		if (pthread_create(&d->watch_thread, NULL, sk_dm_watch_main, d) != 0)
 			return kube_errf(err, "cannot start the configuration watcher thread");
@@ -315,6 +321,7 @@ int sk_daemon_start(struct sk_daemon *d, char **err)
 	}
 	klog_info(0, "Starting schedkit-scheduler", " profiles=%d config-hash=%s leader-elect=%s config-reload=%s",
 		  d->gen->n, d->gen->cfg->sha256, d->leader ? "true" : "false", d->watch_running ? "true" : "false");
+	sk_config_log_notes(d->gen->cfg); /* --policy-config-file: what the Policy could not carry over */
 	if (d->leader) {
 		if (kube_leader_start(d->leader) != 0)
 			return kube_errf(err, "cannot start leader election");
@@ -435,6 +442,7 @@ void sk_daemon_stop(struct sk_daemon *d)
 		pthread_join(d->watch_thread, NULL);
 		d->watch_running = false;
 	}
+	sk_dm_cmwatch_stop(d);
 	if (d->sched)
 		sk_queue_close(sk_scheduler_queue(d->sched));
 	if (loop)
@@ -457,6 +465,7 @@ void sk_daemon_stop(struct sk_daemon *d)
 		kube_informer_stop(d->nodes);
 	if (d->pdbs)
 		kube_informer_stop(d->pdbs);
+	sk_dm_volumes_stop(d);
 	if (d->patch_running) {
 		pthread_mutex_lock(&d->patch_mu);
 		d->patch_stop = true;
@@ -487,12 +496,14 @@ void sk_daemon_free(struct sk_daemon *d)
 	sk_daemon_stop(d);
 	kube_http_server_free(d->http);
 	sk_dm_serve_free(d);
+	sk_dm_cmwatch_free(d);
 	kube_leader_free(d->leader);
 	kube_informer_free(d->pods);
 	kube_informer_free(d->nodes);
 	sk_scheduler_free(d->sched);
 	sk_preempt_client_free(d->preempt); /* after the scheduler: binding cycles may still evict */
 	kube_informer_free(d->pdbs);
+	sk_dm_volumes_free(d);
 	/* The scheduler is gone: no cycle holds a framework any more. */
 	sk_dm_gen_free(d, d->gen);
 	for (struct gen *g = d->retired, *n; g; g = n) {
@@ -535,7 +546,8 @@ int sk_daemon_http_port(const struct sk_daemon *d) { return d->http ? kube_http_
 bool sk_daemon_is_leading(struct sk_daemon *d) { return d->leader ? atomic_load(&d->leading) : true; }
 bool sk_daemon_synced(struct sk_daemon *d)
 {
-	return d->pods && d->nodes && kube_informer_has_synced(d->pods) && kube_informer_has_synced(d->nodes);
+	return d->pods && d->nodes && kube_informer_has_synced(d->pods) && kube_informer_has_synced(d->nodes) &&
+	       sk_dm_volumes_synced(d);
 }
 
 /* During a graceful stop, a second SIGTERM/SIGINT exits at once (as kube-scheduler does). */
@@ -570,7 +582,7 @@ int sk_daemon_run(const struct sk_daemon_opts *opts)
 			free(lerr);
 			return 1;
 		}
-		struct sk_config_opts co = { .modules = mods };
+		struct sk_config_opts co = { .modules = mods, .policy_path = opts->policy_path };
 		int vrc = sk_config_validate_file_opts(opts->config_path, &co, stdout);
 		sk_module_set_unref(mods);
 		return vrc;

@@ -428,6 +428,7 @@ void sk_dm_framework_env(struct profile_ctx *pc, struct sk_framework_env *out)
 		.terminating_by_preemption = fw_terminating_by_preemption,
 		.preempt_victim = fw_preempt_victim, .clear_nominated = fw_clear_nominated,
 		.patch_pod_annotation = fw_patch_annotation, .api_get = fw_api_get,
+		.volumes = pc->d->volumes, .api_patch = sk_dm_api_patch,
 	};
 }
 

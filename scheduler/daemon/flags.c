@@ -21,12 +21,22 @@
 static const struct kube_flag flags[] = {
 	/* misc */
 	{ "config", 0, KUBE_FLAG_STRING, OFF(config_path), .help = "The path to the KubeSchedulerConfiguration file." },
+	{ "policy-config-file", 0, KUBE_FLAG_STRING, OFF(policy_path),
+	  .help = "A legacy scheduler Policy (kind Policy, v1; JSON or YAML), translated\ninto the one profile \"default-scheduler\" (docs/config.md)." },
+	{ "use-legacy-policy-config", 0, KUBE_FLAG_BOOL, OFF(use_legacy_policy),
+	  .help = "Accepted for old command lines; --policy-config-file is used\nwhenever it is given." },
+	{ "policy-configmap", 0, KUBE_FLAG_STRING, OFF(policy_configmap),
+	  .help = "Not supported: save the ConfigMap's policy.cfg to a file and\npass --policy-config-file." },
+	{ "policy-configmap-namespace", 0, KUBE_FLAG_STRING, OFF(policy_configmap_ns),
+	  .help = "The namespace of --policy-configmap (default \"kube-system\")." },
 	{ "write-config-to", 0, KUBE_FLAG_STRING, OFF(write_config_to),
 	  .help = "If set, write the configuration values to this file and exit." },
+	{ "config-configmap", 0, KUBE_FLAG_STRING, OFF(config_configmap), .arg = "NS/NAME",
+	  .help = "Also watch this ConfigMap through the API and reload its key named\nlike the --config file at once (the file stays the start-up\nsource and the fallback; schedkit's, not upstream's)." },
 	{ "master", 0, KUBE_FLAG_STRING, OFF(master),
 	  .help = "The address of the Kubernetes API server (overrides the kubeconfig)." },
 	{ "validate", 0, KUBE_FLAG_BOOL, OFF(validate),
-	  .help = "With --config: check the file, print every error, exit 0 or 1 (schedkit)." },
+	  .help = "With --config and/or --policy-config-file: check, print every\nerror, exit 0 or 1 (schedkit)." },
 	{ "plugin-dir", 0, KUBE_FLAG_STRINGS, OFF(plugin_dirs), .arg = "DIR",
 	  .help = "Load every *.so plugin module of DIR (repeatable; reloaded with\nthe config when a file changes) (schedkit)." },
 	/* secure serving */
@@ -124,7 +134,8 @@ static const struct kube_flag_set flag_set = {
 		"Usage:\n"
 		"  schedkit-scheduler [flags]\n"
 		"  schedkit-scheduler simulate --config FILE --cluster FILE [--explain] [--seed N]\n"
-		"                              [--plugin-dir DIR]...\n"
+		"                              [--plugin-dir DIR]... [--policy-config-file FILE]\n"
+		"  schedkit-scheduler convert --config OLD.yaml [--policy POLICY.json] [--output NEW.yaml]\n"
 		"\n"
 		"Flags:\n",
 	.flags = flags,
@@ -219,8 +230,15 @@ int sk_daemon_parse_args(int argc, char **argv, struct sk_daemon_opts *o, FILE *
 			o->lease_lock);
 		return 2;
 	}
-	if (o->validate && !o->config_path) {
-		fprintf(errout, "Error: --validate needs --config\n");
+	if (o->policy_configmap) {
+		const char *ns = o->policy_configmap_ns ? o->policy_configmap_ns : "kube-system";
+		fprintf(errout, "Error: --policy-configmap is not supported: save the data key \"policy.cfg\" of ConfigMap %s/%s "
+				"to a file (kubectl -n %s get configmap %s -o go-template='{{index .data \"policy.cfg\"}}') and "
+				"pass --policy-config-file\n", ns, o->policy_configmap, ns, o->policy_configmap);
+		return 2;
+	}
+	if (o->validate && !o->config_path && !o->policy_path) {
+		fprintf(errout, "Error: --validate needs --config or --policy-config-file\n");
 		return 2;
 	}
 	if ((o->tls_cert_file != NULL) != (o->tls_key_file != NULL)) {
@@ -235,6 +253,10 @@ void sk_daemon_opts_free(struct sk_daemon_opts *o)
 	if (!o)
 		return;
 	free(o->config_path);
+	free(o->policy_path);
+	free(o->policy_configmap);
+	free(o->policy_configmap_ns);
+	free(o->config_configmap);
 	free(o->kubeconfig);
 	free(o->master);
 	free(o->lease_name);

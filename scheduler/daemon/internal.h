@@ -38,6 +38,10 @@
 #define CONFLICT_BUCKETS 256
 #define DEFAULT_CONFIG_POLL_MS 1000
 #define MAX_CONFIG_BYTES (16 << 20)
+#define SK_DM_NVOLUME_INFORMERS 5
+
+struct vhandler;
+struct sk_volume_store;
 
 /* An event recorder shared by the generations that run a profile of the same schedulerName. */
 struct rec_holder {
@@ -97,6 +101,7 @@ struct sk_daemon {
 	struct gen *gen;
 	pthread_mutex_t reload_mu;       /* serializes reloads; guards last_seen */
 	char last_seen[144];             /* hashes of the last config file content + plugin files looked at */
+	struct sk_cmwatch *cmwatch;      /* --config-configmap watched through the API (cmwatch.c); NULL = none */
 	char plugins_hash[65];           /* sk_plugin_dirs_hash of the running generation's modules (reload_mu) */
 	/* reap_mu guards retired, zombies, reap_stop, watch_stop; reap_cv wakes the reaper
 	 * (a generation retired, a cycle finished, stop), watch_cv the watcher (stop). */
@@ -115,6 +120,10 @@ struct sk_daemon {
 	struct kube_client *client, *event_client;
 	struct kube_informer *pods, *nodes;
 	struct kube_informer *pdbs;      /* PodDisruptionBudgets, read by DefaultPreemption */
+	/* PVCs, PVs, StorageClasses, CSINodes, CSIDrivers (volumes.c) feeding the volume store. */
+	struct kube_informer *vol_informers[SK_DM_NVOLUME_INFORMERS];
+	struct vhandler *vol_handlers;
+	struct sk_volume_store *volumes;
 	struct sk_preempt_client *preempt;
 	struct sk_cache *cache;
 	struct sk_snapshot *snap;
@@ -174,6 +183,16 @@ void sk_dm_conflict_add(struct sk_daemon *d, const char *uid);
 bool sk_dm_conflict_has(struct sk_daemon *d, const char *uid, bool remove);
 void sk_dm_free_pending(struct sk_daemon *d); /* queued patches and the 409 set (sk_daemon_free) */
 
+/* volumes.c: the storage informers (built by build_informers, started with the others) and the
+ * frameworks' merge-patch call. */
+int sk_dm_volume_store_new(struct sk_daemon *d, char **err); /* before the first generation */
+int sk_dm_volumes_new(struct sk_daemon *d, char **err);
+int sk_dm_volumes_start(struct sk_daemon *d);
+bool sk_dm_volumes_synced(struct sk_daemon *d);
+void sk_dm_volumes_stop(struct sk_daemon *d);
+void sk_dm_volumes_free(struct sk_daemon *d);
+int sk_dm_api_patch(void *ctx, const char *path, const cJSON *patch, cJSON **out, bool *conflict, char **err);
+
 /* loop.c: the scheduling loop (started by leadership, or at start without election), the
  * housekeeper, the leader callbacks. */
 void sk_dm_start_loop(struct sk_daemon *d);
@@ -192,6 +211,24 @@ char *sk_dm_build_configz(const struct sk_config *cfg);
 struct sk_config *sk_dm_load_config(const struct sk_daemon_opts *o, char plugins_hash[65], char **err);
 /* writeconfig.c: --write-config-to: the defaulted configuration written to the file; the exit code. */
 int sk_dm_write_config(const struct sk_daemon_opts *o);
+
+/* reload.c: one look at a configuration's content from a source (the file, the ConfigMap);
+ * reload_mu held; last_seen (SEEN_MAX bytes) is the source's own; takes buf. 1 applied, 0 nothing
+ * to do, -1 rejected (*err). */
+#define SEEN_MAX 144
+int sk_dm_reload_content_locked(struct sk_daemon *d, char *buf, size_t len, const char *source, char *last_seen,
+				char **err);
+/* cmwatch.c: the ConfigMap named by --config-configmap, watched through the API. new: 0 (also
+ * without the flag: nothing), or -1 and *err; start/stop/free accept a daemon without one. */
+int sk_dm_cmwatch_new(struct sk_daemon *d, char **err);
+int sk_dm_cmwatch_start(struct sk_daemon *d);
+void sk_dm_cmwatch_stop(struct sk_daemon *d);
+void sk_dm_cmwatch_free(struct sk_daemon *d);
+/* True once the watch has delivered the ConfigMap (the API is the configuration's source). */
+bool sk_dm_cmwatch_active(struct sk_daemon *d);
+/* reload_mu held: offers the ConfigMap's last content again, so the periodic check still
+ * reloads when only a plugin file changed. Same returns as sk_dm_reload_content_locked. */
+int sk_dm_cmwatch_recheck_locked(struct sk_daemon *d, char **err);
 
 /* reload.c: generations, the swap, the reaper, the config watcher, the reload metrics. */
 int sk_dm_reload_metrics_new(struct sk_daemon *d);

@@ -468,16 +468,17 @@ static void mark_rejected(struct sk_daemon *d, const char *hash, const char *sum
 		klog_error("Cannot note the rejected configuration on the Lease: out of memory");
 }
 
-static void reload_failed(struct sk_daemon *d, const char *hash, const char *summary, const char *const *msgs, int nmsgs)
+static void reload_failed(struct sk_daemon *d, const char *source, const char *hash, const char *summary,
+			  const char *const *msgs, int nmsgs)
 {
 	kube_counter_inc(d->m_reloads, KUBE_LABELS("failure"));
 	kube_counter_inc(d->m_reload_failures, NULL);
 	mark_rejected(d, hash, summary);
 	kube_gauge_set(d->m_last_ok, 0, NULL);
 	klog_error("Configuration reload rejected; the running configuration stays", " file=%s config-hash=%s running=%s err=\"%s\"",
-		   d->opts.config_path, hash, d->gen->cfg->sha256, summary);
+		   source, hash, d->gen->cfg->sha256, summary);
 	for (int i = 0; i < nmsgs; i++)
-		klog_error("Invalid scheduler configuration", " file=%s err=\"%s\"", d->opts.config_path, msgs[i]);
+		klog_error("Invalid scheduler configuration", " file=%s err=\"%s\"", source, msgs[i]);
 }
 
 /* The Lease no longer reports a rejection: after a good reload, and when the files are back to
@@ -497,24 +498,15 @@ static void reload_ok(struct sk_daemon *d)
 	kube_gauge_set(d->m_last_ok_ts, (double)time(NULL), NULL);
 }
 
-/* One look at the config file (reload_mu held). */
-static int check_config_locked(struct sk_daemon *d, char **err)
+/* One look at a configuration's content from source (the --config file, or the ConfigMap
+ * watched through the API: cmwatch.c), reload_mu held. last_seen (size SEEN_MAX) is that
+ * source's own memory of what it offered last: a source reloads only when its content changed
+ * since, so a file that lags behind the API does not put an older configuration back. Takes buf. */
+int sk_dm_reload_content_locked(struct sk_daemon *d, char *buf, size_t len, const char *source, char *last_seen,
+				char **err)
 {
-	char *buf = NULL, *e = NULL;
-	size_t len = 0;
+	char *e = NULL;
 	char hash[72];
-	if (read_file(d->opts.config_path, &buf, &len, &e) != 0) {
-		/* Reported once per failure state, not every poll. */
-		snprintf(hash, sizeof hash, "unreadable");
-		int rc = 0;
-		if (strcmp(d->last_seen, hash)) {
-			snprintf(d->last_seen, sizeof d->last_seen, "%s", hash);
-			reload_failed(d, "-", e, NULL, 0);
-			rc = kube_errf(err, "%s", e);
-		}
-		free(e);
-		return rc;
-	}
 	sha256_hex(buf, len, hash);
 	/* The plugin files count as part of the configuration: a changed .so reloads like a changed file. */
 	const char *const *dirs = (const char *const *)d->opts.plugin_dirs;
@@ -524,42 +516,42 @@ static int check_config_locked(struct sk_daemon *d, char **err)
 		snprintf(phash, sizeof phash, "unhashable");
 	snprintf(seen, sizeof seen, "%s/%s", hash, phash);
 	if (!strcmp(hash, d->gen->cfg->sha256) && !strcmp(phash, d->plugins_hash)) {
-		if (strcmp(d->last_seen, seen)) {
-			if (d->last_seen[0])
-				klog_info(0, "The configuration file is back to the running configuration", " config-hash=%s",
-					  hash);
-			snprintf(d->last_seen, sizeof d->last_seen, "%s", seen);
+		if (strcmp(last_seen, seen)) {
+			if (last_seen[0])
+				klog_info(0, "The configuration is back to the running configuration", " source=%s config-hash=%s",
+					  source, hash);
+			snprintf(last_seen, SEEN_MAX, "%s", seen);
 			kube_gauge_set(d->m_last_ok, 1, NULL);
 			clear_rejected(d);
 		}
 		free(buf);
 		return 0;
 	}
-	if (!strcmp(seen, d->last_seen)) {
+	if (!strcmp(seen, last_seen)) {
 		free(buf);
-		return 0; /* rejected before */
+		return 0; /* rejected before, or offered before and since replaced by another source's */
 	}
-	snprintf(d->last_seen, sizeof d->last_seen, "%s", seen);
+	snprintf(last_seen, SEEN_MAX, "%s", seen);
 	klog_info(0, "The configuration file or a plugin file changed; loading it", " file=%s config-hash=%s plugins-hash=%s",
-		  d->opts.config_path, hash, phash);
+		  source, hash, phash);
 
 	/* A new module set for the new generation: the running one keeps its own modules. */
 	struct sk_module_set *mods = NULL;
 	if (sk_module_set_load(dirs, ndirs, &mods, &e) != 0) {
-		reload_failed(d, hash, e ? e : "loading plugins failed", NULL, 0);
+		reload_failed(d, source, hash, e ? e : "loading plugins failed", NULL, 0);
 		kube_errf(err, "%s", e ? e : "loading plugins failed");
 		free(e);
 		free(buf);
 		return -1;
 	}
 	struct sk_errors errs = { 0 };
-	struct sk_config_opts co = { .modules = mods };
+	struct sk_config_opts co = { .modules = mods, .policy_path = d->opts.policy_path };
 	struct sk_config *cfg = sk_config_load_opts(buf, len, &co, &errs);
 	sk_module_set_unref(mods);
 	free(buf);
 	if (!cfg) {
 		char *joined = sk_errors_join(&errs, "; ");
-		reload_failed(d, hash, joined ? joined : "invalid configuration", (const char *const *)errs.msgs, errs.n);
+		reload_failed(d, source, hash, joined ? joined : "invalid configuration", (const char *const *)errs.msgs, errs.n);
 		kube_errf(err, "%s", joined ? joined : "invalid configuration");
 		free(joined);
 		sk_errors_free(&errs);
@@ -569,13 +561,13 @@ static int check_config_locked(struct sk_daemon *d, char **err)
 	char fields[256];
 	if (restart_fields(d->gen->cfg, cfg, fields, sizeof fields) != 0) {
 		sk_config_free(cfg);
-		reload_failed(d, hash, "out of memory", NULL, 0);
+		reload_failed(d, source, hash, "out of memory", NULL, 0);
 		return kube_errf(err, "out of memory");
 	}
 	if (fields[0]) {
 		char *msg = NULL;
 		kube_errf(&msg, "changing %s needs a restart of the scheduler; nothing of this configuration was applied", fields);
-		reload_failed(d, hash, msg ? msg : fields, NULL, 0);
+		reload_failed(d, source, hash, msg ? msg : fields, NULL, 0);
 		kube_errf(err, "%s", msg ? msg : fields);
 		free(msg);
 		sk_config_free(cfg);
@@ -583,7 +575,7 @@ static int check_config_locked(struct sk_daemon *d, char **err)
 	}
 	struct gen *g = sk_dm_gen_build(d, cfg, d->gen, &e);
 	if (!g || sk_dm_gen_swap(d, g, &e) != 0) {
-		reload_failed(d, hash, e ? e : "cannot build the frameworks", NULL, 0);
+		reload_failed(d, source, hash, e ? e : "cannot build the frameworks", NULL, 0);
 		kube_errf(err, "%s", e ? e : "cannot build the frameworks");
 		free(e);
 		sk_dm_gen_free(d, g);
@@ -592,6 +584,30 @@ static int check_config_locked(struct sk_daemon *d, char **err)
 	snprintf(d->plugins_hash, sizeof d->plugins_hash, "%s", phash);
 	reload_ok(d);
 	return 1;
+}
+
+/* One look at the --config file (reload_mu held). While the ConfigMap is watched through the
+ * API (cmwatch.c) that is the source: its last content is looked at again instead (with the
+ * plugin files, which may have changed); the file, which kubelet refreshes later, is only the
+ * fallback for when the API watch has not delivered the ConfigMap. */
+static int check_config_locked(struct sk_daemon *d, char **err)
+{
+	char *buf = NULL, *e = NULL;
+	size_t len = 0;
+	if (sk_dm_cmwatch_active(d))
+		return sk_dm_cmwatch_recheck_locked(d, err);
+	if (read_file(d->opts.config_path, &buf, &len, &e) != 0) {
+		/* Reported once per failure state, not every poll. */
+		int rc = 0;
+		if (strcmp(d->last_seen, "unreadable")) {
+			snprintf(d->last_seen, sizeof d->last_seen, "unreadable");
+			reload_failed(d, d->opts.config_path, "-", e, NULL, 0);
+			rc = kube_errf(err, "%s", e);
+		}
+		free(e);
+		return rc;
+	}
+	return sk_dm_reload_content_locked(d, buf, len, d->opts.config_path, d->last_seen, err);
 }
 
 int sk_daemon_reload(struct sk_daemon *d, char **err)

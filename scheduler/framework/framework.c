@@ -1,6 +1,6 @@
 /* The framework runtime (runtime.h): builds a profile into plugin instances and flat per-point
- * arrays, runs every extension point with upstream's semantics and status handling, and
- * implements CycleState and the plugin handle. A framework is immutable after sk_framework_new
+ * arrays and runs every extension point with upstream's semantics and status handling; CycleState
+ * is in cycle_state.c, the plugin handle in handle.c, the shared structs in fw_internal.h. A framework is immutable after sk_framework_new
  * except for its refcount and its waiting-pods map (own lock), so every run function may be
  * called from any thread. */
 #include "scheduler/framework/runtime.h"
@@ -16,67 +16,10 @@
 #include <time.h>
 
 #include "scheduler/framework/extender.h"
+#include "scheduler/framework/fw_internal.h"
 #include "scheduler/framework/loader.h"
 
 #define MAX_REGISTRATIONS 64
-
-struct sk_handle {
-	struct sk_framework *fw;
-};
-
-struct plugin_events {
-	int n;
-	struct sk_event_registration *regs;
-};
-
-struct sk_framework {
-	atomic_int refs;
-	const struct sk_config *cfg;
-	const struct sk_profile_config *profile;
-	struct sk_framework_env env;
-	struct sk_handle handle;
-	const char *name;             /* profile->scheduler_name */
-	int nplugins;
-	struct sk_plugin *inst;       /* [nplugins], stable addresses */
-	void **owned_args;            /* defaults decoded here when the profile had none */
-	bool *inited;
-	struct plugin_events *events; /* [nplugins] */
-	int n[SK_EP_COUNT];
-	struct sk_plugin **pts[SK_EP_COUNT];
-	int32_t *weights;             /* per score plugin */
-	struct sk_waiting_pods *waiting;
-	/* HTTP extenders: the top-level ones then the profile's own, ignorable ones last (immutable) */
-	int nextenders;
-	struct sk_extender **extenders;
-	/* Modules (--plugin-dir) whose descriptors run here: one reference each, dropped after every
-	 * fini and args_free, so a reload never dlclose's code a framework in flight still calls. */
-	int nmodules;
-	struct sk_loaded_module **modules;
-};
-
-struct cs_slot {
-	void *data;
-	const struct sk_state_ops *ops;
-	bool borrowed; /* shared with the state it was cloned from: never freed here */
-};
-
-#define SKIP_FILTER 1u
-#define SKIP_SCORE 2u
-
-struct sk_cycle_state {
-	int nslots;
-	struct cs_slot *slots;
-	uint8_t *skip;
-	bool record_plugin_metrics;
-	/* Filter plugins not skipped at PreFilter, in order (built by sk_fw_run_pre_filter so the
-	 * per-node Filter loop needs no skip test); nfilters < 0: not built, use pts + skip. Written
-	 * only by the scheduling thread before Filter runs. */
-	int nfilters;
-	struct sk_plugin **filters;
-	pthread_mutex_t mu; /* guards activate */
-	int nactivate, capactivate;
-	char **activate;
-};
 
 /* ---------- small helpers ---------- */
 
@@ -425,6 +368,7 @@ const struct sk_profile_config *sk_framework_profile(const struct sk_framework *
 const struct sk_config *sk_framework_config(const struct sk_framework *fw) { return fw->cfg; }
 const struct sk_framework_env *sk_framework_env(const struct sk_framework *fw) { return &fw->env; }
 struct sk_handle *sk_framework_handle(struct sk_framework *fw) { return &fw->handle; }
+struct sk_framework *sk_handle_framework(struct sk_handle *h) { return h->fw; }
 struct sk_waiting_pods *sk_framework_waiting_pods(struct sk_framework *fw) { return fw->waiting; }
 int sk_framework_nplugins(const struct sk_framework *fw) { return fw->nplugins; }
 struct sk_plugin *sk_framework_instance(struct sk_framework *fw, int slot)
@@ -443,185 +387,6 @@ struct sk_extender *sk_framework_extender(const struct sk_framework *fw, int i)
 {
 	return i >= 0 && i < fw->nextenders ? fw->extenders[i] : NULL;
 }
-
-/* ---------- cycle state ---------- */
-
-static struct sk_cycle_state *cycle_state_alloc(int nslots)
-{
-	struct sk_cycle_state *cs = calloc(1, sizeof(*cs));
-	if (!cs)
-		return NULL;
-	cs->nslots = nslots;
-	cs->slots = calloc((size_t)(nslots ? nslots : 1), sizeof(*cs->slots));
-	cs->skip = calloc((size_t)(nslots ? nslots : 1), 1);
-	if (!cs->slots || !cs->skip) {
-		free(cs->slots);
-		free(cs->skip);
-		free(cs);
-		return NULL;
-	}
-	cs->nfilters = -1;
-	pthread_mutex_init(&cs->mu, NULL);
-	return cs;
-}
-
-struct sk_cycle_state *sk_cycle_state_new(const struct sk_framework *fw, bool record_plugin_metrics)
-{
-	struct sk_cycle_state *cs = cycle_state_alloc(fw->nplugins);
-	if (cs)
-		cs->record_plugin_metrics = record_plugin_metrics;
-	return cs;
-}
-
-static void slot_release(struct cs_slot *s)
-{
-	if (s->data && !s->borrowed && s->ops && s->ops->free)
-		s->ops->free(s->data);
-	s->data = NULL;
-	s->ops = NULL;
-	s->borrowed = false;
-}
-
-void sk_cycle_state_free(struct sk_cycle_state *cs)
-{
-	if (!cs)
-		return;
-	for (int i = 0; i < cs->nslots; i++)
-		slot_release(&cs->slots[i]);
-	for (int i = 0; i < cs->nactivate; i++)
-		free(cs->activate[i]);
-	free(cs->activate);
-	pthread_mutex_destroy(&cs->mu);
-	free(cs->slots);
-	free(cs->skip);
-	free(cs->filters);
-	free(cs);
-}
-
-struct sk_cycle_state *sk_cycle_state_clone(const struct sk_cycle_state *cs)
-{
-	struct sk_cycle_state *c = cycle_state_alloc(cs->nslots);
-	if (!c)
-		return NULL;
-	c->record_plugin_metrics = cs->record_plugin_metrics;
-	memcpy(c->skip, cs->skip, (size_t)cs->nslots);
-	for (int i = 0; i < cs->nslots; i++) {
-		const struct cs_slot *s = &cs->slots[i];
-		if (!s->data)
-			continue;
-		c->slots[i].ops = s->ops;
-		if (s->ops && s->ops->clone) {
-			c->slots[i].data = s->ops->clone(s->data);
-			if (!c->slots[i].data) {
-				sk_cycle_state_free(c);
-				return NULL;
-			}
-		} else {
-			c->slots[i].data = s->data;
-			c->slots[i].borrowed = true;
-		}
-	}
-	return c;
-}
-
-void *sk_cycle_state_get(const struct sk_cycle_state *cs, int slot)
-{
-	return cs && slot >= 0 && slot < cs->nslots ? cs->slots[slot].data : NULL;
-}
-
-void sk_cycle_state_put(struct sk_cycle_state *cs, int slot, void *data, const struct sk_state_ops *ops)
-{
-	if (!cs || slot < 0 || slot >= cs->nslots) {
-		if (data && ops && ops->free)
-			ops->free(data);
-		return;
-	}
-	slot_release(&cs->slots[slot]);
-	cs->slots[slot].data = data;
-	cs->slots[slot].ops = ops;
-}
-
-void sk_cycle_state_activate_pod(struct sk_cycle_state *cs, const char *pod_key)
-{
-	pthread_mutex_lock(&cs->mu);
-	for (int i = 0; i < cs->nactivate; i++)
-		if (strcmp(cs->activate[i], pod_key) == 0)
-			goto out;
-	if (cs->nactivate == cs->capactivate) {
-		int cap = cs->capactivate ? cs->capactivate * 2 : 4;
-		char **a = realloc(cs->activate, (size_t)cap * sizeof(*a));
-		if (!a)
-			goto out;
-		cs->activate = a;
-		cs->capactivate = cap;
-	}
-	char *k = strdup(pod_key);
-	if (k)
-		cs->activate[cs->nactivate++] = k;
-out:
-	pthread_mutex_unlock(&cs->mu);
-}
-
-int sk_cycle_state_take_pods_to_activate(struct sk_cycle_state *cs, char ***keys)
-{
-	pthread_mutex_lock(&cs->mu);
-	int n = cs->nactivate;
-	*keys = cs->activate;
-	cs->activate = NULL;
-	cs->nactivate = cs->capactivate = 0;
-	pthread_mutex_unlock(&cs->mu);
-	return n;
-}
-
-bool sk_cycle_state_skip_filter(const struct sk_cycle_state *cs, int slot)
-{
-	return slot >= 0 && slot < cs->nslots && (cs->skip[slot] & SKIP_FILTER);
-}
-bool sk_cycle_state_skip_score(const struct sk_cycle_state *cs, int slot)
-{
-	return slot >= 0 && slot < cs->nslots && (cs->skip[slot] & SKIP_SCORE);
-}
-bool sk_cycle_state_records_plugin_metrics(const struct sk_cycle_state *cs) { return cs->record_plugin_metrics; }
-
-/* ---------- handle ---------- */
-
-const struct sk_snapshot *sk_handle_snapshot(struct sk_handle *h)
-{
-	return h->fw->env.snapshot ? h->fw->env.snapshot(h->fw->env.ctx) : NULL;
-}
-const char *sk_handle_profile_name(struct sk_handle *h) { return h->fw->name; }
-int sk_handle_parallelism(struct sk_handle *h)
-{
-	if (h->fw->env.pool)
-		return sk_pool_parallelism(h->fw->env.pool);
-	return h->fw->cfg && h->fw->cfg->parallelism > 0 ? h->fw->cfg->parallelism : 16;
-}
-void sk_handle_parallel_for(struct sk_handle *h, int n, void (*fn)(int i, void *ctx), void *ctx)
-{
-	sk_parallel_for(h->fw->env.pool, n, fn, ctx);
-}
-int sk_handle_bind_pod(struct sk_handle *h, const struct sk_pod *pod, const char *node_name, char **err)
-{
-	if (!h->fw->env.bind)
-		return kube_errf(err, "no binder configured for profile %s", h->fw->name);
-	return h->fw->env.bind(h->fw->env.ctx, pod, node_name, err);
-}
-int sk_handle_nominated_pods(struct sk_handle *h, const char *node_name, struct sk_pod ***out)
-{
-	*out = NULL;
-	if (!h->fw->env.nominator)
-		return 0;
-	return sk_nominator_pods_for_node(h->fw->env.nominator, node_name, out);
-}
-int sk_handle_allow_waiting_pod(struct sk_handle *h, const char *pod_uid, const char *plugin_name)
-{
-	return sk_waiting_allow(h->fw->waiting, pod_uid, plugin_name);
-}
-int sk_handle_reject_waiting_pod(struct sk_handle *h, const char *pod_uid, const char *plugin_name, const char *msg)
-{
-	return sk_waiting_reject(h->fw->waiting, pod_uid, plugin_name, msg);
-}
-int64_t sk_handle_now_ns(struct sk_handle *h) { return sk_framework_now_ns(h->fw); }
 
 /* ---------- PreEnqueue, QueueSort ---------- */
 
@@ -1016,7 +781,59 @@ struct score_job {
 	pthread_mutex_t mu;     /* guards err */
 	int err_node;
 	struct sk_status err;
+	int *order;             /* indexes into t's plugins: the nbatch with score_batch first, then the rest */
+	int nbatch;
 };
+
+/* Records the failure of plugin pl on node i (the lowest failing node wins) and cancels the job. */
+static void score_failed(struct score_job *j, struct sk_plugin *pl, int i, struct sk_status *s)
+{
+	pthread_mutex_lock(&j->mu);
+	if (j->err_node < 0 || i < j->err_node) {
+		sk_status_reset(&j->err);
+		j->err = wrapf(s, pl->desc->name, "running Score plugins: plugin \"%s\" failed with: ", pl->desc->name);
+		j->err_node = i;
+	} else {
+		sk_status_reset(s);
+	}
+	pthread_mutex_unlock(&j->mu);
+	atomic_store(&j->cancel, 1);
+}
+
+/* A plugin with score_batch over [begin, end) in one call. In a cycle sampled for plugin
+ * metrics, the call is timed and observed once, as the mean per node (the per-node plugins are
+ * observed on every NODE_SAMPLE_EVERY-th node instead). */
+static bool score_batch_range(struct score_job *j, int p, struct sk_plugin *pl, int begin, int end, bool sampling)
+{
+	int64_t *row = &j->t->scores[(size_t)p * (size_t)j->t->nnodes];
+	int failed = 0;
+	int64_t pt = sampling ? kube_mono_ns() : 0;
+	struct sk_status s = pl->desc->score_batch(pl, j->cs, j->pod, j->nodes + begin, end - begin, row + begin, &failed);
+	if (pt)
+		j->fw->env.observe(j->fw->env.ctx, j->fw->name, "Score", pl->desc->name, s.code,
+				   (double)(kube_mono_ns() - pt) / 1e9 / (end - begin));
+	if (s.code == SK_SUCCESS)
+		return true;
+	score_failed(j, pl, begin + (failed >= 0 && failed < end - begin ? failed : 0), &s);
+	return false;
+}
+
+/* Plugin p (an index into t's plugins) on node i; false once it failed (recorded). */
+static inline bool score_one(struct score_job *j, struct sk_score_table *t, struct sk_plugin **pts, int p, int i,
+			     bool timed)
+{
+	struct sk_plugin *pl = pts[t->ran[p]];
+	int64_t score = 0;
+	int64_t pt = timed ? kube_mono_ns() : 0;
+	struct sk_status s = pl->desc->score(pl, j->cs, j->pod, j->nodes[i], &score);
+	plugin_end(j->fw, "Score", pl, s.code, pt);
+	if (s.code != SK_SUCCESS) {
+		score_failed(j, pl, i, &s);
+		return false;
+	}
+	t->scores[(size_t)p * (size_t)t->nnodes + (size_t)i] = score;
+	return true;
+}
 
 static void score_range(int begin, int end, void *arg)
 {
@@ -1024,31 +841,26 @@ static void score_range(int begin, int end, void *arg)
 	struct sk_score_table *t = j->t;
 	struct sk_plugin **pts = j->fw->pts[SK_EP_SCORE];
 	bool sampling = j->cs->record_plugin_metrics && j->fw->env.observe;
-	for (int i = begin; i < end; i++) {
-		/* see NODE_SAMPLE_EVERY: node indexes are fixed per cycle, so the sample is too */
-		bool timed = sampling && (unsigned)i % NODE_SAMPLE_EVERY == 0;
-		for (int p = 0; p < t->nplugins; p++) {
-			struct sk_plugin *pl = pts[t->ran[p]];
-			int64_t score = 0;
-			int64_t pt = timed ? kube_mono_ns() : 0;
-			struct sk_status s = pl->desc->score(pl, j->cs, j->pod, j->nodes[i], &score);
-			plugin_end(j->fw, "Score", pl, s.code, pt);
-			if (s.code != SK_SUCCESS) {
-				pthread_mutex_lock(&j->mu);
-				if (j->err_node < 0 || i < j->err_node) {
-					sk_status_reset(&j->err);
-					j->err = wrapf(&s, pl->desc->name, "running Score plugins: plugin \"%s\" failed with: ",
-						       pl->desc->name);
-					j->err_node = i;
-				} else {
-					sk_status_reset(&s);
-				}
-				pthread_mutex_unlock(&j->mu);
-				atomic_store(&j->cancel, 1);
-				return;
-			}
-			t->scores[(size_t)p * (size_t)t->nnodes + (size_t)i] = score;
+	/* see NODE_SAMPLE_EVERY: node indexes are fixed per cycle, so the sample is too */
+	if (j->nbatch == 0) {
+		for (int i = begin; i < end; i++) {
+			bool timed = sampling && (unsigned)i % NODE_SAMPLE_EVERY == 0;
+			for (int p = 0; p < t->nplugins; p++)
+				if (!score_one(j, t, pts, p, i, timed))
+					return;
 		}
+		return;
+	}
+	const int *order = j->order;
+	const int nbatch = j->nbatch, nplugins = t->nplugins;
+	for (int k = 0; k < nbatch; k++)
+		if (!score_batch_range(j, order[k], pts[t->ran[order[k]]], begin, end, sampling))
+			return;
+	for (int i = begin; i < end; i++) {
+		bool timed = sampling && (unsigned)i % NODE_SAMPLE_EVERY == 0;
+		for (int k = nbatch; k < nplugins; k++)
+			if (!score_one(j, t, pts, order[k], i, timed))
+				return;
 	}
 }
 
@@ -1085,10 +897,19 @@ struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state 
 		goto oom;
 
 	struct score_job j = { .fw = fw, .cs = cs, .pod = pod, .nodes = nodes, .t = t, .err_node = -1 };
+	if (!(j.order = malloc((size_t)t->nplugins * sizeof(int))))
+		goto oom;
+	for (int p = 0; p < t->nplugins; p++)
+		if (fw->pts[SK_EP_SCORE][t->ran[p]]->desc->score_batch)
+			j.order[j.nbatch++] = p;
+	for (int p = 0, k = j.nbatch; p < t->nplugins; p++)
+		if (!fw->pts[SK_EP_SCORE][t->ran[p]]->desc->score_batch)
+			j.order[k++] = p;
 	atomic_init(&j.cancel, 0);
 	pthread_mutex_init(&j.mu, NULL);
 	sk_parallel_for_range(fw->env.pool, nnodes, 0, score_range, &j, &j.cancel);
 	pthread_mutex_destroy(&j.mu);
+	free(j.order);
 	if (j.err_node >= 0) {
 		ret = j.err;
 		goto fail;
@@ -1352,141 +1173,4 @@ int sk_fw_queueing_hint(struct sk_framework *fw, const char *plugin, const struc
 		result = SK_QUEUE_SKIP;
 	}
 	return result;
-}
-
-/* ---------- handle: preemption support (schedkit/plugin.h) ---------- */
-
-struct sk_cycle_state *sk_handle_cycle_state_clone(struct sk_handle *h, const struct sk_cycle_state *cs)
-{
-	(void)h;
-	return sk_cycle_state_clone(cs);
-}
-
-void sk_handle_cycle_state_free(struct sk_handle *h, struct sk_cycle_state *cs)
-{
-	(void)h;
-	sk_cycle_state_free(cs);
-}
-
-struct sk_status sk_handle_run_pre_filter_add_pod(struct sk_handle *h, struct sk_cycle_state *cs,
-						  const struct sk_pod *pod, const struct sk_pod *to_add,
-						  const struct sk_node_info *ni)
-{
-	return sk_fw_run_pre_filter_add_pod(h->fw, cs, pod, to_add, ni);
-}
-
-struct sk_status sk_handle_run_pre_filter_remove_pod(struct sk_handle *h, struct sk_cycle_state *cs,
-						     const struct sk_pod *pod, const struct sk_pod *to_remove,
-						     const struct sk_node_info *ni)
-{
-	return sk_fw_run_pre_filter_remove_pod(h->fw, cs, pod, to_remove, ni);
-}
-
-struct sk_status sk_handle_run_filter_with_nominated(struct sk_handle *h, struct sk_cycle_state *cs,
-						     const struct sk_pod *pod, const struct sk_node_info *ni)
-{
-	return sk_fw_run_filter_with_nominated(h->fw, cs, pod, ni);
-}
-
-int sk_handle_list_pdbs(struct sk_handle *h, struct sk_pdb ***out, char **err)
-{
-	*out = NULL;
-	if (err)
-		*err = NULL;
-	if (!h->fw->env.list_pdbs)
-		return 0;
-	return h->fw->env.list_pdbs(h->fw->env.ctx, out, err);
-}
-
-struct sk_pod *sk_handle_get_pod(struct sk_handle *h, const struct sk_pod *pod)
-{
-	if (!h->fw->env.get_pod)
-		return sk_pod_ref((struct sk_pod *)pod);
-	return h->fw->env.get_pod(h->fw->env.ctx, pod);
-}
-
-int64_t sk_handle_pod_start_time(struct sk_handle *h, const struct sk_pod *pod)
-{
-	if (h->fw->env.pod_start_time)
-		return h->fw->env.pod_start_time(h->fw->env.ctx, pod);
-	return pod->creation_time > 0 ? (int64_t)pod->creation_time * 1000000000LL : -1;
-}
-
-int64_t sk_handle_wall_now_ns(struct sk_handle *h)
-{
-	(void)h;
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-bool sk_handle_terminating_by_preemption(struct sk_handle *h, const struct sk_pod *pod)
-{
-	if (h->fw->env.terminating_by_preemption)
-		return h->fw->env.terminating_by_preemption(h->fw->env.ctx, pod);
-	return pod->terminating;
-}
-
-int sk_handle_preempt_victim(struct sk_handle *h, const struct sk_pod *preemptor, const struct sk_pod *victim,
-			     const char *node_name, char **err)
-{
-	if (err)
-		*err = NULL;
-	if (!h->fw->env.preempt_victim)
-		return kube_errf(err, "cannot preempt pod %s/%s: profile %s has no API client to delete victims", victim->ns,
-			    victim->name, h->fw->name);
-	char msg[512];
-	snprintf(msg, sizeof(msg), "%s: preempting to accommodate a higher priority pod", h->fw->name);
-	return h->fw->env.preempt_victim(h->fw->env.ctx, preemptor, victim, node_name, msg, err);
-}
-
-int sk_handle_clear_nominated(struct sk_handle *h, const struct sk_pod *pod, char **err)
-{
-	if (err)
-		*err = NULL;
-	if (h->fw->env.nominator)
-		sk_nominator_delete(h->fw->env.nominator, pod->uid);
-	if (!h->fw->env.clear_nominated)
-		return 0;
-	return h->fw->env.clear_nominated(h->fw->env.ctx, pod, err);
-}
-
-bool sk_handle_is_waiting_pod(struct sk_handle *h, const char *pod_uid)
-{
-	return sk_waiting_has(h->fw->waiting, pod_uid);
-}
-
-void sk_handle_event(struct sk_handle *h, const struct sk_pod *pod, const char *type, const char *reason,
-		     const char *action, const char *note)
-{
-	if (h->fw->env.event)
-		h->fw->env.event(h->fw->env.ctx, pod, type, reason, action, note);
-}
-
-int sk_handle_patch_pod_annotation(struct sk_handle *h, const struct sk_pod *pod, const char *key, const char *value,
-				   char **err)
-{
-	if (err)
-		*err = NULL;
-	if (!key || !*key)
-		return kube_errf(err, "cannot annotate pod %s/%s: empty annotation key", pod->ns, pod->name);
-	if (!h->fw->env.patch_pod_annotation)
-		return kube_errf(err, "cannot annotate pod %s/%s: profile %s has no API client to patch pods", pod->ns,
-				 pod->name, h->fw->name);
-	return h->fw->env.patch_pod_annotation(h->fw->env.ctx, pod, key, value ? value : "", err);
-}
-
-int sk_handle_api_get(struct sk_handle *h, const char *path, cJSON **out, char **err)
-{
-	if (err)
-		*err = NULL;
-	if (out)
-		*out = NULL;
-	if (!out)
-		return kube_errf(err, "GET %s: no place for the response (out is NULL)", path ? path : "");
-	if (!path || path[0] != '/')
-		return kube_errf(err, "GET %s: an API path starts with '/'", path ? path : "");
-	if (!h->fw->env.api_get)
-		return kube_errf(err, "GET %s: profile %s has no API client", path, h->fw->name);
-	return h->fw->env.api_get(h->fw->env.ctx, path, out, err);
 }

@@ -67,6 +67,14 @@ int sk_desc_check_abi(const struct sk_plugin_desc *d, char *msg, size_t n)
 			 d->size, d->abi_major, d->abi_minor, (size_t)DESC_SIZE_1_0, sizeof(struct sk_plugin_desc));
 		return -1;
 	}
+	/* score_batch (1.1) replaces score on the framework's hot path only; everything else that
+	 * scores one node (and the Score point's membership) uses score */
+	if (d->size >= offsetof(struct sk_plugin_desc, score_batch) + sizeof(d->score_batch) && d->score_batch &&
+	    !d->score) {
+		snprintf(msg, n, "plugin \"%s\": score_batch is set without score (a batch plugin also scores one node)",
+			 name);
+		return -1;
+	}
 	return 0;
 }
 
@@ -121,8 +129,10 @@ static void module_subject(const struct sk_module *mod, char *buf, size_t n)
 
 /* SK_LAYOUT_SIGNATURE of each released minor of this major, indexed by minor. When SK_ABI_MINOR is
  * bumped, the previous minor's value (printed by the loader test) is appended here, so modules built
- * against it keep loading. 1.0 is the first release: only the current minor exists. */
-static const uint64_t released_signatures[] = { 0 /* 1.0: SK_LAYOUT_SIGNATURE below */ };
+ * against it keep loading. The current minor's is SK_LAYOUT_SIGNATURE itself. */
+static const uint64_t released_signatures[] = {
+	0x1211bdfea04318afULL, /* 1.0 */
+};
 
 static uint64_t released_signature(uint32_t minor)
 {

@@ -17,7 +17,7 @@ struct sk_host_api;
 extern const struct sk_host_api sk_host_table;
 
 /* Checks a descriptor's header (abi_major, abi_minor, size) against this build. 0, or -1 with
- * `plugin "<name>": ABI <major>.<minor> is not supported by this scheduler (ABI 1.0)` (or the size
+ * `plugin "<name>": ABI <major>.<minor> is not supported by this scheduler (ABI <ours>)` (or the size
  * problem) in msg[n]. */
 int sk_desc_check_abi(const struct sk_plugin_desc *d, char *msg, size_t n);
 

@@ -59,9 +59,17 @@ struct sk_framework_env {
 	 * answer it from the cluster file (simulate). Called from plugins' own threads, concurrently.
 	 * 0 and *out (caller frees), or -1 and *err. NULL: the handle refuses. */
 	int (*api_get)(void *ctx, const char *path, cJSON **out, char **err);
+	/* ---- storage (the volume plugins; schedkit/volume.h) ---- */
+	/* The PVC/PV/StorageClass/CSINode/CSIDriver listers (scheduler/backend/volume_store.h).
+	 * NULL: every lookup finds nothing. */
+	struct sk_volume_store *volumes;
+	/* sk_handle_api_patch: a JSON merge patch of path (daemon: the API; simulate: its store).
+	 * 0 and *out (may be NULL), or -1, *err and *conflict (409). NULL: the handle refuses. */
+	int (*api_patch)(void *ctx, const char *path, const cJSON *patch, cJSON **out, bool *conflict, char **err);
 };
 
 struct sk_framework;
+struct sk_volume_store;
 
 /* Builds the framework of one profile: one instance per distinct plugin (built once even when it
  * sits at several points; slot = instance index), args from the profile's pluginConfig (defaults
@@ -79,6 +87,7 @@ const struct sk_profile_config *sk_framework_profile(const struct sk_framework *
 const struct sk_config *sk_framework_config(const struct sk_framework *fw);
 const struct sk_framework_env *sk_framework_env(const struct sk_framework *fw);
 struct sk_handle *sk_framework_handle(struct sk_framework *fw);
+struct sk_framework *sk_handle_framework(struct sk_handle *h); /* the framework a handle belongs to */
 struct sk_waiting_pods *sk_framework_waiting_pods(struct sk_framework *fw);
 int sk_framework_nplugins(const struct sk_framework *fw);               /* distinct instances */
 struct sk_plugin *sk_framework_instance(struct sk_framework *fw, int slot);

@@ -19,6 +19,7 @@
 #include "scheduler/framework/parallel.h"
 #include "scheduler/framework/runtime.h"
 #include "scheduler/simulate/node_metrics.h"
+#include "scheduler/simulate/sim_volumes.h"
 #include "scheduler/schedule_one.h"
 
 struct sim_class {
@@ -59,6 +60,9 @@ struct sim {
 	cJSON *annotations;
 	/* NodeMetrics and PodMetrics of the cluster file, answered to sk_handle_api_get. */
 	struct sk_sim_metrics *metrics;
+	/* PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes and CSIDrivers of the
+	 * cluster file (the volume plugins' listers). */
+	struct sk_sim_volumes *volumes;
 };
 
 /* ---------- environment callbacks ---------- */
@@ -199,6 +203,13 @@ static int sim_patch_annotation(void *ctx, const struct sk_pod *pod, const char 
 	if (!cJSON_AddStringToObject(s->annotations, key, value))
 		return kube_errf(err, "out of memory");
 	return 0;
+}
+
+/* env.api_patch: the storage objects of the cluster file (sim_volumes.c). */
+static int sim_api_patch(void *ctx, const char *path, const cJSON *patch, cJSON **out, bool *conflict, char **err)
+{
+	struct sim *s = ctx;
+	return sk_sim_volumes_patch(s->volumes, path, patch, out, conflict, err);
 }
 
 /* env.api_get: metrics.k8s.io from the cluster file; nothing else exists offline. */
@@ -566,6 +577,12 @@ static int load(struct sim *s, const cJSON *const *objs, int n, char **err)
 					s->pdbs = np;
 					s->pdbs[s->npdbs++] = objs[i];
 				}
+			} else if (pass == 0 && sk_sim_is_storage_kind(kind)) {
+				char *verr = NULL;
+				if (sk_sim_volumes_add(s->volumes, objs[i], &verr) != 0)
+					rc = kube_errf(err, "object %d (%s %s): %s", i + 1, kind, name ? name : "",
+						       verr ? verr : "out of memory");
+				free(verr);
 			} else if (pass == 0 && strcmp(kind, "Node") && strcmp(kind, "Pod") && strcmp(kind, "PriorityClass") &&
 				   strcmp(kind, "NodeMetrics") && strcmp(kind, "PodMetrics")) {
 				klog_warning("simulate: ignoring object", " index=%d kind=%s name=%s", i + 1, kind,
@@ -591,6 +608,7 @@ static void sim_free(struct sim *s)
 	clear_victims(s);
 	free(s->victims);
 	free(s->pdbs);
+	sk_sim_volumes_free(s->volumes);
 	sk_nominator_free(s->nom);
 	sk_snapshot_free(s->snap);
 	sk_cache_free(s->cache);
@@ -616,7 +634,8 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 	s.cache = sk_cache_new(0);
 	s.snap = sk_snapshot_new();
 	s.nom = sk_nominator_new();
-	if (!s.cache || !s.snap || !s.nom || collect(docs, &objs, &nobjs, &capobjs) != 0) {
+	s.volumes = sk_sim_volumes_new();
+	if (!s.cache || !s.snap || !s.nom || !s.volumes || collect(docs, &objs, &nobjs, &capobjs) != 0) {
 		kube_errf(err, "out of memory");
 		goto done;
 	}
@@ -656,6 +675,7 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 		.snapshot = sim_fw_snapshot, .bind = sim_bind,
 		.list_pdbs = sim_list_pdbs, .preempt_victim = sim_preempt_victim,
 		.patch_pod_annotation = sim_patch_annotation, .api_get = sim_api_get,
+		.volumes = s.volumes ? sk_sim_volumes_store(s.volumes) : NULL, .api_patch = sim_api_patch,
 	};
 	fws = calloc((size_t)cfg->nprofiles + 1, sizeof *fws);
 	if (!fws) {
@@ -747,12 +767,13 @@ static char *read_file(const char *path, size_t *len, char **err)
 static void sim_usage(FILE *f)
 {
 	fprintf(f, "Usage: schedkit-scheduler simulate --config FILE --cluster FILE [--explain] [--seed N]\n"
-		   "                                   [--plugin-dir DIR]...\n"
+		   "                                   [--plugin-dir DIR]... [--policy-config-file FILE]\n"
 		   "  --config FILE    KubeSchedulerConfiguration (YAML or JSON); default profile when omitted\n"
 		   "  --cluster FILE   multi-document YAML of Nodes, Pods and PriorityClasses ('-' = stdin)\n"
 		   "  --explain        a readable table per attempt instead of JSON lines\n"
 		   "  --seed N         seed of the tie-break among equal top scores (default 1)\n"
-		   "  --plugin-dir DIR load every *.so plugin module of DIR (repeatable)\n");
+		   "  --plugin-dir DIR load every *.so plugin module of DIR (repeatable)\n"
+		   "  --policy-config-file FILE  a legacy Policy, translated into the one profile\n");
 }
 
 /* Returns the value of --name / --name=value at argv[*i] (advancing *i), NULL if argv[*i] is
@@ -777,7 +798,7 @@ static const char *flag_value(int argc, char **argv, int *i, const char *name, b
 int sk_simulate_main(int argc, char **argv, FILE *out, FILE *errout)
 {
 	signal(SIGPIPE, SIG_IGN); /* an extender closing its connection must not kill the run */
-	const char *config_path = NULL, *cluster_path = NULL;
+	const char *config_path = NULL, *cluster_path = NULL, *policy_path = NULL;
 	struct sk_simulate_opts opts = { .seed = 1 };
 	const char *dirs[64];
 	int ndirs = 0;
@@ -794,6 +815,8 @@ int sk_simulate_main(int argc, char **argv, FILE *out, FILE *errout)
 			opts.explain = false;
 		} else if ((v = flag_value(argc, argv, &i, "--config", &missing)) || missing) {
 			config_path = v;
+		} else if ((v = flag_value(argc, argv, &i, "--policy-config-file", &missing)) || missing) {
+			policy_path = v;
 		} else if ((v = flag_value(argc, argv, &i, "--cluster", &missing)) || missing) {
 			cluster_path = v;
 		} else if ((v = flag_value(argc, argv, &i, "--plugin-dir", &missing)) || missing) {
@@ -837,7 +860,7 @@ int sk_simulate_main(int argc, char **argv, FILE *out, FILE *errout)
 	}
 	struct sk_errors errs = { 0 };
 	struct sk_config *cfg;
-	struct sk_config_opts co = { .modules = mods };
+	struct sk_config_opts co = { .modules = mods, .policy_path = policy_path };
 	if (config_path) {
 		cfg = sk_config_load_file_opts(config_path, &co, &errs);
 	} else {

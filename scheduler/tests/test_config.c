@@ -505,6 +505,9 @@ static void assert_point(const struct sk_profile_config *p, enum sk_ext_point ep
 		fail();
 	}
 }
+/* The volume plugins after NodeResourcesFit at PreFilter and Filter (default_plugins.go order). */
+#define NVOLUME_PLUGINS 4
+#define VOLUME_PLUGINS { "VolumeRestrictions", 0 }, { "NodeVolumeLimits", 0 }, { "VolumeBinding", 0 }, { "VolumeZone", 0 },
 #define POINT(p, ep, ...)                                                                                              \
 	do {                                                                                                           \
 		const struct ref want_[] = { __VA_ARGS__ };                                                            \
@@ -518,29 +521,29 @@ static void test_default_profile_points(void **state)
 	const struct sk_profile_config *p = &cfg->profiles[0];
 	POINT(p, SK_EP_PRE_ENQUEUE, { "SchedulingGates", 0 });
 	POINT(p, SK_EP_QUEUE_SORT, { "PrioritySort", 0 });
-	POINT(p, SK_EP_PRE_FILTER, { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 },
+	POINT(p, SK_EP_PRE_FILTER, { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, VOLUME_PLUGINS
 	      { "PodTopologySpread", 0 }, { "InterPodAffinity", 0 });
 	POINT(p, SK_EP_FILTER, { "NodeUnschedulable", 0 }, { "NodeName", 0 }, { "TaintToleration", 0 },
-	      { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, { "PodTopologySpread", 0 },
+	      { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, VOLUME_PLUGINS { "PodTopologySpread", 0 },
 	      { "InterPodAffinity", 0 });
-	POINT(p, SK_EP_PRE_SCORE, { "TaintToleration", 0 }, { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 },
+	POINT(p, SK_EP_PRE_SCORE, { "TaintToleration", 0 }, { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 }, { "VolumeBinding", 0 },
 	      { "PodTopologySpread", 0 }, { "InterPodAffinity", 0 }, { "NodeResourcesBalancedAllocation", 0 });
 	POINT(p, SK_EP_SCORE, { "TaintToleration", 3 }, { "NodeAffinity", 2 }, { "NodeResourcesFit", 1 },
-	      { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 },
+	      { "VolumeBinding", 1 }, { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 },
 	      { "ImageLocality", 1 });
 	POINT(p, SK_EP_BIND, { "DefaultBinder", 0 });
 	POINT(p, SK_EP_POST_FILTER, { "DefaultPreemption", 0 });
-	assert_int_equal(p->points[SK_EP_RESERVE].n, 0);
+	assert_int_equal(p->points[SK_EP_RESERVE].n, 1); /* VolumeBinding */
 	/* every unavailable default is reported, in default order */
-	assert_int_equal(p->nunavailable, 5);
+	assert_int_equal(p->nunavailable, 1);
 	for (int i = 0; sk_unavailable_default_plugins[i]; i++)
 		assert_string_equal(p->unavailable[i], sk_unavailable_default_plugins[i]);
 	cJSON *u = sk_config_unavailable_json(cfg);
-	assert_json_equal(u, "{\"default-scheduler\":[\"VolumeRestrictions\",\"NodeVolumeLimits\",\"VolumeBinding\","
-			     "\"VolumeZone\",\"DynamicResources\"]}");
+	assert_json_equal(u, "{\"default-scheduler\":[\"DynamicResources\"]}");
 	cJSON_Delete(u);
 	/* the framework's args view has the decoded args of the built plugins with args */
-	assert_int_equal(p->nargs, 6);
+	assert_int_equal(p->nargs, 7);
+	assert_non_null(sk_profile_args(p, "VolumeBinding"));
 	assert_non_null(sk_profile_args(p, "NodeResourcesFit"));
 	assert_non_null(sk_profile_args(p, "NodeAffinity"));
 	assert_non_null(sk_profile_args(p, "NodeResourcesBalancedAllocation"));
@@ -561,7 +564,7 @@ static void test_merge_custom_score_weight(void **state)
 	struct sk_config *cfg = load_ok(HDR "profiles: [{plugins: {score: {enabled: [{name: NodeResourcesFit, weight: 5}]}}}]\n");
 	const struct sk_profile_config *p = &cfg->profiles[0];
 	POINT(p, SK_EP_SCORE, { "NodeResourcesFit", 5 }, { "TaintToleration", 3 }, { "NodeAffinity", 2 },
-	      { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 },
+	      { "VolumeBinding", 1 }, { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 },
 	      { "ImageLocality", 1 });
 	sk_config_free(cfg);
 }
@@ -575,7 +578,7 @@ static void test_merge_disable_all_then_enable(void **state)
 	const struct sk_profile_config *p = &cfg->profiles[0];
 	POINT(p, SK_EP_SCORE, { "ImageLocality", 5 }, { "TaintToleration", 1 });
 	/* the other points are untouched */
-	POINT(p, SK_EP_PRE_SCORE, { "TaintToleration", 0 }, { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 },
+	POINT(p, SK_EP_PRE_SCORE, { "TaintToleration", 0 }, { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 }, { "VolumeBinding", 0 },
 	      { "PodTopologySpread", 0 }, { "InterPodAffinity", 0 }, { "NodeResourcesBalancedAllocation", 0 });
 	sk_config_free(cfg);
 }
@@ -591,7 +594,7 @@ static void test_merge_multipoint_replace_in_place(void **state)
 	assert_int_equal(p->merged[SK_EP_MULTI_POINT].enabled[4].weight, 10);
 	assert_int_equal(p->merged[SK_EP_MULTI_POINT].nenabled, 19);
 	POINT(p, SK_EP_SCORE, { "TaintToleration", 10 }, { "NodeAffinity", 2 }, { "NodeResourcesFit", 1 },
-	      { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 },
+	      { "VolumeBinding", 1 }, { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 },
 	      { "ImageLocality", 1 });
 	sk_config_free(cfg);
 }
@@ -623,8 +626,8 @@ static void test_merge_disable_at_one_point(void **state)
 					    "preFilter: {disabled: [{name: NodeAffinity}]}}}]\n");
 	const struct sk_profile_config *p = &cfg->profiles[0];
 	POINT(p, SK_EP_FILTER, { "NodeUnschedulable", 0 }, { "NodeName", 0 }, { "TaintToleration", 0 },
-	      { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 }, { "PodTopologySpread", 0 }, { "InterPodAffinity", 0 });
-	POINT(p, SK_EP_PRE_FILTER, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, { "PodTopologySpread", 0 },
+	      { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 }, VOLUME_PLUGINS { "PodTopologySpread", 0 }, { "InterPodAffinity", 0 });
+	POINT(p, SK_EP_PRE_FILTER, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, VOLUME_PLUGINS { "PodTopologySpread", 0 },
 	      { "InterPodAffinity", 0 });
 	sk_config_free(cfg);
 }
@@ -636,7 +639,7 @@ static void test_override_order(void **state)
 	struct sk_config *cfg = load_ok(HDR "profiles: [{plugins: {filter: {enabled: [{name: NodePorts}, {name: NodeName}]}}}]\n");
 	const struct sk_profile_config *p = &cfg->profiles[0];
 	POINT(p, SK_EP_FILTER, { "NodePorts", 0 }, { "NodeName", 0 }, { "NodeUnschedulable", 0 },
-	      { "TaintToleration", 0 }, { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 }, { "PodTopologySpread", 0 },
+	      { "TaintToleration", 0 }, { "NodeAffinity", 0 }, { "NodeResourcesFit", 0 }, VOLUME_PLUGINS { "PodTopologySpread", 0 },
 	      { "InterPodAffinity", 0 });
 	sk_config_free(cfg);
 }
@@ -733,10 +736,10 @@ static void test_out_of_tree_multipoint(void **state)
 	struct sk_config *cfg = load_ok(HDR "profiles: [{plugins: {multiPoint: {enabled: [{name: CustomPlugin, weight: 7}]}}}]\n");
 	const struct sk_profile_config *p = &cfg->profiles[0];
 	POINT(p, SK_EP_FILTER, { "NodeUnschedulable", 0 }, { "NodeName", 0 }, { "TaintToleration", 0 },
-	      { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, { "PodTopologySpread", 0 },
+	      { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, VOLUME_PLUGINS { "PodTopologySpread", 0 },
 	      { "InterPodAffinity", 0 }, { "CustomPlugin", 0 });
 	POINT(p, SK_EP_SCORE, { "TaintToleration", 3 }, { "NodeAffinity", 2 }, { "NodeResourcesFit", 1 },
-	      { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 },
+	      { "VolumeBinding", 1 }, { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 },
 	      { "ImageLocality", 1 }, { "CustomPlugin", 7 });
 	sk_config_free(cfg);
 
@@ -744,8 +747,8 @@ static void test_out_of_tree_multipoint(void **state)
 	cfg = load_ok(HDR "profiles: [{plugins: {multiPoint: {enabled: [{name: CustomPlugin}]}, "
 			  "score: {disabled: [{name: CustomPlugin}]}}}]\n");
 	p = &cfg->profiles[0];
-	assert_string_equal(p->points[SK_EP_FILTER].items[8].desc->name, "CustomPlugin");
-	assert_int_equal(p->points[SK_EP_SCORE].n, 7);
+	assert_string_equal(p->points[SK_EP_FILTER].items[8 + NVOLUME_PLUGINS].desc->name, "CustomPlugin");
+	assert_int_equal(p->points[SK_EP_SCORE].n, 8);
 	sk_config_free(cfg);
 }
 
@@ -818,7 +821,7 @@ static void test_fit_args_of_disabled_plugin(void **state)
 		HDR "profiles:\n- plugins: {multiPoint: {disabled: [{name: NodeResourcesFit}]}}\n"
 		    "  pluginConfig:\n  - name: NodeResourcesFit\n"
 		    "    args: {scoringStrategy: {type: Foo, resources: [{name: cpu, weight: 200}]}}\n");
-	assert_int_equal(cfg->profiles[0].points[SK_EP_FILTER].n, 7);
+	assert_int_equal(cfg->profiles[0].points[SK_EP_FILTER].n, 7 + NVOLUME_PLUGINS);
 	assert_null(sk_profile_args(&cfg->profiles[0], "NodeResourcesFit"));
 	sk_config_free(cfg);
 
@@ -875,8 +878,8 @@ static void test_rich_round_trip(void **state)
 	}
 	assert_string_equal(cfg->profiles[0].plugin_config[0].name, "DefaultPreemption");
 	POINT(&cfg->profiles[0], SK_EP_SCORE, { "NodeAffinity", 4 }, { "TaintToleration", 3 }, { "NodeResourcesFit", 1 },
-	      { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 });
-	assert_int_equal(cfg->profiles[0].points[SK_EP_PRE_FILTER].n, 4);
+	      { "VolumeBinding", 1 }, { "PodTopologySpread", 2 }, { "InterPodAffinity", 2 }, { "NodeResourcesBalancedAllocation", 1 });
+	assert_int_equal(cfg->profiles[0].points[SK_EP_PRE_FILTER].n, 4 + NVOLUME_PLUGINS);
 	/* the sha256 differs with the text */
 	assert_string_not_equal(cfg->sha256, again->sha256);
 	cJSON_Delete(j);
@@ -967,7 +970,7 @@ static void test_ext_point_helpers(void **state)
 	assert_true(sk_desc_implements(fit, SK_EP_PRE_FILTER));
 	assert_true(sk_desc_implements(fit, SK_EP_SCORE));
 	assert_false(sk_desc_implements(fit, SK_EP_BIND));
-	assert_non_null(sk_unavailable_plugin_desc("VolumeBinding"));
+	assert_non_null(sk_unavailable_plugin_desc("DynamicResources"));
 	assert_null(sk_unavailable_plugin_desc("NodeResourcesFit"));
 }
 

@@ -99,6 +99,19 @@ static void test_flags_values(void **state)
 	sk_daemon_opts_free(&o);
 }
 
+/* --validate with a legacy Policy alone (docs/config.md, "Legacy Policy and convert"). */
+static void test_flags_policy(void **state)
+{
+	(void)state;
+	struct sk_daemon_opts o;
+	const char *args[] = { "--policy-config-file", "/etc/policy.json", "--use-legacy-policy-config", "--validate" };
+	assert_int_equal(parse(args, 4, &o, NULL), 0);
+	assert_string_equal(o.policy_path, "/etc/policy.json");
+	assert_null(o.config_path);
+	assert_true(o.validate);
+	sk_daemon_opts_free(&o);
+}
+
 static void test_flags_errors(void **state)
 {
 	(void)state;
@@ -116,6 +129,7 @@ static void test_flags_errors(void **state)
 		{ { "stray" }, 1, 2, "does not take any arguments" },
 		{ { "-x" }, 1, 2, "unknown shorthand flag" },
 		{ { "--validate" }, 1, 2, "--validate needs --config" },
+		{ { "--policy-configmap=sched-policy" }, 1, 2, "--policy-configmap is not supported: save the data key \"policy.cfg\" of ConfigMap kube-system/sched-policy" },
 		{ { "--leader-elect-resource-lock=endpoints" }, 1, 2, "only \"leases\"" },
 		{ { "--tls-cert-file=/c" }, 1, 2, "must be given together" },
 		{ { "--help" }, 1, 1, NULL },
@@ -525,6 +539,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flags_defaults),
 		cmocka_unit_test(test_flags_values),
+		cmocka_unit_test(test_flags_policy),
 		cmocka_unit_test(test_flags_errors),
 		cmocka_unit_test(test_node_update_actions),
 		cmocka_unit_test(test_node_object_update_actions),

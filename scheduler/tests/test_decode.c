@@ -494,6 +494,45 @@ static void test_spread_constraints(void **state)
 
 /* ---------- nodes ---------- */
 
+/* sk_node.pod_cidr_addresses (ABI 1.1): the smallest parseable range of spec.podCIDR(s). */
+static void test_pod_cidr_addresses(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name, *spec;
+		int64_t want;
+	} cases[] = {
+		{ "no podCIDR", "{}", 0 },
+		{ "/24", "{podCIDR: 10.0.1.0/24}", 256 },
+		{ "/32", "{podCIDR: 10.0.0.1/32}", 1 },
+		{ "/0 IPv4", "{podCIDR: 0.0.0.0/0}", (int64_t)1 << 32 },
+		{ "IPv6 /120", "{podCIDR: 'fd00::/120'}", 256 },
+		{ "IPv6 /64 clamps to 2^62", "{podCIDR: 'fd00:1::/64'}", (int64_t)1 << 62 },
+		{ "IPv6 /128", "{podCIDR: 'fd00::1/128'}", 1 },
+		{ "podCIDRs wins over podCIDR", "{podCIDR: 10.0.0.0/24, podCIDRs: [10.0.0.0/28]}", 16 },
+		{ "dual stack: the smaller", "{podCIDRs: [10.0.0.0/29, 'fd00::/64']}", 8 },
+		{ "dual stack, v6 smaller", "{podCIDRs: [10.0.0.0/16, 'fd00::/120']}", 256 },
+		{ "an unparseable entry is skipped", "{podCIDRs: [10.0.0.0/33, 10.0.0.0/30]}", 4 },
+		{ "prefix past 32", "{podCIDR: 10.0.0.0/33}", 0 },
+		{ "prefix past 128", "{podCIDR: 'fd00::/129'}", 0 },
+		{ "no prefix", "{podCIDR: 10.0.0.0}", 0 },
+		{ "empty prefix", "{podCIDR: 10.0.0.0/}", 0 },
+		{ "trailing junk", "{podCIDR: 10.0.0.0/24x}", 0 },
+		{ "five-digit prefix", "{podCIDR: 10.0.0.0/00024}", 0 },
+		{ "no address", "{podCIDR: /24}", 0 },
+		{ "neither dots nor colons", "{podCIDR: abc/24}", 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[256];
+		snprintf(text, sizeof(text), "{metadata: {name: n1}, spec: %s}", cases[i].spec);
+		struct sk_node *n = fx_node(text);
+		if (n->pod_cidr_addresses != cases[i].want)
+			fail_msg("%s: got %lld, want %lld", cases[i].name, (long long)n->pod_cidr_addresses,
+				 (long long)cases[i].want);
+		sk_node_unref(n);
+	}
+}
+
 static void test_node_decode(void **state)
 {
 	(void)state;
@@ -885,6 +924,7 @@ int main(void)
 		cmocka_unit_test(test_pod_affinity_terms),
 		cmocka_unit_test(test_spread_constraints),
 		cmocka_unit_test(test_node_decode),
+		cmocka_unit_test(test_pod_cidr_addresses),
 		cmocka_unit_test(test_zone_key),
 		cmocka_unit_test(test_pod_with_node),
 		cmocka_unit_test(test_resize_status),

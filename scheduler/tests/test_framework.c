@@ -618,6 +618,67 @@ static void test_score_weights_and_normalize(void **state)
 	sk_framework_unref(fw);
 }
 
+/* score_batch (ABI 1.1): TestE scores through batches, TestA per node, in one table; the totals
+ * are those per-node scoring gives, every node is covered exactly once, in fewer calls than nodes
+ * (one per chunk a worker takes), and a failing node is reported as a per-node Score error is. */
+static void test_score_batch(void **state)
+{
+	(void)state;
+	enum { N = 40 };
+	struct tk_profile tp;
+	tk_profile_minimal(&tp, "p");
+	tk_profile_add(&tp, SK_EP_SCORE, TK_A, 2);
+	tk_profile_add(&tp, SK_EP_SCORE, TK_E, 3);
+	struct sk_framework *fw = mkfw(&tp, NULL);
+	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_node_info *nis[N];
+	for (int i = 0; i < N; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "n%d", i % 100);
+		nis[i] = ni_named(name);
+	}
+	tk_beh[TK_A].score_default = 10;
+	tk_beh[TK_E].score_default = 4;
+	tk_beh[TK_E].score_nodes[0] = "n7";
+	tk_beh[TK_E].score_of[0] = 90;
+	tk_beh[TK_E].score_nodes[1] = "n33";
+	tk_beh[TK_E].score_of[1] = 60;
+	struct sk_cycle_state *cs = sk_cycle_state_new(fw, true);
+	struct sk_score_table t;
+	struct sk_status s = sk_fw_run_score(fw, cs, pod, (const struct sk_node_info *const *)nis, N, &t);
+	assert_int_equal(s.code, SK_SUCCESS);
+	assert_int_equal(t.nplugins, 2);
+	assert_string_equal(t.plugin[1], "TestE");
+	for (int i = 0; i < N; i++) {
+		int64_t e = i == 7 ? 90 : i == 33 ? 60 : 4;
+		assert_int_equal(t.scores[N + i], e);
+		assert_int_equal(t.total[i], 10 * 2 + e * 3);
+	}
+	int calls = atomic_load(&tk_beh[TK_E].batch_calls);
+	assert_int_equal(atomic_load(&tk_beh[TK_E].batch_nodes), N);
+	assert_int_equal(atomic_load(&tk_beh[TK_E].score_calls), N); /* the batch's own per-node work */
+	assert_true(calls >= 1 && calls < N);
+	assert_int_equal(atomic_load(&tk_beh[TK_A].batch_calls), 0);
+	assert_int_equal(atomic_load(&tk_beh[TK_A].score_calls), N);
+	sk_score_table_free(&t);
+	sk_cycle_state_free(cs);
+
+	/* an error inside a batch */
+	tk_beh[TK_E].score = SK_ERROR;
+	cs = sk_cycle_state_new(fw, false);
+	s = sk_fw_run_score(fw, cs, pod, (const struct sk_node_info *const *)nis, N, &t);
+	assert_int_equal(s.code, SK_ERROR);
+	assert_string_equal(msg(&s), "running Score plugins: plugin \"TestE\" failed with: score failed");
+	assert_string_equal(s.plugin, "TestE");
+	sk_status_reset(&s);
+	sk_cycle_state_free(cs);
+
+	for (int i = 0; i < N; i++)
+		sk_node_info_free(nis[i]);
+	sk_pod_unref(pod);
+	sk_framework_unref(fw);
+}
+
 static void test_score_errors(void **state)
 {
 	(void)state;
@@ -979,6 +1040,7 @@ int main(void)
 		cmocka_unit_test_setup(test_post_filter, setup),
 		cmocka_unit_test_setup(test_score_weights_and_normalize, setup),
 		cmocka_unit_test_setup(test_score_errors, setup),
+		cmocka_unit_test_setup(test_score_batch, setup),
 		cmocka_unit_test_setup(test_reserve_unreserve_order, setup),
 		cmocka_unit_test_setup(test_permit, setup),
 		cmocka_unit_test_setup(test_prebind_bind_postbind, setup),

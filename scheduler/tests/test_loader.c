@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "scheduler/framework/loader.h"
 #include "scheduler/framework/runtime.h"
 #include "scheduler/tests/fixtures.h"
+#include "schedkit/module.h"
 
 static char tmp[256];
 
@@ -229,18 +231,45 @@ static void expect_error(const char *sub, int variant, const char *name, const c
 	free(err);
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define THIS_ABI STR(SK_ABI_MAJOR) "." STR(SK_ABI_MINOR)
+
 static void test_abi_major(void **state)
 {
 	(void)state;
-	expect_error("major", 1, "LoaderMajor",
-		     "plugin file \"%s\": plugin \"LoaderMajor\": ABI 2.0 is not supported by this scheduler (ABI 1.0)");
+	char want[512];
+	snprintf(want, sizeof(want), "plugin file \"%%s\": plugin \"LoaderMajor\": ABI %d.%d is not supported by this scheduler (ABI %s)",
+		 SK_ABI_MAJOR + 1, SK_ABI_MINOR, THIS_ABI);
+	expect_error("major", 1, "LoaderMajor", want);
 }
 
 static void test_abi_minor(void **state)
 {
 	(void)state;
-	expect_error("minor", 2, "LoaderMinor",
-		     "plugin file \"%s\": plugin \"LoaderMinor\": ABI 1.1 is not supported by this scheduler (ABI 1.0)");
+	char want[512];
+	snprintf(want, sizeof(want), "plugin file \"%%s\": plugin \"LoaderMinor\": ABI %d.%d is not supported by this scheduler (ABI %s)",
+		 SK_ABI_MAJOR, SK_ABI_MINOR + 1, THIS_ABI);
+	expect_error("minor", 2, "LoaderMinor", want);
+}
+
+/* The compatibility promise (docs/plugins.md, "ABI and compatibility"): a module built for an
+ * older minor of this major loads, compared against the layout signature that minor shipped. The
+ * current one is printed so a minor bump can record it in loader.c's released_signatures. */
+static void test_older_minor_loads(void **state)
+{
+	(void)state;
+	print_message("ABI %s layout signature: 0x%016" PRIx64 "\n", THIS_ABI, (uint64_t)SK_LAYOUT_SIGNATURE);
+	char dir[300], so[400];
+	mkdir_in(dir, sizeof(dir), "older");
+	snprintf(so, sizeof(so), "%s/older.so", dir);
+	build(so, "LoaderOlder", 6, 1);
+	struct sk_module_set *set = load_ok(dir);
+	const struct sk_plugin_desc *d = sk_module_set_lookup(set, "LoaderOlder");
+	assert_non_null(d);
+	assert_int_equal(d->abi_minor, 0);
+	sk_module_set_unref(set);
+	assert_int_equal(sk_loader_live_modules(), 0);
 }
 
 static void test_descriptor_size(void **state)
@@ -248,8 +277,9 @@ static void test_descriptor_size(void **state)
 	(void)state;
 	char want[512];
 	snprintf(want, sizeof(want),
-		 "plugin file \"%%s\": plugin \"LoaderSize\": descriptor of %zu bytes does not match ABI 1.0 (%zu to %zu bytes)",
-		 sizeof(struct sk_plugin_desc) - 8, sizeof(struct sk_plugin_desc), sizeof(struct sk_plugin_desc));
+		 "plugin file \"%%s\": plugin \"LoaderSize\": descriptor of %zu bytes does not match ABI " THIS_ABI " (%zu to %zu bytes)",
+		 offsetof(struct sk_plugin_desc, score_batch) - 8, offsetof(struct sk_plugin_desc, score_batch),
+		 sizeof(struct sk_plugin_desc));
 	expect_error("size", 3, "LoaderSize", want);
 }
 
@@ -486,6 +516,7 @@ int main(void)
 		cmocka_unit_test(test_good_module),
 		cmocka_unit_test(test_abi_major),
 		cmocka_unit_test(test_abi_minor),
+		cmocka_unit_test(test_older_minor_loads),
 		cmocka_unit_test(test_descriptor_size),
 		cmocka_unit_test(test_layout_signature),
 		cmocka_unit_test(test_missing_entry_point),

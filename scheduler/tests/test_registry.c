@@ -19,7 +19,7 @@ static void test_in_tree_order(void **state)
 	(void)state;
 	const char *const want[] = { "SchedulingGates",  "PrioritySort", "NodeUnschedulable", "NodeName",
 				     "TaintToleration",  "NodeAffinity", "NodePorts",         "NodeResourcesFit",
-				     "PodTopologySpread", "InterPodAffinity", "DefaultPreemption",
+				     "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption",
 				     "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder", NULL };
 	int i = 0;
 	for (; sk_in_tree_plugins[i]; i++) {
@@ -47,8 +47,8 @@ static void test_default_set(void **state)
 		{ "NodeUnschedulable", 0, true }, { "NodeName", 0, true },
 		{ "TaintToleration", 3, true }, { "NodeAffinity", 2, true },
 		{ "NodePorts", 0, true }, { "NodeResourcesFit", 1, true },
-		{ "VolumeRestrictions", 0, false }, { "NodeVolumeLimits", 0, false },
-		{ "VolumeBinding", 0, false }, { "VolumeZone", 0, false },
+		{ "VolumeRestrictions", 0, true }, { "NodeVolumeLimits", 0, true },
+		{ "VolumeBinding", 0, true }, { "VolumeZone", 0, true },
 		{ "PodTopologySpread", 2, true }, { "InterPodAffinity", 2, true },
 		{ "DynamicResources", 0, false }, { "DefaultPreemption", 0, true },
 		{ "NodeResourcesBalancedAllocation", 1, true }, { "ImageLocality", 1, true },
@@ -92,6 +92,10 @@ static void test_extension_points(void **state)
 		{ "NodeAffinity", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 4 },
 		{ "NodePorts", { SK_EP_PRE_FILTER, SK_EP_FILTER }, 2 },
 		{ "NodeResourcesFit", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 4 },
+		{ "VolumeRestrictions", { SK_EP_PRE_FILTER, SK_EP_FILTER }, 2 },
+		{ "NodeVolumeLimits", { SK_EP_PRE_FILTER, SK_EP_FILTER }, 2 },
+		{ "VolumeBinding", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE, SK_EP_RESERVE, SK_EP_PRE_BIND }, 6 },
+		{ "VolumeZone", { SK_EP_PRE_FILTER, SK_EP_FILTER }, 2 },
 		{ "PodTopologySpread", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 4 },
 		{ "InterPodAffinity", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 4 },
 		{ "DefaultPreemption", { SK_EP_POST_FILTER }, 1 },
@@ -137,7 +141,26 @@ static void test_extension_points(void **state)
 static const struct sk_plugin_desc my_plugin = { SK_PLUGIN_HEADER, .name = "MyPlugin" };
 static const struct sk_plugin_desc old_abi = { .abi_major = 0, .abi_minor = 3, .size = sizeof(struct sk_plugin_desc), .name = "OldPlugin" };
 static const struct sk_plugin_desc taken = { SK_PLUGIN_HEADER, .name = "NodeName" };
-static const struct sk_plugin_desc upstream = { SK_PLUGIN_HEADER, .name = "VolumeZone" };
+static const struct sk_plugin_desc upstream = { SK_PLUGIN_HEADER, .name = "DynamicResources" };
+
+static struct sk_status one_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				  const struct sk_node_info *ni, int64_t *score)
+{
+	(void)self, (void)cs, (void)pod, (void)ni;
+	*score = 1;
+	return sk_ok();
+}
+static struct sk_status batch_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				    const struct sk_node_info *const *nodes, int n, int64_t *scores, int *failed)
+{
+	(void)self, (void)cs, (void)pod, (void)nodes, (void)failed;
+	for (int i = 0; i < n; i++)
+		scores[i] = 1;
+	return sk_ok();
+}
+static const struct sk_plugin_desc batch_only = { SK_PLUGIN_HEADER, .name = "BatchOnly", .score_batch = batch_score };
+static const struct sk_plugin_desc batch_and_one = { SK_PLUGIN_HEADER, .name = "BatchAndOne", .score = one_score,
+						     .score_batch = batch_score };
 
 static void test_register(void **state)
 {
@@ -155,8 +178,15 @@ static void test_register(void **state)
 	assert_int_equal(sk_registry_register(&upstream, &err), -1);
 	free(err);
 	assert_int_equal(sk_registry_register(&old_abi, &err), -1);
-	assert_string_equal(err, "plugin \"OldPlugin\": ABI 0.3 is not supported by this scheduler (ABI 1.0)");
+	assert_string_equal(err, "plugin \"OldPlugin\": ABI 0.3 is not supported by this scheduler (ABI 1.1)");
 	free(err);
+	/* score_batch (ABI 1.1) needs score beside it */
+	assert_int_equal(sk_registry_register(&batch_only, &err), -1);
+	assert_string_equal(err, "plugin \"BatchOnly\": score_batch is set without score (a batch plugin also scores one node)");
+	free(err);
+	err = NULL;
+	assert_int_equal(sk_registry_register(&batch_and_one, &err), 0);
+	assert_null(err);
 	assert_int_equal(sk_registry_register(NULL, NULL), -1);
 	/* registered plugins take part in suggestions */
 	assert_string_equal(sk_registry_suggest("MyPlugn"), "MyPlugin");
@@ -178,8 +208,7 @@ static void test_suggest(void **state)
 static void test_unavailable(void **state)
 {
 	(void)state;
-	const char *const want[] = { "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-				     "DynamicResources", NULL };
+	const char *const want[] = { "DynamicResources", NULL };
 	for (int i = 0; want[i]; i++) {
 		assert_string_equal(sk_unavailable_default_plugins[i], want[i]);
 		assert_null(sk_registry_lookup(want[i]));
@@ -188,7 +217,7 @@ static void test_unavailable(void **state)
 		assert_string_equal(stub->name, want[i]);
 		assert_null(stub->filter);
 	}
-	assert_null(sk_unavailable_default_plugins[5]);
+	assert_null(sk_unavailable_default_plugins[1]);
 	/* built plugins have no stub: the real descriptor wins */
 	assert_null(sk_unavailable_plugin_desc("PodTopologySpread"));
 	assert_null(sk_unavailable_plugin_desc("InterPodAffinity"));

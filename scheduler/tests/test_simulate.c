@@ -394,6 +394,57 @@ static void test_preemption_messages(void **state)
 	free(out);
 }
 
+
+/* The storage kinds: a claim bound to a zone-b PV puts its pod in zone b; a WaitForFirstConsumer
+ * claim is bound to the only local PV that matches (PreBind's patch, completed at once as the PV
+ * controller would) and then that PV is taken for the next claim of the class; a claim of a
+ * provisioning class is provisioned on the chosen node; a claim that does not exist is UU. */
+static void test_volumes(void **state)
+{
+	(void)state;
+	const char *cfg = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
+	const char *cluster =
+		"---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a, labels: {topology.kubernetes.io/zone: zone-a, kubernetes.io/hostname: node-a}}\n"
+		"status: {allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}}\n"
+		"---\napiVersion: v1\nkind: Node\nmetadata: {name: node-b, labels: {topology.kubernetes.io/zone: zone-b, kubernetes.io/hostname: node-b}}\n"
+		"status: {allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}}\n"
+		"---\nkind: StorageClass\napiVersion: storage.k8s.io/v1\nmetadata: {name: manual}\nprovisioner: kubernetes.io/no-provisioner\n"
+		"volumeBindingMode: Immediate\n"
+		"---\nkind: StorageClass\napiVersion: storage.k8s.io/v1\nmetadata: {name: local}\nprovisioner: kubernetes.io/no-provisioner\n"
+		"volumeBindingMode: WaitForFirstConsumer\n"
+		"---\nkind: StorageClass\napiVersion: storage.k8s.io/v1\nmetadata: {name: csi}\nprovisioner: d.example.com\n"
+		"volumeBindingMode: WaitForFirstConsumer\n"
+		"---\nkind: PersistentVolume\napiVersion: v1\nmetadata: {name: pv-b, labels: {topology.kubernetes.io/zone: zone-b}}\n"
+		"spec: {storageClassName: manual, claimRef: {namespace: default, name: zonal, uid: u-zonal}}\nstatus: {phase: Bound}\n"
+		"---\nkind: PersistentVolumeClaim\napiVersion: v1\nmetadata: {name: zonal, uid: u-zonal,\n"
+		"  annotations: {pv.kubernetes.io/bind-completed: 'yes'}}\nspec: {storageClassName: manual, volumeName: pv-b}\n"
+		"---\nkind: PersistentVolume\napiVersion: v1\nmetadata: {name: pv-local-a}\n"
+		"spec: {storageClassName: local, capacity: {storage: 1Gi}, nodeAffinity: {required: {nodeSelectorTerms:\n"
+		"  [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [node-a]}]}]}}}\nstatus: {phase: Available}\n"
+		"---\nkind: PersistentVolumeClaim\napiVersion: v1\nmetadata: {name: local-1}\nspec: {storageClassName: local}\n"
+		"---\nkind: PersistentVolumeClaim\napiVersion: v1\nmetadata: {name: local-2}\nspec: {storageClassName: local}\n"
+		"---\nkind: PersistentVolumeClaim\napiVersion: v1\nmetadata: {name: dyn}\nspec: {storageClassName: csi, resources: {requests: {storage: 1Gi}}}\n"
+		POD("zonal-pod", "100m", "  volumes: [{name: v, persistentVolumeClaim: {claimName: zonal}}]\n")
+		POD("local-pod-1", "100m", "  volumes: [{name: v, persistentVolumeClaim: {claimName: local-1}}]\n")
+		POD("local-pod-2", "100m", "  volumes: [{name: v, persistentVolumeClaim: {claimName: local-2}}]\n")
+		POD("dyn-pod", "100m", "  nodeSelector: {kubernetes.io/hostname: node-b}\n  volumes: [{name: v, persistentVolumeClaim: {claimName: dyn}}]\n")
+		POD("lost-pod", "100m", "  volumes: [{name: v, persistentVolumeClaim: {claimName: nothing}}]\n");
+	char *out = run_ok(cfg, cluster, false);
+	const char *want[] = {
+		"\"pod\":\"default/zonal-pod\",\"profile\":\"default-scheduler\",\"result\":\"Scheduled\",\"node\":\"node-b\"",
+		"\"pod\":\"default/local-pod-1\",\"profile\":\"default-scheduler\",\"result\":\"Scheduled\",\"node\":\"node-a\"",
+		"\"pod\":\"default/local-pod-2\",\"profile\":\"default-scheduler\",\"result\":\"Unschedulable\",\"node\":\"\","
+		"\"message\":\"0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind.",
+		"\"pod\":\"default/dyn-pod\",\"profile\":\"default-scheduler\",\"result\":\"Scheduled\",\"node\":\"node-b\"",
+		"\"pod\":\"default/lost-pod\",\"profile\":\"default-scheduler\",\"result\":\"Unschedulable\",\"node\":\"\","
+		"\"message\":\"0/2 nodes are available: persistentvolumeclaim \\\"nothing\\\" not found.",
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		if (!strstr(out, want[i]))
+			fail_msg("missing %s in\n%s", want[i], out);
+	free(out);
+}
+
 static void test_main_args(void **state)
 {
 	(void)state;
@@ -450,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_explain_table),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_list_wrapper),
+		cmocka_unit_test(test_volumes),
 		cmocka_unit_test(test_main_args),
 		cmocka_unit_test(test_preemption_golden),
 		cmocka_unit_test(test_preemption_respects_pdb),

@@ -30,6 +30,8 @@ void tk_reset(void)
 	for (int i = 0; i < TK_NPLUGINS; i++) {
 		atomic_init(&tk_beh[i].filter_calls, 0);
 		atomic_init(&tk_beh[i].score_calls, 0);
+		atomic_init(&tk_beh[i].batch_calls, 0);
+		atomic_init(&tk_beh[i].batch_nodes, 0);
 	}
 	tk_log[0] = '\0';
 }
@@ -247,6 +249,23 @@ static int tk_events(struct sk_plugin *self, struct sk_event_registration *out, 
 	return n;
 }
 
+/* ABI 1.1 batch scoring: each node as tk_score scores it. */
+static struct sk_status tk_score_batch(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				       const struct sk_node_info *const *nodes, int n, int64_t *scores, int *failed)
+{
+	struct tk_behavior *b = beh(self);
+	atomic_fetch_add(&b->batch_calls, 1);
+	atomic_fetch_add(&b->batch_nodes, n);
+	for (int i = 0; i < n; i++) {
+		struct sk_status s = tk_score(self, cs, pod, nodes[i], &scores[i]);
+		if (s.code != SK_SUCCESS) {
+			*failed = i;
+			return s;
+		}
+	}
+	return sk_ok();
+}
+
 #define TK_DESC(NAME)                                                                                         \
 	{                                                                                                     \
 		SK_PLUGIN_HEADER, .name = NAME, .init = tk_init, .fini = tk_fini,         \
@@ -257,8 +276,14 @@ static int tk_events(struct sk_plugin *self, struct sk_event_registration *out, 
 		.events_to_register = tk_events,                                                              \
 	}
 
+#define TK_DESC_BATCH(NAME)                                                                                   \
+	{                                                                                                     \
+		SK_PLUGIN_HEADER, .name = NAME, .init = tk_init, .fini = tk_fini, .pre_score = tk_pre_score,    \
+		.score = tk_score, .normalize_score = tk_normalize, .score_batch = tk_score_batch,             \
+	}
+
 const struct sk_plugin_desc tk_desc[TK_NPLUGINS] = { TK_DESC("TestA"), TK_DESC("TestB"), TK_DESC("TestC"),
-						     TK_DESC("TestD") };
+						     TK_DESC("TestD"), TK_DESC_BATCH("TestE") };
 
 void tk_profile_init(struct tk_profile *tp, const char *scheduler_name)
 {

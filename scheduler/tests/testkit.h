@@ -1,5 +1,5 @@
 /* Scriptable test plugins for the framework, schedule_one and queue tests (Engineer D's tests):
- * four descriptors TestA..TestD implementing every extension point, each driven by a global
+ * five descriptors TestA..TestE implementing every extension point, each driven by a global
  * struct tk_behavior (what code to return where), plus a profile builder. Call tk_reset() first. */
 #ifndef SK_TEST_TESTKIT_H
 #define SK_TEST_TESTKIT_H
@@ -11,8 +11,9 @@
 #include "scheduler/config/config.h"
 #include "schedkit/plugin.h"
 
-#define TK_NPLUGINS 4
-enum { TK_A = 0, TK_B, TK_C, TK_D };
+#define TK_NPLUGINS 5
+/* TestE is TestA..D with score_batch too (its batches score each node as score does). */
+enum { TK_A = 0, TK_B, TK_C, TK_D, TK_E };
 
 struct tk_behavior {
 	/* PreEnqueue */
@@ -49,6 +50,7 @@ struct tk_behavior {
 	/* counters */
 	int init_calls, fini_calls;
 	atomic_int filter_calls, score_calls;
+	atomic_int batch_calls, batch_nodes; /* score_batch calls and the nodes they covered */
 	int unreserve_calls, post_bind_calls;
 	struct sk_plugin *instance;
 	/* EnqueueExtensions: when nevents > 0 the plugin registers these with hint_result */

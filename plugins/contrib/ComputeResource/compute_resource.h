@@ -60,19 +60,24 @@ void cr_metrics_unref(struct cr_metrics *m); /* NULL ok */
  * every node of every cycle). */
 static inline uint32_t cr_name_hash(const char *s)
 {
-	/* a 64-bit finalizer (splitmix64): interned pointers share their low and high bits */
-	uint64_t v = (uint64_t)(uintptr_t)s;
-	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
-	return (uint32_t)(v ^ (v >> 31));
+	/* Fibonacci hashing: the upper half of the pointer times 2^64/phi. Interned pointers differ
+	 * only in their middle bits (alignment below, one arena above); each bit of the product's
+	 * upper half depends on every pointer bit below it, so the bits the table keeps (the low ones
+	 * of the result) mix those. One multiply: Score hashes once per scored node. */
+	return (uint32_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ULL) >> 32);
 }
 
 /* The sample of node `name`, or NULL. name must be interned (sk_intern; node names of the views
  * are). Lock-free; any thread. */
+static inline struct cr_node_metrics *cr_metrics_find_in(const struct cr_metrics *m, const char *name);
 static inline struct cr_node_metrics *cr_metrics_find(const struct cr_metrics *m, const char *name)
 {
-	if (!m || m->n == 0)
-		return NULL;
+	return m && m->n > 0 ? cr_metrics_find_in(m, name) : NULL;
+}
+
+/* cr_metrics_find on a table known to hold nodes (Score checks that once per call). */
+static inline struct cr_node_metrics *cr_metrics_find_in(const struct cr_metrics *m, const char *name)
+{
 	for (uint32_t i = cr_name_hash(name) & m->mask;; i = (i + 1) & m->mask) {
 		int32_t k = m->slots[i];
 		if (k < 0)

@@ -26,6 +26,7 @@
 
 struct fip_args {
 	char *resource_name; /* an extended resource of status.allocatable */
+	const char *resource_interned; /* sk_intern(resource_name) */
 	int64_t reserved;    /* addresses of each podCIDR the pods cannot have */
 };
 
@@ -79,6 +80,10 @@ static int fip_args_decode(const cJSON *json, void **out, struct sk_errors *e, c
 		goto out;
 	}
 	rc = fip_check_resource(e, rpath, a->resource_name);
+	if (rc == 0 && !(a->resource_interned = sk_intern(a->resource_name))) {
+		sk_errors_addf(e, "%s: out of memory", path);
+		rc = -1;
+	}
 out:
 	free(rpath);
 	if (rc < 0) {
@@ -110,48 +115,35 @@ fail:
 
 /* ---------- capacity ---------- */
 
-/* Addresses of one CIDR ("10.0.1.0/24", "fd00:1::/64"), or -1 when it does not parse. The address
- * part is only told apart (IPv4 has dots and no colon); the API server validated it. Ranges past
- * 2^62 addresses (IPv6) are clamped: no node runs that many pods. */
-static int64_t fip_cidr_size(const char *cidr)
+/* The strcmp fallback of fip_node_capacity (names not interned), out of line: no call on the
+ * common path, so Filter's fast path saves no registers. */
+static __attribute__((noinline)) bool fip_scalar_by_name(const struct sk_resource *r, const char *name, int64_t *v)
 {
-	const char *slash = strchr(cidr, '/');
-	if (!slash || slash == cidr || !slash[1])
-		return -1;
-	bool v6 = memchr(cidr, ':', (size_t)(slash - cidr)) != NULL;
-	if (!v6 && !memchr(cidr, '.', (size_t)(slash - cidr)))
-		return -1;
-	/* the prefix length by hand: Filter parses it per node, and strtol cost more than the rest
-	 * of the plugin */
-	const char *q = slash + 1;
-	long prefix = 0;
-	for (; *q >= '0' && *q <= '9'; q++)
-		if (prefix <= 1000)
-			prefix = prefix * 10 + (*q - '0');
-	int bits = v6 ? 128 : 32;
-	if (*q || q == slash + 1 || prefix > bits)
-		return -1;
-	int host_bits = bits - (int)prefix;
-	return host_bits >= 62 ? (int64_t)1 << 62 : (int64_t)1 << host_bits;
+	for (int i = 0; i < r->nscalar; i++)
+		if (!strcmp(r->scalar[i].name, name)) {
+			*v = r->scalar[i].value;
+			return true;
+		}
+	return false;
 }
 
-static int64_t fip_node_capacity(const struct fip_args *a, const struct sk_node *node)
+/* Per call of Filter on every filtered node: the allocatable entry is found by the interned name's
+ * pointer (resource names are interned, types.h) with strcmp only as the fallback, and the podCIDR
+ * size was computed when the node was decoded (sk_node.pod_cidr_addresses, ABI 1.1). */
+static inline __attribute__((always_inline)) int64_t fip_node_capacity(const struct fip_args *a,
+								    const struct sk_node *node)
 {
 	const struct sk_resource *r = &node->allocatable;
 	for (int i = 0; i < r->nscalar; i++)
-		if (!strcmp(r->scalar[i].name, a->resource_name))
+		if (r->scalar[i].name == a->resource_interned)
 			return r->scalar[i].value;
-	/* Dual stack: every pod takes one address of each family, so the smaller range bounds. */
-	int64_t cap = FIP_UNLIMITED;
-	for (int i = 0; i < node->npod_cidrs; i++) {
-		int64_t n = fip_cidr_size(node->pod_cidrs[i]);
-		if (n < 0)
-			continue;
-		n = n > a->reserved ? n - a->reserved : 0;
-		if (n < cap)
-			cap = n;
-	}
-	return cap;
+	int64_t v;
+	if (r->nscalar && fip_scalar_by_name(r, a->resource_name, &v))
+		return v;
+	int64_t n = node->pod_cidr_addresses;
+	if (n <= 0)
+		return FIP_UNLIMITED;
+	return n > a->reserved ? n - a->reserved : 0;
 }
 
 static bool fip_uses_ip(const struct sk_pod *p)
@@ -213,6 +205,20 @@ static struct sk_status fip_pre_filter(struct sk_plugin *self, struct sk_cycle_s
 	return pod->host_network ? sk_status(SK_SKIP, NULL) : sk_ok();
 }
 
+/* The slow path of fip_filter, out of line so the common one (fewer pods than addresses) saves
+ * no registers: walks the node's pods, counting those that hold an address. */
+static __attribute__((noinline)) struct sk_status fip_filter_count(const struct sk_pod *pod,
+								     const struct sk_node_info *ni, int64_t cap)
+{
+	int64_t used = 0;
+	for (int i = 0; i < ni->npods; i++) {
+		const struct sk_pod *p = ni->pods[i].pod;
+		if (strcmp(p->uid, pod->uid) != 0 && fip_uses_ip(p))
+			used++;
+	}
+	return used < cap ? sk_ok() : sk_status(SK_UNSCHEDULABLE, FIP_REASON);
+}
+
 /* Counts the node's pods that hold an address (assumed ones included), from the node info itself:
  * dry runs on clones (nominated pods, preemption victims removed) are exact, and preemption may
  * free an address, hence Unschedulable rather than UnschedulableAndUnresolvable. */
@@ -229,16 +235,10 @@ static struct sk_status fip_filter(struct sk_plugin *self, struct sk_cycle_state
 	if (cap == FIP_UNLIMITED)
 		return sk_ok();
 	/* Fewer pods than addresses: whatever they hold, one is free (the walk below reads every pod,
-	 * a cache miss each, on every filtered node). */
+	 * a cache miss each; this test reads only the node info and node the other filters read). */
 	if (ni->npods < cap)
 		return sk_ok();
-	int64_t used = 0;
-	for (int i = 0; i < ni->npods; i++) {
-		const struct sk_pod *p = ni->pods[i].pod;
-		if (strcmp(p->uid, pod->uid) != 0 && fip_uses_ip(p))
-			used++;
-	}
-	return used < cap ? sk_ok() : sk_status(SK_UNSCHEDULABLE, FIP_REASON);
+	return fip_filter_count(pod, ni, cap);
 }
 
 /* ---------- queueing hints ---------- */

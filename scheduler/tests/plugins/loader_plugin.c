@@ -2,6 +2,7 @@
  * into .so files with -DPLUGIN_NAME, -DVARIANT and -DBEHAVIOUR: a good module, or one broken in
  * exactly one way. Not part of any library (the Makefile's wildcards do not reach this folder). */
 #define _POSIX_C_SOURCE 200809L /* strdup */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +13,7 @@
 #define PLUGIN_NAME "LoaderTest"
 #endif
 /* 0 good; 1 module ABI major 2; 2 module ABI minor + 1; 3 descriptor size too small; 4 layout
- * signature of another build; 5 no entry point at all. */
+ * signature of another build; 5 no entry point at all; 6 a module of ABI 1.0. */
 #ifndef VARIANT
 #define VARIANT 0
 #endif
@@ -109,7 +110,10 @@ static struct sk_status lt_pre_bind(struct sk_plugin *self, struct sk_cycle_stat
 
 static const struct sk_plugin_desc lt_plugin = {
 #if VARIANT == 3
-	.abi_major = SK_ABI_MAJOR, .abi_minor = SK_ABI_MINOR, .size = sizeof(struct sk_plugin_desc) - 8,
+	.abi_major = SK_ABI_MAJOR, .abi_minor = SK_ABI_MINOR, .size = offsetof(struct sk_plugin_desc, score_batch) - 8,
+#elif VARIANT == 6
+	/* as a module built with the 1.0 headers says: its descriptor ended before score_batch */
+	.abi_major = 1, .abi_minor = 0, .size = offsetof(struct sk_plugin_desc, score_batch),
 #else
 	SK_PLUGIN_HEADER,
 #endif
@@ -127,15 +131,20 @@ static const struct sk_plugin_desc lt_plugin = {
 #if VARIANT == 0 || VARIANT == 3
 SK_MODULE("loader-test", &lt_plugin);
 #else
-/* A module broken on purpose: the forwarders of SK_MODULE, and an entry point returning a module
- * header the scheduler must refuse. */
+/* A module broken on purpose (variants 1, 2, 4): the forwarders of SK_MODULE, and an entry point
+ * returning a module header the scheduler must refuse. Variant 6 is a module as the ABI 1.0 headers
+ * built it (their layout signature, written out here), which a 1.x scheduler must load; it calls
+ * nothing appended after 1.0. */
+#define LAYOUT_SIGNATURE_1_0 0x1211bdfea04318afULL
 SK_MODULE_FORWARDERS();
 static const struct sk_plugin_desc *const lt_plugins[] = { &lt_plugin };
 static const struct sk_module lt_module = {
 	.abi_major = VARIANT == 1 ? SK_ABI_MAJOR + 1 : SK_ABI_MAJOR,
-	.abi_minor = VARIANT == 2 ? SK_ABI_MINOR + 1 : SK_ABI_MINOR,
+	.abi_minor = VARIANT == 2 ? SK_ABI_MINOR + 1 : VARIANT == 6 ? 0 : SK_ABI_MINOR,
 	.size = sizeof(struct sk_module),
-	.layout_signature = VARIANT == 4 ? SK_LAYOUT_SIGNATURE ^ 0x5a5aULL : SK_LAYOUT_SIGNATURE,
+	.layout_signature = VARIANT == 4   ? SK_LAYOUT_SIGNATURE ^ 0x5a5aULL
+			    : VARIANT == 6 ? LAYOUT_SIGNATURE_1_0
+					   : SK_LAYOUT_SIGNATURE,
 	.name = "loader-test-broken",
 	.nplugins = 1,
 	.plugins = lt_plugins,

@@ -19,6 +19,7 @@
 #include "schedkit/plugin.h"
 #include "schedkit/selector.h"
 #include "schedkit/tpmap.h"
+#include "schedkit/volume.h"
 
 #define SK_HOST_API(F, P) \
 	/* plugin.h: status, cycle state, handle, PDBs */ \
@@ -134,7 +135,26 @@
 	F(int, sk_tpmap_copy, (struct sk_tpmap *dst, const struct sk_tpmap *src), (dst, src)) \
 	P(void, sk_tpmap_free, (struct sk_tpmap *m), (m)) \
 	/* plugin.h, appended in 1.0 before its release */ \
-	F(int, sk_handle_api_get, (struct sk_handle *h, const char *path, cJSON **out, char **err), (h, path, out, err))
+	F(int, sk_handle_api_get, (struct sk_handle *h, const char *path, cJSON **out, char **err), (h, path, out, err)) \
+	/* volume.h: storage views and listers, appended in 1.0 before its release */ \
+	F(void *, sk_vobj_ref, (const void *obj), (obj)) \
+	P(void, sk_vobj_unref, (const void *obj), (obj)) \
+	P(void, sk_vobj_list_free, (void *list, int n), (list, n)) \
+	F(struct sk_pvc *, sk_pvc_decode, (const cJSON *obj, char **err), (obj, err)) \
+	F(struct sk_pv *, sk_pv_decode, (const cJSON *obj, char **err), (obj, err)) \
+	F(struct sk_storage_class *, sk_storage_class_decode, (const cJSON *obj, char **err), (obj, err)) \
+	F(struct sk_csi_node *, sk_csi_node_decode, (const cJSON *obj, char **err), (obj, err)) \
+	F(struct sk_csi_driver *, sk_csi_driver_decode, (const cJSON *obj, char **err), (obj, err)) \
+	F(struct sk_vobj *, sk_vobj_decode, (const cJSON *obj, char **err), (obj, err)) \
+	F(const struct sk_csi_node_driver *, sk_csi_node_driver, (const struct sk_csi_node *n, const char *driver), (n, driver)) \
+	F(bool, sk_pv_matches_node, (const struct sk_pv *pv, const struct sk_node *node), (pv, node)) \
+	F(struct sk_pvc *, sk_handle_get_pvc, (struct sk_handle *h, const char *ns, const char *name), (h, ns, name)) \
+	F(struct sk_pv *, sk_handle_get_pv, (struct sk_handle *h, const char *name), (h, name)) \
+	F(struct sk_storage_class *, sk_handle_get_storage_class, (struct sk_handle *h, const char *name), (h, name)) \
+	F(struct sk_csi_node *, sk_handle_get_csi_node, (struct sk_handle *h, const char *node_name), (h, node_name)) \
+	F(struct sk_csi_driver *, sk_handle_get_csi_driver, (struct sk_handle *h, const char *name), (h, name)) \
+	F(int, sk_handle_list_pvs, (struct sk_handle *h, struct sk_pv ***out), (h, out)) \
+	F(int, sk_handle_api_patch, (struct sk_handle *h, const char *path, const cJSON *patch, cJSON **out, bool *conflict, char **err), (h, path, patch, out, conflict, err))
 
 /* Begins with the same three fields as every ABI struct; then one pointer per function, in list
  * order. size is sizeof(struct sk_host_api) of the scheduler's build: a module built against

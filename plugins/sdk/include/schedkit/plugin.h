@@ -174,8 +174,11 @@ struct sk_cluster_event {
 	const char *label;  /* for logs/metrics, e.g. "NodeAdd" */
 };
 enum sk_hint { SK_QUEUE_SKIP = 0, SK_QUEUE = 1 };
-/* old_obj/new_obj are struct sk_pod* or struct sk_node* depending on the event resource (NULL for
- * add/delete sides); other resources pass NULL. Must be cheap and must not block. */
+/* old_obj/new_obj are struct sk_pod* or struct sk_node* depending on the event resource, and the
+ * storage views of schedkit/volume.h (struct sk_pvc*, sk_pv*, sk_storage_class*, sk_csi_node*,
+ * sk_csi_driver*) for SK_EV_PVC ... SK_EV_CSI_DRIVER (NULL for add/delete sides, and NULL for
+ * both when a source cannot give them: a hint then answers Queue); other resources pass NULL.
+ * Must be cheap and must not block. */
 typedef enum sk_hint (*sk_hint_fn)(struct sk_plugin *self, const struct sk_pod *pod, const void *old_obj,
 				   const void *new_obj);
 struct sk_event_registration {
@@ -252,6 +255,15 @@ struct sk_plugin_desc {
 	/* EnqueueExtensions: fills up to max registrations, returns how many. NULL = the plugin is
 	 * interested in every event (upstream: plugins without EnqueueExtensions). */
 	int (*events_to_register)(struct sk_plugin *self, struct sk_event_registration *out, int max);
+
+	/* Appended in ABI 1.1. Score over a run of nodes in one call (a schedkit extension; upstream
+	 * calls Score per node): scores[i] for nodes[i], i in [0, n). When set, the framework calls it
+	 * instead of score for each chunk of nodes a worker takes, saving the per-node call, CycleState
+	 * lookup and status of score (docs/plugins.md, "Batch scoring"). A plugin that sets it also
+	 * sets score, with the same result per node. On failure, *failed is the index in nodes of the
+	 * node it failed on. */
+	struct sk_status (*score_batch)(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+					const struct sk_node_info *const *nodes, int n, int64_t *scores, int *failed);
 };
 
 /* One instance of a plugin inside one profile's framework. */

@@ -104,6 +104,28 @@ struct sk_spread_constraint {       /* TopologySpreadConstraint */
 	bool node_taints_policy_honor;         /* default Ignore (false) */
 };
 
+/* One of spec.volumes, with what the volume plugins read of its source. */
+enum sk_volume_source {
+	SK_VOL_OTHER = 0,         /* configMap, emptyDir, hostPath, ... */
+	SK_VOL_PVC,               /* persistentVolumeClaim: claim = claimName */
+	SK_VOL_EPHEMERAL,         /* ephemeral: claim = "<pod name>-<volume name>" */
+	SK_VOL_GCE_PD,            /* gcePersistentDisk: id = pdName */
+	SK_VOL_AWS_EBS,           /* awsElasticBlockStore: id = volumeID */
+	SK_VOL_RBD,               /* rbd: id = image, pool, monitors */
+	SK_VOL_ISCSI,             /* iscsi: id = iqn */
+	SK_VOL_CSI,               /* csi (inline): id = driver */
+};
+struct sk_pod_volume {
+	const char *name;         /* interned */
+	enum sk_volume_source source;
+	const char *claim;        /* SK_VOL_PVC, SK_VOL_EPHEMERAL; interned */
+	const char *id;           /* see enum sk_volume_source; interned */
+	const char *pool;         /* rbd pool, interned */
+	int nmonitors;
+	const char **monitors;    /* rbd monitors, interned */
+	bool read_only;
+};
+
 struct sk_pod {
 	/* identity (owned) */
 	char *ns, *name, *uid;
@@ -154,6 +176,8 @@ struct sk_pod {
 
 	/* Appended within ABI 1 (docs/plugins.md, "ABI and compatibility"). */
 	bool host_network;               /* spec.hostNetwork: the pod uses the node's address, no pod IP */
+	int nvolumes;
+	struct sk_pod_volume *volumes;   /* spec.volumes in order (owned by the pod) */
 };
 
 /* Decodes a v1.Pod (JSON as served by the API). Computes requests per staging/src/k8s.io/component-helpers/resource/helpers.go (PodRequests)
@@ -189,6 +213,11 @@ struct sk_node {
 	/* Appended within ABI 1 (docs/plugins.md, "ABI and compatibility"). */
 	int npod_cidrs;
 	const char **pod_cidrs; /* spec.podCIDRs (spec.podCIDR when the list is absent), interned, as written */
+
+	/* Appended in ABI 1.1. The addresses of the smallest of pod_cidrs (2^(bits - prefix), clamped
+	 * to 2^62; dual stack takes one address of each family per pod, so the smaller range bounds),
+	 * or 0 when no entry parses as a CIDR. Computed once at decode: per-node Filters read it. */
+	int64_t pod_cidr_addresses;
 };
 struct sk_node *sk_node_decode(const cJSON *obj, char **err);
 struct sk_node *sk_node_ref(struct sk_node *n);

@@ -1,0 +1,147 @@
+/* CycleState (schedkit/plugin.h): per-attempt slots, one per plugin instance, with clone and
+ * free ops, the skip bits PreFilter and PreScore set, and the pods a plugin asks to activate. See
+ * upstream pkg/scheduler/framework/cycle_state.go. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/framework/fw_internal.h"
+
+/* ---------- cycle state ---------- */
+
+static struct sk_cycle_state *cycle_state_alloc(int nslots)
+{
+	struct sk_cycle_state *cs = calloc(1, sizeof(*cs));
+	if (!cs)
+		return NULL;
+	cs->nslots = nslots;
+	cs->slots = calloc((size_t)(nslots ? nslots : 1), sizeof(*cs->slots));
+	cs->skip = calloc((size_t)(nslots ? nslots : 1), 1);
+	if (!cs->slots || !cs->skip) {
+		free(cs->slots);
+		free(cs->skip);
+		free(cs);
+		return NULL;
+	}
+	cs->nfilters = -1;
+	pthread_mutex_init(&cs->mu, NULL);
+	return cs;
+}
+
+struct sk_cycle_state *sk_cycle_state_new(const struct sk_framework *fw, bool record_plugin_metrics)
+{
+	struct sk_cycle_state *cs = cycle_state_alloc(fw->nplugins);
+	if (cs)
+		cs->record_plugin_metrics = record_plugin_metrics;
+	return cs;
+}
+
+static void slot_release(struct cs_slot *s)
+{
+	if (s->data && !s->borrowed && s->ops && s->ops->free)
+		s->ops->free(s->data);
+	s->data = NULL;
+	s->ops = NULL;
+	s->borrowed = false;
+}
+
+void sk_cycle_state_free(struct sk_cycle_state *cs)
+{
+	if (!cs)
+		return;
+	for (int i = 0; i < cs->nslots; i++)
+		slot_release(&cs->slots[i]);
+	for (int i = 0; i < cs->nactivate; i++)
+		free(cs->activate[i]);
+	free(cs->activate);
+	pthread_mutex_destroy(&cs->mu);
+	free(cs->slots);
+	free(cs->skip);
+	free(cs->filters);
+	free(cs);
+}
+
+struct sk_cycle_state *sk_cycle_state_clone(const struct sk_cycle_state *cs)
+{
+	struct sk_cycle_state *c = cycle_state_alloc(cs->nslots);
+	if (!c)
+		return NULL;
+	c->record_plugin_metrics = cs->record_plugin_metrics;
+	memcpy(c->skip, cs->skip, (size_t)cs->nslots);
+	for (int i = 0; i < cs->nslots; i++) {
+		const struct cs_slot *s = &cs->slots[i];
+		if (!s->data)
+			continue;
+		c->slots[i].ops = s->ops;
+		if (s->ops && s->ops->clone) {
+			c->slots[i].data = s->ops->clone(s->data);
+			if (!c->slots[i].data) {
+				sk_cycle_state_free(c);
+				return NULL;
+			}
+		} else {
+			c->slots[i].data = s->data;
+			c->slots[i].borrowed = true;
+		}
+	}
+	return c;
+}
+
+void *sk_cycle_state_get(const struct sk_cycle_state *cs, int slot)
+{
+	return cs && slot >= 0 && slot < cs->nslots ? cs->slots[slot].data : NULL;
+}
+
+void sk_cycle_state_put(struct sk_cycle_state *cs, int slot, void *data, const struct sk_state_ops *ops)
+{
+	if (!cs || slot < 0 || slot >= cs->nslots) {
+		if (data && ops && ops->free)
+			ops->free(data);
+		return;
+	}
+	slot_release(&cs->slots[slot]);
+	cs->slots[slot].data = data;
+	cs->slots[slot].ops = ops;
+}
+
+void sk_cycle_state_activate_pod(struct sk_cycle_state *cs, const char *pod_key)
+{
+	pthread_mutex_lock(&cs->mu);
+	for (int i = 0; i < cs->nactivate; i++)
+		if (strcmp(cs->activate[i], pod_key) == 0)
+			goto out;
+	if (cs->nactivate == cs->capactivate) {
+		int cap = cs->capactivate ? cs->capactivate * 2 : 4;
+		char **a = realloc(cs->activate, (size_t)cap * sizeof(*a));
+		if (!a)
+			goto out;
+		cs->activate = a;
+		cs->capactivate = cap;
+	}
+	char *k = strdup(pod_key);
+	if (k)
+		cs->activate[cs->nactivate++] = k;
+out:
+	pthread_mutex_unlock(&cs->mu);
+}
+
+int sk_cycle_state_take_pods_to_activate(struct sk_cycle_state *cs, char ***keys)
+{
+	pthread_mutex_lock(&cs->mu);
+	int n = cs->nactivate;
+	*keys = cs->activate;
+	cs->activate = NULL;
+	cs->nactivate = cs->capactivate = 0;
+	pthread_mutex_unlock(&cs->mu);
+	return n;
+}
+
+bool sk_cycle_state_skip_filter(const struct sk_cycle_state *cs, int slot)
+{
+	return slot >= 0 && slot < cs->nslots && (cs->skip[slot] & SKIP_FILTER);
+}
+bool sk_cycle_state_skip_score(const struct sk_cycle_state *cs, int slot)
+{
+	return slot >= 0 && slot < cs->nslots && (cs->skip[slot] & SKIP_SCORE);
+}
+bool sk_cycle_state_records_plugin_metrics(const struct sk_cycle_state *cs) { return cs->record_plugin_metrics; }
