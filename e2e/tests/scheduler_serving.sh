@@ -12,9 +12,10 @@
 #  3. Flags: --version on the three binaries; the flags that do not apply are named in one
 #     warning line; an unknown feature gate, cipher suite or TLS version exits 2 with upstream's
 #     words; --write-config-to writes the defaulted configuration; --logging-format=json.
-#  4. The scheduler itself under enforced RBAC with its own ServiceAccount token: with the grants
-#     it needs it binds a pod and holds its Lease, refused nothing; without pods/binding it is
-#     refused the binding in upstream's words and the pod stays unbound.
+#  4. The scheduler itself under enforced RBAC with its ServiceAccount's token and the RBAC the
+#     operator renders for it: it binds a pod, holds its Lease and serves /metrics through its own
+#     TokenReview and SubjectAccessReview, refused nothing; without pods/binding it is refused the
+#     binding in upstream's words and the pod stays unbound.
 # Prints TAP-style ok / not ok lines. Env: SK_BIN (binaries), SK_ROOT (repo).
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -215,43 +216,15 @@ check "--kube-api-qps/--kube-api-burst/--kube-api-content-type are accepted" \
   "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --validate --kube-api-qps=20.5 --kube-api-burst=30 --kube-api-content-type=application/vnd.kubernetes.protobuf
 
 # ---------------------------------------------------------------- 4. the scheduler under RBAC, with its own token
-# What the scheduler's requests need (upstream's system:kube-scheduler, cut to what schedkit uses),
-# granted to a ServiceAccount whose token the scheduler runs with: a pod is scheduled.
-cat >"$work/sched-rbac.yaml" <<'EOF'
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: runner, namespace: kube-system}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: schedkit-runner}
-rules:
-- apiGroups: [""]
-  resources: [pods, nodes]
-  verbs: [get, list, watch]
-- apiGroups: [""]
-  resources: [pods/binding, bindings]
-  verbs: [create]
-- apiGroups: [""]
-  resources: [pods/status]
-  verbs: [patch, update]
-- apiGroups: [events.k8s.io]
-  resources: [events]
-  verbs: [create, patch, update]
-- apiGroups: [coordination.k8s.io]
-  resources: [leases]
-  verbs: [get, create, update]
-- apiGroups: [policy]
-  resources: [poddisruptionbudgets]
-  verbs: [list, watch]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: schedkit-runner}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: schedkit-runner}
-subjects:
-- {kind: ServiceAccount, name: runner, namespace: kube-system}
----
+# The RBAC the operator renders for the scheduler (operator/tests/golden/resources_*.yaml, kept
+# equal to operator/resources.c by test_resources), its ServiceAccount's token, the installed
+# Lease name: a pod is scheduled, with /metrics served through the reviews that RBAC allows.
+g=$SK_ROOT/operator/tests/golden
+kubectl create namespace schedkit-system >/dev/null || fatal "namespace schedkit-system"
+for f in serviceaccount clusterrole clusterrolebinding role rolebinding; do
+  kubectl apply -f "$g/resources_$f.yaml" >/dev/null || fatal "the operator's $f applied"
+done
+cat >"$work/rbac-node.yaml" <<'EOF'
 apiVersion: v1
 kind: Node
 metadata: {name: rbac-node, labels: {kubernetes.io/hostname: rbac-node}}
@@ -260,42 +233,61 @@ status:
   allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
   conditions: [{type: Ready, status: "True"}]
 EOF
-kubectl apply -f "$work/sched-rbac.yaml" >/dev/null || fatal "scheduler RBAC applied"
-t_runner=$(kubectl create token runner -n kube-system) || fatal "kubectl create token runner"
+kubectl apply -f "$work/rbac-node.yaml" >/dev/null || fatal "node rbac-node"
+t_runner=$(kubectl create token schedkit-scheduler -n schedkit-system) || fatal "kubectl create token schedkit-scheduler"
 sed "s/token: .*/token: $t_runner/" "$KUBECONFIG" >"$work/runner.kubeconfig"
 cat >"$work/runner.yaml" <<'EOF'
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
-leaderElection: {leaderElect: true, resourceName: rbac-runner, resourceNamespace: kube-system}
+leaderElection: {leaderElect: true, resourceName: schedkit-scheduler, resourceNamespace: schedkit-system}
 profiles:
 - schedulerName: rbac-scheduler
 EOF
-"$SK_BIN/schedkit-scheduler" --config "$work/runner.yaml" --kubeconfig "$work/runner.kubeconfig" --secure-port 0 --v=2 \
-  >"$work/runner.log" 2>&1 &
+rp=$(sk_free_port)
+"$SK_BIN/schedkit-scheduler" --config "$work/runner.yaml" --kubeconfig "$work/runner.kubeconfig" --secure-port "$rp" \
+  --bind-address 127.0.0.1 --authentication-kubeconfig "$work/runner.kubeconfig" \
+  --authorization-kubeconfig "$work/runner.kubeconfig" --v=2 >"$work/runner.log" 2>&1 &
 pids+=($!)
 kubectl run rbac-pod --image=x --restart=Never --overrides='{"spec":{"schedulerName":"rbac-scheduler"}}' >/dev/null ||
   fatal "pod for the RBAC-bound scheduler created"
-check "with its own ServiceAccount token under enforced RBAC, the scheduler binds a pod" \
+check "with the operator's RBAC and its ServiceAccount token (RBAC enforced), the scheduler binds a pod" \
   sk_wait_for 30 bash -c 'test "$(kubectl get pod rbac-pod -o jsonpath={.spec.nodeName})" = rbac-node'
+check "... holds its Lease" \
+  sk_wait_for 10 bash -c 'kubectl get lease schedkit-scheduler -n schedkit-system -o jsonpath={.spec.holderIdentity} | grep -q .'
+check "... serves /metrics to an authorized token through its own reviews" \
+  sk_wait_for 10 bash -c 'test "$(curl -sk -o /dev/null -w %{http_code} -H "Authorization: Bearer $2" "https://127.0.0.1:$1/metrics")" = 200' _ "$rp" "$t_prom"
 check "... and was refused nothing (no 403 in its log)" bash -c '! grep -q -i "forbidden" "$1"' _ "$work/runner.log"
-check "... and holds its Lease" \
-  sk_wait_for 10 bash -c 'kubectl get lease rbac-runner -n kube-system -o jsonpath={.spec.holderIdentity} | grep -q .'
 
 # Without pods/binding the same scheduler is refused the binding: RBAC is really enforced.
-kubectl get clusterrole schedkit-runner -o json | jq '.metadata = {name: "schedkit-runner-nobind"} |
+kubectl get clusterrole schedkit-scheduler -o json | jq '.metadata = {name: "schedkit-runner-nobind"} |
   .rules |= map(select((.resources | index("pods/binding")) | not))' | kubectl apply -f - >/dev/null
 kubectl create sa runner2 -n kube-system >/dev/null
-cat <<'EOF' | kubectl apply -f - >/dev/null
+cat >"$work/runner2-rbac.yaml" <<'EOF'
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata: {name: schedkit-runner-nobind}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: schedkit-runner-nobind}
 subjects:
 - {kind: ServiceAccount, name: runner2, namespace: kube-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: runner2-lease, namespace: kube-system}
+rules:
+- {apiGroups: [coordination.k8s.io], resources: [leases], verbs: [get, create, update]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: runner2-lease, namespace: kube-system}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: runner2-lease}
+subjects:
+- {kind: ServiceAccount, name: runner2, namespace: kube-system}
 EOF
+kubectl apply -f "$work/runner2-rbac.yaml" >/dev/null
 t_runner2=$(kubectl create token runner2 -n kube-system)
 sed "s/token: .*/token: $t_runner2/" "$KUBECONFIG" >"$work/runner2.kubeconfig"
-sed 's/rbac-runner/rbac-runner2/; s/rbac-scheduler/rbac-nobind/' "$work/runner.yaml" >"$work/runner2.yaml"
+sed 's/resourceName: schedkit-scheduler, resourceNamespace: schedkit-system/resourceName: rbac-runner2, resourceNamespace: kube-system/; s/rbac-scheduler/rbac-nobind/' \
+  "$work/runner.yaml" >"$work/runner2.yaml"
 "$SK_BIN/schedkit-scheduler" --config "$work/runner2.yaml" --kubeconfig "$work/runner2.kubeconfig" --secure-port 0 --v=2 \
   >"$work/runner2.log" 2>&1 &
 pids+=($!)
