@@ -93,7 +93,7 @@ sched_up() {
   local i
   for ((i = 0; i < 1200; i++)); do
     kill -0 "$sched_pid" 2>/dev/null || return 1
-    curl -sf "http://127.0.0.1:$port/healthz" -o /dev/null && return 0
+    curl -sfk "https://127.0.0.1:$port/healthz" -o /dev/null && return 0
     sleep 0.1
   done
   return 1
@@ -137,7 +137,8 @@ CFG
   for try in 1 2 3; do # a free port may be taken by another process before the scheduler binds it
     port=$(sk_free_port)
     ${SK_BENCH_SCHED_WRAP:-} "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$work/kubeconfig" --secure-port "$port" \
-      --bind-address 127.0.0.1 --v=2 >"$work/scheduler.log" 2>&1 &
+      --bind-address 127.0.0.1 --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics --v=2 \
+      >"$work/scheduler.log" 2>&1 & # HTTPS, self-signed (curl -k); /metrics open without a token
     sched_pid=$!
     sched_up && break
     kill "$sched_pid" 2>/dev/null; wait "$sched_pid" 2>/dev/null
@@ -157,13 +158,13 @@ CFG
        "$WL" --emit "$name" init | curl_cfg DELETE "$server/api/v1/namespaces/$ns/pods" >"$work/del.cfg"
        curl -s --no-progress-meter --rate "$rate/s" -K "$work/del.cfg" >/dev/null 2>&1 & pids+=($!) ;;
   esac
-  scheduled() { curl -sf "http://127.0.0.1:$port/metrics" |
+  scheduled() { curl -sfk "https://127.0.0.1:$port/metrics" |
     awk '$1 ~ /^scheduler_schedule_attempts_total\{.*result="scheduled"/ {s += $2} END {print s + 0}'; }
   # Done when every measured pod is scheduled; also "done" (and then not settled) when the scheduler died.
   all_done() { ! kill -0 "$sched_pid" 2>/dev/null || [ "$(scheduled)" -ge "$measure" ]; }
   local ok=yes
   sk_wait_for 900 all_done && [ "$(scheduled)" -ge "$measure" ] || ok=NO
-  curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics.txt"
+  curl -sfk "https://127.0.0.1:$port/metrics" >"$work/metrics.txt"
   local rss t0 t1 nb
   rss=$(awk '$1 == "VmHWM:" {print $2}' "/proc/$sched_pid/status")
   stop_all
