@@ -12,6 +12,8 @@
 #   scheduler/cmd/*.c             -> bin/schedkit-scheduler
 #   operator/*.c                  -> lib/libop.a,  operator/cmd/*.c -> bin/schedkit-operator
 #   e2e/apiserver/*.c (not main.c)-> lib/libapiserver.a, e2e/apiserver/main.c -> bin/schedkit-apiserver
+#   e2e/extender/*.c              -> bin/schedkit-sample-extender (a scheduler extender for e2e, demo, bench)
+#   kubectl/cmd/*.c               -> bin/kubectl-schedkit (the kubectl plugin; its code is in libsched.a)
 #   <dir>/tests/test_*.c          -> build/tests/<dir>_test_* (cmocka, linked with every lib)
 #   <dir>/tests/*.c (other names) -> lib/libtestsupport.a (fakes shared by tests: scripted HTTP peer, ...)
 #   <dir>/bench/bench_*.c         -> build/bench/<dir>_bench_*
@@ -82,9 +84,13 @@ ALL_LIBS := $(LIBOP) $(LIBSCHED) $(LIBAPIS) $(LIBKUBE)
 SCHED_CMD := $(wildcard scheduler/cmd/*.c)
 OP_CMD    := $(wildcard operator/cmd/*.c)
 APIS_CMD  := $(wildcard e2e/apiserver/main.c)
+# The sample extender of the e2e suite, demo and benchmark (docs/extenders.md): one program, libkube-free.
+SAMPLE_EXT_SRC := $(wildcard e2e/extender/*.c)
+KCTL_CMD  := $(wildcard kubectl/cmd/*.c)
 
 BINS := $(if $(SCHED_CMD),$(BIN)/schedkit-scheduler) $(if $(OP_CMD),$(BIN)/schedkit-operator) \
-        $(if $(APIS_CMD),$(BIN)/schedkit-apiserver)
+        $(if $(APIS_CMD),$(BIN)/schedkit-apiserver) $(if $(SAMPLE_EXT_SRC),$(BIN)/schedkit-sample-extender) \
+        $(if $(KCTL_CMD),$(BIN)/kubectl-schedkit)
 
 TEST_BINS := $(foreach t,$(TEST_SRC),$(BLD)/tests/$(subst /,_,$(patsubst %/tests/,%,$(dir $(t))))_$(notdir $(t:.c=)))
 BENCH_BINS := $(foreach t,$(BENCH_SRC),$(BLD)/bench/$(subst /,_,$(patsubst %/bench/,%,$(dir $(t))))_$(notdir $(t:.c=)))
@@ -139,9 +145,16 @@ $(BIN)/schedkit-scheduler: $(call objs,$(SCHED_CMD)) $(ALL_LIBS)
 $(BIN)/schedkit-operator: $(call objs,$(OP_CMD)) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(call objs,$(OP_CMD)) $(LIBOP) $(LIBSCHED) $(LIBKUBE) $(LDLIBS)
+$(BIN)/kubectl-schedkit: $(call objs,$(KCTL_CMD)) $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(call objs,$(KCTL_CMD)) $(LIBSCHED) $(LIBKUBE) $(LDLIBS)
 $(BIN)/schedkit-apiserver: $(call objs,$(APIS_CMD)) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(call objs,$(APIS_CMD)) $(LIBAPIS) $(LIBKUBE) $(LDLIBS)
+
+$(BIN)/schedkit-sample-extender: $(call objs,$(SAMPLE_EXT_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BLD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)

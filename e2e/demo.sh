@@ -8,7 +8,9 @@
 #      schedkit-scheduler Deployment would: --config names the ConfigMap's config.yaml in a
 #      kubelet-style volume that e2e/lib/configmap_volume.sh keeps in sync (what kubelet does for
 #      a mounted ConfigMap), leader election on its Lease: one leads, one stands by;
-#   6. creates pods for both schedulerNames, waits until they run, shows where they landed;
+#   6. creates pods for both schedulerNames, waits until they run, shows where they landed, and
+#      asks the scheduler why with `kubectl schedkit explain` (through the API server's service
+#      proxy to the replicas, which serve on local ports listed in the Service's Endpoints);
 #   7. changes a SchedulerProfile: the running scheduler reloads it (no restart) and the profile
 #      turns Applied again;
 #   8. adds an out-of-tree plugin without rebuilding schedkit: installs the SDK (make install into
@@ -17,7 +19,11 @@
 #      SchedulerPlugin) and sample-scheduler.yaml, then does what the Deployment's rollout would:
 #      runs its init containers' copy into each replica's plugin dir (e2e/lib/deployment_runner.sh)
 #      and restarts the replicas with the flags the Deployment now carries; sample-scheduler pods
-#      land only on the nodes labelled schedkit.io/sample=true, annotated by the plugin's PreBind.
+#      land only on the nodes labelled schedkit.io/sample=true, annotated by the plugin's PreBind;
+#   9. an HTTP extender for one profile: runs bin/schedkit-sample-extender (e2e/extender), applies
+#      a SchedulerProfile whose spec.extenders names it; that profile's pods go where the extender
+#      says (it rejects large-a, prefers small-b and binds them itself), and it never hears of the
+#      other profiles' pods.
 # Everything stops at the end; KEEP=1 leaves the cluster, operator, volume sync and scheduler
 # running and prints the KUBECONFIG to export and how to stop them.
 # Env: SK_BIN (binaries; default <repo>/bin, or $OUT/bin), KEEP=1, DEMO_DIR (work directory),
@@ -40,7 +46,7 @@ NS=schedkit-system
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 die() {
 	printf '\ndemo failed: %s\n' "$*" >&2
-	for f in apiserver operator volume-sync scheduler-1 scheduler-2; do
+	for f in apiserver operator volume-sync scheduler-1 scheduler-2 extender; do
 		[ -s "$DIR/$f.log" ] && { echo "--- last lines of $DIR/$f.log" >&2; tail -n 15 "$DIR/$f.log" >&2; }
 	done
 	exit 1
@@ -55,11 +61,12 @@ cleanup() {
 		echo "${PIDS[2]}" >"$DIR/volume-sync.pid"
 		echo "${PIDS[3]}" >"$DIR/scheduler-1.pid"
 		echo "${PIDS[4]}" >"$DIR/scheduler-2.pid"
+		echo "${PIDS[5]:-}" >"$DIR/extender.pid"
 		cat >"$DIR/stop.sh" <<EOF
 #!/bin/sh
 # Stops what \`KEEP=1 make demo\` left running (schedulers, the ConfigMap volume sync, the
 # operator, then the API server) and removes its files.
-for f in scheduler-2 scheduler-1 volume-sync operator apiserver; do
+for f in extender scheduler-2 scheduler-1 volume-sync operator apiserver; do
 	pid=\$(cat "$DIR/\$f.pid" 2>/dev/null) || continue
 	kill "\$pid" 2>/dev/null
 	while kill -0 "\$pid" 2>/dev/null; do sleep 0.1; done
@@ -95,7 +102,7 @@ EOF
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-for b in schedkit-apiserver schedkit-operator schedkit-scheduler; do
+for b in schedkit-apiserver schedkit-operator schedkit-scheduler schedkit-sample-extender; do
 	[ -x "$SK_BIN/$b" ] || die "$SK_BIN/$b is missing (run make)"
 done
 command -v kubectl >/dev/null || die "kubectl is not installed"
@@ -190,20 +197,46 @@ echo "ConfigMap volume: $DIR/volume/config.yaml -> ..data/config.yaml (kept in s
 cat >"$DIR/scheduler.sh" <<EOF
 #!/bin/sh
 # Runs schedkit-scheduler as the Deployment does: --config in the mounted ConfigMap (reloaded when
-# it changes), the same ConfigMap watched through the API (reloaded at once), leader election.
+# it changes), the same ConfigMap watched through the API (reloaded at once), leader election;
+# serving on port \$1 (a pod would serve on 10259 of its own IP), the debug paths open for the
+# API server's service proxy (docs/explain.md).
 exec "$SK_BIN/schedkit-scheduler" --config "$DIR/volume/config.yaml" --kubeconfig "$KUBECONFIG" --leader-elect=true \\
-	--leader-elect-resource-namespace=$NS --leader-elect-resource-name=schedkit-scheduler --secure-port=0 --v=1 \\
-	--config-configmap=$NS/schedkit-scheduler-config
+	--leader-elect-resource-namespace=$NS --leader-elect-resource-name=schedkit-scheduler --v=1 \\
+	--config-configmap=$NS/schedkit-scheduler-config \\
+	--bind-address=127.0.0.1 --secure-port=\$1 --authorization-always-allow-paths='/healthz,/readyz,/livez,/debug/schedkit/*'
 EOF
 chmod +x "$DIR/scheduler.sh"
-"$DIR/scheduler.sh" >"$DIR/scheduler-1.log" 2>&1 &
+free_port() { # a TCP port nobody listens on (best effort)
+	local p
+	for _ in $(seq 1 50); do
+		p=$((20000 + RANDOM % 30000))
+		(exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo "$p"; return; }
+	done
+	echo 0
+}
+port1=$(free_port)
+port2=$(free_port)
+"$DIR/scheduler.sh" "$port1" >"$DIR/scheduler-1.log" 2>&1 &
 PIDS+=($!)
-echo "replica 1: pid $!, log $DIR/scheduler-1.log"
+echo "replica 1: pid $!, log $DIR/scheduler-1.log, port $port1"
 k wait --for=condition=Applied --timeout=60s sp --all >/dev/null ||
 	die "the scheduler did not report the rendered configuration on its Lease"
-"$DIR/scheduler.sh" >"$DIR/scheduler-2.log" 2>&1 &
+"$DIR/scheduler.sh" "$port2" >"$DIR/scheduler-2.log" 2>&1 &
 PIDS+=($!)
-echo "replica 2: pid $!, log $DIR/scheduler-2.log (standby: the Deployment runs 2 replicas, one leads)"
+echo "replica 2: pid $!, log $DIR/scheduler-2.log, port $port2 (standby: the Deployment runs 2 replicas, one leads)"
+# What the endpoints controller would write for the operator's Service schedkit-scheduler (port
+# 10259, targetPort "metrics"): the two replicas. kubectl schedkit reaches them through the API
+# server's service proxy, as on a real cluster.
+k apply -f - >/dev/null <<EOF || die "cannot write the scheduler's Endpoints"
+apiVersion: v1
+kind: Endpoints
+metadata: {name: schedkit-scheduler, namespace: $NS}
+subsets:
+- addresses: [{ip: 127.0.0.1}]
+  ports: [{name: metrics, port: $port1, protocol: TCP}]
+- addresses: [{ip: 127.0.0.1}]
+  ports: [{name: metrics, port: $port2, protocol: TCP}]
+EOF
 echo "Lease $NS/schedkit-scheduler: holder $(k -n $NS get lease schedkit-scheduler -o jsonpath='{.spec.holderIdentity}'),"
 echo "config hash $(k -n $NS get lease schedkit-scheduler \
 	-o go-template='{{index .metadata.annotations "schedkit.io/config-hash"}}' | cut -c1-12)...; both profiles are Applied:"
@@ -248,6 +281,11 @@ echo "bin-packing (MostAllocated) filled one small node; spread (LeastAllocated,
 echo "pods on the emptiest nodes. Per node:"
 k get pods -o go-template='{{range .items}}{{.spec.nodeName}} {{.spec.schedulerName}}{{"\n"}}{{end}}' |
 	sort | uniq -c | awk '{printf "  %-8s %-12s %s pod(s)\n", $2, $3, $1}'
+
+say "Asking the scheduler why: kubectl schedkit explain spread-1 (the spread profile keeps decision records)"
+# bin/ on PATH: kubectl finds the kubectl-schedkit plugin there (plugins take no kubectl flags first)
+PATH="$SK_BIN:$PATH" timeout 60 kubectl schedkit explain spread-1 || die "kubectl schedkit explain spread-1 failed"
+PATH="$SK_BIN:$PATH" timeout 60 kubectl schedkit why-pending --profile spread || die "kubectl schedkit why-pending failed"
 
 # ------------------------------------------------------------------ 7. reload
 say "Changing a profile while the scheduler runs: kubectl patch sp spread (percentageOfNodesToScore 50)"
@@ -362,4 +400,58 @@ echo
 echo "Sample's PreFilter and Filter kept the pods on the labelled nodes and its PreBind annotated"
 echo "each with its node: a plugin built out of tree against the SDK, shipped as an image and"
 echo "installed with a SchedulerPlugin, run by the same schedkit binaries as before."
+
+# ------------------------------------------------------------------ 9. an extender for one profile
+say "An HTTP extender for one profile only: bin/schedkit-sample-extender"
+api=$(grep -m1 'server:' "$KUBECONFIG" | awk '{print $2}')
+"$SK_BIN/schedkit-sample-extender" --port 0 --port-file "$DIR/extender.port" --log "$DIR/extender-calls.log" \
+	--reject-node large-a --prefer-node small-b --apiserver "$api" >"$DIR/extender.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 100); do
+	[ -s "$DIR/extender.port" ] && break
+	sleep 0.1
+done
+[ -s "$DIR/extender.port" ] || die "the sample extender did not start"
+xport=$(cat "$DIR/extender.port")
+echo "pid ${PIDS[5]}, port $xport: filter rejects large-a, prioritize prefers small-b (10 vs 1), bind POSTs the Binding"
+cat >"$DIR/with-extender.yaml" <<EOF
+apiVersion: schedkit.io/v1alpha1
+kind: SchedulerProfile
+metadata:
+  name: with-extender
+spec:
+  extenders:                  # this profile's pods only (a schedkit extension)
+  - urlPrefix: http://127.0.0.1:$xport/demo
+    filterVerb: filter
+    prioritizeVerb: prioritize
+    weight: 10
+    bindVerb: bind
+    nodeCacheCapable: false   # full Node objects in every request
+EOF
+sed 's/^/    /' "$DIR/with-extender.yaml"
+k apply -f "$DIR/with-extender.yaml" || die "cannot apply the with-extender profile"
+k wait --for=condition=Applied --timeout=60s sp with-extender >/dev/null ||
+	die "the scheduler did not load the with-extender profile"
+k get sp
+for i in 1 2 3; do
+	pod "ext-$i" with-extender | sed 's/cpu: 500m, memory: 512Mi/cpu: 100m, memory: 128Mi/'
+done >"$DIR/ext-pods.yaml"
+k apply -f "$DIR/ext-pods.yaml" || die "cannot create the with-extender pods"
+k wait --for=condition=Ready --timeout=60s pod -l profile=with-extender >/dev/null || {
+	k get pods -o wide -l profile=with-extender
+	die "the with-extender pods did not all get scheduled and run"
+}
+k get pods -o wide -l profile=with-extender
+for i in 1 2 3; do
+	[ "$(k get pod "ext-$i" -o jsonpath='{.spec.nodeName}')" = small-b ] || die "ext-$i did not land on small-b"
+done
+echo
+echo "What the extender was asked (its log, $DIR/extender-calls.log):"
+sed 's/^/  /' "$DIR/extender-calls.log"
+grep -Eq 'pod=default/(pack|spread|sample)-' "$DIR/extender-calls.log" && die "the extender was sent another profile's pod"
+echo
+echo "Every call was about a with-extender pod: the bin-packing, spread and sample-scheduler pods"
+echo "never reached it. It was sent the Node objects that passed the plugins (small-a is full of"
+echo "bin-packing pods), turned down large-a, scored small-b highest, and bound each pod itself"
+echo "(POST pods/<name>/binding)."
 exit 0

@@ -306,6 +306,7 @@ struct jparser {
 	int depth;
 	char *scratch; /* string decoding buffer */
 	size_t scratch_cap;
+	bool strict; /* a duplicate key is an error (kube_json_parse_strict) */
 };
 
 static void jerr(struct jparser *j, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -608,11 +609,17 @@ static cJSON *jobject(struct jparser *j)
 			jerr_char(j, "looking for beginning of object key string");
 			goto fail;
 		}
+		const char *key_at = j->p;
 		if (jstring(j) < 0)
 			goto fail;
 		char *key = cj_strdup(j->scratch);
 		if (!key) {
 			jerr(j, j->p, "out of memory");
+			goto fail;
+		}
+		if (j->strict && cJSON_GetObjectItemCaseSensitive(obj, key)) {
+			jerr(j, key_at, "duplicate key \"%s\"", key);
+			cJSON_free(key);
 			goto fail;
 		}
 		jskip(j);
@@ -729,11 +736,12 @@ static cJSON *jvalue(struct jparser *j)
 	return v;
 }
 
-cJSON *kube_json_parse(const char *text, size_t len, char **err)
+static cJSON *json_parse(const char *text, size_t len, bool strict, char **err)
 {
 	if (err)
 		*err = NULL;
-	struct jparser j = {.s = text ? text : "", .p = text ? text : "", .end = (text ? text : "") + (text ? len : 0)};
+	struct jparser j = {.s = text ? text : "", .p = text ? text : "", .end = (text ? text : "") + (text ? len : 0),
+			    .strict = strict};
 	if (j.end - j.p >= 3 && memcmp(j.p, "\xef\xbb\xbf", 3) == 0)
 		j.p += 3;
 	cJSON *v = jvalue(&j);
@@ -753,6 +761,16 @@ cJSON *kube_json_parse(const char *text, size_t len, char **err)
 			free(j.err);
 	}
 	return v;
+}
+
+cJSON *kube_json_parse(const char *text, size_t len, char **err)
+{
+	return json_parse(text, len, false, err);
+}
+
+cJSON *kube_json_parse_strict(const char *text, size_t len, char **err)
+{
+	return json_parse(text, len, true, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -976,6 +994,7 @@ struct yparser {
 	size_t nanchors, capanchors;
 	size_t budget; /* nodes we may still create (alias expansion guard) */
 	char *err;
+	bool strict; /* a duplicate key is an error (kube_yaml_parse_strict) */
 };
 
 static void perr(struct yparser *y, const yaml_mark_t *m, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -1214,7 +1233,14 @@ static cJSON *parse_mapping(struct yparser *y, int depth)
 			}
 			continue;
 		}
-		/* duplicate key: the last value wins, at the first key's position */
+		/* duplicate key: the last value wins, at the first key's position (strict: an error,
+		 * as sigs.k8s.io/yaml's strict decoding: "key \"x\" already set in map") */
+		if (y->strict && cJSON_GetObjectItemCaseSensitive(map, key)) {
+			perr(y, &kmark, "key \"%s\" already set in map", key);
+			cJSON_free(key);
+			cJSON_Delete(v);
+			goto fail;
+		}
 		if (cJSON_GetObjectItemCaseSensitive(map, key)) {
 			cJSON_ReplaceItemInObjectCaseSensitive(map, key, v);
 			cJSON_free(key);
@@ -1319,7 +1345,7 @@ static void clear_anchors(struct yparser *y)
 	y->nanchors = 0;
 }
 
-cJSON *kube_yaml_parse(const char *text, size_t len, char **err)
+static cJSON *yaml_parse(const char *text, size_t len, bool strict, char **err)
 {
 	if (err)
 		*err = NULL;
@@ -1329,7 +1355,7 @@ cJSON *kube_yaml_parse(const char *text, size_t len, char **err)
 	while (off < len && (q[off] == ' ' || q[off] == '\t' || q[off] == '\n' || q[off] == '\r'))
 		off++;
 	if (off < len && (q[off] == '{' || q[off] == '[')) {
-		cJSON *v = kube_json_parse(q + off, len - off, NULL);
+		cJSON *v = json_parse(q + off, len - off, strict, NULL);
 		if (v) {
 			cJSON *docs = cJSON_CreateArray();
 			if (!docs) {
@@ -1344,6 +1370,7 @@ cJSON *kube_yaml_parse(const char *text, size_t len, char **err)
 	}
 	struct yparser y;
 	memset(&y, 0, sizeof(y));
+	y.strict = strict;
 	cJSON *docs = cJSON_CreateArray();
 	if (!docs || !yaml_parser_initialize(&y.p)) {
 		cJSON_Delete(docs);
@@ -1398,9 +1425,18 @@ cJSON *kube_yaml_parse(const char *text, size_t len, char **err)
 	return docs;
 }
 
-cJSON *kube_yaml_parse_one(const char *text, size_t len, char **err)
+cJSON *kube_yaml_parse(const char *text, size_t len, char **err)
 {
-	cJSON *docs = kube_yaml_parse(text, len, err);
+	return yaml_parse(text, len, false, err);
+}
+
+cJSON *kube_yaml_parse_strict(const char *text, size_t len, char **err)
+{
+	return yaml_parse(text, len, true, err);
+}
+
+static cJSON *first_document(cJSON *docs, char **err)
+{
 	if (!docs)
 		return NULL;
 	cJSON *first = cJSON_DetachItemFromArray(docs, 0);
@@ -1408,6 +1444,16 @@ cJSON *kube_yaml_parse_one(const char *text, size_t len, char **err)
 	if (!first && err)
 		*err = strdup("no document");
 	return first;
+}
+
+cJSON *kube_yaml_parse_one(const char *text, size_t len, char **err)
+{
+	return first_document(kube_yaml_parse(text, len, err), err);
+}
+
+cJSON *kube_yaml_parse_one_strict(const char *text, size_t len, char **err)
+{
+	return first_document(kube_yaml_parse_strict(text, len, err), err);
 }
 
 /* ------------------------------------------------------------------ */

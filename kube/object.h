@@ -45,6 +45,14 @@ cJSON *kube_json_parse(const char *text, size_t len, char **err);
  * none ("no document"). Caller frees the result. */
 cJSON *kube_yaml_parse_one(const char *text, size_t len, char **err);
 
+/* Strict decoding (what upstream's strict serializers do with component configs): the same, but a
+ * key given twice in one mapping is an error, "line L column C: key \"x\" already set in map"
+ * (YAML) or "line L column C: duplicate key \"x\"" (kube_json_parse_strict), L and C being the
+ * position of the second key. Merge keys ("<<") never count as duplicates. */
+cJSON *kube_yaml_parse_strict(const char *text, size_t len, char **err);
+cJSON *kube_yaml_parse_one_strict(const char *text, size_t len, char **err);
+cJSON *kube_json_parse_strict(const char *text, size_t len, char **err);
+
 /* Block-style YAML for obj, keys in object order, strings quoted whenever a plain scalar would
  * read back as something else. Round trip: kube_yaml_parse(kube_yaml_emit(x))[0] equals x.
  * Returns malloc'd text (caller frees) or NULL on allocation failure. */

@@ -19,6 +19,7 @@
 #include "operator/plugins.h"
 #include "operator/queue.h"
 #include "operator/status.h"
+#include "operator/status_decisions.h"
 
 #define QUEUE_KEY "reconcile"
 /* Apply order: identity and permissions before the workload that uses them. */
@@ -369,6 +370,10 @@ int op_reconcile(struct kube_client *client, const struct op_controller_opts *op
 			res->writes++;
 		}
 		cJSON *st = op_status_desired(cur, r, &plan, applied, rejected, lease_ref, now);
+		if (st && op_status_add_decisions(st, s->lease, r->scheduler_name) != 0) {
+			cJSON_Delete(st);
+			st = NULL;
+		}
 		if (!st) {
 			kube_errf_first(err, "out of memory");
 			failed = 1;
@@ -454,7 +459,8 @@ static void on_lease_update(void *ctx, const cJSON *old_obj, const cJSON *new_ob
 	    !same_string(kube_meta_annotation(old_obj, OP_REJECTED_HASH_ANNOTATION),
 			 kube_meta_annotation(new_obj, OP_REJECTED_HASH_ANNOTATION)) ||
 	    !same_string(kube_meta_annotation(old_obj, OP_REJECTED_ERROR_ANNOTATION),
-			 kube_meta_annotation(new_obj, OP_REJECTED_ERROR_ANNOTATION)))
+			 kube_meta_annotation(new_obj, OP_REJECTED_ERROR_ANNOTATION)) ||
+	    op_lease_decisions_changed(old_obj, new_obj))
 		enqueue(ctx);
 }
 

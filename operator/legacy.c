@@ -6,6 +6,7 @@
 
 #include "kube/object.h"
 #include "kube/util.h"
+#include "operator/extender_tls.h"
 #include "operator/legacy.h"
 #include "operator/render.h"
 #include "scheduler/config/config.h"
@@ -239,10 +240,16 @@ int op_render_legacy(const cJSON *spec, const char *scheduler_name, cJSON **prof
 	if (pc)
 		cJSON_AddItemToObject(out, "pluginConfig", pc);
 	const cJSON *uext = present(spec, "extenders");
-	if (ext)
+	if (ext) {
 		cJSON_AddItemToObject(out, "extenders", ext); /* the profile's own extenders (docs/operator.md) */
-	else if (uext)
-		cJSON_AddItemToObject(out, "extenders", cJSON_Duplicate(uext, 1));
+	} else if (uext) { /* TLS files from Secrets, no inline key (operator/extender_tls.h) */
+		cJSON *r = NULL;
+		if (op_render_extenders(uext, &r, err) != 0) {
+			cJSON_Delete(out);
+			goto fail;
+		}
+		cJSON_AddItemToObject(out, "extenders", r);
+	}
 	ext = NULL;
 	if (translation && !(*translation = translation_summary(source, out, &notes))) {
 		cJSON_Delete(out);

@@ -12,6 +12,7 @@
 
 #include "kube/object.h"
 #include "kube/util.h"
+#include "operator/extender_tls.h"
 
 #define DEFAULT_LEASE_NS "schedkit-system"
 #define DEFAULT_LEASE_NAME "schedkit-scheduler"
@@ -209,7 +210,8 @@ int op_render_profile(const cJSON *spec, const char *metadata_name, cJSON **out,
 		     check_type(spec, "percentageOfNodesToScore", is_integer, "integer", err) ||
 		     check_type(spec, "plugins", is_object, "object", err) ||
 		     check_type(spec, "pluginConfig", is_array, "array", err) ||
-		     check_type(spec, "extenders", is_array, "array", err)))
+		     check_type(spec, "extenders", is_array, "array", err) ||
+		     check_type(spec, "decisionRecords", is_object, "object", err)))
 		return -1;
 	const char *name = op_profile_scheduler_name(spec, metadata_name);
 	if (!name || !*name)
@@ -245,7 +247,19 @@ int op_render_profile(const cJSON *spec, const char *metadata_name, cJSON **out,
 			goto oom;
 		}
 	}
-	if (spec && copy_field(p, spec, "extenders"))
+	const cJSON *ext = spec ? cJSON_GetObjectItemCaseSensitive(spec, "extenders") : NULL;
+	if (ext && !cJSON_IsNull(ext)) { /* TLS from Secrets: operator/extender_tls.h */
+		cJSON *r = NULL;
+		if (op_render_extenders(ext, &r, err) != 0) {
+			cJSON_Delete(p);
+			return -1;
+		}
+		if (!cJSON_AddItemToObject(p, "extenders", r)) {
+			cJSON_Delete(r);
+			goto oom;
+		}
+	}
+	if (spec && copy_field(p, spec, "decisionRecords"))
 		goto oom;
 	*out = p;
 	return 0;

@@ -8,6 +8,7 @@
 
 #include "kube/object.h"
 #include "operator/history.h"
+#include "operator/extender_tls.h"
 #include "operator/plugins.h"
 
 static const struct op_kind_info kinds[OP_OBJ_COUNT] = {
@@ -43,6 +44,10 @@ static const char cluster_role_rules[] =
 	/* the volume plugins' informers (scheduler/daemon/volumes.c); VolumeBinding's PreBind patches a
 	 * claim's selected-node annotation and a PV's claimRef */
 	"- apiGroups: ['']\n  resources: [persistentvolumeclaims, persistentvolumes]\n  verbs: [list, patch, watch]\n"
+	/* the listers' informers (scheduler/daemon/listers.c): PodTopologySpread's default selectors,
+	 * InterPodAffinity's namespaceSelector */
+	"- apiGroups: ['']\n  resources: [namespaces, replicationcontrollers, services]\n  verbs: [list, watch]\n"
+	"- apiGroups: [apps]\n  resources: [replicasets, statefulsets]\n  verbs: [list, watch]\n"
 	"- apiGroups: [policy]\n  resources: [poddisruptionbudgets]\n  verbs: [list, watch]\n"
 	"- apiGroups: [storage.k8s.io]\n  resources: [csidrivers, csinodes, storageclasses]\n  verbs: [list, watch]\n"
 	/* the delegated authentication and authorization of /metrics and /configz (scheduler/daemon/
@@ -341,7 +346,7 @@ static int apply_settings(cJSON *pod, cJSON *c, const struct op_resources_opts *
 }
 
 static int fill_deployment(cJSON *o, const struct op_resources_opts *opts, const char *ns, int replicas,
-			   const struct op_plugin_set *plugins)
+			   const struct op_plugin_set *plugins, const char *config_yaml)
 {
 	cJSON *tmpl = parse(deployment_spec);
 	cJSON *spec = cJSON_CreateObject();
@@ -396,6 +401,8 @@ static int fill_deployment(cJSON *o, const struct op_resources_opts *opts, const
 	if (apply_settings(kube_obj_get(spec, "template.spec"), c, opts))
 		return -1;
 	if (plugins && plugins->naccepted > 0 && add_plugins(spec, c, plugins))
+		return -1;
+	if (op_extender_tls_mounts(config_yaml, kube_obj_get(spec, "template.spec"), c))
 		return -1;
 	return 0;
 }
@@ -466,7 +473,7 @@ cJSON *op_desired_object(enum op_kind k, const struct op_resources_opts *opts, c
 		int replicas = opts->replicas > 0 ? opts->replicas : 2;
 		if (!plan || plan->nrendered == 0)
 			replicas = 0;
-		if (fill_deployment(o, opts, ns, replicas, plan ? plan->plugins : NULL))
+		if (fill_deployment(o, opts, ns, replicas, plan ? plan->plugins : NULL, plan ? plan->config_yaml : NULL))
 			goto fail;
 		break;
 	}

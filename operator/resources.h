@@ -66,8 +66,9 @@ struct op_resources_opts {
 
 /* The desired object of kind k. plan is read for the ConfigMap (config.yaml and its hash; the key
  * is left out when no profile is in the configuration) and the Deployment (replicas 0 when no
- * profile is in it); nothing else depends on it, so a configuration change never touches the pod
- * template (the scheduler reloads the mounted file). Caller frees; NULL on OOM. */
+ * profile is in it) and for the Secrets its extenders' TLS files come from (one read-only volume
+ * each, operator/extender_tls.h); nothing else depends on it, so a configuration change touches
+ * the pod template only when that set of Secrets changes (the scheduler reloads the mounted file). Caller frees; NULL on OOM. */
 cJSON *op_desired_object(enum op_kind k, const struct op_resources_opts *opts, const struct op_plan *plan);
 
 /* True when every field of desired is present in live with the same value: objects are compared

@@ -77,6 +77,9 @@ struct attempt {
 	/* outcome details captured on the scheduling thread (names are interned: safe anywhere) */
 	int nfilters;
 	struct sk_outcome_filter *filters;
+	/* decision records (docs/explain.md): details wanted (simulate, or the profile records) */
+	bool details, record, annotate, nominated_fit, permit_wait;
+	struct sk_rec_trace trace;
 };
 
 struct bind_job {
@@ -147,11 +150,11 @@ char *sk_fit_error_message(int num_all, const struct sk_node_status *statuses, i
 		struct reason_count *rc = NULL;
 		int nrc = 0, cap = 0;
 		for (int i = 0; i < n; i++)
-			for (int r = 0; r < statuses[i].status.nreasons; r++)
-				count_reason(&rc, &nrc, &cap, statuses[i].status.reasons[r], 1);
+			for (int r = 0; r < sk_status_reason_count(&statuses[i].status); r++)
+				count_reason(&rc, &nrc, &cap, sk_status_reason(&statuses[i].status, r), 1);
 		if (absent && n < num_all)
-			for (int r = 0; r < absent->nreasons; r++)
-				count_reason(&rc, &nrc, &cap, absent->reasons[r], num_all - n);
+			for (int r = 0; r < sk_status_reason_count(absent); r++)
+				count_reason(&rc, &nrc, &cap, sk_status_reason(absent, r), num_all - n);
 		char **items = calloc((size_t)(nrc ? nrc : 1), sizeof(char *));
 		int nitems = 0;
 		for (int i = 0; items && i < nrc; i++)
@@ -208,6 +211,7 @@ static void attempt_free(struct attempt *a)
 	free(a->score_nodes);
 	free(a->message);
 	free(a->filters);
+	sk_rec_trace_reset(&a->trace);
 	free(a);
 }
 
@@ -671,6 +675,7 @@ static int find_nodes_that_fit_pod(struct sk_scheduler *s, struct sk_framework *
 	if (pod->nominated_node_name && *pod->nominated_node_name) {
 		const struct sk_node_info *ni = evaluate_nominated_node(fw, cs, pod, a, snap);
 		if (ni) {
+			a->nominated_fit = true;
 			if (!(*feasible = malloc(sizeof(**feasible)))) {
 				*err = sk_status(SK_ERROR, "filtering nodes: out of memory");
 				return -1;
@@ -701,7 +706,10 @@ static int find_nodes_that_fit_pod(struct sk_scheduler *s, struct sk_framework *
 		return -1;
 	}
 	int processed = 0;
+	int64_t t0 = a->record ? kube_mono_ns() : 0;
 	int nf = pass_filters(s, fw, cs, pod, a, nodes, n, want, fs, &processed, err);
+	if (t0)
+		sk_rec_time("Filter", (double)(kube_mono_ns() - t0) / 1e9);
 	free(list);
 	keep_nominated_status(a, fs, nf, &processed);
 	/* upstream advances nextStartNodeIndex whether or not an error occurred */
@@ -729,6 +737,7 @@ static const int64_t *prioritize_nodes(struct sk_scheduler *s, struct sk_framewo
 				       const struct sk_node_info *const *feasible, int nf, int64_t **ones,
 				       struct sk_status *err)
 {
+	(void)s;
 	int next = sk_framework_nextenders(fw);
 	*ones = NULL;
 	if (!sk_framework_has(fw, SK_EP_SCORE)) {
@@ -755,7 +764,7 @@ static const int64_t *prioritize_nodes(struct sk_scheduler *s, struct sk_framewo
 	a->scored = true;
 	if (next > 0)
 		run_prioritize_extenders(fw, pod, feasible, nf, a->scores.total);
-	if (s->env.want_details) {
+	if (a->details) {
 		a->score_nodes = malloc((size_t)nf * sizeof(char *));
 		for (int i = 0; a->score_nodes && i < nf; i++)
 			a->score_nodes[i] = node_name(feasible[i]);
@@ -830,7 +839,7 @@ static enum algo_result schedule_pod(struct sk_scheduler *s, struct sk_framework
  * it (binding cycles run later, on other threads, while the snapshot moves on). */
 static void capture_details(struct sk_scheduler *s, struct attempt *a)
 {
-	if (!s->env.want_details || a->filters)
+	if (!a->details || a->filters)
 		return;
 	const struct sk_snapshot *snap = s->snapshot;
 	int nabs = a->has_absent && snap ? snap->nnodes : 0;
@@ -854,6 +863,20 @@ static void capture_details(struct sk_scheduler *s, struct attempt *a)
 	}
 }
 
+/* The decision-record part of the outcome (docs/explain.md). */
+static void outcome_record_details(struct sk_outcome *o, const struct attempt *a, const struct sk_pod *pod)
+{
+	o->record = a->record;
+	o->annotate = a->annotate;
+	o->num_all_nodes = a->diag.num_all_nodes;
+	o->prefilter_nodes = a->pre.all ? -1 : a->pre.n;
+	o->prefilter_message = a->diag.prefilter_msg;
+	o->nominated_path = pod->nominated_node_name && *pod->nominated_node_name ? pod->nominated_node_name : NULL;
+	o->nominated_path_fit = a->nominated_fit;
+	o->permit_wait = a->permit_wait;
+	o->trace = &a->trace;
+}
+
 static void deliver(struct sk_scheduler *s, struct sk_framework *fw, const struct sk_pod *pod, int attempts,
 		    enum sk_result r, const char *node, const char *msg, struct attempt *a, int64_t start)
 {
@@ -865,13 +888,16 @@ static void deliver(struct sk_scheduler *s, struct sk_framework *fw, const struc
 	if (a) {
 		o.nominated_node = a->nominate && a->nominated_node && *a->nominated_node ? a->nominated_node : NULL;
 		o.algorithm_s = a->algorithm_s;
-		if (s->env.want_details) {
+		if (a->details) {
 			o.nfilter = a->nfilters;
 			o.filter = a->filters;
 			if (a->scored && a->score_nodes) {
 				o.scores = &a->scores;
 				o.score_nodes = a->score_nodes;
+				o.take_scores = &a->scores;
+				o.take_score_nodes = &a->score_nodes;
 			}
+			outcome_record_details(&o, a, pod);
 		}
 	}
 	s->env.observe(s->env.ctx, &o);
@@ -969,7 +995,11 @@ static void binding_cycle(struct sk_scheduler *s, struct bind_job *j)
 {
 	struct sk_framework *fw = j->fw;
 	struct attempt *a = j->att;
+	struct sk_rec_trace *prev = sk_rec_set_current(a->record ? &a->trace : NULL);
+	int64_t w0 = a->permit_wait ? kube_mono_ns() : 0;
 	struct sk_status st = sk_fw_wait_on_permit(fw, j->assumed);
+	if (w0)
+		sk_rec_time("WaitOnPermit", (double)(kube_mono_ns() - w0) / 1e9);
 	bool fit = false;
 	if (st.code == SK_SUCCESS) {
 		st = sk_fw_run_pre_bind(fw, j->cs, j->assumed, j->node);
@@ -1005,6 +1035,7 @@ static void binding_cycle(struct sk_scheduler *s, struct bind_job *j)
 		activate_pods(s, j->cs);
 		deliver(s, fw, j->qp->pod, j->qp->attempts, SK_RESULT_SCHEDULED, j->node, NULL, a, j->start_ns);
 		sk_queue_done(s->q, j->qp);
+		sk_rec_set_current(prev);
 		return;
 	}
 	/* handleBindingCycleError */
@@ -1033,6 +1064,7 @@ static void binding_cycle(struct sk_scheduler *s, struct bind_job *j)
 	if (forgot)
 		sk_queue_move_all_checked(s->q, &SK_EVENT_ASSIGNED_POD_DELETE, j->assumed, NULL,
 					  rejected ? not_this_pod : NULL, (void *)j->assumed->uid);
+	sk_rec_set_current(prev);
 }
 
 static void bind_job_free(struct bind_job *j)
@@ -1180,6 +1212,7 @@ static struct sk_pod *assume_reserve_permit(struct sk_scheduler *s, struct sk_fr
 		sk_pod_unref(assumed);
 		return NULL;
 	}
+	a->permit_wait = st.code == SK_WAIT;
 	sk_status_reset(&st);
 	activate_pods(s, cs);
 	return assumed;
@@ -1260,13 +1293,21 @@ int sk_schedule_one(struct sk_scheduler *s, bool block)
 		return 1;
 	}
 	a->pre.all = true;
+	const struct sk_profile_config *pcfg = sk_framework_profile(fw);
+	a->record = pcfg && pcfg->records.enabled;
+	a->annotate = pcfg && pcfg->records.annotations;
+	a->details = s->env.want_details || a->record || a->annotate;
+	a->scores.want_raw = a->record;
 	const char *host = NULL;
 	bool rejected = false;
+	struct sk_rec_trace *prev = sk_rec_set_current(a->record ? &a->trace : NULL);
 	struct sk_pod *assumed = scheduling_cycle(s, fw, cs, pod, a, &host, &rejected);
 	if (!assumed) {
 		fail_attempt(s, fw, qp, cs, a, rejected, start);
+		sk_rec_set_current(prev);
 		return 1;
 	}
+	sk_rec_set_current(prev);
 
 	struct bind_job *j = calloc(1, sizeof(*j));
 	if (!j) {

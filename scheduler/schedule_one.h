@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "scheduler/backend/queue.h"
+#include "scheduler/framework/record.h"
 #include "scheduler/framework/runtime.h"
 
 enum sk_result { SK_RESULT_SCHEDULED = 0, SK_RESULT_UNSCHEDULABLE, SK_RESULT_ERROR };
@@ -42,6 +43,20 @@ struct sk_outcome {
 	const struct sk_outcome_filter *filter; /* rejected nodes, scan order */
 	const struct sk_score_table *scores;    /* NULL when not scored (0 or 1 feasible node) */
 	const char *const *score_nodes;         /* node name per score column */
+	/* Decision-record details (docs/explain.md), with the details above: */
+	bool record;                            /* the profile records decisions (decisionRecords.enabled) */
+	bool annotate;                          /* ... and annotates pods with the result (decisionRecords.annotations) */
+	int num_all_nodes;                      /* nodes in the snapshot */
+	int prefilter_nodes;                    /* -1: every node (no PreFilterResult), else the narrowed count */
+	const char *prefilter_message;          /* the PreFilter rejection, or NULL */
+	const char *nominated_path;             /* the pod's nominated node, evaluated first, or NULL */
+	bool nominated_path_fit;                /* ... it passed and was taken without the full pass */
+	bool permit_wait;                       /* a Permit plugin asked to wait */
+	const struct sk_rec_trace *trace;       /* timings per extension point, victims; may be NULL */
+	/* The attempt's score arrays, which the observer may take instead of copying: it then owns
+	 * (and frees) the arrays it set to NULL here. NULL when not scored. */
+	struct sk_score_table *take_scores;
+	const char ***take_score_nodes;
 };
 
 /* What the attempt needs from the process around it (cache, API, observers). Callbacks may be

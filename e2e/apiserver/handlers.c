@@ -388,6 +388,7 @@ static int admit_pod(struct wctx *w, cJSON *pod, const char *name, struct res *x
 		}
 		i++;
 	}
+	apis_default_pod_requests(spec);
 	if (!jstr(spec, "schedulerName") || !*jstr(spec, "schedulerName"))
 		jset_str(spec, "schedulerName", "default-scheduler");
 	if (!jstr(spec, "restartPolicy"))
@@ -3019,7 +3020,7 @@ void apis_handle(struct apis_server *s, struct apis_conn *c, struct apis_req *r)
 	const char *m = r->method;
 	c->av_from = c->av_to = NULL;
 	struct apis_user user;
-	if (serve_non_resource(s, c, r, &user))
+	if (serve_non_resource(s, c, r, &user) || apis_service_proxy(s, c, r, &user))
 		return;
 	char *copy = strdup(r->path);
 	if (!copy) {

@@ -63,6 +63,11 @@ const char *apis_query(const struct apis_req *r, const char *key);
 /* A boolean query parameter as Go's strconv.ParseBool reads it (1 t T TRUE true True, 0 f F FALSE
  * false False); absent: false. An invalid value is answered 400 BadRequest on c and gives -1. */
 int apis_query_bool(struct apis_conn *c, const struct apis_req *r, const char *key, bool *out);
+/* services/proxy (proxy.c) for the authenticated user u (RBAC: verb from the method on
+ * services/proxy): true when r was a service proxy request (answered). */
+struct apis_user;
+bool apis_service_proxy(struct apis_server *s, struct apis_conn *c, const struct apis_req *r,
+			const struct apis_user *u);
 /* Whole response with Content-Length. extra_headers: "" or "Name: v\r\n..." */
 int apis_respond(struct apis_conn *c, int code, const char *ctype, const char *body, size_t len,
 		 const char *extra_headers);
@@ -369,5 +374,8 @@ void apis_token_request(struct apis_server *s, struct apis_conn *c, const struct
 /* audit.c: one access-log line per resource request when SK_APISERVER_AUDIT_LOG names a file. */
 void apis_audit(const struct apis_req *r, const char *group, const char *resource, const char *sub, const char *ns,
 		const char *name, bool watch_path);
+/* pod_defaults.c: requests defaulted from limits in containers and init containers
+ * (pkg/apis/core/v1/defaults.go, SetDefaults_Pod). */
+void apis_default_pod_requests(cJSON *spec);
 
 #endif

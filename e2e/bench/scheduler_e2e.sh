@@ -67,10 +67,8 @@ leaderElection: {leaderElect: false}
 clientConnection: {qps: 100000, burst: 100000}
 EOF
 port=$(sk_free_port)
-# HTTPS (self-signed: curl -k); /metrics open without a token, as the benchmark reads it
-"$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$KUBECONFIG" --secure-port "$port" \
-  --bind-address 127.0.0.1 --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics --v=2 \
-  >"$work/scheduler.log" 2>&1 &
+"$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$KUBECONFIG" --secure-port "$port" --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
+  --bind-address 127.0.0.1 --v=2 >"$work/scheduler.log" 2>&1 &
 sched_pid=$!
 pids+=($sched_pid)
 sk_wait_for 60 curl -sfk "https://127.0.0.1:$port/readyz" -o /dev/null || die "scheduler not ready: $(tail -5 "$work/scheduler.log")"

@@ -136,9 +136,8 @@ CFG
   local port sched_pid try
   for try in 1 2 3; do # a free port may be taken by another process before the scheduler binds it
     port=$(sk_free_port)
-    ${SK_BENCH_SCHED_WRAP:-} "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$work/kubeconfig" --secure-port "$port" \
-      --bind-address 127.0.0.1 --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics --v=2 \
-      >"$work/scheduler.log" 2>&1 & # HTTPS, self-signed (curl -k); /metrics open without a token
+    ${SK_BENCH_SCHED_WRAP:-} "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$work/kubeconfig" --secure-port "$port" --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
+      --bind-address 127.0.0.1 --v=2 >"$work/scheduler.log" 2>&1 &
     sched_pid=$!
     sched_up && break
     kill "$sched_pid" 2>/dev/null; wait "$sched_pid" 2>/dev/null

@@ -243,6 +243,20 @@ printf '%s\n' \
 	k apply -f - >/dev/null
 eventually "... and the running scheduler binds its pods" \
 	bash -c "[ \"\$(kubectl --cache-dir $TMP/cache get pod late-pod -o jsonpath='{.spec.nodeName}')\" = e2e-node ]"
+# decision records (docs/explain.md): spread has decisionRecords; the leader's summary on its Lease
+# becomes status.decisions
+printf '%s\n' \
+	'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"spread-ok","namespace":"default"},"spec":{"schedulerName":"spread","containers":[{"name":"c","image":"pause","resources":{"requests":{"cpu":"100m"}}}]}}' \
+	'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"spread-huge","namespace":"default"},"spec":{"schedulerName":"spread","containers":[{"name":"c","image":"pause","resources":{"requests":{"cpu":"100"}}}]}}' |
+	k apply -f - >/dev/null
+decisions_ok() {
+	k get sp spread -o json | jq -e '.status.decisions | .windowSeconds == 600 and .scheduled >= 1 and .unschedulable >= 1
+		and .topReasons[0].reason == "Insufficient cpu"' >/dev/null
+}
+for _ in $(seq 1 80); do decisions_ok && break; sleep 0.5; done
+if decisions_ok; then ok "status.decisions of spread: Scheduled and Unschedulable counts and the top reason"; else notok "status.decisions of spread"; diag; fi
+expect "kubectl describe sp spread shows the decisions" 'Insufficient cpu' k describe sp spread
+k delete pod spread-ok spread-huge --wait=false >/dev/null
 k delete sp late >/dev/null
 eventually "deleting it is applied without a restart too" applied_now spread
 

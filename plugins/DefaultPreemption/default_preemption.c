@@ -479,7 +479,7 @@ static char *fit_error(int num_all, const struct node_result *res, int n)
 	int cap = 1;
 	for (int i = 0; i < n; i++)
 		if (res[i].done)
-			cap += res[i].status.nreasons;
+			cap += sk_status_reason_count(&res[i].status);
 	struct reason_count *rc = calloc((size_t)cap, sizeof(*rc));
 	char **items = calloc((size_t)cap, sizeof(char *));
 	char *out = NULL;
@@ -495,8 +495,8 @@ static char *fit_error(int num_all, const struct node_result *res, int n)
 		if (!res[i].done || res[i].status.code == SK_SUCCESS)
 			continue;
 		nfailed++;
-		for (int r = 0; r < res[i].status.nreasons; r++)
-			count(rc, &nrc, res[i].status.reasons[r], 1);
+		for (int r = 0; r < sk_status_reason_count(&res[i].status); r++)
+			count(rc, &nrc, sk_status_reason(&res[i].status, r), 1);
 	}
 	if (num_all > nfailed)
 		count(rc, &nrc, MSG_NOT_HELPFUL, num_all - nfailed);
@@ -774,6 +774,64 @@ static struct sk_status no_candidate_status(int num_all, const struct node_resul
 	return ret;
 }
 
+/* callExtenders (pkg/scheduler/framework/preemption/preemption.go): the candidates go to the
+ * preempt extenders (sk_handle_preempt_extenders); the nodes they keep, with the victims they
+ * return, replace cands[0..*n) (in their order). An extender error fails the preemption. */
+static struct sk_status call_extenders(struct sk_plugin *self, const struct sk_pod *pod, int64_t now_ns,
+				       struct sk_dp_candidate *cands, int *n)
+{
+	struct sk_victims *v = calloc((size_t)*n, sizeof(*v));
+	if (!v)
+		return prefixed(SK_ERROR, NULL);
+	int nv = 0;
+	for (; nv < *n; nv++) {
+		struct sk_dp_candidate *c = &cands[nv];
+		v[nv].node = c->node;
+		v[nv].num_pdb_violations = c->num_pdb_violations;
+		if (!(v[nv].pods = calloc((size_t)(c->nvictims ? c->nvictims : 1), sizeof(*v[nv].pods)))) {
+			sk_victims_free(v, nv);
+			return prefixed(SK_ERROR, NULL);
+		}
+		for (int k = 0; k < c->nvictims; k++)
+			v[nv].pods[v[nv].npods++] = sk_pod_ref(c->victims[k].pod);
+	}
+	char *err = NULL;
+	const struct sk_victims *sent = v;
+	if (sk_handle_preempt_extenders(self->handle, pod, &v, &nv, &err) != 0) {
+		struct sk_status st = prefixed(SK_ERROR, err ? err : "preemption extender failed");
+		free(err);
+		sk_victims_free(v, nv);
+		return st;
+	}
+	if (v == sent) { /* no extender took part: the candidates stay as they are */
+		sk_victims_free(v, nv);
+		return sk_ok();
+	}
+	for (int i = 0; i < *n; i++)
+		sk_dp_candidate_clear(&cands[i]);
+	int k = 0; /* nv <= the input count: the extenders only keep or drop sent nodes */
+	struct sk_status st = sk_ok();
+	for (int i = 0; i < nv && k < *n; i++) {
+		struct sk_dp_candidate *c = &cands[k];
+		c->node = v[i].node;
+		c->num_pdb_violations = (int)v[i].num_pdb_violations;
+		if (!(c->victims = calloc((size_t)(v[i].npods ? v[i].npods : 1), sizeof(*c->victims)))) {
+			st = prefixed(SK_ERROR, NULL);
+			break;
+		}
+		for (int j = 0; j < v[i].npods; j++) {
+			c->victims[j].pod = sk_pod_ref(v[i].pods[j]);
+			int64_t t = sk_handle_pod_start_time(self->handle, v[i].pods[j]);
+			c->victims[j].start_ns = t < 0 ? now_ns : t;
+		}
+		c->nvictims = v[i].npods;
+		k++;
+	}
+	*n = k;
+	sk_victims_free(v, nv);
+	return st;
+}
+
 /* Evaluator.Preempt (pkg/scheduler/framework/preemption/preemption.go): eligibility, the nodes
  * where preemption might help, PDBs, the dry run from a random offset, SelectCandidate, then
  * prepareCandidate on the chosen node. */
@@ -848,6 +906,9 @@ static struct sk_status dp_post_filter(struct sk_plugin *self, struct sk_cycle_s
 		ret = no_candidate_status(num_all, res, npotential, result);
 		goto out;
 	}
+	ret = call_extenders(self, pod, dr.now_ns, cands, &ncands);
+	if (ret.code != SK_SUCCESS)
+		goto out;
 	int best = ncands == 1 ? 0 : sk_dp_pick_one_node(cands, ncands);
 	if (best < 0 || !cands[best].node || !*cands[best].node) {
 		ret = prefixed(SK_UNSCHEDULABLE, "no candidate node for preemption");

@@ -8,13 +8,15 @@
  * every pod when the incoming pod has preferred terms, else only from the nodes in
  * sk_snapshot.have_affinity; Score is O(distinct topology keys) per node.
  *
- * Namespace selectors: upstream resolves a term's namespaceSelector through the namespace lister
- * (and matches existing pods' selectors against the incoming pod's namespace labels). The handle
- * has no namespace labels, so an empty selector ({}) means every namespace and a non-empty one
- * adds nothing beyond the term's explicit namespaces list (docs/config.md).
+ * Namespace selectors, as upstream: the incoming pod's terms with a non-empty namespaceSelector get
+ * the namespaces the Namespace lister's labels match added to their list, once per cycle
+ * (mergeAffinityTermNamespacesIfNotEmpty: struct ns_view); existing pods' terms are matched against
+ * the labels of the incoming pod's namespace (GetNamespaceLabelsSnapshot); `{}` selects every
+ * namespace. Queueing hints match selectors against no labels, as upstream's do.
  *
  * Instances borrow their args. Cycle state: the PreFilter state is cloneable (AddPod/RemovePod
  * update the clone's maps); the PreScore state is read-only and shared by clones. */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,33 +92,132 @@ static int ipa_init(struct sk_plugin *self, const void *args, char **err)
 
 static const struct ipa_args *ipa_args(const struct sk_plugin *self) { return self->priv; }
 
+/* ---------- namespaces of one cycle ---------- */
+
+/* The namespaces one of the incoming pod's terms selects through its namespaceSelector. */
+struct ns_resolved {
+	const struct sk_affinity_term *term;
+	int n;
+	const char **names; /* interned */
+};
+
+/* What a cycle knows of namespaces, shared (refcounted) by a PreFilter state and its clones. */
+struct ns_view {
+	atomic_int refs;
+	const struct sk_pod *pod;        /* the incoming pod (lives for the cycle) */
+	struct sk_labels *pod_ns_labels; /* its namespace's labels, for existing pods' terms */
+	int nres;
+	struct ns_resolved *res;         /* its terms with a non-empty, non-nothing namespaceSelector */
+};
+
+static void ns_view_unref(struct ns_view *v)
+{
+	if (!v || atomic_fetch_sub(&v->refs, 1) != 1)
+		return;
+	for (int i = 0; i < v->nres; i++)
+		free(v->res[i].names);
+	free(v->res);
+	sk_labels_free(v->pod_ns_labels);
+	free(v);
+}
+
+static struct ns_view *ns_view_ref(struct ns_view *v)
+{
+	if (v)
+		atomic_fetch_add(&v->refs, 1);
+	return v;
+}
+
+static bool needs_listing(const struct sk_affinity_term *t)
+{
+	return t->ns_selector && !kube_label_selector_is_empty(t->ns_selector) &&
+	       !kube_label_selector_is_nothing(t->ns_selector);
+}
+
+static int resolve_terms(struct ns_view *v, struct sk_handle *h, const struct sk_affinity_term *terms, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (!needs_listing(&terms[i]))
+			continue;
+		struct ns_resolved *r = &v->res[v->nres];
+		r->term = &terms[i];
+		if ((r->n = sk_handle_namespaces_matching(h, terms[i].ns_selector, &r->names)) < 0)
+			return -1;
+		v->nres++;
+	}
+	return 0;
+}
+
+/* The view for pod: its required terms (PreFilter) or its preferred terms (PreScore) resolved. */
+static struct ns_view *ns_view_new(struct sk_handle *h, const struct sk_pod *pod, bool preferred)
+{
+	struct ns_view *v = calloc(1, sizeof *v);
+	if (!v)
+		return NULL;
+	atomic_init(&v->refs, 1);
+	v->pod = pod;
+	int n = preferred ? pod->npreferred_affinity + pod->npreferred_anti_affinity : pod->naffinity + pod->nanti_affinity;
+	if (!(v->pod_ns_labels = sk_handle_namespace_labels(h, pod->ns)) ||
+	    (n && !(v->res = calloc((size_t)n, sizeof *v->res))))
+		goto oom;
+	if (preferred ? resolve_terms(v, h, pod->preferred_affinity_terms, pod->npreferred_affinity) < 0 ||
+				resolve_terms(v, h, pod->preferred_anti_affinity_terms, pod->npreferred_anti_affinity) < 0
+		      : resolve_terms(v, h, pod->affinity, pod->naffinity) < 0 ||
+				resolve_terms(v, h, pod->anti_affinity, pod->nanti_affinity) < 0)
+		goto oom;
+	return v;
+oom:
+	ns_view_unref(v);
+	return NULL;
+}
+
 /* ---------- term matching (upstream AffinityTerm.Matches) ---------- */
 
-/* term was declared by `owner`; does it select namespace ns? */
-static bool term_selects_namespace(const struct sk_affinity_term *t, const struct sk_pod *owner, const char *ns)
+/* term was declared by `owner`; does it select namespace ns? The incoming pod's terms use the
+ * namespaces resolved for the cycle; an existing pod's terms (the target is the incoming pod) match
+ * the incoming pod's namespace labels; without a view (queueing hints) a selector sees no labels. */
+static bool term_selects_namespace(const struct ns_view *v, const struct sk_affinity_term *t,
+				   const struct sk_pod *owner, const char *ns)
 {
 	if (t->nnamespaces == 0 && !t->ns_selector)
 		return strcmp(owner->ns, ns) == 0;
 	for (int i = 0; i < t->nnamespaces; i++)
 		if (strcmp(t->namespaces[i], ns) == 0)
 			return true;
-	return t->ns_selector && kube_label_selector_is_empty(t->ns_selector);
+	if (!t->ns_selector || kube_label_selector_is_nothing(t->ns_selector))
+		return false;
+	if (kube_label_selector_is_empty(t->ns_selector))
+		return true;
+	if (v && owner == v->pod) {
+		for (int i = 0; i < v->nres; i++) {
+			if (v->res[i].term != t)
+				continue;
+			for (int k = 0; k < v->res[i].n; k++)
+				if (v->res[i].names[k] == ns || strcmp(v->res[i].names[k], ns) == 0)
+					return true;
+			return false;
+		}
+		return false;
+	}
+	static const struct sk_labels none = { 0 };
+	return kube_label_selector_matches(t->ns_selector, sk_labels_get, v && v->pod_ns_labels ? v->pod_ns_labels : &none);
 }
 
-static bool term_matches(const struct sk_affinity_term *t, const struct sk_pod *owner, const struct sk_pod *pod)
+static bool term_matches(const struct ns_view *v, const struct sk_affinity_term *t, const struct sk_pod *owner,
+			 const struct sk_pod *pod)
 {
-	return term_selects_namespace(t, owner, pod->ns) &&
+	return term_selects_namespace(v, t, owner, pod->ns) &&
 	       kube_label_selector_matches(t->selector, sk_labels_get, &pod->labels);
 }
 
 /* podMatchesAllAffinityTerms: false for no terms. */
-static bool matches_all(const struct sk_affinity_term *terms, int n, const struct sk_pod *owner,
+static bool matches_all(const struct ns_view *v, const struct sk_affinity_term *terms, int n, const struct sk_pod *owner,
 			const struct sk_pod *pod)
 {
 	if (n == 0)
 		return false;
 	for (int i = 0; i < n; i++)
-		if (!term_matches(&terms[i], owner, pod))
+		if (!term_matches(v, &terms[i], owner, pod))
 			return false;
 	return true;
 }
@@ -125,6 +226,7 @@ static bool matches_all(const struct sk_affinity_term *terms, int n, const struc
 
 struct ipa_filter_state {
 	const struct sk_pod *pod;        /* the incoming pod (lives for the cycle) */
+	struct ns_view *view;            /* one reference */
 	struct sk_tpmap existing_anti;   /* existing pods' required anti-affinity matching the pod */
 	struct sk_tpmap affinity;        /* existing pods matching all the pod's required affinity terms */
 	struct sk_tpmap anti;            /* existing pods matching the pod's required anti-affinity terms */
@@ -138,6 +240,7 @@ static void filter_state_free(void *p)
 	sk_tpmap_free(&s->existing_anti);
 	sk_tpmap_free(&s->affinity);
 	sk_tpmap_free(&s->anti);
+	ns_view_unref(s->view);
 	free(s);
 }
 
@@ -148,6 +251,7 @@ static void *filter_state_clone(const void *p)
 	if (!c)
 		return NULL;
 	c->pod = s->pod;
+	c->view = ns_view_ref(s->view);
 	if (sk_tpmap_copy(&c->existing_anti, &s->existing_anti) < 0 || sk_tpmap_copy(&c->affinity, &s->affinity) < 0 ||
 	    sk_tpmap_copy(&c->anti, &s->anti) < 0) {
 		filter_state_free(c);
@@ -172,12 +276,12 @@ static int count_incoming_terms(struct ipa_filter_state *s, const struct sk_pod 
 				int64_t delta)
 {
 	const struct sk_pod *pod = s->pod;
-	if (matches_all(pod->affinity, pod->naffinity, pod, other))
+	if (matches_all(s->view, pod->affinity, pod->naffinity, pod, other))
 		for (int t = 0; t < pod->naffinity; t++)
 			if (bump(&s->affinity, node, pod->affinity[t].topology_key, delta) < 0)
 				return -1;
 	for (int t = 0; t < pod->nanti_affinity; t++)
-		if (term_matches(&pod->anti_affinity[t], pod, other) &&
+		if (term_matches(s->view, &pod->anti_affinity[t], pod, other) &&
 		    bump(&s->anti, node, pod->anti_affinity[t].topology_key, delta) < 0)
 			return -1;
 	return 0;
@@ -188,7 +292,7 @@ static int count_existing_anti(struct ipa_filter_state *s, const struct sk_pod *
 			       int64_t delta)
 {
 	for (int t = 0; t < other->nanti_affinity; t++)
-		if (term_matches(&other->anti_affinity[t], other, s->pod) &&
+		if (term_matches(s->view, &other->anti_affinity[t], other, s->pod) &&
 		    bump(&s->existing_anti, node, other->anti_affinity[t].topology_key, delta) < 0)
 			return -1;
 	return 0;
@@ -200,6 +304,7 @@ static int count_existing_anti(struct ipa_filter_state *s, const struct sk_pod *
 struct incoming_job {
 	const struct sk_snapshot *snap;
 	const struct sk_pod *pod;
+	const struct ns_view *view;
 	int64_t *counts;
 	int nterms;
 };
@@ -215,11 +320,11 @@ static void count_incoming_node(int i, void *ctx)
 		return;
 	for (int k = 0; k < ni->npods; k++) {
 		const struct sk_pod *other = ni->pods[k].pod;
-		if (matches_all(pod->affinity, pod->naffinity, pod, other))
+		if (matches_all(j->view, pod->affinity, pod->naffinity, pod, other))
 			for (int t = 0; t < pod->naffinity; t++)
 				row[t]++;
 		for (int t = 0; t < pod->nanti_affinity; t++)
-			row[pod->naffinity + t] += term_matches(&pod->anti_affinity[t], pod, other);
+			row[pod->naffinity + t] += term_matches(j->view, &pod->anti_affinity[t], pod, other);
 	}
 }
 
@@ -229,7 +334,7 @@ static int count_incoming_all(struct ipa_filter_state *s, struct sk_handle *hand
 	int nt = pod->naffinity + pod->nanti_affinity;
 	if (!snap || snap->nnodes == 0 || nt == 0)
 		return 0;
-	struct incoming_job j = { .snap = snap, .pod = pod, .nterms = nt };
+	struct incoming_job j = { .snap = snap, .pod = pod, .view = s->view, .nterms = nt };
 	if (!(j.counts = malloc((size_t)snap->nnodes * (size_t)nt * sizeof(*j.counts))))
 		return -1;
 	sk_handle_parallel_for(handle, snap->nnodes, count_incoming_node, &j);
@@ -258,6 +363,8 @@ static struct sk_status ipa_pre_filter(struct sk_plugin *self, struct sk_cycle_s
 	if (!s)
 		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
 	s->pod = pod;
+	if (!(s->view = ns_view_new(self->handle, pod, false)))
+		goto oom;
 	for (int i = 0; snap && i < snap->nhave_required_anti_affinity; i++) {
 		const struct sk_node_info *ni = snap->have_required_anti_affinity[i];
 		if (!ni->node)
@@ -323,7 +430,7 @@ static bool satisfy_pod_affinity(const struct ipa_filter_state *s, const struct 
 		return true;
 	/* The first pod of a series with affinity to itself: no pod anywhere matches the terms, and the
 	 * pod matches them itself. */
-	return s->affinity.n == 0 && matches_all(pod->affinity, pod->naffinity, pod, pod);
+	return s->affinity.n == 0 && matches_all(s->view, pod->affinity, pod->naffinity, pod, pod);
 }
 
 static bool satisfy_pod_anti_affinity(const struct ipa_filter_state *s, const struct sk_node *node)
@@ -393,6 +500,7 @@ static const struct sk_state_ops score_state_ops = { .free = score_state_free, .
 struct score_ctx {
 	struct ipa_score_state *s;
 	const struct sk_pod *pod;
+	const struct ns_view *view;
 	const struct ipa_args *args;
 	int oom;
 	/* the last lookup: pods on one node mostly repeat the same (key, value) */
@@ -443,7 +551,7 @@ static void add_score_at(struct score_ctx *x, const char *key, int64_t w, const 
 static void add_score(struct score_ctx *x, const struct sk_affinity_term *t, int64_t w, const struct sk_pod *owner,
 		      const struct sk_pod *target, const struct sk_node *node)
 {
-	if (term_matches(t, owner, target))
+	if (term_matches(x->view, t, owner, target))
 		add_score_at(x, t->topology_key, w, node);
 }
 
@@ -485,9 +593,10 @@ static void count_preferred_node(int i, void *ctx)
 	for (int k = 0; k < ni->npods; k++) {
 		const struct sk_pod *other = ni->pods[k].pod;
 		for (int t = 0; t < pod->npreferred_affinity; t++)
-			row[t] += term_matches(&pod->preferred_affinity_terms[t], pod, other);
+			row[t] += term_matches(j->view, &pod->preferred_affinity_terms[t], pod, other);
 		for (int t = 0; t < pod->npreferred_anti_affinity; t++)
-			row[pod->npreferred_affinity + t] += term_matches(&pod->preferred_anti_affinity_terms[t], pod, other);
+			row[pod->npreferred_affinity + t] +=
+				term_matches(j->view, &pod->preferred_anti_affinity_terms[t], pod, other);
 	}
 }
 
@@ -497,7 +606,7 @@ static void count_preferred_all(struct score_ctx *x, struct sk_handle *handle, c
 	int na = pod->npreferred_affinity, nt = na + pod->npreferred_anti_affinity;
 	if (snap->nnodes == 0 || nt == 0)
 		return;
-	struct incoming_job j = { .snap = snap, .pod = pod, .nterms = nt };
+	struct incoming_job j = { .snap = snap, .pod = pod, .view = x->view, .nterms = nt };
 	if (!(j.counts = malloc((size_t)snap->nnodes * (size_t)nt * sizeof(*j.counts)))) {
 		x->oom = 1;
 		return;
@@ -533,7 +642,12 @@ static struct sk_status ipa_pre_score(struct sk_plugin *self, struct sk_cycle_st
 	struct ipa_score_state *s = calloc(1, sizeof(*s));
 	if (!s)
 		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
-	struct score_ctx x = { .s = s, .pod = pod, .args = args };
+	struct ns_view *view = ns_view_new(self->handle, pod, true);
+	if (!view) {
+		score_state_free(s);
+		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
+	}
+	struct score_ctx x = { .s = s, .pod = pod, .args = args, .view = view };
 	/* the incoming pod's preferred terms against every pod (only when it has some) */
 	if (has_constraints)
 		count_preferred_all(&x, self->handle, snap);
@@ -548,6 +662,7 @@ static struct sk_status ipa_pre_score(struct sk_plugin *self, struct sk_cycle_st
 				process_existing_pod(&x, p, ni->node);
 		}
 	}
+	ns_view_unref(view);
 	if (x.oom) {
 		score_state_free(s);
 		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
@@ -617,18 +732,18 @@ static enum sk_hint ipa_hint_pod(struct sk_plugin *self, const struct sk_pod *po
 	if ((newp && !newp->node_name) || (oldp && !oldp->node_name))
 		return SK_QUEUE_SKIP;
 	if (oldp && newp) {
-		if (!matches_all(pod->affinity, pod->naffinity, pod, oldp) &&
-		    matches_all(pod->affinity, pod->naffinity, pod, newp))
+		if (!matches_all(NULL, pod->affinity, pod->naffinity, pod, oldp) &&
+		    matches_all(NULL, pod->affinity, pod->naffinity, pod, newp))
 			return SK_QUEUE;
-		if (matches_all(pod->anti_affinity, pod->nanti_affinity, pod, oldp) &&
-		    !matches_all(pod->anti_affinity, pod->nanti_affinity, pod, newp))
+		if (matches_all(NULL, pod->anti_affinity, pod->nanti_affinity, pod, oldp) &&
+		    !matches_all(NULL, pod->anti_affinity, pod->nanti_affinity, pod, newp))
 			return SK_QUEUE;
 		return SK_QUEUE_SKIP;
 	}
 	if (newp)
-		return matches_all(pod->affinity, pod->naffinity, pod, newp) ? SK_QUEUE : SK_QUEUE_SKIP;
+		return matches_all(NULL, pod->affinity, pod->naffinity, pod, newp) ? SK_QUEUE : SK_QUEUE_SKIP;
 	if (oldp)
-		return matches_all(pod->anti_affinity, pod->nanti_affinity, pod, oldp) ? SK_QUEUE : SK_QUEUE_SKIP;
+		return matches_all(NULL, pod->anti_affinity, pod->nanti_affinity, pod, oldp) ? SK_QUEUE : SK_QUEUE_SKIP;
 	return SK_QUEUE;
 }
 

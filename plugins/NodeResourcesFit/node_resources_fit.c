@@ -444,8 +444,7 @@ static struct sk_status fits_request(const struct fit_args *a, const struct sk_p
 			continue;
 		int64_t cap = sk_resource_scalar(alloc, r->name);
 		if (r->value > cap - sk_resource_scalar(used, r->name)) {
-			if (s.nreasons < SK_STATUS_MAX_REASONS)
-				sk_status_addf(&s, "Insufficient %s", r->name);
+			sk_status_addf(&s, "Insufficient %s", r->name);
 			unresolvable |= r->value > cap;
 		}
 	}

@@ -6,13 +6,11 @@
  * Soft constraints (ScheduleAnyway) are counted in PreScore; Score is O(constraints) per node
  * (plus the node's own pods for the hostname key). Pods without constraints cost one Skip each.
  *
- * Default constraints (pods without their own): upstream takes the selector from the Services,
- * ReplicationControllers, ReplicaSets and StatefulSets that select the pod. The handle has no
- * listers for those objects, so here a pod controlled by a ReplicaSet, StatefulSet or
- * ReplicationController gets the default constraints with "pods of the same namespace controlled by
- * the same owner (uid)" standing in for the owner's selector; pods only selected by a Service, or
- * with any other owner, get no default constraints (upstream would spread them by the Service's
- * selector). See docs/config.md.
+ * Default constraints (pods without their own, buildDefaultConstraints): the selector is upstream
+ * helper.DefaultSelector, from the Services that select the pod and its ReplicationController,
+ * ReplicaSet or StatefulSet (sk_handle_default_selector reads the scheduler's listers); a pod
+ * for which that selector is empty gets no default constraints. Pods are counted as upstream's
+ * countPodsMatchSelector: every pod of the namespace the selector matches, whoever owns it.
  *
  * Instances borrow their args (the config outlives the framework). Cycle state: the PreFilter
  * state is cloneable (AddPod/RemovePod modify the clone; the constraint list is shared through a
@@ -284,35 +282,29 @@ struct pts_constraint {
 	const char *key;                            /* interned */
 	bool hostname;
 	bool affinity_honor, taints_honor;
-	const struct kube_label_selector *selector; /* borrowed from the pod (own constraints) */
-	const char *owner_uid;                      /* default constraints: same-controller stand-in */
+	const struct kube_label_selector *selector; /* the pod's (own constraints) or the list's default selector */
 };
 
 /* A refcounted constraint list, shared by a PreFilter state and its clones. */
 struct pts_constraints {
 	atomic_int refs;
 	int n;
+	struct kube_label_selector *default_selector; /* owned: the default constraints' selector */
 	struct pts_constraint c[];
 };
 
 static void constraints_unref(struct pts_constraints *cl)
 {
-	if (cl && atomic_fetch_sub(&cl->refs, 1) == 1)
+	if (cl && atomic_fetch_sub(&cl->refs, 1) == 1) {
+		kube_label_selector_free(cl->default_selector);
 		free(cl);
+	}
 }
 
-static bool owner_supported(const struct sk_pod *pod)
-{
-	if (!pod->owner_kind || !pod->owner_uid || !*pod->owner_uid)
-		return false;
-	return !strcmp(pod->owner_kind, "ReplicaSet") || !strcmp(pod->owner_kind, "StatefulSet") ||
-	       !strcmp(pod->owner_kind, "ReplicationController");
-}
-
-/* The pod's constraints for `when` (its own, else the defaults); *out NULL when there are none.
- * Returns 0, or -1 on OOM. */
-static int get_constraints(const struct pts *pl, const struct sk_pod *pod, enum sk_unsatisfiable when,
-			   struct pts_constraints **out)
+/* The pod's constraints for `when` (its own, else the defaults with helper.DefaultSelector); *out
+ * NULL when there are none. Returns 0, or -1 on OOM. */
+static int get_constraints(const struct pts *pl, struct sk_handle *h, const struct sk_pod *pod,
+			   enum sk_unsatisfiable when, struct pts_constraints **out)
 {
 	*out = NULL;
 	int n = 0;
@@ -321,18 +313,22 @@ static int get_constraints(const struct pts *pl, const struct sk_pod *pod, enum 
 		for (int i = 0; i < pod->nspread; i++)
 			n += pod->spread[i].when_unsatisfiable == when;
 	} else {
-		if (!owner_supported(pod))
-			return 0;
 		for (int i = 0; i < pl->ndefaults; i++)
 			n += pl->defaults[i].when == when;
 	}
 	if (n == 0)
 		return 0;
+	struct kube_label_selector *dsel = NULL;
+	if (!own && !(dsel = sk_handle_default_selector(h, pod)))
+		return 0; /* selector.Empty(): no default constraints */
 	struct pts_constraints *cl = malloc(sizeof(*cl) + (size_t)n * sizeof(cl->c[0]));
-	if (!cl)
+	if (!cl) {
+		kube_label_selector_free(dsel);
 		return -1;
+	}
 	atomic_init(&cl->refs, 1);
 	cl->n = 0;
+	cl->default_selector = dsel;
 	if (own) {
 		for (int i = 0; i < pod->nspread; i++) {
 			const struct sk_spread_constraint *s = &pod->spread[i];
@@ -360,7 +356,7 @@ static int get_constraints(const struct pts *pl, const struct sk_pod *pod, enum 
 				.hostname = strcmp(d->key, LABEL_HOSTNAME) == 0,
 				.affinity_honor = !d->affinity_ignore,
 				.taints_honor = d->taints_honor,
-				.owner_uid = pod->owner_uid,
+				.selector = dsel,
 			};
 		}
 	}
@@ -370,8 +366,6 @@ static int get_constraints(const struct pts *pl, const struct sk_pod *pod, enum 
 
 static bool constraint_matches(const struct pts_constraint *c, const struct sk_pod *p)
 {
-	if (c->owner_uid) /* interned: pointer equality is the fast path */
-		return p->owner_uid && (p->owner_uid == c->owner_uid || strcmp(p->owner_uid, c->owner_uid) == 0);
 	return kube_label_selector_matches(c->selector, sk_labels_get, &p->labels);
 }
 
@@ -379,8 +373,7 @@ static bool constraint_matches(const struct pts_constraint *c, const struct sk_p
  * namespaces are skipped. */
 static int64_t count_matching(const struct pts_constraint *c, const struct sk_node_info *ni, const char *ns)
 {
-	if (!c->owner_uid &&
-	    (kube_label_selector_is_empty(c->selector) || kube_label_selector_is_nothing(c->selector)))
+	if (kube_label_selector_is_empty(c->selector) || kube_label_selector_is_nothing(c->selector))
 		return 0;
 	int64_t n = 0;
 	for (int i = 0; i < ni->npods; i++) {
@@ -564,7 +557,7 @@ static struct sk_status pts_pre_filter(struct sk_plugin *self, struct sk_cycle_s
 	(void)result;
 	const struct pts *pl = self->priv;
 	struct pts_constraints *cl = NULL;
-	if (get_constraints(pl, pod, SK_DO_NOT_SCHEDULE, &cl) < 0)
+	if (get_constraints(pl, self->handle, pod, SK_DO_NOT_SCHEDULE, &cl) < 0)
 		return sk_status(SK_ERROR, "PodTopologySpread: out of memory");
 	if (!cl)
 		return sk_status(SK_SKIP, NULL);
@@ -712,7 +705,7 @@ static struct sk_status pts_pre_score(struct sk_plugin *self, struct sk_cycle_st
 	if (!snap || snap->nnodes == 0)
 		return sk_status(SK_SKIP, NULL);
 	struct pts_constraints *cl = NULL;
-	if (get_constraints(pl, pod, SK_SCHEDULE_ANYWAY, &cl) < 0)
+	if (get_constraints(pl, self->handle, pod, SK_SCHEDULE_ANYWAY, &cl) < 0)
 		return sk_status(SK_ERROR, "PodTopologySpread: out of memory");
 	if (!cl)
 		return sk_status(SK_SKIP, NULL);
@@ -866,7 +859,7 @@ static enum sk_hint pts_hint_pod(struct sk_plugin *self, const struct sk_pod *po
 	if ((newp && !involved(newp, pod)) || (oldp && !involved(oldp, pod)))
 		return SK_QUEUE_SKIP;
 	struct pts_constraints *cl = NULL;
-	if (get_constraints(self->priv, pod, SK_DO_NOT_SCHEDULE, &cl) < 0)
+	if (get_constraints(self->priv, self->handle, pod, SK_DO_NOT_SCHEDULE, &cl) < 0)
 		return SK_QUEUE;
 	enum sk_hint h = SK_QUEUE_SKIP;
 	if (oldp && newp) {
@@ -902,7 +895,7 @@ static enum sk_hint pts_hint_node(struct sk_plugin *self, const struct sk_pod *p
 {
 	const struct sk_node *oldn = old_obj, *newn = new_obj;
 	struct pts_constraints *cl = NULL;
-	if (get_constraints(self->priv, pod, SK_DO_NOT_SCHEDULE, &cl) < 0)
+	if (get_constraints(self->priv, self->handle, pod, SK_DO_NOT_SCHEDULE, &cl) < 0)
 		return SK_QUEUE;
 	bool om = oldn && node_matches_keys(oldn, cl), nm = newn && node_matches_keys(newn, cl);
 	enum sk_hint h;

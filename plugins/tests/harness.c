@@ -90,8 +90,9 @@ struct ph *ph_new(const char *profile_yaml)
 	h->volumes = sk_volume_store_new();
 	h->patches = cJSON_CreateArray();
 	assert_non_null(h->volumes);
+	sk_object_listers_init(&h->listers, NULL, 0);
 	struct sk_framework_env env = { .ctx = h, .snapshot = ph_snapshot, .bind = ph_bind,
-					.volumes = h->volumes, .api_patch = ph_api_patch };
+					.volumes = h->volumes, .api_patch = ph_api_patch, .listers = &h->listers.listers };
 	char *err = NULL;
 	h->fw = sk_framework_new(h->cfg, &h->cfg->profiles[0], &env, &err);
 	if (!h->fw) {
@@ -104,10 +105,31 @@ struct ph *ph_new(const char *profile_yaml)
 	return h;
 }
 
+void ph_set_objects(struct ph *h, const char *json)
+{
+	cJSON_Delete(h->objects);
+	free(h->objv);
+	h->objects = NULL;
+	h->objv = NULL;
+	sk_object_listers_init(&h->listers, NULL, 0);
+	if (!json)
+		return;
+	h->objects = cJSON_Parse(json);
+	if (!cJSON_IsArray(h->objects))
+		fail_msg("ph_set_objects: not a JSON array: %s", json);
+	int n = cJSON_GetArraySize(h->objects), i = 0;
+	h->objv = calloc((size_t)(n ? n : 1), sizeof *h->objv);
+	assert_non_null(h->objv);
+	const cJSON *o;
+	cJSON_ArrayForEach(o, h->objects) h->objv[i++] = o;
+	sk_object_listers_init(&h->listers, h->objv, n);
+}
+
 void ph_free(struct ph *h)
 {
 	if (!h)
 		return;
+	ph_set_objects(h, NULL);
 	sk_cycle_state_free(h->cs);
 	sk_framework_unref(h->fw);
 	sk_config_free(h->cfg);

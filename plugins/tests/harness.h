@@ -9,6 +9,7 @@
 #include "schedkit/plugin.h"
 #include "scheduler/framework/runtime.h"
 #include "schedkit/types.h"
+#include "scheduler/api/workloads.h"
 
 struct sk_volume_store;
 
@@ -26,6 +27,10 @@ struct ph {
 	cJSON *patches;                /* their bodies, an array */
 	const char *patch_error;       /* when set, api_patch fails with this message; else it answers
 				        * an object at resourceVersion 1000 */
+	/* what the handle's listers hold (ph_set_objects): Services, controllers, Namespaces */
+	cJSON *objects;
+	const cJSON **objv;
+	struct sk_object_listers listers;
 };
 
 /* Contrib plugins (plugins/contrib/<Name>/tests/test_*.c): the Makefile links the plugin's objects
@@ -45,6 +50,10 @@ void ph_free(struct ph *h);
 struct sk_plugin *ph_plugin(struct ph *h, const char *name);
 /* Replaces the snapshot (takes ownership; NULL clears). */
 void ph_set_snapshot(struct ph *h, struct sk_snapshot *snap);
+/* Replaces what the handle's listers hold (sk_handle_default_selector, sk_handle_namespace_labels):
+ * json is a JSON array of API objects (Services, ReplicaSets, Namespaces, ...), NULL or "[]" for
+ * none. Fails the test when it does not parse. */
+void ph_set_objects(struct ph *h, const char *json);
 /* Drops the current CycleState and starts a new one. */
 void ph_reset_state(struct ph *h);
 

@@ -2,7 +2,8 @@
  * (TestRequiredAffinitySingleNode, TestRequiredAffinityMultipleNodes), AddPod/RemovePod on a cloned
  * state, the scoring examples of pkg/scheduler/framework/plugins/interpodaffinity/ and cases from upstream scoring_test
  * (TestPreferredAffinity, hardPodAffinityWeight, ignorePreferredTermsOfExistingPods), namespace
- * selectors without namespace labels, queueing hints and InterPodAffinityArgs. */
+ * selectors (upstream's namespaceSelector cases with its namespaces, existing pods' terms against the
+ * incoming pod's namespace labels, preferred terms), queueing hints and InterPodAffinityArgs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -41,6 +42,7 @@
 #define NODE1 "machine1 region=r1,zone=z11"
 #define PL_SCAN "service=securityscan" /* podLabel */
 #define PL_S1 "security=S1"            /* podLabel2 */
+#define S1_SEL SEL(EXPR("security", "In", "\"S1\""))
 
 struct filter_case {
 	const char *name;
@@ -115,6 +117,87 @@ static const struct filter_case filter_cases[] = {
 	  "machine1 region=China; machine2 region=India", "machine1 foo=bar @other; machine2 foo=bar @listed", "SU",
 	  R_ANTI },
 };
+
+/* upstream filtering_test's namespaces (TestRequiredAffinitySingleNode's namespaceSelector cases) */
+#define NAMESPACE(name, team) "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"" name "\",\"labels\":{\"team\":\"" team "\"}}}"
+#define NAMESPACES "[" NAMESPACE("subteam1.team1", "team1") "," NAMESPACE("subteam2.team1", "team1") "," \
+	NAMESPACE("subteam1.team2", "team2") "," NAMESPACE("subteam2.team2", "team2") "]"
+#define NS_TEAM1 "\"namespaceSelector\":" SEL(EXPR("team", "In", "\"team1\""))
+#define NODE_1 "node1 region=r1,zone=z11"
+
+struct ns_case {
+	const char *name;
+	const char *ns, *labels, *spec; /* incoming pod */
+	const char *pods;               /* on NODE_1 */
+	const char *want, *reason;
+};
+
+static const struct ns_case ns_cases[] = {
+	/* upstream TestRequiredAffinitySingleNode */
+	{ "affinity with NamespaceSelector", NULL, PL_S1, AFF(TERM_X(SCAN, "region", NS_TEAM1)),
+	  "node1 " PL_SCAN " @subteam1.team1", "S", NULL },
+	{ "affinity with non-matching NamespaceSelector", NULL, PL_S1, AFF(TERM_X(SCAN, "region", NS_TEAM1)),
+	  "node1 " PL_SCAN " @subteam1.team2", "X", R_AFF },
+	{ "anti-affinity with matching NamespaceSelector", "subteam1.team1", PL_S1, ANTI(TERM_X(SCAN, "zone", NS_TEAM1)),
+	  "node1 " PL_SCAN " @subteam2.team1", "U", R_ANTI },
+	{ "anti-affinity with matching all NamespaceSelector", "subteam1.team1", PL_S1,
+	  ANTI(TERM_X(SCAN, "zone", "\"namespaceSelector\":{}")), "node1 " PL_SCAN " @subteam2.team1", "U", R_ANTI },
+	{ "anti-affinity with non-matching NamespaceSelector", "subteam1.team1", PL_S1, ANTI(TERM_X(SCAN, "zone", NS_TEAM1)),
+	  "node1 " PL_SCAN " @subteam1.team2", "S", NULL },
+	/* existing pods' terms see the incoming pod's namespace labels (GetNamespaceLabelsSnapshot) */
+	{ "existing pod's anti-affinity namespaceSelector matches the incoming pod's namespace", "subteam1.team1", PL_S1, "",
+	  "node1 app @subteam2.team2 {" ANTI(TERM_X(S1_SEL, "zone", NS_TEAM1)) "}", "U", R_EXISTING },
+	{ "existing pod's anti-affinity namespaceSelector does not match the incoming pod's namespace", "subteam1.team2",
+	  PL_S1, "", "node1 app @subteam2.team2 {" ANTI(TERM_X(S1_SEL, "zone", NS_TEAM1)) "}", "K", NULL },
+	{ "an unknown namespace has no labels: NotIn matches it", "ghost", PL_S1, "",
+	  "node1 app @subteam2.team2 {" ANTI(TERM_X(S1_SEL, "zone", "\"namespaceSelector\":" SEL(EXPR("team", "NotIn", "\"team1\"")))) "}",
+	  "U", R_EXISTING },
+	/* the incoming pod's own terms: only namespaces the lister has are added */
+	{ "the incoming pod's NotIn namespaceSelector does not select an unknown namespace", NULL, PL_S1,
+	  ANTI(TERM_X(SCAN, "zone", "\"namespaceSelector\":" SEL(EXPR("team", "NotIn", "\"team1\"")))),
+	  "node1 " PL_SCAN " @ghost", "S", NULL },
+	{ "namespaces and namespaceSelector are ORed", NULL, PL_S1,
+	  ANTI(TERM_X(SCAN, "zone", NS_TEAM1 ",\"namespaces\":[\"ghost\"]")), "node1 " PL_SCAN " @ghost", "U", R_ANTI },
+};
+
+static void test_namespace_selector(void **state)
+{
+	(void)state;
+	struct ph *h = ph_new(NULL);
+	struct sk_plugin *pl = ph_plugin(h, "InterPodAffinity");
+	ph_set_objects(h, NAMESPACES);
+	for (size_t i = 0; i < sizeof(ns_cases) / sizeof(ns_cases[0]); i++) {
+		const struct ns_case *c = &ns_cases[i];
+		tu_cluster(h, NODE_1, c->pods);
+		struct sk_pod *p = tu_pod("p", c->ns, NULL, c->labels, NULL, false, c->spec);
+		char codes[TU_MAX + 1], *reasons[TU_MAX];
+		tu_filter_all(h, pl, p, codes, reasons);
+		const char *first = codes[0] == 'U' || codes[0] == 'X' ? reasons[0] : NULL;
+		if (strcmp(codes, c->want) || (c->reason && (!first || strcmp(first, c->reason))))
+			fail_msg("case %s: got %s (%s) want %s (%s)", c->name, codes, first ? first : "-", c->want,
+				 c->reason ? c->reason : "-");
+		for (int k = 0; codes[k]; k++)
+			free(reasons[k]);
+		sk_pod_unref(p);
+	}
+	/* preferred terms: the incoming pod's selector resolves through the lister; an existing pod's
+	 * preferred anti-affinity matches the incoming pod's namespace labels */
+	tu_cluster(h, "m1 region=China; m2 region=India; m3 region=Japan",
+		   "m1 security=S1 @subteam1.team1; m2 security=S1 @subteam1.team2; "
+		   "m3 app @subteam2.team2 {" PANTI(WTERM(5, TERM_X(S1_SEL, "region", NS_TEAM1))) "}");
+	struct sk_pod *p = tu_pod("p", "subteam2.team1", NULL, PL_S1, NULL, false,
+				  PAFF(WTERM(4, TERM_X(S1_SEL, "region", NS_TEAM1))));
+	int64_t got[TU_MAX];
+	int n = 0;
+	assert_int_equal(tu_scores(h, pl, p, NULL, got, &n), SK_SUCCESS);
+	assert_int_equal(n, 3);
+	/* raw: m1 +4 (team1 pod), m2 0 (team2 pod), m3 -5 (its anti-affinity selects team1) -> 100, 55, 0 */
+	assert_int_equal(got[0], 100);
+	assert_int_equal(got[1], 55);
+	assert_int_equal(got[2], 0);
+	sk_pod_unref(p);
+	ph_free(h);
+}
 
 static void test_filter(void **state)
 {
@@ -221,7 +304,7 @@ struct score_case {
 	bool skip;
 };
 
-#define S1 SEL(EXPR("security", "In", "\"S1\""))
+#define S1 S1_SEL
 #define S2 SEL(EXPR("security", "In", "\"S2\""))
 
 static const struct score_case score_cases[] = {
@@ -438,7 +521,8 @@ static void test_parallel_matches_serial(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_filter), cmocka_unit_test(test_add_remove_pod), cmocka_unit_test(test_score),
+		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_namespace_selector), cmocka_unit_test(test_add_remove_pod), cmocka_unit_test(test_score),
 		cmocka_unit_test(test_score_args), cmocka_unit_test(test_hints),  cmocka_unit_test(test_args),
 		cmocka_unit_test(test_parallel_matches_serial),
 	};

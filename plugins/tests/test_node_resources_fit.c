@@ -324,6 +324,16 @@ static const struct filter_case filter_cases[] = {
 	{ "memory larger than the node, cpu only used up", REQ("2", "21"), NULL, REQ("9", "0"), "32",
 	  "Insufficient cpu, Insufficient memory", SK_UNSCHEDULABLE_AND_UNRESOLVABLE },
 	{ "too many pods never unresolvable", NOREQ, NULL, REQ("1", "1"), "1", "Too many pods", SK_UNSCHEDULABLE },
+	/* upstream reports every insufficient resource (no cap on the reasons) */
+	{ "every insufficient resource is reported",
+	  "{\"resources\":{\"requests\":{\"cpu\":\"11\",\"memory\":\"21\",\"ephemeral-storage\":\"20\","
+	  "\"example.com/a\":\"1\",\"example.com/b\":\"1\",\"example.com/c\":\"1\",\"example.com/d\":\"1\","
+	  "\"example.com/e\":\"1\",\"example.com/f\":\"1\",\"example.com/g\":\"1\"}}}",
+	  "\"ephemeral-storage\":\"10\"", NOREQ, "1",
+	  "Too many pods, Insufficient cpu, Insufficient memory, Insufficient ephemeral-storage, "
+	  "Insufficient example.com/a, Insufficient example.com/b, Insufficient example.com/c, Insufficient example.com/d, "
+	  "Insufficient example.com/e, Insufficient example.com/f, Insufficient example.com/g",
+	  SK_UNSCHEDULABLE_AND_UNRESOLVABLE },
 	{ "kubernetes.io-prefixed resource is never ignored or skipped",
 	  "{\"resources\":{\"requests\":{\"kubernetes.io/something\":\"1\"}}}", NULL, NULL, "32",
 	  "Insufficient kubernetes.io/something", SK_UNSCHEDULABLE_AND_UNRESOLVABLE },

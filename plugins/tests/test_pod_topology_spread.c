@@ -2,7 +2,9 @@
  * (TestSingleConstraint, TestMultipleConstraints, minDomains, node inclusion policies),
  * AddPod/RemovePod on a cloned state (TestPreFilterStateAddPod/RemovePod), the scoring examples of
  * pkg/scheduler/framework/plugins/podtopologyspread/ and upstream scoring_test (TestPodTopologySpreadScore), default constraints
- * (System and List, with the same-owner stand-in for the owner's selector), queueing hints and
+ * (System and List; the selector of upstream helper.DefaultSelector from Services and ReplicaSets,
+ * upstream cases "system defaulting, nodes don't have zone, pods match service" and "default
+ * constraints and a service"), queueing hints and
  * PodTopologySpreadArgs. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -242,71 +244,89 @@ struct score_case {
 	const char *nodes, *pods;
 	const char *candidates;            /* NULL = every node */
 	int64_t want[8];
+	const char *objects;               /* what the listers hold (JSON array), NULL = nothing */
 };
+
+#define SERVICE(ns, name, sel) "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"namespace\":\"" ns "\",\"name\":\"" name "\"},\"spec\":{\"selector\":" sel "}}"
+#define REPLICA_SET(name, sel) "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"namespace\":\"default\",\"name\":\"" name "\"},\"spec\":{\"selector\":" sel "}}"
+
 
 #define HN(n) n " " HOST "=" n
 static const struct score_case score_cases[] = {
 	{ "one constraint on node, no existing pods", "foo", CONSTRAINTS(SPREAD(1, HOST, SA, EXISTS("foo"))), NULL,
-	  HN("node-a") ";" HN("node-b"), "", NULL, { 100, 100 } },
+	  HN("node-a") ";" HN("node-b"), "", NULL, { 100, 100 }, NULL },
 	{ "one constraint on node, only one node is candidate", "foo", CONSTRAINTS(SPREAD(1, HOST, SA, EXISTS("foo"))),
-	  NULL, HN("node-a") ";" HN("node-b"), "node-a foo; node-a foo; node-b foo", "node-a", { 100 } },
+	  NULL, HN("node-a") ";" HN("node-b"), "node-a foo; node-a foo; node-b foo", "node-a", { 100 }, NULL },
 	{ "one constraint on node, all nodes have the same number of matching pods", "foo",
 	  CONSTRAINTS(SPREAD(1, HOST, SA, EXISTS("foo"))), NULL, HN("node-a") ";" HN("node-b"), "node-a foo; node-b foo",
-	  NULL, { 100, 100 } },
+	  NULL, { 100, 100 }, NULL },
 	{ "one constraint on node, all 4 nodes are candidates (pkg/scheduler/framework/plugins/podtopologyspread/)", "foo",
 	  CONSTRAINTS(SPREAD(1, HOST, SA, EXISTS("foo"))), NULL,
 	  HN("node-a") ";" HN("node-b") ";" HN("node-c") ";" HN("node-d"),
-	  "node-a foo; node-a foo; node-b foo; node-d foo; node-d foo; node-d foo", NULL, { 20, 60, 100, 0 } },
+	  "node-a foo; node-a foo; node-b foo; node-d foo; node-d foo; node-d foo", NULL, { 20, 60, 100, 0 }, NULL },
 	{ "same, with a non-hostname per-node key (counted in PreScore)", "foo",
 	  CONSTRAINTS(SPREAD(1, "node", SA, EXISTS("foo"))), NULL,
 	  "node-a node=node-a; node-b node=node-b; node-c node=node-c; node-d node=node-d",
-	  "node-a foo; node-a foo; node-b foo; node-d foo; node-d foo; node-d foo", NULL, { 20, 60, 100, 0 } },
+	  "node-a foo; node-a foo; node-b foo; node-d foo; node-d foo; node-d foo", NULL, { 20, 60, 100, 0 }, NULL },
 	{ "one constraint on node, null selector", "foo", CONSTRAINTS(SPREAD(1, HOST, SA, "null")), NULL,
 	  HN("node-a") ";" HN("node-b") ";" HN("node-c") ";" HN("node-d"),
-	  "node-a foo; node-a foo; node-b foo; node-d foo; node-d foo; node-d foo", NULL, { 100, 100, 100, 100 } },
+	  "node-a foo; node-a foo; node-b foo; node-d foo; node-d foo; node-d foo", NULL, { 100, 100, 100, 100 }, NULL },
 	{ "one constraint on node, all 4 nodes are candidates, maxSkew=2 (pkg/scheduler/framework/plugins/podtopologyspread/)", "foo",
 	  CONSTRAINTS(SPREAD(2, HOST, SA, EXISTS("foo"))), NULL,
 	  HN("node-a") ";" HN("node-b") ";" HN("node-c") ";" HN("node-d"),
-	  "node-a foo; node-a foo; node-b foo; node-d foo; node-d foo; node-d foo", NULL, { 33, 66, 100, 16 } },
+	  "node-a foo; node-a foo; node-b foo; node-d foo; node-d foo; node-d foo", NULL, { 33, 66, 100, 16 }, NULL },
 	{ "one constraint on node, all 4 nodes are candidates, maxSkew=3", "foo",
 	  CONSTRAINTS(SPREAD(3, HOST, SA, EXISTS("foo"))), NULL,
 	  HN("node-a") ";" HN("node-b") ";" HN("node-c") ";" HN("node-d"),
 	  "node-a foo; node-a foo; node-a foo; node-a foo; node-b foo; node-b foo; node-b foo; node-c foo; node-c foo; "
 	  "node-d foo",
-	  NULL, { 44, 66, 77, 100 } },
-	{ "system defaulting, nodes don't have zone, pods of the same ReplicaSet", "foo", "", "rs1",
+	  NULL, { 44, 66, 77, 100 }, NULL },
+	/* upstream TestPodTopologySpreadScore: the Service's selector is the default constraints' */
+	{ "system defaulting, nodes don't have zone, pods match service", "foo", "", NULL,
 	  HN("node-a") ";" HN("node-b") ";" HN("node-c") ";" HN("node-d"),
-	  "node-a foo ^rs1; node-a foo ^rs1; node-a foo ^rs1; node-a foo ^rs1; node-b foo ^rs1; node-b foo ^rs1; "
-	  "node-b foo ^rs1; node-c foo ^rs1; node-c foo ^rs1; node-d foo ^rs1; node-d foo ^rs2; node-d foo",
-	  NULL, { 44, 66, 77, 100 } },
+	  "node-a foo; node-a foo; node-a foo; node-a foo; node-b foo; node-b foo; node-b foo; node-c foo; node-c foo; "
+	  "node-d foo",
+	  NULL, { 44, 66, 77, 100 }, "[" SERVICE("default", "svc", "{\"foo\":\"\"}") "]" },
+	/* the ReplicaSet's selector, not its uid: pods of another owner or of none count when they match */
+	{ "system defaulting, nodes don't have zone, pods match the ReplicaSet's selector", "foo,app=a", "", "rs1",
+	  HN("node-a") ";" HN("node-b") ";" HN("node-c") ";" HN("node-d"),
+	  "node-a app=a ^rs1; node-a app=a ^rs1; node-a app=a ^rs2; node-a app=a; node-b app=a ^rs1; node-b app=a; "
+	  "node-b app=a ^rs1; node-c app=a ^rs1; node-c app=a ^rs1; node-d app=a ^rs1; node-d app=b ^rs1; node-d foo",
+	  NULL, { 44, 66, 77, 100 }, "[" REPLICA_SET("rs1", "{\"matchLabels\":{\"app\":\"a\"}}") "]" },
+	{ "system defaulting, a Service in another namespace does not select: PreScore skips", "foo", "", NULL,
+	  HN("node-a") ";" HN("node-b"), "node-a foo", NULL, { 0, 0 }, "[" SERVICE("other", "svc", "{\"foo\":\"\"}") "]" },
+	{ "system defaulting, a Service without selector selects nothing: PreScore skips", "foo", "", NULL,
+	  HN("node-a") ";" HN("node-b"), "node-a foo", NULL, { 0, 0 }, "[" SERVICE("default", "svc", "null") "]" },
+	{ "system defaulting, owner ReplicaSet unknown to the lister: PreScore skips", "foo", "", "rs9",
+	  HN("node-a") ";" HN("node-b"), "node-a foo ^rs9", NULL, { 0, 0 }, "[" REPLICA_SET("rs1", "{}") "]" },
 	{ "one constraint on node, 3 out of 4 nodes are candidates", "foo", CONSTRAINTS(SPREAD(1, HOST, SA, EXISTS("foo"))),
 	  NULL, HN("node-a") ";" HN("node-b") ";" HN("node-x") ";" HN("node-y"),
 	  "node-a foo; node-a foo; node-a foo; node-a foo; node-b foo; node-b foo; node-x foo; node-y foo; node-y foo; "
 	  "node-y foo",
-	  "node-a node-b node-x", { 33, 83, 100 } },
+	  "node-a node-b node-x", { 33, 83, 100 }, NULL },
 	{ "one constraint on node, 3 out of 4 nodes are candidates, one node doesn't match topology key", "foo",
 	  CONSTRAINTS(SPREAD(1, HOST, SA, EXISTS("foo"))), NULL,
 	  HN("node-a") "; node-b n=node-b;" HN("node-x") ";" HN("node-y"),
 	  "node-a foo; node-a foo; node-a foo; node-a foo; node-b foo; node-b foo; node-x foo; node-y foo; node-y foo; "
 	  "node-y foo",
-	  "node-a node-b node-x", { 16, 0, 100 } },
+	  "node-a node-b node-x", { 16, 0, 100 }, NULL },
 	{ "one constraint on zone, 3 out of 4 nodes are candidates (pkg/scheduler/framework/plugins/podtopologyspread/)", "foo",
 	  CONSTRAINTS(SPREAD(1, "zone", SA, EXISTS("foo"))), NULL,
 	  "node-a zone=zone1," HOST "=node-a; node-b zone=zone1," HOST "=node-b; node-x zone=zone2," HOST
 	  "=node-x; node-y zone=zone2," HOST "=node-y",
 	  "node-a foo; node-a foo; node-a foo; node-a foo; node-b foo; node-b foo; node-x foo; node-y foo; node-y foo; "
 	  "node-y foo",
-	  "node-a node-b node-x", { 75, 75, 100 } },
+	  "node-a node-b node-x", { 75, 75, 100 }, NULL },
 	{ "two Constraints on zone and node, 2 out of 4 nodes are candidates", "foo",
 	  CONSTRAINTS(SPREAD(1, "zone", SA, EXISTS("foo")) "," SPREAD(1, HOST, SA, EXISTS("foo"))), NULL,
 	  "node-a zone=zone1," HOST "=node-a; node-b zone=zone1," HOST "=node-b; node-x zone=zone2," HOST
 	  "=node-x; node-y zone=zone2," HOST "=node-y",
 	  "node-a foo; node-a foo; node-b foo; node-x foo; node-x foo; node-y foo; node-y foo; node-y foo; node-y foo",
-	  "node-a node-x", { 100, 63 } },
+	  "node-a node-x", { 100, 63 }, NULL },
 	{ "DoNotSchedule constraints do not score: PreScore skips", "foo", CONSTRAINTS(SPREAD(1, HOST, DNS, EXISTS("foo"))),
-	  NULL, HN("node-a") ";" HN("node-b"), "node-a foo", NULL, { 0, 0 } },
+	  NULL, HN("node-a") ";" HN("node-b"), "node-a foo", NULL, { 0, 0 }, NULL },
 	{ "no constraints, no owner: PreScore skips", "foo", "", NULL, HN("node-a") ";" HN("node-b"), "node-a foo", NULL,
-	  { 0, 0 } },
+	  { 0, 0 }, NULL },
 };
 
 static void test_score(void **state)
@@ -317,6 +337,7 @@ static void test_score(void **state)
 	for (size_t i = 0; i < sizeof(score_cases) / sizeof(score_cases[0]); i++) {
 		const struct score_case *c = &score_cases[i];
 		tu_cluster(h, c->nodes, c->pods);
+		ph_set_objects(h, c->objects);
 		struct sk_pod *p = tu_pod("p", NULL, NULL, c->labels, c->owner, false, c->spec);
 		int64_t got[TU_MAX];
 		int n = 0;
@@ -337,6 +358,40 @@ static void test_score(void **state)
 	ph_free(h);
 }
 
+/* upstream TestPreFilterState "default constraints and a service": the pod gets the DoNotSchedule
+ * defaults (node maxSkew 3, rack maxSkew 5) with the Service's selector foo=bar (not its own
+ * labels: baz=kar pods do not count), the ScheduleAnyway one only in scoring. */
+static void test_default_constraints_and_a_service(void **state)
+{
+	(void)state;
+	struct ph *h = ph_new("- schedulerName: default-scheduler\n"
+			      "  pluginConfig:\n"
+			      "  - name: PodTopologySpread\n"
+			      "    args:\n"
+			      "      defaultingType: List\n"
+			      "      defaultConstraints:\n"
+			      "      - {maxSkew: 3, topologyKey: node, whenUnsatisfiable: DoNotSchedule}\n"
+			      "      - {maxSkew: 2, topologyKey: node, whenUnsatisfiable: ScheduleAnyway}\n"
+			      "      - {maxSkew: 5, topologyKey: rack, whenUnsatisfiable: DoNotSchedule}\n");
+	struct sk_plugin *pl = ph_plugin(h, "PodTopologySpread");
+	ph_set_objects(h, "[" SERVICE("default", "svc", "{\"foo\":\"bar\"}") "]");
+	/* node-a holds 4 foo=bar pods, node-b 3 baz=kar pods (not selected), node-c none */
+	tu_cluster(h, "node-a node=node-a,rack=r1; node-b node=node-b,rack=r1; node-c node=node-c,rack=r2",
+		   "node-a foo=bar; node-a foo=bar; node-a foo=bar; node-a foo=bar; "
+		   "node-b baz=kar; node-b baz=kar; node-b baz=kar");
+	struct sk_pod *p = tu_pod("p", NULL, NULL, "foo=bar,baz=kar", NULL, false, "");
+	char codes[8];
+	/* node: a 4+1-0 > 3 fails; rack: r1 4+1-0 <= 5 passes */
+	tu_filter_all(h, pl, p, codes, NULL);
+	assert_string_equal(codes, "USS");
+	/* without the Service the pod has no default constraints */
+	ph_set_objects(h, NULL);
+	tu_filter_all(h, pl, p, codes, NULL);
+	assert_string_equal(codes, "KKK");
+	sk_pod_unref(p);
+	ph_free(h);
+}
+
 static void test_list_defaults(void **state)
 {
 	(void)state;
@@ -352,14 +407,16 @@ static void test_list_defaults(void **state)
 	tu_cluster(h,
 		   "node-a zone=zone1," HOST "=node-a; node-b zone=zone1," HOST "=node-b; node-x zone=zone2," HOST
 		   "=node-x; node-y " HOST "=node-y",
-		   "node-a foo ^rs1; node-b foo ^rs1; node-x foo ^rs2; node-x foo ^rs2; node-x foo ^rs2");
-	/* the hard default applies to a pod controlled by rs1: zone1 holds 2 of its pods, zone2 none */
-	struct sk_pod *owned = tu_pod("p", NULL, NULL, "foo", "rs1", false, "");
+		   "node-a app=a ^rs1; node-b app=a; node-x app=b ^rs2; node-x app=b ^rs2; node-x app=b ^rs2");
+	ph_set_objects(h, "[" REPLICA_SET("rs1", "{\"matchLabels\":{\"app\":\"a\"}}") "," REPLICA_SET("rs2", "{\"matchLabels\":{\"app\":\"b\"}}") "]");
+	/* the hard default applies to a pod controlled by rs1 with rs1's selector: zone1 holds 2 of
+	 * the pods it selects (one of them unowned), zone2 none */
+	struct sk_pod *owned = tu_pod("p", NULL, NULL, "app=a", "rs1", false, "");
 	char codes[8];
 	tu_filter_all(h, pl, owned, codes, NULL);
 	assert_string_equal(codes, "UUSX");
-	/* without a supported owner there is no default constraint */
-	struct sk_pod *lone = tu_pod("p", NULL, NULL, "foo", NULL, false, "");
+	/* neither a controller nor a Service: no default constraint */
+	struct sk_pod *lone = tu_pod("p", NULL, NULL, "app=a", NULL, false, "");
 	tu_filter_all(h, pl, lone, codes, NULL);
 	assert_string_equal(codes, "KKKK");
 	/* the soft default on the hostname: rs1 counts 1/1/0/0, w = ln(4+2), raw 2/2/0/0 -> 0/0/100/100 */
@@ -372,6 +429,18 @@ static void test_list_defaults(void **state)
 	assert_int_equal(got[2], 100);
 	assert_int_equal(got[3], 100);
 	assert_int_equal(tu_scores(h, pl, lone, NULL, got, &n), SK_SKIP);
+	/* a Service selecting the unowned pod gives it the defaults (upstream "default constraints and a
+	 * service"): its selector app=a counts 2 in zone1 */
+	ph_set_objects(h, "[" SERVICE("default", "web", "{\"app\":\"a\"}") "]");
+	tu_filter_all(h, pl, lone, codes, NULL);
+	assert_string_equal(codes, "UUSX");
+	/* Service and ReplicaSet selectors are ANDed: app=a and tier=web selects nothing on the nodes,
+	 * so every zone holds 0: the constraint applies (node-y lacks the zone key) and no node fails the skew */
+	ph_set_objects(h, "[" SERVICE("default", "web", "{\"app\":\"a\"}") "," REPLICA_SET("rs1", "{\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"In\",\"values\":[\"web\"]}]}") "]");
+	struct sk_pod *tiered = tu_pod("p", NULL, NULL, "app=a,tier=web", "rs1", false, "");
+	tu_filter_all(h, pl, tiered, codes, NULL);
+	assert_string_equal(codes, "SSSX");
+	sk_pod_unref(tiered);
 	sk_pod_unref(owned);
 	sk_pod_unref(lone);
 	ph_free(h);
@@ -529,7 +598,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_filter),    cmocka_unit_test(test_filter_reasons), cmocka_unit_test(test_add_remove_pod),
-		cmocka_unit_test(test_score),     cmocka_unit_test(test_list_defaults),  cmocka_unit_test(test_hints),
+		cmocka_unit_test(test_score),     cmocka_unit_test(test_list_defaults), cmocka_unit_test(test_default_constraints_and_a_service),  cmocka_unit_test(test_hints),
 		cmocka_unit_test(test_args),      cmocka_unit_test(test_parallel_matches_serial),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -83,7 +83,8 @@ static inline struct sk_node *tu_node(const char *desc)
 	return fx_node(buf);
 }
 
-/* A pod: name, namespace (NULL = default), node (NULL = unbound), labels csv, owner uid (NULL = none),
+/* A pod: name, namespace (NULL = default), node (NULL = unbound), labels csv, owner (NULL = none: the
+ * name and uid of the apps/v1 ReplicaSet controlling it),
  * terminating, extra spec fields ("" = none). */
 static inline struct sk_pod *tu_pod(const char *name, const char *ns, const char *node, const char *labels, const char *owner,
 			     bool terminating, const char *spec)
@@ -92,9 +93,9 @@ static inline struct sk_pod *tu_pod(const char *name, const char *ns, const char
 	tu_labels_json(labels, lj, sizeof(lj));
 	if (owner)
 		snprintf(own, sizeof(own),
-			 ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs\","
+			 ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"%s\","
 			 "\"uid\":\"%s\",\"controller\":true}]",
-			 owner);
+			 owner, owner);
 	if (node)
 		snprintf(nn, sizeof(nn), "\"nodeName\":\"%s\"%s", node, spec && *spec ? "," : "");
 	snprintf(buf, sizeof(buf),

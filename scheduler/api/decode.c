@@ -16,6 +16,7 @@
 #include "kube/selector.h"
 #include "schedkit/types.h"
 #include "scheduler/api/pod_volumes.h"
+#include "scheduler/api/raw.h"
 
 #define DEFAULT_MILLI_CPU_REQUEST 100                 /* upstream DefaultMilliCPURequest */
 #define DEFAULT_MEMORY_REQUEST (200LL * 1024 * 1024)   /* upstream DefaultMemoryRequest */
@@ -89,10 +90,12 @@ static void arena_free(struct arena *a)
 struct pod_box {
 	struct sk_pod *parent; /* sk_pod_with_node copies: the pod whose memory they share */
 	struct arena arena;
+	struct sk_obj_raw raw; /* the served object, for the extenders (raw.h); the root's only */
 	struct sk_pod pod;
 };
 struct node_box {
 	struct arena arena;
+	struct sk_obj_raw raw;
 	struct sk_node node;
 };
 
@@ -1410,10 +1413,16 @@ static void decode_owner(struct dctx *c, const cJSON *meta, struct sk_pod *p)
 		const char *kind = get_string(c, r, "kind", sub);
 		snprintf(sub, sizeof(sub), "%s.uid", path);
 		const char *uid = get_string(c, r, "uid", sub);
+		snprintf(sub, sizeof(sub), "%s.name", path);
+		const char *name = get_string(c, r, "name", sub);
+		snprintf(sub, sizeof(sub), "%s.apiVersion", path);
+		const char *api_version = get_string(c, r, "apiVersion", sub);
 		if (c->failed)
 			return;
 		p->owner_kind = intern_or_fail(c, kind ? kind : "");
 		p->owner_uid = intern_or_fail(c, uid ? uid : "");
+		p->owner_name = intern_or_fail(c, name ? name : "");
+		p->owner_api_version = intern_or_fail(c, api_version ? api_version : "");
 		return;
 	}
 }
@@ -1433,6 +1442,7 @@ static void pod_box_free(struct pod_box *b)
 	} else {
 		pod_free_contents(&b->pod);
 		arena_free(&b->arena);
+		sk_obj_raw_free(&b->raw);
 	}
 	free(b);
 }
@@ -1640,6 +1650,8 @@ struct sk_pod *sk_pod_decode(const cJSON *obj, char **err)
 	if (c->failed)
 		goto out;
 	decode_pod_placement(c, spec, p);
+	if (!c->failed && sk_obj_raw_keep(&b->raw, obj, true) != 0)
+		fail_oom(c);
 
 out:
 	sk_resource_clear(&acc.sum);
@@ -1697,6 +1709,14 @@ struct sk_pod *sk_pod_with_node(const struct sk_pod *p, const char *node_name)
 	return &b->pod;
 }
 
+const struct sk_obj_raw *sk_pod_raw(const struct sk_pod *p)
+{
+	const struct pod_box *b = POD_BOX(p);
+	return b->parent ? &POD_BOX(b->parent)->raw : &b->raw;
+}
+
+const struct sk_obj_raw *sk_node_raw(const struct sk_node *n) { return &NODE_BOX(n)->raw; }
+
 /* ---------- nodes ---------- */
 
 static const char *label_or(const struct sk_labels *l, const char *a, const char *b)
@@ -1732,6 +1752,7 @@ static void node_box_free(struct node_box *b)
 {
 	sk_resource_clear(&b->node.allocatable);
 	arena_free(&b->arena);
+	sk_obj_raw_free(&b->raw);
 	free(b);
 }
 
@@ -1978,7 +1999,11 @@ struct sk_node *sk_node_decode(const cJSON *obj, char **err)
 		if (c->failed)
 			goto out;
 		decode_node_images(c, status, n);
+		if (c->failed)
+			goto out;
 	}
+	if (sk_obj_raw_keep(&b->raw, obj, false) != 0)
+		fail_oom(c);
 out:
 	if (c->failed) {
 		if (err && !*err)

@@ -252,6 +252,7 @@ struct user_profile {
 	int npc;
 	struct user_plugin_config *pc;
 	cJSON *extenders;
+	struct sk_records_config records;
 };
 
 static void plugin_set_free(struct sk_plugin_set_config *s)
@@ -598,9 +599,12 @@ static int merge_set(const struct user_set *u, int ep, struct sk_plugin_set_conf
 	return 0;
 }
 
-/* Reports removed and unknown plugin names in the user's enabled lists. */
-static void check_enabled_names(const struct user_profile *u, int pi, struct sk_errors *e)
+/* Reports removed and unknown plugin names in the user's enabled lists. Returns the set of fields
+ * (1 << ep, SK_EP_MULTI_POINT included) that named one, so that the checks whose result such a
+ * name decides (queue sort and bind counts, the common queue sort) do not add a second error. */
+static unsigned check_enabled_names(const struct user_profile *u, int pi, struct sk_errors *e)
 {
+	unsigned bad = 0;
 	for (int ep = 0; ep <= SK_EP_COUNT; ep++) {
 		for (int i = 0; i < u->sets[ep].nenabled; i++) {
 			const char *name = u->sets[ep].enabled[i].name;
@@ -612,7 +616,9 @@ static void check_enabled_names(const struct user_profile *u, int pi, struct sk_
 				snprintf(detail, sizeof(detail), "was invalid in version \"%s\" (KubeSchedulerConfiguration is version \"%s\")",
 					 API_VERSION, API_VERSION);
 				sk_err_invalid_str(e, p, name, detail);
+				bad |= 1u << ep;
 			} else if (!plugin_lookup(name) && !unavailable_static_name(name)) {
+				bad |= 1u << ep;
 				const char *s = sk_registry_suggest(name);
 				if (s)
 					sk_errors_addf(e, "%s: unknown plugin \"%s\"; did you mean \"%s\"?", p, name, s);
@@ -622,6 +628,7 @@ static void check_enabled_names(const struct user_profile *u, int pi, struct sk_
 			path_free(p);
 		}
 	}
+	return bad;
 }
 
 static int add_unavailable(struct sk_profile_config *p, const char *name)
@@ -662,7 +669,7 @@ static char *entry_path(int pi, int ep, const struct sk_plugin_set_entry *en)
 }
 
 /* updatePluginList + expandMultiPointPlugins for one extension point (pkg/scheduler/framework/runtime/framework.go (expandMultiPointPlugins)). */
-static int expand_point(struct sk_profile_config *p, int pi, int ep, struct sk_errors *e)
+static int expand_point(struct sk_profile_config *p, int pi, int ep, struct sk_errors *e, struct sk_errors *warn)
 {
 	const struct sk_plugin_set_config *spec = &p->merged[ep], *mp = &p->merged[SK_EP_MULTI_POINT];
 	int cap = spec->nenabled + mp->nenabled + 1;
@@ -679,8 +686,9 @@ static int expand_point(struct sk_profile_config *p, int pi, int ep, struct sk_e
 		const struct sk_plugin_desc *d = plugin_lookup(en->name);
 		if (!d) {
 			if (unavailable_static_name(en->name)) {
-				klog_warning("Plugin not available in this build, skipped", " profile=%s point=%s plugin=%s",
-					     p->scheduler_name ? p->scheduler_name : "", ep_fields[ep], en->name);
+				char *wp = entry_path(pi, ep, en);
+				sk_errors_addf(warn, "%s: plugin \"%s\" is not available in this build; skipped", wp, en->name);
+				path_free(wp);
 				if (add_unavailable(p, en->name) < 0)
 					rc = -1;
 			}
@@ -754,6 +762,22 @@ out:
 	return rc;
 }
 
+/* Go's int64 arithmetic wraps; so do these, without C's undefined signed overflow. */
+static int64_t wrap_int64(uint64_t u)
+{
+	return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(UINT64_MAX - u) - 1;
+}
+
+bool sk_score_weight_overflows(int64_t total, int32_t weight)
+{
+	return (int64_t)weight * SK_MAX_NODE_SCORE > wrap_int64((uint64_t)INT64_MAX - (uint64_t)total);
+}
+
+int64_t sk_score_total_add(int64_t total, int32_t weight)
+{
+	return wrap_int64((uint64_t)total + (uint64_t)((int64_t)weight * SK_MAX_NODE_SCORE));
+}
+
 /* getScoreWeights: the specific score list first, then multiPoint; the first weight seen wins. */
 static void score_weights(struct sk_profile_config *p, struct sk_errors *e, int pi)
 {
@@ -777,14 +801,14 @@ static void score_weights(struct sk_profile_config *p, struct sk_errors *e, int 
 					seen = !strcmp(sets[s2]->enabled[k].name, en->name);
 			if (seen)
 				continue;
-			int64_t w = en->weight == 0 ? 1 : en->weight;
-			if (!overflow && w * SK_MAX_NODE_SCORE > INT64_MAX - total) {
+			int32_t w = en->weight == 0 ? 1 : en->weight;
+			if (!overflow && sk_score_weight_overflows(total, w)) {
 				sk_errors_addf(e, "profiles[%d].plugins.score: total score of Score plugins could overflow", pi);
 				overflow = true;
 			}
-			total += w * SK_MAX_NODE_SCORE;
+			total = sk_score_total_add(total, w);
 			if (ref)
-				ref->weight = (int32_t)w;
+				ref->weight = w;
 		}
 	}
 	for (int j = 0; j < score->n; j++)
@@ -834,7 +858,8 @@ static bool is_decoding_error(const char *msg)
 
 /* pluginConfig as given (decoded by each plugin's args decoder), then default args for every
  * enabled plugin with an args type and no entry, by name (setDefaults_KubeSchedulerProfile). */
-static int build_plugin_config(struct sk_profile_config *p, const struct user_profile *u, int pi, struct sk_errors *e)
+static int build_plugin_config(struct sk_profile_config *p, const struct user_profile *u, int pi, struct sk_errors *e,
+			       struct sk_errors *warn)
 {
 	for (int i = 0; i < u->npc; i++) {
 		const char *name = u->pc[i].name;
@@ -866,8 +891,8 @@ static int build_plugin_config(struct sk_profile_config *p, const struct user_pr
 			if (drc != 0 && fit_unused && scratch.n == 0)
 				sk_errors_addf(e, "%s: out of memory", ap);
 			if (drc != 0 && fit_unused && scratch.n) {
-				klog_warning("pluginConfig args of a plugin that is not enabled are invalid; ignored as upstream does",
-					     " profile=%s plugin=%s", p->scheduler_name ? p->scheduler_name : "", name);
+				sk_errors_addf(warn, "%s: invalid args of plugin \"%s\", which the profile does not enable; ignored as upstream does",
+					       ap, name);
 				cJSON *raw = u->pc[i].args ? cJSON_Duplicate(u->pc[i].args, 1) : NULL;
 				if ((u->pc[i].args && !raw) || pc_add(p, name, NULL, NULL, raw) < 0) {
 					cJSON_Delete(raw);
@@ -885,8 +910,7 @@ static int build_plugin_config(struct sk_profile_config *p, const struct user_pr
 			path_free(ap);
 		} else {
 			if (!d)
-				klog_warning("pluginConfig names a plugin that is not registered; args kept as given",
-					     " profile=%s plugin=%s", p->scheduler_name ? p->scheduler_name : "", name);
+				sk_errors_addf(warn, "%s: plugin \"%s\" is not registered; its args are kept as given", path, name);
 			cJSON *raw = u->pc[i].args ? cJSON_Duplicate(u->pc[i].args, 1) : NULL;
 			if ((u->pc[i].args && !raw) || pc_add(p, name, d, NULL, raw) < 0) {
 				cJSON_Delete(raw);
@@ -970,37 +994,15 @@ static void profile_free(struct sk_profile_config *p)
 	cJSON_Delete(p->extenders);
 }
 
-/* Go %#v of an internal config.PluginSet, as upstream prints it in queueSort errors. */
+static cJSON *plugin_set_json(const struct sk_plugin_set_config *s);
+
+/* A PluginSet as the user writes it, in JSON ({"enabled":[{"name":"X"}],"disabled":[{"name":"*"}]});
+ * upstream prints Go's %#v of its internal struct here. Caller frees; NULL on OOM. */
 static char *print_plugin_set(const struct sk_plugin_set_config *s)
 {
-	size_t len = 128;
-	for (int i = 0; i < s->nenabled; i++)
-		len += strlen(s->enabled[i].name) + 48;
-	for (int i = 0; i < s->ndisabled; i++)
-		len += strlen(s->disabled[i]) + 48;
-	char *out = malloc(len), *p = out;
-	if (!out)
-		return NULL;
-	p += sprintf(p, "config.PluginSet{Enabled:");
-	if (!s->nenabled) {
-		p += sprintf(p, "[]config.Plugin(nil)");
-	} else {
-		p += sprintf(p, "[]config.Plugin{");
-		for (int i = 0; i < s->nenabled; i++)
-			p += sprintf(p, "%sconfig.Plugin{Name:\"%s\", Weight:%d}", i ? ", " : "", s->enabled[i].name,
-				     s->enabled[i].weight);
-		p += sprintf(p, "}");
-	}
-	p += sprintf(p, ", Disabled:");
-	if (!s->ndisabled) {
-		p += sprintf(p, "[]config.Plugin(nil)");
-	} else {
-		p += sprintf(p, "[]config.Plugin{");
-		for (int i = 0; i < s->ndisabled; i++)
-			p += sprintf(p, "%sconfig.Plugin{Name:\"%s\", Weight:0}", i ? ", " : "", s->disabled[i]);
-		p += sprintf(p, "}");
-	}
-	sprintf(p, "}");
+	cJSON *j = plugin_set_json(s);
+	char *out = j ? kube_json_print(j) : NULL;
+	cJSON_Delete(j);
 	return out;
 }
 
@@ -1024,9 +1026,11 @@ static cJSON *pc_args_json(const struct sk_plugin_config_entry *pc)
 	return pc->raw ? cJSON_Duplicate(pc->raw, 1) : NULL;
 }
 
-/* validateCommonQueueSort */
-static void validate_common_queue_sort(const struct sk_config *cfg, struct sk_errors *e)
+/* validateCommonQueueSort. A profile whose queueSort (or multiPoint) names an unknown plugin was
+ * reported already: comparing its set would only repeat that error. */
+static void validate_common_queue_sort(const struct sk_config *cfg, const unsigned *bad_names, struct sk_errors *e)
 {
+	const unsigned qs_bad = 1u << SK_EP_QUEUE_SORT | 1u << SK_EP_MULTI_POINT;
 	const struct sk_plugin_set_config *canon = &cfg->profiles[0].merged[SK_EP_QUEUE_SORT];
 	const char *qs_name = canon->nenabled ? canon->enabled[0].name : NULL;
 	if (canon->nenabled > 1)
@@ -1038,10 +1042,10 @@ static void validate_common_queue_sort(const struct sk_config *cfg, struct sk_er
 			canon_args = pc_args_json(&cfg->profiles[0].plugin_config[i]);
 	for (int p = 1; p < cfg->nprofiles; p++) {
 		const struct sk_plugin_set_config *cur = &cfg->profiles[p].merged[SK_EP_QUEUE_SORT];
-		if (!plugin_sets_equal(canon, cur)) {
+		if (!plugin_sets_equal(canon, cur) && !((bad_names[0] | bad_names[p]) & qs_bad)) {
 			char *printed = print_plugin_set(cur);
 			sk_errors_addf(e, "profiles[%d].plugins.queueSort: Invalid value: %s: queueSort must be the same for all profiles", p,
-				       printed ? printed : "config.PluginSet{}");
+				       printed ? printed : "{}");
 			free(printed);
 		}
 		for (int i = 0; qs_name && i < cfg->profiles[p].nplugin_config; i++) {
@@ -1067,7 +1071,7 @@ static void validate_common_queue_sort(const struct sk_config *cfg, struct sk_er
 static int decode_profile(const cJSON *obj, int pi, struct user_profile *u, struct sk_errors *e)
 {
 	static const char *const fields[] = { "schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig",
-					      "extenders", NULL };
+					      "extenders", "decisionRecords", NULL };
 	char *path = pathf("profiles[%d]", pi);
 	int rc = 0;
 	if (!cJSON_IsObject(obj)) {
@@ -1088,6 +1092,9 @@ static int decode_profile(const cJSON *obj, int pi, struct user_profile *u, stru
 		else if (!(u->extenders = cJSON_Duplicate(ext, 1)))
 			rc = -1;
 	}
+	char *rp = pathf("%s.decisionRecords", path);
+	rc |= sk_records_config_decode(cJSON_GetObjectItemCaseSensitive(obj, "decisionRecords"), rp, &u->records, e);
+	path_free(rp);
 	path_free(pp);
 	path_free(pcp);
 	path_free(ep);
@@ -1146,6 +1153,24 @@ static void validate_leader_election(const struct sk_leader_election_config *le,
 				   "resourceLock value must be \"leases\"");
 }
 
+/* The release that stopped serving an old kubescheduler.config.k8s.io version (KEP-785, the
+ * upstream changelogs), or NULL for a name that never was one. */
+static const char *removed_api_version(const char *av)
+{
+	static const struct {
+		const char *version, *removed_in;
+	} removed[] = {
+		{ "kubescheduler.config.k8s.io/v1alpha1", "v1.19" },
+		{ "kubescheduler.config.k8s.io/v1beta1", "v1.23" },
+		{ "kubescheduler.config.k8s.io/v1beta2", "v1.28" },
+		{ "kubescheduler.config.k8s.io/v1beta3", "v1.29" },
+	};
+	for (size_t i = 0; i < sizeof removed / sizeof removed[0]; i++)
+		if (!strcmp(av, removed[i].version))
+			return removed[i].removed_in;
+	return NULL;
+}
+
 static int decode_top(const cJSON *root, struct sk_config *cfg, struct user_profile **uprofs, int *nuprofs,
 		      bool *has_pct, bool *has_ia, bool *has_max, bool *has_par, struct sk_errors *e)
 {
@@ -1181,8 +1206,13 @@ static int decode_top(const cJSON *root, struct sk_config *cfg, struct user_prof
 		sk_err_required(e, "apiVersion", "");
 		rc = -1;
 	} else if (strcmp(av, API_VERSION)) {
-		const char *const sup[] = { API_VERSION, NULL };
-		sk_err_unsupported(e, "apiVersion", av, sup);
+		const char *removed_in = removed_api_version(av);
+		if (removed_in)
+			sk_errors_addf(e, "apiVersion: Unsupported value: \"%s\": supported values: \"%s\" (%s was removed in "
+					  "Kubernetes %s; convert the file with \"schedkit-scheduler convert\")",
+				       av, API_VERSION, av, removed_in);
+		else
+			sk_err_unsupported(e, "apiVersion", av, (const char *const[]){ API_VERSION, NULL });
 		rc = -1;
 	}
 	if (!has_kind || !*kind) {
@@ -1402,7 +1432,7 @@ static int apply_extender_ignored_resources(const struct sk_config *cfg, struct 
 	return rc;
 }
 
-static int build_profile(struct sk_config *cfg, int pi, struct user_profile *u, struct sk_errors *e)
+static int build_profile(struct sk_config *cfg, int pi, struct user_profile *u, unsigned *bad_names, struct sk_errors *e)
 {
 	struct sk_profile_config *p = &cfg->profiles[pi];
 	p->percentage_of_nodes_to_score = u->has_pct ? (int32_t)u->pct : -1;
@@ -1415,11 +1445,12 @@ static int build_profile(struct sk_config *cfg, int pi, struct user_profile *u, 
 	}
 	p->extenders = u->extenders;
 	u->extenders = NULL;
+	p->records = u->records;
 	for (int ep = 0; ep <= SK_EP_COUNT; ep++)
 		if (merge_set(&u->sets[ep], ep, &p->merged[ep]) < 0)
 			return -1;
-	check_enabled_names(u, pi, e);
-	if (build_plugin_config(p, u, pi, e) < 0 || apply_extender_ignored_resources(cfg, p, pi, e) < 0)
+	unsigned bad = *bad_names = check_enabled_names(u, pi, e);
+	if (build_plugin_config(p, u, pi, e, &cfg->warnings) < 0 || apply_extender_ignored_resources(cfg, p, pi, e) < 0)
 		return -1;
 
 	/* validateKubeSchedulerProfile */
@@ -1441,32 +1472,17 @@ static int build_profile(struct sk_config *cfg, int pi, struct user_profile *u, 
 
 	/* NewFramework */
 	for (int ep = 0; ep < SK_EP_COUNT; ep++)
-		if (expand_point(p, pi, ep, e) < 0)
+		if (expand_point(p, pi, ep, e, &cfg->warnings) < 0)
 			return -1;
 	const char *sn = p->scheduler_name ? p->scheduler_name : "";
-	if (p->points[SK_EP_QUEUE_SORT].n != 1)
+	const unsigned mp = 1u << SK_EP_MULTI_POINT;
+	if (p->points[SK_EP_QUEUE_SORT].n != 1 && !(bad & (mp | 1u << SK_EP_QUEUE_SORT)))
 		sk_errors_addf(e, "profiles[%d].plugins.queueSort: only one queue sort plugin required for profile with scheduler name \"%s\", but got %d",
 			       pi, sn, p->points[SK_EP_QUEUE_SORT].n);
-	if (p->points[SK_EP_BIND].n == 0)
+	if (p->points[SK_EP_BIND].n == 0 && !(bad & (mp | 1u << SK_EP_BIND)))
 		sk_errors_addf(e, "profiles[%d].plugins.bind: at least one bind plugin is needed for profile with scheduler name \"%s\"",
 			       pi, sn);
 	score_weights(p, e, pi);
-	if (p->nunavailable) {
-		size_t len = 1;
-		for (int i = 0; i < p->nunavailable; i++)
-			len += strlen(p->unavailable[i]) + 2;
-		char *list = malloc(len);
-		if (list) {
-			list[0] = '\0';
-			for (int i = 0; i < p->nunavailable; i++) {
-				if (i)
-					strcat(list, ", ");
-				strcat(list, p->unavailable[i]);
-			}
-			klog_info(1, "Upstream plugins not available in this build are skipped", " profile=%s plugins=%s", sn, list);
-			free(list);
-		}
-	}
 	return 0;
 }
 
@@ -1484,6 +1500,7 @@ void sk_config_free(struct sk_config *cfg)
 	free(cfg->client_kubeconfig);
 	free(cfg->client_accept_content_types);
 	cJSON_Delete(cfg->extenders);
+	sk_errors_free(&cfg->warnings);
 	free(cfg->external);
 	sk_errors_free(&cfg->notes);
 	/* last: the profiles' args were freed by the modules' own args_free */
@@ -1500,7 +1517,8 @@ struct sk_config *sk_config_load_opts(const char *text, size_t len, const struct
 				      struct sk_errors *errs)
 {
 	char *perr = NULL;
-	cJSON *root = kube_yaml_parse_one(text, len, &perr);
+	/* strict decoding, as upstream's scheme codecs (serializer.EnableStrict): a duplicate key is an error */
+	cJSON *root = kube_yaml_parse_one_strict(text, len, &perr);
 	if (!root) {
 		sk_errors_addf(errs, "failed to parse config: %s", perr ? perr : "invalid YAML");
 		free(perr);
@@ -1540,10 +1558,11 @@ struct sk_config *sk_config_load_opts(const char *text, size_t len, const struct
 		struct sk_errors perrs = { 0 };
 		struct user_profile empty = { 0 };
 		int *pend = calloc((size_t)n, sizeof(int));
-		if (!pend)
+		unsigned *bad_names = calloc((size_t)n, sizeof(unsigned));
+		if (!pend || !bad_names)
 			oom = true;
 		for (int i = 0; !oom && i < n; i++) {
-			if (build_profile(cfg, i, nuprofs ? &uprofs[i] : &empty, &perrs) < 0)
+			if (build_profile(cfg, i, nuprofs ? &uprofs[i] : &empty, &bad_names[i], &perrs) < 0)
 				oom = true;
 			pend[i] = perrs.n;
 		}
@@ -1577,7 +1596,7 @@ struct sk_config *sk_config_load_opts(const char *text, size_t len, const struct
 		sk_errors_free(&perrs);
 		free(pend);
 		if (!oom) {
-			validate_common_queue_sort(cfg, errs);
+			validate_common_queue_sort(cfg, bad_names, errs);
 			if (cfg->percentage_of_nodes_to_score < 0 || cfg->percentage_of_nodes_to_score > 100)
 				sk_err_invalid_int(errs, "percentageOfNodesToScore", cfg->percentage_of_nodes_to_score,
 						   "not in valid range [0-100]");
@@ -1590,6 +1609,7 @@ struct sk_config *sk_config_load_opts(const char *text, size_t len, const struct
 			if (cfg->extenders)
 				validate_extenders(cfg->extenders, "extenders", errs);
 		}
+		free(bad_names);
 	}
 	for (int i = 0; i < nuprofs; i++)
 		user_profile_free(&uprofs[i]);
@@ -1641,6 +1661,8 @@ int sk_config_validate_file_opts(const char *path, const struct sk_config_opts *
 	}
 	for (int i = 0; i < cfg->notes.n; i++)
 		fprintf(out, "warning: %s\n", cfg->notes.msgs[i] ? cfg->notes.msgs[i] : "");
+	for (int i = 0; i < cfg->warnings.n; i++)
+		fprintf(out, "warning: %s\n", cfg->warnings.msgs[i] ? cfg->warnings.msgs[i] : "out of memory");
 	for (int p = 0; p < cfg->nprofiles; p++) {
 		const struct sk_profile_config *pr = &cfg->profiles[p];
 		if (!pr->nunavailable)
@@ -1651,6 +1673,7 @@ int sk_config_validate_file_opts(const char *path, const struct sk_config_opts *
 			fprintf(out, "%s %s", i ? "," : "", pr->unavailable[i]);
 		fputc('\n', out);
 	}
+	sk_config_note_extensions(cfg, out);
 	sk_config_free(cfg);
 	sk_errors_free(&errs);
 	return 0;
@@ -1728,6 +1751,8 @@ static cJSON *profile_json(const struct sk_profile_config *p)
 	}
 	if (ok && p->extenders)
 		ok = add(o, "extenders", cJSON_Duplicate(p->extenders, 1));
+	if (ok && p->records.given)
+		ok = add(o, "decisionRecords", sk_records_config_json(&p->records));
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;
@@ -1809,6 +1834,12 @@ void sk_config_log_notes(const struct sk_config *cfg)
 	for (int i = 0; i < cfg->notes.n; i++)
 		klog_warning("Legacy Policy translation: not carried over exactly", " note=\"%s\"",
 			     cfg->notes.msgs[i] ? cfg->notes.msgs[i] : "");
+}
+
+void sk_config_log_warnings(const struct sk_config *cfg)
+{
+	for (int i = 0; i < cfg->warnings.n; i++)
+		klog_warning("Configuration warning", " msg=\"%s\"", cfg->warnings.msgs[i] ? cfg->warnings.msgs[i] : "out of memory");
 }
 
 void sk_config_log_unavailable(const struct sk_config *cfg)

@@ -37,8 +37,8 @@ bool sk_desc_implements(const struct sk_plugin_desc *desc, enum sk_ext_point ep)
 
 struct sk_plugin_ref {
 	const struct sk_plugin_desc *desc;
-	int32_t weight;                   /* score only: 0 or unset becomes 1 (upstream getScoreWeights; negative
-					     weights are accepted as upstream does) */
+	int32_t weight;                   /* score only: 0 or unset becomes 1 (upstream getScoreWeights; a negative
+					     weight is kept and run as given, see sk_score_weight_overflows) */
 };
 struct sk_plugin_list {
 	int n;
@@ -72,6 +72,15 @@ struct sk_plugin_config_entry {
 	cJSON *raw;                       /* args as given when not decoded, else NULL */
 };
 
+/* Decision records of a profile (schedkit extension `decisionRecords`, docs/explain.md). */
+struct sk_records_config {
+	bool enabled;      /* keep a decision record of every attempt (default false) */
+	bool annotations;  /* write the result annotations on the pod (default false) */
+	bool given;        /* the field was in the input (printed back by sk_config_to_json) */
+};
+int sk_records_config_decode(const cJSON *obj, const char *path, struct sk_records_config *out, struct sk_errors *e);
+cJSON *sk_records_config_json(const struct sk_records_config *c); /* caller frees; NULL on OOM */
+
 struct sk_profile_config {
 	char *scheduler_name;
 	int32_t percentage_of_nodes_to_score; /* -1 = unset (use global) */
@@ -80,6 +89,7 @@ struct sk_profile_config {
 	int nargs;
 	struct sk_plugin_args *args;      /* borrowed from plugin_config (not owned) */
 	cJSON *extenders;                 /* schedkit extension: per-profile extenders, or NULL */
+	struct sk_records_config records; /* schedkit extension: decision records */
 
 	/* the merged plugin sets: [ep] per extension point, [SK_EP_COUNT] = multiPoint */
 	struct sk_plugin_set_config merged[SK_EP_COUNT + 1];
@@ -112,6 +122,10 @@ struct sk_config {
 	struct sk_profile_config *profiles;
 	cJSON *extenders;                 /* top-level extenders as given (validated), or NULL */
 	char sha256[65];                  /* hex sha256 of the input bytes */
+	/* What the loader noticed but accepted ("profiles[0].pluginConfig[2]: plugin \"X\" is not
+	 * registered; ..."): the loader never logs; --validate prints them as "warning:" lines, the
+	 * daemon logs them with sk_config_log_warnings when it builds the config's frameworks. */
+	struct sk_errors warnings;
 	/* Plugins beyond the in-tree ones (sk_config_opts): the module set the config was loaded with
 	 * (one reference held, dropped by sk_config_free after every args_free ran), and the
 	 * placeholder descriptors of external plugin names. */
@@ -156,8 +170,8 @@ int sk_config_validate_file(const char *path, FILE *out);
 /* Parses YAML or JSON text, applies upstream defaults, validates. On failure returns NULL and
  * fills errs with every error, each naming its field ("profiles[0].plugins.score.enabled[1]:
  * unknown plugin \"NodeResourceFit\"; did you mean \"NodeResourcesFit\"?"). The result is owned by
- * the caller (sk_config_free). Logs a warning when a profile names a not-built upstream plugin at a
- * specific extension point; sk_config_log_unavailable reports the skipped defaults. */
+ * the caller (sk_config_free). Logs nothing: what is accepted with a warning is in cfg->warnings
+ * (sk_config_log_warnings), the skipped upstream defaults in each profile (sk_config_log_unavailable). */
 struct sk_config *sk_config_load(const char *text, size_t len, struct sk_errors *errs);
 struct sk_config *sk_config_load_file(const char *path, struct sk_errors *errs);
 /* The same with opts (NULL = the plain loaders above). */
@@ -176,8 +190,26 @@ cJSON *sk_config_unavailable_json(const struct sk_config *cfg);
 void sk_config_log_notes(const struct sk_config *cfg);
 /* Start-up log: one warning per profile naming the upstream plugins it runs without. */
 void sk_config_log_unavailable(const struct sk_config *cfg);
+/* One warning log line per entry of cfg->warnings. */
+void sk_config_log_warnings(const struct sk_config *cfg);
+/* getScoreWeights' overflow check (pkg/scheduler/framework/runtime/framework.go): is
+ * weight*MaxNodeScore > MaxTotalScore-total, computed as Go does, with wrapping int64 arithmetic?
+ * So a negative weight is accepted only as upstream accepts it: once the running total is negative,
+ * MaxTotalScore-total wraps and every later Score plugin "could overflow". sk_score_total_add is
+ * the wrapping total += weight*MaxNodeScore. No undefined behaviour for any inputs. */
+bool sk_score_weight_overflows(int64_t total, int32_t weight);
+int64_t sk_score_total_add(int64_t total, int32_t weight);
 /* numFeasibleNodesToFind (pkg/scheduler/schedule_one.go (numFeasibleNodesToFind)): p's percentage when set (>= 0), else the global one; p may be
  * NULL. The "no score plugins and no extenders -> 1" rule is the caller's (schedule_one). */
 int32_t sk_num_feasible_nodes_to_find(const struct sk_config *cfg, const struct sk_profile_config *p, int32_t num_nodes);
+
+/* config_ext.c: the schedkit extensions a loaded file uses, one "note:" line each on out (for
+ * --validate: kube-scheduler cannot load such a file), e.g. profiles[1].extenders
+ * (docs/extenders.md). */
+void sk_config_note_extensions(const struct sk_config *cfg, FILE *out);
+/* Replaces, in a configuration's JSON form (sk_config_to_json), every extender's
+ * tlsConfig.keyData and certData (top-level and per-profile) with "--- REDACTED ---" (as client-go
+ * prints a rest.Config), for /configz and logs. */
+void sk_config_redact_secrets(cJSON *cc);
 
 #endif

@@ -13,6 +13,7 @@
 #include "kube/util.h"
 #include "scheduler/backend/queue.h"
 #include "scheduler/daemon/internal.h"
+#include "scheduler/framework/extender.h"
 #include "scheduler/framework/loader.h"
 
 /* ---------- sk_daemon_new, step by step ---------- */
@@ -159,11 +160,18 @@ static int build_state(struct sk_daemon *d, char **err)
 	d->nom = sk_nominator_new();
 	d->registry = kube_metrics_registry_new();
 	d->metrics = d->registry ? sk_sched_metrics_new(d->registry) : NULL;
+	sk_extender_metrics_register(d->registry); /* the extenders' calls (extender.h) */
 	if (d->registry)
 		sk_dm_reload_metrics_new(d);
 	struct kube_client *clients[] = {d->client, d->event_client, NULL};
 	d->std_metrics = d->registry ? kube_std_metrics_new(d->registry, clients, d->api_host) : NULL;
-	if (!d->cache || !d->snap || !d->nom || !d->metrics || !d->std_metrics)
+	d->decisions = sk_decisions_new(&(struct sk_decisions_opts){ .per_pod = d->opts.decisions_per_pod,
+								      .max_records = d->opts.decisions_max,
+								      .max_bytes = (int64_t)d->opts.decisions_max_mib << 20 });
+	d->annotator = sk_annotator_new(d->client);
+	d->summary = sk_summary_new(SK_SUMMARY_WINDOW_S, SK_SUMMARY_BUCKET_S);
+	if (!d->cache || !d->snap || !d->nom || !d->metrics || !d->std_metrics || !d->decisions || !d->annotator ||
+	    !d->summary)
 		return kube_errf(err, "out of memory");
 	return 0;
 }
@@ -214,7 +222,7 @@ static int build_informers(struct sk_daemon *d, char **err)
 	struct kube_informer_opts pdbo = { .group = "policy", .version = "v1", .resource = "poddisruptionbudgets" };
 	if (kube_informer_new(d->client, &po, &d->pods) != 0 || kube_informer_new(d->client, &no, &d->nodes) != 0 ||
 	    kube_informer_new(d->client, &pdbo, &d->pdbs) != 0 ||
-	    !(d->preempt = sk_preempt_client_new(d->client, d->pods, d->pdbs)))
+	    !(d->preempt = sk_preempt_client_new(d->client, d->pods, d->pdbs)) || sk_dm_listers_new(d) != 0)
 		return kube_errf(err, "informers: out of memory");
 	if (sk_dm_volumes_new(d, err) != 0)
 		return -1;
@@ -307,7 +315,7 @@ int sk_daemon_start(struct sk_daemon *d, char **err)
 	if (sk_queue_start_flushers(sk_scheduler_queue(d->sched)) != 0)
 		return kube_errf(err, "cannot start the queue flushers");
 	if (kube_informer_start(d->nodes) != 0 || kube_informer_start(d->pods) != 0 || kube_informer_start(d->pdbs) != 0 ||
-	    sk_dm_volumes_start(d) != 0)
+	    sk_dm_volumes_start(d) != 0 || sk_dm_listers_start(d) != 0)
 		return kube_errf(err, "cannot start the informers");
 	if (pthread_create(&d->reap_thread, NULL, sk_dm_reaper_main, d) != 0)
 		return kube_errf(err, "cannot start the configuration reaper thread");
@@ -466,6 +474,7 @@ void sk_daemon_stop(struct sk_daemon *d)
 	if (d->pdbs)
 		kube_informer_stop(d->pdbs);
 	sk_dm_volumes_stop(d);
+	sk_dm_listers_stop(d);
 	if (d->patch_running) {
 		pthread_mutex_lock(&d->patch_mu);
 		d->patch_stop = true;
@@ -504,6 +513,7 @@ void sk_daemon_free(struct sk_daemon *d)
 	sk_preempt_client_free(d->preempt); /* after the scheduler: binding cycles may still evict */
 	kube_informer_free(d->pdbs);
 	sk_dm_volumes_free(d);
+	sk_dm_listers_free(d); /* after the scheduler: cycles read the listers */
 	/* The scheduler is gone: no cycle holds a framework any more. */
 	sk_dm_gen_free(d, d->gen);
 	for (struct gen *g = d->retired, *n; g; g = n) {
@@ -520,7 +530,12 @@ void sk_daemon_free(struct sk_daemon *d)
 	sk_cache_free(d->cache);
 	sk_sched_metrics_free(d->metrics);
 	kube_std_metrics_free(d->std_metrics);
+	sk_extender_metrics_unregister(d->registry);
 	kube_metrics_registry_free(d->registry);
+	sk_decisions_free(d->decisions);
+	sk_annotator_free(d->annotator); /* before the client it writes with */
+	sk_summary_free(d->summary);
+	free(d->summary_published);
 	if (!atomic_load(&d->events_abandoned)) /* still used by the abandoned senders */
 		kube_client_free(d->event_client);
 	kube_client_free(d->client);

@@ -70,6 +70,9 @@ struct sk_daemon_opts {
 	char *logging_format;     /* --logging-format: text (default) or json */
 	int64_t pod_max_unsched_ms; /* --pod-max-in-unschedulable-pods-duration; -1 unset (5m) */
 	bool validate;            /* --validate (with --config) */
+	/* --decision-records-per-pod / --decision-records-max / --decision-records-max-mib
+	 * (docs/explain.md); 0 = the store's defaults */
+	int decisions_per_pod, decisions_max, decisions_max_mib;
 	char **plugin_dirs;       /* --plugin-dir (repeatable): NULL-terminated, or NULL */
 	int binder_threads;       /* not a flag: 0 = default (16; upstream binds in a goroutine per pod) */
 	int config_poll_ms;       /* not a flag: how often the --config file is read; 0 = default (1000),

@@ -414,6 +414,15 @@ static void se_observe(void *ctx, const struct sk_outcome *o)
 {
 	struct sk_daemon *d = ctx;
 	sk_sched_metrics_attempt(d->metrics, o, kube_mono_ns());
+	sk_summary_add_outcome(d->summary, o, kube_mono_ns() / 1000000000LL);
+	if (o->record || o->annotate) {
+		struct sk_decision *r = sk_decision_build(o, 0, sk_decisions_now_ns(d->decisions));
+		if (o->record)
+			sk_decisions_insert(d->decisions, r);
+		if (o->annotate)
+			sk_annotator_add(d->annotator, r);
+		sk_decision_unref(r);
+	}
 	if (o->result != SK_RESULT_SCHEDULED)
 		sk_dm_incoming(d, o->pod, "ScheduleAttemptFailure");
 }
@@ -428,7 +437,7 @@ void sk_dm_framework_env(struct profile_ctx *pc, struct sk_framework_env *out)
 		.terminating_by_preemption = fw_terminating_by_preemption,
 		.preempt_victim = fw_preempt_victim, .clear_nominated = fw_clear_nominated,
 		.patch_pod_annotation = fw_patch_annotation, .api_get = fw_api_get,
-		.volumes = pc->d->volumes, .api_patch = sk_dm_api_patch,
+		.volumes = pc->d->volumes, .api_patch = sk_dm_api_patch, .listers = &pc->d->listers,
 	};
 }
 

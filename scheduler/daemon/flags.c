@@ -117,6 +117,15 @@ static const struct kube_flag flags[] = {
 	/* logs */
 	{ "logging-format", 0, KUBE_FLAG_STRING, OFF(logging_format),
 	  .help = "Log format: \"text\" (default) or \"json\"." },
+	/* decision records (docs/explain.md) */
+	{ "decision-records-per-pod", 0, KUBE_FLAG_INT, OFF(decisions_per_pod), 1, 1000,
+	  .help = "Decision records kept per pod, for profiles with\ndecisionRecords.enabled (default 4).",
+	  .note = "must be between 1 and 1000" },
+	{ "decision-records-max", 0, KUBE_FLAG_INT, OFF(decisions_max), 1, 1000000,
+	  .help = "Decision records kept in all (default 2000).", .note = "must be between 1 and 1000000" },
+	{ "decision-records-max-mib", 0, KUBE_FLAG_INT, OFF(decisions_max_mib), 1, 65536,
+	  .help = "Memory the decision records may take, in MiB (default 64).",
+	  .note = "must be between 1 and 65536" },
 	{ "v", 'v', KUBE_FLAG_INT, OFF(verbosity), 0, 1000, .help = "Log verbosity." },
 	IGN("vmodule", "Accepted, not applied."),
 	IGN("log-flush-frequency", "Accepted, not applied (lines are written unbuffered)."),

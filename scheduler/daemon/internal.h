@@ -24,9 +24,13 @@
 #include "scheduler/daemon/daemon.h"
 #include "scheduler/daemon/metrics_sched.h"
 #include "scheduler/daemon/preempt_client.h"
+#include "scheduler/decisions/annotate.h"
+#include "scheduler/decisions/store.h"
+#include "scheduler/decisions/summary.h"
 #include "scheduler/framework/parallel.h"
 #include "scheduler/framework/runtime.h"
 #include "scheduler/schedule_one.h"
+#include "scheduler/api/workloads.h"
 
 #define CONFIG_HASH_ANNOTATION "schedkit.io/config-hash"
 /* Set on the Lease by a rejected reload (the rejected file's sha256 and the message), removed
@@ -124,6 +128,9 @@ struct sk_daemon {
 	struct kube_informer *vol_informers[SK_DM_NVOLUME_INFORMERS];
 	struct vhandler *vol_handlers;
 	struct sk_volume_store *volumes;
+	/* Services, RCs, ReplicaSets, StatefulSets, Namespaces (listers.c), read through `listers` */
+	struct kube_informer *workloads[SK_LISTER_NKINDS];
+	struct sk_listers listers;
 	struct sk_preempt_client *preempt;
 	struct sk_cache *cache;
 	struct sk_snapshot *snap;
@@ -136,6 +143,11 @@ struct sk_daemon {
 	struct kube_std_metrics *std_metrics; /* process_*, kubernetes_build_info, rest_client_* */
 	char api_host[256];              /* host:port of the API server (rest_client_* host label) */
 	struct kube_http_server *http;
+	struct sk_decisions *decisions;  /* decision records (docs/explain.md); thread-safe */
+	struct sk_annotator *annotator;  /* result annotations (docs/explain.md); thread-safe */
+	struct sk_summary *summary;      /* per-profile counts over a window (docs/explain.md); thread-safe */
+	char *summary_published;         /* housekeeper only: the Lease annotation last set */
+	int64_t summary_published_ns;    /* housekeeper only */
 	struct sk_serving *serving;      /* serve.c: TLS material, delegation clients (sk_dm_serve_free) */
 
 	pthread_mutex_t mu;              /* guards started, loop_running, stopped, loop_thread */
@@ -211,6 +223,13 @@ char *sk_dm_build_configz(const struct sk_config *cfg);
 struct sk_config *sk_dm_load_config(const struct sk_daemon_opts *o, char plugins_hash[65], char **err);
 /* writeconfig.c: --write-config-to: the defaulted configuration written to the file; the exit code. */
 int sk_dm_write_config(const struct sk_daemon_opts *o);
+/* decisions_http.c: GET /debug/schedkit/v1/decisions (docs/explain.md). */
+void sk_dm_decisions_handler(const struct kube_http_request *req, struct kube_http_response *resp, void *ctx);
+/* GET /debug/schedkit/v1/summary; and, from the housekeeper, the Lease annotation. */
+void sk_dm_summary_handler(const struct kube_http_request *req, struct kube_http_response *resp, void *ctx);
+void sk_dm_publish_summary(struct sk_daemon *d);
+/* GET /debug/schedkit/v1/config: the /configz body under the debug prefix. */
+void sk_dm_config_handler(const struct kube_http_request *req, struct kube_http_response *resp, void *ctx);
 
 /* reload.c: one look at a configuration's content from a source (the file, the ConfigMap);
  * reload_mu held; last_seen (SEEN_MAX bytes) is the source's own; takes buf. 1 applied, 0 nothing
@@ -237,5 +256,10 @@ int sk_dm_gen_swap(struct sk_daemon *d, struct gen *g, char **err);
 void sk_dm_gen_free(struct sk_daemon *d, struct gen *g);
 void *sk_dm_reaper_main(void *d);
 void *sk_dm_watch_main(void *d);
+/* listers.c: the informers behind d->listers (built, not started; started; stopped; freed). */
+int sk_dm_listers_new(struct sk_daemon *d);
+int sk_dm_listers_start(struct sk_daemon *d);
+void sk_dm_listers_stop(struct sk_daemon *d);
+void sk_dm_listers_free(struct sk_daemon *d);
 
 #endif

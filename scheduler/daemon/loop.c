@@ -59,6 +59,7 @@ void *sk_dm_house_main(void *arg)
 		sk_sched_metrics_cache_size(d->metrics, sk_cache_node_count(d->cache), sk_cache_pod_count(d->cache),
 					    sk_cache_assumed_count(d->cache));
 		sk_cache_cleanup_expired(d->cache);
+		sk_dm_publish_summary(d);
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += 1;

@@ -177,9 +177,10 @@ struct gen *sk_dm_gen_build(struct sk_daemon *d, struct sk_config *cfg, const st
 			sk_dm_gen_free(d, g);
 			return NULL;
 		}
-		if (!old && p->nunavailable > 0) /* at start-up; the loader logs them on reloads */
+		if (p->nunavailable > 0) /* the loader logs nothing (scheduler/config.h) */
 			warn_unavailable(p);
 	}
+	sk_config_log_warnings(cfg);
 	if (d->opts.secure_port != 0 && !(g->configz = sk_dm_build_configz(cfg))) {
 		sk_dm_gen_free(d, g);
 		kube_errf(err, "configz: out of memory");

@@ -68,6 +68,7 @@ char *sk_dm_build_configz(const struct sk_config *cfg)
 {
 	cJSON *root = cJSON_CreateObject();
 	cJSON *cc = sk_config_to_json(cfg);
+	sk_config_redact_secrets(cc); /* extender tlsConfig keyData/certData */
 	cJSON *un = cJSON_CreateArray();
 	bool ok = root && cc && un;
 	if (ok) {
@@ -196,7 +197,10 @@ int sk_dm_serve_new(struct sk_daemon *d, char **err)
 	    kube_http_add_check(d->http, KUBE_READYZ, "ping", NULL, NULL) != 0 ||
 	    kube_http_add_check(d->http, KUBE_READYZ, "sched-handler-sync", check_synced, d) != 0 ||
 	    kube_http_add_metrics(d->http, d->registry) != 0 ||
-	    kube_http_route(d->http, "GET", "/configz", configz_handler, d) != 0)
+	    kube_http_route(d->http, "GET", "/configz", configz_handler, d) != 0 ||
+	    kube_http_route(d->http, "GET", "/debug/schedkit/v1/decisions", sk_dm_decisions_handler, d) != 0 ||
+	    kube_http_route(d->http, "GET", "/debug/schedkit/v1/summary", sk_dm_summary_handler, d) != 0 ||
+	    kube_http_route(d->http, "GET", "/debug/schedkit/v1/config", sk_dm_config_handler, d) != 0)
 		return kube_errf(err, "HTTP routes: out of memory");
 	return 0;
 }

@@ -11,26 +11,11 @@
 #include "kube/log.h"
 #include "kube/object.h"
 #include "kube/util.h"
+#include "scheduler/api/raw.h"
 #include "scheduler/config/config.h"
+#include "scheduler/framework/extender_priv.h"
 
 #define MAX_RESPONSE_BYTES (64u << 20)
-
-struct sk_extender {
-	char *url_prefix; /* trailing '/' removed */
-	char *name;       /* urlPrefix as configured */
-	char *filter_verb, *prioritize_verb, *bind_verb, *preempt_verb;
-	int64_t weight;
-	int64_t timeout_ms;
-	bool enable_https, node_cache_capable, ignorable;
-	/* TLS */
-	bool tls_set, insecure;
-	char *server_name;
-	char *ca_file, *cert_file, *key_file;
-	char *ca_data, *cert_data, *key_data; /* decoded PEM */
-	size_t ca_len, cert_len, key_len;
-	int nmanaged;
-	char **managed;
-};
 
 static const char *cfg_str(const cJSON *o, const char *k)
 {
@@ -46,6 +31,7 @@ void sk_extender_free(struct sk_extender *e)
 {
 	if (!e)
 		return;
+	sk_extender_pool_free(e->pool);
 	free(e->url_prefix);
 	free(e->name);
 	free(e->filter_verb);
@@ -90,6 +76,10 @@ struct sk_extender *sk_extender_new(const cJSON *cfg, const char *path, char **e
 	if (!e) {
 		kube_errf(err, "%s: out of memory", path);
 		return NULL;
+	}
+	if (!(e->pool = sk_extender_pool_new())) {
+		kube_errf(err, "%s: out of memory", path);
+		goto fail;
 	}
 	const char *prefix = cfg_str(cfg, "urlPrefix");
 	if (!*prefix) {
@@ -224,119 +214,14 @@ bool sk_extender_is_interested(const struct sk_extender *e, const struct sk_pod 
 {
 	if (e->nmanaged == 0)
 		return true;
-	for (int i = 0; i < pod->requests.nscalar; i++)
-		for (int m = 0; m < e->nmanaged; m++)
+	for (int m = 0; m < e->nmanaged; m++) {
+		for (int i = 0; i < pod->requests.nscalar; i++)
 			if (strcmp(pod->requests.scalar[i].name, e->managed[m]) == 0)
 				return true;
+		if (sk_pod_limits_name(pod, e->managed[m]))
+			return true;
+	}
 	return false;
-}
-
-/* ---------- wire types ---------- */
-
-static cJSON *labels_json(const struct sk_labels *l)
-{
-	cJSON *o = cJSON_CreateObject();
-	for (int i = 0; o && i < l->n; i++)
-		if (!cJSON_AddStringToObject(o, l->items[i].key, l->items[i].value)) {
-			cJSON_Delete(o);
-			return NULL;
-		}
-	return o;
-}
-
-cJSON *sk_extender_pod_json(const struct sk_pod *pod)
-{
-	cJSON *o = cJSON_CreateObject(), *md = cJSON_CreateObject(), *spec = cJSON_CreateObject();
-	if (!o || !md || !spec) {
-		cJSON_Delete(o);
-		cJSON_Delete(md);
-		cJSON_Delete(spec);
-		return NULL;
-	}
-	cJSON_AddItemToObject(o, "metadata", md);
-	cJSON_AddItemToObject(o, "spec", spec);
-	bool ok = cJSON_AddStringToObject(md, "name", pod->name ? pod->name : "") &&
-		  cJSON_AddStringToObject(md, "namespace", pod->ns ? pod->ns : "") &&
-		  cJSON_AddStringToObject(md, "uid", pod->uid ? pod->uid : "");
-	if (ok && pod->labels.n > 0) {
-		cJSON *l = labels_json(&pod->labels);
-		ok = l && cJSON_AddItemToObject(md, "labels", l);
-	}
-	if (ok && pod->scheduler_name)
-		ok = cJSON_AddStringToObject(spec, "schedulerName", pod->scheduler_name) != NULL;
-	if (ok)
-		ok = cJSON_AddNumberToObject(spec, "priority", pod->priority) != NULL;
-	if (ok && pod->node_selector.n > 0) {
-		cJSON *l = labels_json(&pod->node_selector);
-		ok = l && cJSON_AddItemToObject(spec, "nodeSelector", l);
-	}
-	if (ok && pod->nominated_node_name && *pod->nominated_node_name) {
-		cJSON *st = cJSON_AddObjectToObject(o, "status");
-		ok = st && cJSON_AddStringToObject(st, "nominatedNodeName", pod->nominated_node_name);
-	}
-	if (!ok) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	return o;
-}
-
-static const char *ni_name(const struct sk_node_info *ni) { return ni->node && ni->node->name ? ni->node->name : ""; }
-
-cJSON *sk_extender_args_json(const struct sk_extender *e, const struct sk_pod *pod,
-			     const struct sk_node_info *const *nodes, int n)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON *p = sk_extender_pod_json(pod);
-	if (!o || !p) {
-		cJSON_Delete(o);
-		cJSON_Delete(p);
-		return NULL;
-	}
-	cJSON_AddItemToObject(o, "Pod", p);
-	bool ok = true;
-	if (e->node_cache_capable) {
-		ok = cJSON_AddNullToObject(o, "Nodes") != NULL;
-		cJSON *names = ok ? cJSON_AddArrayToObject(o, "NodeNames") : NULL;
-		ok = names != NULL;
-		for (int i = 0; ok && i < n; i++) {
-			cJSON *s = cJSON_CreateString(ni_name(nodes[i]));
-			ok = s && cJSON_AddItemToArray(names, s);
-		}
-	} else {
-		cJSON *list = cJSON_AddObjectToObject(o, "Nodes");
-		ok = list && cJSON_AddObjectToObject(list, "metadata");
-		cJSON *items = ok ? cJSON_AddArrayToObject(list, "items") : NULL;
-		ok = items != NULL;
-		for (int i = 0; ok && i < n; i++) {
-			cJSON *node = cJSON_CreateObject();
-			cJSON *md = node ? cJSON_AddObjectToObject(node, "metadata") : NULL;
-			ok = md && cJSON_AddStringToObject(md, "name", ni_name(nodes[i]));
-			if (ok && nodes[i]->node && nodes[i]->node->labels.n > 0) {
-				cJSON *l = labels_json(&nodes[i]->node->labels);
-				ok = l && cJSON_AddItemToObject(md, "labels", l);
-			}
-			if (node && !cJSON_AddItemToArray(items, node)) {
-				cJSON_Delete(node);
-				ok = false;
-			}
-		}
-		ok = ok && cJSON_AddNullToObject(o, "NodeNames");
-	}
-	if (!ok) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	return o;
-}
-
-/* Go's decoder: exact key first, else case-insensitive. */
-static const cJSON *rget(const cJSON *o, const char *k)
-{
-	if (!cJSON_IsObject(o))
-		return NULL;
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-	return v ? v : cJSON_GetObjectItem(o, k);
 }
 
 /* ---------- HTTP ---------- */
@@ -365,20 +250,21 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 	return k;
 }
 
-/* POSTs args to urlPrefix/verb; returns the parsed response (caller deletes) or NULL and *err. */
-static cJSON *post(const struct sk_extender *e, const char *verb, const cJSON *args, char **err)
+cJSON *sk_extender_post(const struct sk_extender *e, const char *label, const char *verb, const char *body,
+			char **err)
 {
 	char *url = NULL;
-	if (asprintf(&url, "%s/%s", e->url_prefix, verb) < 0) {
+	if (!body || asprintf(&url, "%s/%s", e->url_prefix, verb) < 0) {
 		kube_errf(err, "extender %s: out of memory", e->name);
 		return NULL;
 	}
-	char *body = cJSON_PrintUnformatted(args);
-	CURL *c = curl_easy_init();
+	int64_t t0 = kube_mono_ns();
+	const char *kind = NULL;
+	CURL *c = sk_extender_pool_get(e->pool);
 	struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
 	struct buf b = { 0 };
 	cJSON *res = NULL;
-	if (!body || !c || !hdr) {
+	if (!c || !hdr) {
 		kube_errf(err, "extender %s: out of memory", e->name);
 		goto out;
 	}
@@ -420,24 +306,27 @@ static cJSON *post(const struct sk_extender *e, const char *verb, const cJSON *a
 	}
 	CURLcode rc = curl_easy_perform(c);
 	if (rc != CURLE_OK) {
+		kind = rc == CURLE_OPERATION_TIMEDOUT ? "timeout" : "transport";
 		kube_errf(err, "%s: Post \"%s\": %s", verb, url, b.too_big ? "response too large" : *ebuf ? ebuf : curl_easy_strerror(rc));
 		goto out;
 	}
 	long code = 0;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	if (code != 200) {
+		kind = "status";
 		kube_errf(err, "failed %s with extender at URL %s, code %ld", verb, url, code);
 		goto out;
 	}
 	const char *end = NULL;
 	res = cJSON_ParseWithOpts(b.p ? b.p : "", &end, 0);
-	if (!res)
+	if (!res) {
+		kind = "decode";
 		kube_errf(err, "extender %s: %s: invalid JSON response", e->name, verb);
+	}
 out:
+	sk_extender_observe(e, label, (double)(kube_mono_ns() - t0) / 1e9, kind);
 	curl_slist_free_all(hdr);
-	if (c)
-		curl_easy_cleanup(c);
-	free(body);
+	sk_extender_pool_put(e->pool, c);
 	free(b.p);
 	free(url);
 	return res;
@@ -458,11 +347,18 @@ void sk_extender_filter_result_free(struct sk_extender_filter_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static int find_node(const struct sk_node_info *const *nodes, int n, const char *name)
+/* The index of name in nodes, searched from *hint on (wrapping); *hint moves past the hit, so an
+ * answer in the order of the request costs one comparison per name instead of a scan. */
+static int find_node(const struct sk_node_info *const *nodes, int n, const char *name, int *hint)
 {
-	for (int i = 0; i < n; i++)
-		if (strcmp(ni_name(nodes[i]), name) == 0)
+	int start = *hint >= 0 && *hint < n ? *hint : 0;
+	for (int k = 0; k < n; k++) {
+		int i = start + k < n ? start + k : start + k - n;
+		if (strcmp(sk_ni_name(nodes[i]), name) == 0) {
+			*hint = i + 1;
 			return i;
+		}
+	}
 	return -1;
 }
 
@@ -507,19 +403,17 @@ int sk_extender_filter(const struct sk_extender *e, const struct sk_pod *pod, co
 		out->n = n;
 		return 0;
 	}
-	cJSON *args = sk_extender_args_json(e, pod, nodes, n);
-	if (!args) {
-		sk_extender_filter_result_free(out);
-		return kube_errf(err, "extender %s: out of memory", e->name);
-	}
-	cJSON *res = post(e, e->filter_verb, args, err);
-	cJSON_Delete(args);
+	char *body = sk_extender_args_body(e, pod, nodes, n);
+	cJSON *res = sk_extender_post(e, "filter", e->filter_verb, body, err);
+	free(body);
 	if (!res) {
 		sk_extender_filter_result_free(out);
 		return -1;
 	}
 	int rc = sk_extender_filter_decode(e, res, nodes, n, out, err);
 	cJSON_Delete(res);
+	if (rc != 0)
+		sk_extender_observe(e, "filter", -1, "response");
 	return rc;
 }
 
@@ -532,10 +426,10 @@ int sk_extender_filter_decode(const struct sk_extender *e, const cJSON *res, con
 		if (!out->nodes)
 			return kube_errf(err, "extender %s: out of memory", e->name);
 	}
-	int rc = 0;
-	const cJSON *er = rget(res, "Error");
-	const cJSON *names = rget(res, "NodeNames");
-	const cJSON *list = rget(res, "Nodes");
+	int rc = 0, hint = 0;
+	const cJSON *er = sk_extender_rget(res, "Error");
+	const cJSON *names = sk_extender_rget(res, "NodeNames");
+	const cJSON *list = sk_extender_rget(res, "Nodes");
 	if (!cJSON_IsObject(res)) {
 		rc = kube_errf(err, "extender %s: %s: expected an ExtenderFilterResult (object)", e->name,
 			     e->filter_verb ? e->filter_verb : "filter");
@@ -543,7 +437,7 @@ int sk_extender_filter_decode(const struct sk_extender *e, const cJSON *res, con
 		rc = kube_errf(err, "%s", er->valuestring);
 	} else if (e->node_cache_capable && cJSON_IsArray(names)) {
 		for (const cJSON *x = names->child; x && rc == 0; x = x->next) {
-			int k = cJSON_IsString(x) ? find_node(nodes, n, x->valuestring) : -1;
+			int k = cJSON_IsString(x) ? find_node(nodes, n, x->valuestring, &hint) : -1;
 			if (k < 0)
 				rc = kube_errf(err, "extender \"%s\" claims a filtered node \"%s\" which is not found in the input node list",
 					     e->name, cJSON_IsString(x) ? x->valuestring : "");
@@ -551,10 +445,10 @@ int sk_extender_filter_decode(const struct sk_extender *e, const cJSON *res, con
 				out->nodes[out->n++] = nodes[k];
 		}
 	} else if (cJSON_IsObject(list)) {
-		const cJSON *items = rget(list, "items");
+		const cJSON *items = sk_extender_rget(list, "items");
 		for (const cJSON *x = cJSON_IsArray(items) ? items->child : NULL; x && rc == 0; x = x->next) {
-			const cJSON *nm = rget(rget(x, "metadata"), "name");
-			int k = cJSON_IsString(nm) ? find_node(nodes, n, nm->valuestring) : -1;
+			const cJSON *nm = sk_extender_rget(sk_extender_rget(x, "metadata"), "name");
+			int k = cJSON_IsString(nm) ? find_node(nodes, n, nm->valuestring, &hint) : -1;
 			if (k < 0)
 				rc = kube_errf(err, "extender \"%s\" claims a filtered node \"%s\" which is not found in the input node list",
 					     e->name, cJSON_IsString(nm) ? nm->valuestring : "");
@@ -562,8 +456,8 @@ int sk_extender_filter_decode(const struct sk_extender *e, const cJSON *res, con
 				out->nodes[out->n++] = nodes[k];
 		}
 	} /* else: no nodes kept */
-	if (rc == 0 && (add_failed(out, rget(res, "FailedAndUnresolvableNodes"), true) < 0 ||
-			add_failed(out, rget(res, "FailedNodes"), false) < 0))
+	if (rc == 0 && (add_failed(out, sk_extender_rget(res, "FailedAndUnresolvableNodes"), true) < 0 ||
+			add_failed(out, sk_extender_rget(res, "FailedNodes"), false) < 0))
 		rc = kube_errf(err, "extender %s: out of memory", e->name);
 	if (rc < 0)
 		sk_extender_filter_result_free(out);
@@ -577,15 +471,15 @@ int sk_extender_prioritize(const struct sk_extender *e, const struct sk_pod *pod
 		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
 	if (!e->prioritize_verb)
 		return 0;
-	cJSON *args = sk_extender_args_json(e, pod, nodes, n);
-	if (!args)
-		return kube_errf(err, "extender %s: out of memory", e->name);
-	cJSON *res = post(e, e->prioritize_verb, args, err);
-	cJSON_Delete(args);
+	char *body = sk_extender_args_body(e, pod, nodes, n);
+	cJSON *res = sk_extender_post(e, "prioritize", e->prioritize_verb, body, err);
+	free(body);
 	if (!res)
 		return -1;
 	int rc = sk_extender_prioritize_decode(e, res, nodes, n, add, err);
 	cJSON_Delete(res);
+	if (rc != 0)
+		sk_extender_observe(e, "prioritize", -1, "response");
 	return rc;
 }
 
@@ -596,12 +490,13 @@ int sk_extender_prioritize_decode(const struct sk_extender *e, const cJSON *res,
 		return kube_errf(err, "extender %s: %s: expected a HostPriorityList (array)", e->name,
 			       e->prioritize_verb ? e->prioritize_verb : "prioritize");
 	const int64_t scale = SK_MAX_NODE_SCORE / SK_MAX_EXTENDER_PRIORITY;
+	int hint = 0;
 	for (const cJSON *x = cJSON_IsArray(res) ? res->child : NULL; x; x = x->next) {
-		const cJSON *h = rget(x, "Host"), *s = rget(x, "Score");
+		const cJSON *h = sk_extender_rget(x, "Host"), *s = sk_extender_rget(x, "Score");
 		int64_t score = 0;
 		if (!cJSON_IsString(h) || (s && kube_json_get_int64(s, &score) != 0))
 			continue;
-		int k = find_node(nodes, n, h->valuestring);
+		int k = find_node(nodes, n, h->valuestring, &hint);
 		/* Modulo 2^64, as Go's int64 arithmetic wraps (pkg/scheduler/schedule_one.go,
 		 * prioritizeNodes): an extender may send any Score, and signed overflow is undefined
 		 * in C (found by scheduler/fuzz/fuzz_extender.c). */
@@ -625,18 +520,22 @@ int sk_extender_bind(const struct sk_extender *e, const struct sk_pod *pod, cons
 		cJSON_Delete(args);
 		return kube_errf(err, "extender %s: out of memory", e->name);
 	}
-	cJSON *res = post(e, e->bind_verb, args, err);
+	char *body = cJSON_PrintUnformatted(args);
 	cJSON_Delete(args);
+	cJSON *res = sk_extender_post(e, "bind", e->bind_verb, body, err);
+	free(body);
 	if (!res)
 		return -1;
 	int rc = sk_extender_bind_decode(e, res, err);
 	cJSON_Delete(res);
+	if (rc != 0)
+		sk_extender_observe(e, "bind", -1, "response");
 	return rc;
 }
 
 int sk_extender_bind_decode(const struct sk_extender *e, const cJSON *res, char **err)
 {
-	const cJSON *er = rget(res, "Error");
+	const cJSON *er = sk_extender_rget(res, "Error");
 	if (!cJSON_IsObject(res))
 		return kube_errf(err, "extender %s: %s: expected an ExtenderBindingResult (object)", e->name,
 			       e->bind_verb ? e->bind_verb : "bind");

@@ -2,9 +2,10 @@
  * config entry (the cJSON kept in sk_config.extenders / sk_profile_config.extenders), the wire
  * types of the filter, prioritize and bind verbs, and IsInterested (managedResources).
  *
- * Every call makes its own curl easy handle: an extender is immutable after sk_extender_new and
- * may be called from any thread (scheduling thread for filter/prioritize, binder threads for
- * bind) without a lock. Preemption (preemptVerb) is not called yet. */
+ * Every call takes a curl easy handle of its own from the extender's pool of idle ones (so the
+ * connection stays open between calls; extender_pool.c): an extender is otherwise immutable after
+ * sk_extender_new and may be called from any thread (scheduling thread for filter/prioritize,
+ * binder threads for bind, DefaultPreemption's PostFilter for preempt). */
 #ifndef SK_EXTENDER_H
 #define SK_EXTENDER_H
 
@@ -39,13 +40,14 @@ const char *sk_extender_name(const struct sk_extender *e); /* urlPrefix */
 bool sk_extender_is_filter(const struct sk_extender *e);
 bool sk_extender_is_prioritizer(const struct sk_extender *e);
 bool sk_extender_is_binder(const struct sk_extender *e);
+bool sk_extender_is_preempter(const struct sk_extender *e); /* preemptVerb set */
 bool sk_extender_is_ignorable(const struct sk_extender *e);
 bool sk_extender_node_cache_capable(const struct sk_extender *e);
 int64_t sk_extender_weight(const struct sk_extender *e);
 int64_t sk_extender_timeout_ms(const struct sk_extender *e);
-/* IsInterested: no managedResources, or the pod requests one of them. The pod's decoded requests
- * are checked (the API server copies limits into missing requests, so a limit-only extended
- * resource shows there too). */
+/* IsInterested (pkg/scheduler/extender.go): no managedResources, or an init or regular container
+ * of the pod lists one of them under resources.requests or resources.limits (the decoded requests,
+ * and the limit names kept with the pod's object, scheduler/api/raw.h). */
 bool sk_extender_is_interested(const struct sk_extender *e, const struct sk_pod *pod);
 
 /* One node an extender rejected. */
@@ -84,10 +86,43 @@ int sk_extender_prioritize_decode(const struct sk_extender *e, const cJSON *res,
 int sk_extender_bind_decode(const struct sk_extender *e, const cJSON *res, char **err);
 
 /* The request bodies, exposed for tests and docs (caller cJSON_Delete's; NULL on ENOMEM). The pod
- * is rebuilt from the decoded pod (the raw object is not kept): metadata {name, namespace, uid,
- * labels}, spec {schedulerName, priority, nodeSelector}, status {nominatedNodeName} when set. */
+ * and the nodes are the objects as the API server served them (managedFields dropped;
+ * scheduler/api/raw.h); an assumed copy of a pod carries its spec.nodeName. A pod or node decoded
+ * without a kept object falls back to the rebuilt form of sk_extender_pod_json: metadata {name,
+ * namespace, uid, labels}, spec {schedulerName, nodeName, priority, nodeSelector}, status
+ * {nominatedNodeName}; a node to {metadata: {name, labels}}. */
 cJSON *sk_extender_args_json(const struct sk_extender *e, const struct sk_pod *pod,
 			     const struct sk_node_info *const *nodes, int n);
 cJSON *sk_extender_pod_json(const struct sk_pod *pod);
+
+/* ---------- preempt (schedkit/plugin.h: struct sk_victims) ---------- */
+
+/* ProcessPreemption: POSTs ExtenderPreemptionArgs (full pods in NodeNameToVictims, or UIDs in
+ * NodeNameToMetaVictims with nodeCacheCapable) and converts the answer's NodeNameToMetaVictims back,
+ * every node looked up in snap and every UID among that node's pods (else an error naming them).
+ * *out (caller sk_victims_free's) in the answer's order; a node with no victim is kept (the caller
+ * decides). 0, or -1 and *err. */
+int sk_extender_process_preemption(const struct sk_extender *e, const struct sk_pod *pod,
+				   const struct sk_snapshot *snap, const struct sk_victims *in, int nin,
+				   struct sk_victims **out, int *nout, char **err);
+/* The request body and the response decoding of the preempt verb (tests, fuzz). */
+char *sk_extender_preempt_body(const struct sk_extender *e, const struct sk_pod *pod, const struct sk_victims *v,
+			       int n);
+int sk_extender_preempt_decode(const struct sk_extender *e, const cJSON *res, const struct sk_snapshot *snap,
+			       struct sk_victims **out, int *nout, char **err);
+/* callExtenders over list (a framework's extenders, in order): see sk_handle_preempt_extenders
+ * (schedkit/plugin.h). A node left without victims is an error for a non-ignorable extender
+ * ("expected at least one victim pod on node ...") and dropped for an ignorable one. */
+int sk_extenders_call_preempt(struct sk_extender *const *list, int nlist, const struct sk_pod *pod,
+			      const struct sk_snapshot *snap, struct sk_victims **io, int *n, char **err);
+
+/* ---------- metrics (extender_metrics.c) ---------- */
+struct kube_metrics_registry;
+/* Registers scheduler_extender_request_duration_seconds{extender,verb} and
+ * scheduler_extender_errors_total{extender,verb,kind} in reg; every extender call of the process
+ * is recorded there from then on. sk_extender_metrics_unregister(reg) stops it if reg is the one
+ * registered (call it before freeing reg). */
+void sk_extender_metrics_register(struct kube_metrics_registry *reg);
+void sk_extender_metrics_unregister(struct kube_metrics_registry *reg);
 
 #endif

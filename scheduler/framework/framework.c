@@ -18,6 +18,7 @@
 #include "scheduler/framework/extender.h"
 #include "scheduler/framework/fw_internal.h"
 #include "scheduler/framework/loader.h"
+#include "scheduler/framework/record.h"
 
 #define MAX_REGISTRATIONS 64
 
@@ -28,12 +29,20 @@ int64_t sk_framework_now_ns(const struct sk_framework *fw)
 	return fw->env.now_ns ? fw->env.now_ns(fw->env.ctx) : kube_mono_ns();
 }
 
-static int64_t point_begin(const struct sk_framework *fw) { return fw->env.observe ? kube_mono_ns() : 0; }
+/* Timed for the metrics hook and for a decision record being made on this thread (record.h). */
+static int64_t point_begin(const struct sk_framework *fw)
+{
+	return fw->env.observe || sk_rec_active() ? kube_mono_ns() : 0;
+}
 
 static void point_end(const struct sk_framework *fw, const char *point, enum sk_code code, int64_t t0)
 {
+	if (!t0)
+		return;
+	double dt = (double)(kube_mono_ns() - t0) / 1e9;
 	if (fw->env.observe)
-		fw->env.observe(fw->env.ctx, fw->name, point, NULL, code, (double)(kube_mono_ns() - t0) / 1e9);
+		fw->env.observe(fw->env.ctx, fw->name, point, NULL, code, dt);
+	sk_rec_time(point, dt);
 }
 
 static int64_t plugin_begin(const struct sk_framework *fw, const struct sk_cycle_state *cs)
@@ -289,16 +298,13 @@ static int build_points(struct sk_framework *fw, const struct sk_profile_config 
 						    fw->name, d->name, iface_names[ep]);
 			fw->pts[ep][fw->n[ep]] = &fw->inst[instance_index(fw, d)];
 			if (ep == SK_EP_SCORE)
-				fw->weights[i] = l->items[i].weight > 0 ? l->items[i].weight : 1;
+				fw->weights[i] = l->items[i].weight != 0 ? l->items[i].weight : 1; /* negative: as given */
 			fw->n[ep]++;
 		}
 	}
-	int64_t total = 0;
-	for (int i = 0; i < fw->n[SK_EP_SCORE]; i++) {
-		if (total > INT64_MAX - (int64_t)fw->weights[i] * SK_MAX_NODE_SCORE)
-			return kube_errf(err, "profile %s: total score of Score plugins could overflow", fw->name);
-		total += (int64_t)fw->weights[i] * SK_MAX_NODE_SCORE;
-	}
+	/* The total-score overflow check is the loader's (score_weights in scheduler/config/config.c):
+	 * it must walk upstream's order (score list, then multiPoint), which a negative weight makes
+	 * significant; the score point's order here may differ. */
 	if (fw->n[SK_EP_QUEUE_SORT] != 1)
 		return kube_errf(err, "only one queue sort plugin required for profile with scheduler name \"%s\", but got %d",
 			    fw->name, fw->n[SK_EP_QUEUE_SORT]);
@@ -718,12 +724,11 @@ struct sk_status sk_fw_run_post_filter(struct sk_framework *fw, struct sk_cycle_
 			*result = r;
 			*have_result = true;
 		}
-		for (int k = 0; k < s.nreasons; k++) {
-			if (s.owned & (1u << k)) {
-				sk_status_addf(&acc, "%s", s.reasons[k]);
-			} else {
+		for (int k = 0; k < sk_status_reason_count(&s); k++) {
+			if (k >= s.nreasons || (s.owned & (1u << k)))
+				sk_status_addf(&acc, "%s", sk_status_reason(&s, k));
+			else
 				sk_status_add(&acc, s.reasons[k]);
-			}
 		}
 		if (!acc.plugin)
 			acc.plugin = pl->desc->name;
@@ -767,6 +772,7 @@ void sk_score_table_free(struct sk_score_table *t)
 	free(t->plugin);
 	free(t->weight);
 	free(t->scores);
+	free(t->raw);
 	free(t->total);
 	memset(t, 0, sizeof(*t));
 }
@@ -870,7 +876,7 @@ struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state 
 	int64_t t0 = point_begin(fw);
 	struct sk_status ret = sk_ok();
 	struct sk_node_score *ns = NULL;
-	memset(t, 0, sizeof(*t));
+	*t = (struct sk_score_table){ .want_raw = t->want_raw };
 	int np = fw->n[SK_EP_SCORE];
 	t->nnodes = nnodes;
 	t->ran = calloc((size_t)(np ? np : 1), sizeof(int));
@@ -893,7 +899,9 @@ struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state 
 	/* every entry is written by score_range unless it fails, and then the table is dropped */
 	t->scores = malloc((size_t)t->nplugins * (size_t)nnodes * sizeof(int64_t));
 	ns = malloc((size_t)nnodes * sizeof(*ns));
-	if (!t->scores || !ns)
+	if (t->want_raw) /* the scores before NormalizeScore, for a decision record */
+		t->raw = malloc((size_t)t->nplugins * (size_t)nnodes * sizeof(int64_t));
+	if (!t->scores || !ns || (t->want_raw && !t->raw))
 		goto oom;
 
 	struct score_job j = { .fw = fw, .cs = cs, .pod = pod, .nodes = nodes, .t = t, .err_node = -1 };
@@ -915,6 +923,8 @@ struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state 
 		goto fail;
 	}
 
+	if (t->raw)
+		memcpy(t->raw, t->scores, (size_t)t->nplugins * (size_t)nnodes * sizeof(int64_t));
 	for (int p = 0; p < t->nplugins; p++) {
 		struct sk_plugin *pl = fw->pts[SK_EP_SCORE][t->ran[p]];
 		if (!pl->desc->normalize_score)

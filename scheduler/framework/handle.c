@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "kube/util.h"
+#include "scheduler/framework/extender.h"
 #include "scheduler/framework/fw_internal.h"
+#include "scheduler/framework/record.h"
 
 /* ---------- handle ---------- */
 
@@ -22,7 +24,7 @@ int sk_handle_parallelism(struct sk_handle *h)
 }
 void sk_handle_parallel_for(struct sk_handle *h, int n, void (*fn)(int i, void *ctx), void *ctx)
 {
-	sk_parallel_for(h->fw->env.pool, n, fn, ctx);
+	sk_rec_parallel_for(h->fw->env.pool, n, fn, ctx); /* the workers see the attempt's trace (record.h) */
 }
 int sk_handle_bind_pod(struct sk_handle *h, const struct sk_pod *pod, const char *node_name, char **err)
 {
@@ -81,6 +83,8 @@ struct sk_status sk_handle_run_filter_with_nominated(struct sk_handle *h, struct
 	return sk_fw_run_filter_with_nominated(h->fw, cs, pod, ni);
 }
 
+const struct sk_framework_env *sk_handle_env(const struct sk_handle *h) { return &h->fw->env; }
+
 int sk_handle_list_pdbs(struct sk_handle *h, struct sk_pdb ***out, char **err)
 {
 	*out = NULL;
@@ -125,6 +129,7 @@ int sk_handle_preempt_victim(struct sk_handle *h, const struct sk_pod *preemptor
 {
 	if (err)
 		*err = NULL;
+	sk_rec_victim(victim); /* the attempt's decision record, when one is made (record.h) */
 	if (!h->fw->env.preempt_victim)
 		return kube_errf(err, "cannot preempt pod %s/%s: profile %s has no API client to delete victims", victim->ns,
 			    victim->name, h->fw->name);
@@ -182,4 +187,11 @@ int sk_handle_api_get(struct sk_handle *h, const char *path, cJSON **out, char *
 	if (!h->fw->env.api_get)
 		return kube_errf(err, "GET %s: profile %s has no API client", path, h->fw->name);
 	return h->fw->env.api_get(h->fw->env.ctx, path, out, err);
+}
+
+/* callExtenders over this framework's extenders (extender_preempt.c), on the cycle's snapshot. */
+int sk_handle_preempt_extenders(struct sk_handle *h, const struct sk_pod *pod, struct sk_victims **list, int *n,
+				char **err)
+{
+	return sk_extenders_call_preempt(h->fw->extenders, h->fw->nextenders, pod, sk_handle_snapshot(h), list, n, err);
 }

@@ -66,6 +66,8 @@ struct sk_framework_env {
 	/* sk_handle_api_patch: a JSON merge patch of path (daemon: the API; simulate: its store).
 	 * 0 and *out (may be NULL), or -1, *err and *conflict (409). NULL: the handle refuses. */
 	int (*api_patch)(void *ctx, const char *path, const cJSON *patch, cJSON **out, bool *conflict, char **err);
+	/* ---- listers (scheduler/api/workloads.h): Services, controllers, Namespaces; NULL: none ---- */
+	const struct sk_listers *listers;
 };
 
 struct sk_framework;
@@ -86,6 +88,8 @@ const char *sk_framework_profile_name(const struct sk_framework *fw);
 const struct sk_profile_config *sk_framework_profile(const struct sk_framework *fw);
 const struct sk_config *sk_framework_config(const struct sk_framework *fw);
 const struct sk_framework_env *sk_framework_env(const struct sk_framework *fw);
+/* The env of the framework a handle belongs to (for the handle functions outside framework.c). */
+const struct sk_framework_env *sk_handle_env(const struct sk_handle *h);
 struct sk_handle *sk_framework_handle(struct sk_framework *fw);
 struct sk_framework *sk_handle_framework(struct sk_handle *h); /* the framework a handle belongs to */
 struct sk_waiting_pods *sk_framework_waiting_pods(struct sk_framework *fw);
@@ -161,8 +165,10 @@ struct sk_score_table {
 	int *ran;              /* index into the profile's score plugins, per row */
 	const char **plugin;   /* plugin name per row */
 	int32_t *weight;       /* weight per row */
-	int64_t *scores;
+	int64_t *scores;       /* normalised, [plugin][node] */
 	int64_t *total;
+	int64_t *raw;          /* before NormalizeScore, [plugin][node]: only when want_raw was set */
+	bool want_raw;         /* set by the caller before sk_fw_run_score (decision records) */
 };
 void sk_score_table_free(struct sk_score_table *t); /* frees the arrays, not t; NULL ok */
 /* Score + NormalizeScore + weights over nodes (parallel). Errors: `running Score plugins: plugin

@@ -1,7 +1,8 @@
 /* libFuzzer target: scheduler extender responses (scheduler/framework/extender.h). The first byte
- * picks the verb (filter with or without nodeCacheCapable, prioritize, bind); the rest is the HTTP
- * body, parsed as post() does and decoded against three known nodes. Kept nodes must come from the
- * input, the failed list must have no duplicates. */
+ * picks the verb (filter with or without nodeCacheCapable, prioritize, bind, preempt); the rest is
+ * the HTTP body, parsed as sk_extender_post does and decoded against three known nodes (for
+ * preempt: a snapshot of them, one pod each). Kept nodes must come from the input, the failed
+ * list must have no duplicates, preempt victims must be pods of their node. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct sk_extender *ext[2]; /* [1]: nodeCacheCapable */
 static struct sk_node_info *nodes[NNODES];
+static struct sk_snapshot *snap; /* the nodes again, with pod v<i> (uid u<i>) on n<i> */
 
 static void setup(void)
 {
@@ -47,6 +49,23 @@ static void setup(void)
 			abort();
 		sk_node_unref(n);
 	}
+	struct sk_node_info *sn[NNODES];
+	for (int i = 0; i < NNODES; i++) {
+		char text[256];
+		snprintf(text, sizeof(text),
+			 "{\"metadata\":{\"name\":\"v%d\",\"namespace\":\"d\",\"uid\":\"u%d\"},"
+			 "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\"}]}}",
+			 i + 1, i + 1, names[i]);
+		cJSON *j = cJSON_Parse(text);
+		struct sk_pod *p = sk_pod_decode(j, NULL);
+		cJSON_Delete(j);
+		sn[i] = sk_node_info_clone(nodes[i]);
+		if (!p || !sn[i] || sk_node_info_add_pod(sn[i], p) != 0)
+			abort();
+		sk_pod_unref(p);
+	}
+	if (!(snap = sk_snapshot_from_node_infos(sn, NNODES)))
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -55,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		setup();
 	if (size < 1 || size > 64 * 1024)
 		return 0;
-	unsigned verb = data[0] % 4;
+	unsigned verb = data[0] % 5;
 	/* post() parses a NUL-terminated copy of the body */
 	char *body = malloc(size);
 	if (!body)
@@ -94,9 +113,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int64_t add[NNODES] = { 0 };
 		if (sk_extender_prioritize_decode(ext[0], res, in, NNODES, add, &err) != 0 && !err)
 			abort();
-	} else {
+	} else if (verb == 3) {
 		if (sk_extender_bind_decode(ext[0], res, &err) != 0 && !err)
 			abort();
+	} else {
+		struct sk_victims *v = NULL;
+		int n = 0;
+		if (sk_extender_preempt_decode(ext[0], res, snap, &v, &n, &err) == 0) {
+			if (n < 0 || n > NNODES)
+				abort(); /* one entry per distinct node of the snapshot */
+			for (int i = 0; i < n; i++) {
+				const struct sk_node_info *ni = sk_snapshot_get(snap, v[i].node);
+				for (int k = 0; k < v[i].npods; k++)
+					if (!ni || ni->npods != 1 || v[i].pods[k] != ni->pods[0].pod)
+						abort(); /* a victim is a pod of its node */
+			}
+			sk_victims_free(v, n);
+		} else if (!err || v || n) {
+			abort();
+		}
 	}
 	free(err);
 	cJSON_Delete(res);

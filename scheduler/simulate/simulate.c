@@ -14,6 +14,7 @@
 #include "kube/log.h"
 #include "kube/object.h"
 #include "kube/util.h"
+#include "scheduler/api/workloads.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/framework/loader.h"
 #include "scheduler/framework/parallel.h"
@@ -63,6 +64,11 @@ struct sim {
 	/* PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes and CSIDrivers of the
 	 * cluster file (the volume plugins' listers). */
 	struct sk_sim_volumes *volumes;
+	/* Services, ReplicationControllers, ReplicaSets, StatefulSets and Namespaces of the cluster
+	 * file (borrowed from the parsed input), the framework's listers (scheduler/api/workloads.h). */
+	int nworkloads;
+	const cJSON **workloads;
+	struct sk_object_listers listers;
 };
 
 /* ---------- environment callbacks ---------- */
@@ -583,6 +589,14 @@ static int load(struct sim *s, const cJSON *const *objs, int n, char **err)
 					rc = kube_errf(err, "object %d (%s %s): %s", i + 1, kind, name ? name : "",
 						       verr ? verr : "out of memory");
 				free(verr);
+			} else if (pass == 0 && sk_lister_kind_of(kube_obj_get_string(objs[i], "apiVersion"), kind) >= 0) {
+				const cJSON **nw = realloc(s->workloads, (size_t)(s->nworkloads + 1) * sizeof *nw);
+				if (!nw) {
+					rc = kube_errf(err, "out of memory");
+				} else {
+					s->workloads = nw;
+					s->workloads[s->nworkloads++] = objs[i];
+				}
 			} else if (pass == 0 && strcmp(kind, "Node") && strcmp(kind, "Pod") && strcmp(kind, "PriorityClass") &&
 				   strcmp(kind, "NodeMetrics") && strcmp(kind, "PodMetrics")) {
 				klog_warning("simulate: ignoring object", " index=%d kind=%s name=%s", i + 1, kind,
@@ -609,6 +623,7 @@ static void sim_free(struct sim *s)
 	free(s->victims);
 	free(s->pdbs);
 	sk_sim_volumes_free(s->volumes);
+	free(s->workloads);
 	sk_nominator_free(s->nom);
 	sk_snapshot_free(s->snap);
 	sk_cache_free(s->cache);
@@ -676,7 +691,9 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 		.list_pdbs = sim_list_pdbs, .preempt_victim = sim_preempt_victim,
 		.patch_pod_annotation = sim_patch_annotation, .api_get = sim_api_get,
 		.volumes = s.volumes ? sk_sim_volumes_store(s.volumes) : NULL, .api_patch = sim_api_patch,
+		.listers = &s.listers.listers,
 	};
+	sk_object_listers_init(&s.listers, NULL, 0);
 	fws = calloc((size_t)cfg->nprofiles + 1, sizeof *fws);
 	if (!fws) {
 		kube_errf(err, "out of memory");
@@ -695,6 +712,7 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 	}
 	if (load(&s, objs, nobjs, err) != 0)
 		goto done;
+	sk_object_listers_init(&s.listers, s.workloads, s.nworkloads); /* the loaded objects, borrowed */
 
 	struct sk_queue *q = sk_scheduler_queue(s.sched);
 	for (int i = 0; i < s.npending; i++)

@@ -235,7 +235,8 @@ static const struct error_case error_cases[] = {
 	{ "wrong type", "parallelism: many\n", "parallelism: Invalid type: expected integer, got string" },
 	{ "api version", "!apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n",
 	  "apiVersion: Unsupported value: \"kubescheduler.config.k8s.io/v1beta3\": supported values: "
-	  "\"kubescheduler.config.k8s.io/v1\"" },
+	  "\"kubescheduler.config.k8s.io/v1\" (kubescheduler.config.k8s.io/v1beta3 was removed in Kubernetes v1.29; "
+	  "convert the file with \"schedkit-scheduler convert\")" },
 	{ "missing kind", "!apiVersion: kubescheduler.config.k8s.io/v1\n", "kind: Required value" },
 	{ "yaml syntax", "!a: [b\n", NULL },
 	{ "duplicate plugin config",
@@ -357,8 +358,8 @@ static const struct error_case error_cases[] = {
 	  "\"default-scheduler\", but got 0" },
 	{ "queue sort differs",
 	  "profiles: [{schedulerName: a}, {schedulerName: b, plugins: {queueSort: {enabled: [{name: PrioritySort}]}}}]\n",
-	  "profiles[1].plugins.queueSort: Invalid value: config.PluginSet{Enabled:[]config.Plugin{config.Plugin{Name:"
-	  "\"PrioritySort\", Weight:0}}, Disabled:[]config.Plugin(nil)}: queueSort must be the same for all profiles" },
+	  "profiles[1].plugins.queueSort: Invalid value: {\"enabled\":[{\"name\":\"PrioritySort\"}]}: "
+	  "queueSort must be the same for all profiles" },
 	{ "two queue sorts enabled",
 	  "profiles: [{plugins: {queueSort: {enabled: [{name: PrioritySort}, {name: PrioritySort}]}}}]\n",
 	  "profiles[0].plugins.queueSort.Enabled: Invalid value: 2: only one queue sort plugin can be enabled" },

@@ -332,8 +332,10 @@ static void test_filter_wire_format_full_nodes(void **state)
 				   "{\"metadata\":{\"name\":\"n3\",\"labels\":{\"idx\":\"3\"}}}]}");
 	free(nodes);
 	char *p = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(body, "Pod"));
+	/* the object as decoded (full v1.Pod), not a rebuilt subset */
 	assert_string_equal(p, "{\"metadata\":{\"name\":\"p\",\"namespace\":\"team\",\"uid\":\"u1\",\"labels\":{\"app\":\"x\"}},"
-			       "\"spec\":{\"schedulerName\":\"s1\",\"priority\":7,\"nodeSelector\":{\"disk\":\"ssd\"}}}");
+			       "\"spec\":{\"schedulerName\":\"s1\",\"priority\":7,\"nodeSelector\":{\"disk\":\"ssd\"},"
+			       "\"containers\":[{\"name\":\"c\"}]}}");
 	free(p);
 	cJSON_Delete(body);
 
@@ -386,8 +388,8 @@ static void test_filter_cache_capable_and_case_insensitive_keys(void **state)
 	sk_extender_filter_result_free(&r);
 	cJSON *body = fe_body(fe, "/f/x", -1);
 	char *s = cJSON_PrintUnformatted(body);
-	assert_string_equal(s, "{\"Pod\":{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\",\"uid\":\"default/p\"},\"spec\":"
-			       "{\"schedulerName\":\"default-scheduler\",\"priority\":0}},\"Nodes\":null,"
+	assert_string_equal(s, "{\"Pod\":{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\"},\"spec\":"
+			       "{\"containers\":[{\"name\":\"c\"}]}},\"Nodes\":null,"
 			       "\"NodeNames\":[\"n1\",\"n2\",\"n3\"]}");
 	free(s);
 	cJSON_Delete(body);

@@ -46,9 +46,11 @@ static const struct {
 	{"tls-min-version", 'a'}, {"tls-private-key-file", 'a'}, {"tls-sni-cert-key", 'i'}, {"v", 'a'},
 	{"vmodule", 'i'}, {"write-config-to", 'a'},
 };
-/* schedkit's own, and the legacy Policy flags upstream removed in v1.23 (docs/config.md) */
+/* schedkit's own (the decision-record bounds: docs/explain.md), and the legacy Policy flags
+ * upstream removed in v1.23 (docs/config.md) */
 static const char *const schedkit_only[] = {"validate", "plugin-dir", "policy-config-file", "use-legacy-policy-config",
-					    "policy-configmap", "policy-configmap-namespace", "config-configmap"};
+					    "policy-configmap", "policy-configmap-namespace", "config-configmap",
+					    "decision-records-per-pod", "decision-records-max", "decision-records-max-mib"};
 #define NSCHEDKIT_ONLY (sizeof schedkit_only / sizeof schedkit_only[0])
 
 static void test_flag_list(void **state)

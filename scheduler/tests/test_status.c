@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,12 +66,78 @@ static void test_status_reasons(void **state)
 	s = sk_statusf(SK_ERROR, "running %s plugin %d", "PreFilter", 7);
 	assert_true(s.owned & 1);
 	assert_string_equal(s.reasons[0], "running PreFilter plugin 7");
-	/* reasons beyond the capacity are dropped, never overflow */
+	/* reasons beyond the inline ones are kept in `more`, in order, formatted or static */
 	for (int i = 0; i < 10; i++)
 		sk_status_addf(&s, "r%d", i);
+	sk_status_add(&s, "static past the inline ones");
 	assert_int_equal(s.nreasons, SK_STATUS_MAX_REASONS);
+	assert_int_equal(sk_status_reason_count(&s), 12);
+	assert_string_equal(sk_status_reason(&s, 0), "running PreFilter plugin 7");
+	assert_string_equal(sk_status_reason(&s, 5), "r4");
+	assert_string_equal(sk_status_reason(&s, 6), "r5");
+	assert_string_equal(sk_status_reason(&s, 10), "r9");
+	assert_string_equal(sk_status_reason(&s, 11), "static past the inline ones");
+	assert_null(sk_status_reason(&s, 12));
+	assert_null(sk_status_reason(&s, -1));
+	m = sk_status_message(&s);
+	assert_string_equal(m, "running PreFilter plugin 7, r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, "
+			       "static past the inline ones");
+	free(m);
+	/* a copy is independent of the original */
+	struct sk_status cp = sk_status_copy(&s);
 	sk_status_reset(&s);
+	assert_int_equal(sk_status_reason_count(&cp), 12);
+	assert_string_equal(sk_status_reason(&cp, 8), "r7");
+	sk_status_reset(&cp);
+	assert_int_equal(sk_status_reason_count(&cp), 0);
 	sk_status_reset(NULL);
+}
+
+/* Past six reasons, within ABI 1.0's struct layout (docs/plugins.md): reasons[5] stays the sixth
+ * reason's text for code reading the array, the rest is reached through sk_status_reason; copies
+ * are independent and reset frees everything (ASan in `make asan`). Table: how many reasons, the
+ * mix of static and formatted ones. */
+static void test_status_overflow(void **state)
+{
+	(void)state;
+	/* the layout plugins of ABI 1.0 were built with */
+	assert_int_equal(sizeof(struct sk_status), 8 + sizeof(void *) * (1 + SK_STATUS_MAX_REASONS));
+	/* even reasons static (sk_status_add), odd ones formatted (sk_status_addf); a sixth reason of
+	 * either kind moves into the overflow */
+	static char names[40][32];
+	for (int i = 0; i < 40; i++)
+		snprintf(names[i], sizeof(names[i]), "Insufficient r%d", i);
+	static const struct {
+		int n;
+		bool formatted_sixth;
+	} cases[] = { { 6, false }, { 7, false }, { 7, true }, { 9, true }, { 40, false } };
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct sk_status s = sk_status(SK_UNSCHEDULABLE, NULL);
+		for (int i = 0; i < cases[c].n; i++) {
+			if (i % 2 || (i == 5 && cases[c].formatted_sixth))
+				sk_status_addf(&s, "Insufficient r%d", i);
+			else if (i == 5)
+				sk_status_add(&s, names[5]);
+			else
+				sk_status_add(&s, names[i]);
+		}
+		assert_int_equal(s.nreasons, 6);
+		assert_int_equal(sk_status_reason_count(&s), cases[c].n);
+		assert_string_equal(s.reasons[5], names[5]);
+		for (int i = 0; i < cases[c].n; i++)
+			assert_string_equal(sk_status_reason(&s, i), names[i]);
+		assert_null(sk_status_reason(&s, cases[c].n));
+		struct sk_status cp = sk_status_copy(&s);
+		sk_status_reset(&s);
+		assert_int_equal(sk_status_reason_count(&cp), cases[c].n);
+		for (int i = 0; i < cases[c].n; i++)
+			assert_string_equal(sk_status_reason(&cp, i), names[i]);
+		char *m = sk_status_message(&cp);
+		assert_non_null(strstr(m, names[cases[c].n - 1]));
+		free(m);
+		sk_status_reset(&cp);
+		assert_int_equal(sk_status_reason_count(&cp), 0);
+	}
 }
 
 static void test_errors(void **state)
@@ -99,6 +166,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_code_strings),
 		cmocka_unit_test(test_status_reasons),
+		cmocka_unit_test(test_status_overflow),
 		cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -136,7 +136,7 @@
 	P(void, sk_tpmap_free, (struct sk_tpmap *m), (m)) \
 	/* plugin.h, appended in 1.0 before its release */ \
 	F(int, sk_handle_api_get, (struct sk_handle *h, const char *path, cJSON **out, char **err), (h, path, out, err)) \
-	/* volume.h: storage views and listers, appended in 1.0 before its release */ \
+	/* volume.h: storage views and listers, appended in 1.1 */ \
 	F(void *, sk_vobj_ref, (const void *obj), (obj)) \
 	P(void, sk_vobj_unref, (const void *obj), (obj)) \
 	P(void, sk_vobj_list_free, (void *list, int n), (list, n)) \
@@ -154,7 +154,22 @@
 	F(struct sk_csi_node *, sk_handle_get_csi_node, (struct sk_handle *h, const char *node_name), (h, node_name)) \
 	F(struct sk_csi_driver *, sk_handle_get_csi_driver, (struct sk_handle *h, const char *name), (h, name)) \
 	F(int, sk_handle_list_pvs, (struct sk_handle *h, struct sk_pv ***out), (h, out)) \
-	F(int, sk_handle_api_patch, (struct sk_handle *h, const char *path, const cJSON *patch, cJSON **out, bool *conflict, char **err), (h, path, patch, out, conflict, err))
+	F(int, sk_handle_api_patch, (struct sk_handle *h, const char *path, const cJSON *patch, cJSON **out, bool *conflict, char **err), (h, path, patch, out, conflict, err)) \
+	/* plugin.h and selector.h: listers (Services, controllers, Namespaces), appended in 1.1 */ \
+	F(struct kube_label_selector *, sk_handle_default_selector, (struct sk_handle *h, const struct sk_pod *pod), (h, pod)) \
+	F(struct sk_labels *, sk_handle_namespace_labels, (struct sk_handle *h, const char *ns), (h, ns)) \
+	P(void, sk_labels_free, (struct sk_labels *l), (l)) \
+	F(int, sk_handle_namespaces_matching, (struct sk_handle *h, const struct kube_label_selector *sel, const char ***out), (h, sel, out)) \
+	P(void, kube_label_selector_free, (struct kube_label_selector *s), (s)) \
+	/* plugin.h: every reason of a status, appended in 1.1 */ \
+	F(int, sk_status_reason_count, (const struct sk_status *s), (s)) \
+	F(const char *, sk_status_reason, (const struct sk_status *s, int i), (s, i)) \
+	/* plugin.h: the listers' objects, appended in 1.1 */ \
+	F(int, sk_handle_list_objects, (struct sk_handle *h, const char *kind, const char *ns, void (*fn)(const cJSON *obj, void *u), void *u), (h, kind, ns, fn, u)) \
+	F(int, sk_handle_get_object, (struct sk_handle *h, const char *kind, const char *ns, const char *name, void (*fn)(const cJSON *obj, void *u), void *u), (h, kind, ns, name, fn, u)) \
+	/* plugin.h: preemption through the HTTP extenders, appended in 1.1 */ \
+	P(void, sk_victims_free, (struct sk_victims *list, int n), (list, n)) \
+	F(int, sk_handle_preempt_extenders, (struct sk_handle *h, const struct sk_pod *pod, struct sk_victims **list, int *n, char **err), (h, pod, list, n, err))
 
 /* Begins with the same three fields as every ABI struct; then one pointer per function, in list
  * order. size is sizeof(struct sk_host_api) of the scheduler's build: a module built against

@@ -37,10 +37,15 @@ enum sk_code {
 };
 const char *sk_code_string(enum sk_code c); /* "Success", "Error", "Unschedulable", ... */
 
-#define SK_STATUS_MAX_REASONS 6
-/* Returned by value. reasons[i] is a static string unless bit i of owned is set, in which case it
- * was malloc'd by sk_status_addf and is freed by sk_status_reset. A zeroed struct is Success.
- * plugin is set by the framework to the name of the plugin that returned it. */
+#define SK_STATUS_MAX_REASONS 6 /* reasons read directly from `reasons`; any number more, see below */
+/* Returned by value. reasons[i] (i < nreasons) is a static string unless bit i of owned is set, in
+ * which case it was malloc'd by sk_status_addf and is freed by sk_status_reset. A zeroed struct is
+ * Success. plugin is set by the framework to the name of the plugin that returned it. A status
+ * takes any number of reasons (NodeResourcesFit reports every insufficient resource, as upstream):
+ * past the sixth they are kept by the host, and reasons[5] stays the sixth one's text (the layout
+ * of this struct is ABI 1.0's); read them all with sk_status_reason_count / sk_status_reason (ABI
+ * 1.1). A status with reasons is moved, never copied by assignment and reset twice
+ * (sk_status_copy makes an independent copy). Bit 7 of owned is the host's. */
 struct sk_status {
 	enum sk_code code;
 	uint8_t nreasons;
@@ -62,6 +67,8 @@ void sk_status_addv(struct sk_status *s, const char *fmt, va_list ap) __attribut
 void sk_status_reset(struct sk_status *s);            /* frees owned reasons, back to Success */
 struct sk_status sk_status_copy(const struct sk_status *s); /* deep copy (owned reasons duplicated) */
 char *sk_status_message(const struct sk_status *s);   /* reasons joined by ", "; caller frees */
+int sk_status_reason_count(const struct sk_status *s); /* every reason, the inline ones and the rest */
+const char *sk_status_reason(const struct sk_status *s, int i); /* i < sk_status_reason_count, else NULL */
 static inline bool sk_is_success(const struct sk_status *s) { return s->code == SK_SUCCESS; }
 static inline bool sk_is_rejected(const struct sk_status *s)
 {
@@ -364,5 +371,50 @@ int sk_handle_patch_pod_annotation(struct sk_handle *h, const struct sk_pod *pod
  * caller cJSON_Delete's), or -1 and *err (caller frees; names the path and the server's message);
  * -1 with an explaining *err when the env has no API. */
 int sk_handle_api_get(struct sk_handle *h, const char *path, cJSON **out, char **err);
+
+/* ---------- listers: Services, controllers, Namespaces (additions) ---------- */
+/* helper.DefaultSelector (pkg/scheduler/framework/plugins/helper/spread.go), from the scheduler's
+ * Service, ReplicationController, ReplicaSet and StatefulSet listers (env.listers: the daemon's
+ * informers, simulate's cluster file): the merged selectors of the Services of pod's namespace that
+ * select pod, with the selector of pod's controller (RC, ReplicaSet or StatefulSet) added. A new
+ * selector (caller kube_label_selector_free's), or NULL when it would have no requirement (no
+ * Service, no known controller) or on ENOMEM. Thread-safe; reads in-memory stores only. */
+struct kube_label_selector *sk_handle_default_selector(struct sk_handle *h, const struct sk_pod *pod);
+/* GetNamespaceLabelsSnapshot: the labels of namespace ns from the Namespace lister; an empty set
+ * when it is unknown (as upstream). Caller sk_labels_free's; NULL on ENOMEM. Thread-safe. */
+struct sk_labels *sk_handle_namespace_labels(struct sk_handle *h, const char *ns);
+void sk_labels_free(struct sk_labels *l); /* NULL ok */
+/* nsLister.List(sel): the names (interned) of the namespaces whose labels sel matches. Returns the
+ * count with *out a malloc'd array the caller frees (NULL when 0), or -1 on ENOMEM. */
+int sk_handle_namespaces_matching(struct sk_handle *h, const struct kube_label_selector *sel, const char ***out);
+/* The listers themselves, for plugins of their own: kind is "Service", "ReplicationController",
+ * "ReplicaSet", "StatefulSet" or "Namespace". sk_handle_list_objects calls fn for every object of
+ * kind in namespace ns (NULL: every namespace; ignored for Namespaces); sk_handle_get_object calls
+ * it for the object ns/name when present. obj is the object as served (cJSON), borrowed for the
+ * call: read it, copy what you keep, and do not call the listers again from fn (the daemon holds
+ * the store's read lock). Return the number of calls made, or -1 for an unknown kind. */
+int sk_handle_list_objects(struct sk_handle *h, const char *kind, const char *ns,
+			   void (*fn)(const cJSON *obj, void *u), void *u);
+int sk_handle_get_object(struct sk_handle *h, const char *kind, const char *ns, const char *name,
+			 void (*fn)(const cJSON *obj, void *u), void *u);
+
+/* ---------- preemption through the HTTP extenders (ABI 1.1) ---------- */
+/* The victims on one candidate node (extenderv1.Victims). */
+struct sk_victims {
+	const char *node;           /* interned */
+	int npods;
+	struct sk_pod **pods;       /* one reference each, most important first */
+	int64_t num_pdb_violations;
+};
+/* Unrefs the pods and frees every entry's array and list itself (the list is malloc'd). NULL ok. */
+void sk_victims_free(struct sk_victims *list, int n);
+/* upstream callExtenders (pkg/scheduler/framework/preemption/preemption.go): the profile's
+ * extenders that have a preemptVerb and are interested in pod are called in order with the
+ * candidates; each one's answer (the nodes it keeps, their victims) replaces the list given to the
+ * next, and the loop stops when no candidate is left. An ignorable extender's error is skipped.
+ * The list and its count (malloc'd; caller sk_victims_free's) are replaced by the result. 0, or -1 and *err
+ * (caller frees; the list then is unchanged). Blocks on the network. */
+int sk_handle_preempt_extenders(struct sk_handle *h, const struct sk_pod *pod, struct sk_victims **list, int *n,
+				char **err);
 
 #endif

@@ -25,6 +25,8 @@ bool kube_label_selector_matches(const struct kube_label_selector *s, kube_label
 bool kube_label_selector_is_empty(const struct kube_label_selector *s);
 /* True for the selector that matches nothing (an absent labelSelector). */
 bool kube_label_selector_is_nothing(const struct kube_label_selector *s);
+/* Frees a selector the plugin was handed as its own (sk_handle_default_selector); NULL ok. */
+void kube_label_selector_free(struct kube_label_selector *s);
 
 /* Compiles a v1.NodeSelector object {"nodeSelectorTerms": [...]} (flags 0: any error fails).
  * path names the object in error messages. 0, or -1 and *err (caller frees). Caller frees *out. */

@@ -176,8 +176,11 @@ struct sk_pod {
 
 	/* Appended within ABI 1 (docs/plugins.md, "ABI and compatibility"). */
 	bool host_network;               /* spec.hostNetwork: the pod uses the node's address, no pod IP */
+	/* Appended in ABI 1.1. */
 	int nvolumes;
 	struct sk_pod_volume *volumes;   /* spec.volumes in order (owned by the pod) */
+	const char *owner_name;          /* controller ownerReference name, interned, or NULL */
+	const char *owner_api_version;   /* its apiVersion ("apps/v1"), interned, or NULL */
 };
 
 /* Decodes a v1.Pod (JSON as served by the API). Computes requests per staging/src/k8s.io/component-helpers/resource/helpers.go (PodRequests)

@@ -1,0 +1,40 @@
+/* The object as the API server served it, kept next to the decoded view (scheduler/api/decode.c)
+ * for the HTTP extenders, which upstream sends full v1.Pod and v1.Node objects
+ * (pkg/scheduler/extender.go; docs/extenders.md "What is sent"). The JSON is stored compact with
+ * metadata.managedFields dropped, as upstream's informers drop it
+ * (cmd/kube-scheduler/app/server.go: TransformStripManagedFields). Private to the core: plugins
+ * never see it. */
+#ifndef SK_API_RAW_H
+#define SK_API_RAW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "schedkit/types.h"
+
+struct sk_obj_raw {
+	char *json;               /* compact, NUL-terminated; NULL when not kept */
+	size_t len;
+	const char *node_name;    /* pods: spec.nodeName at decode time (interned) */
+	int nlimit_names;         /* pods: resources.limits keys of init and regular containers */
+	const char **limit_names; /* interned */
+};
+
+/* Fills r from obj (pod: also the limit names). 0, or -1 on ENOMEM (r then empty). */
+int sk_obj_raw_keep(struct sk_obj_raw *r, const cJSON *obj, bool pod);
+void sk_obj_raw_free(struct sk_obj_raw *r);
+
+/* The kept object of a decoded pod or node (for a pod made by sk_pod_with_node: its root's);
+ * NULL when none was kept. */
+const struct sk_obj_raw *sk_pod_raw(const struct sk_pod *p);
+const struct sk_obj_raw *sk_node_raw(const struct sk_node *n);
+
+/* The pod's JSON as it should be sent: the kept object, with spec.nodeName set to p->node_name
+ * when the view was rebound (an assumed copy). Caller frees; NULL when nothing is kept or ENOMEM. */
+char *sk_pod_raw_json(const struct sk_pod *p);
+/* Whether some init or regular container of the pod lists `name` under resources.limits. */
+bool sk_pod_limits_name(const struct sk_pod *p, const char *name);
+
+#endif
