@@ -301,8 +301,9 @@ for _ in $(seq 1 150); do
 done
 [ -n "$ok" ] || die "the scheduler did not reload the changed profile"
 for r in 1 2; do kill -0 "${PIDS[$((r + 2))]}" 2>/dev/null || die "scheduler replica $r is gone"; done
-echo "The operator rewrote the ConfigMap, the volume sync swapped config.yaml, and both scheduler"
-echo "replicas reloaded it without a restart (same pids ${PIDS[3]} ${PIDS[4]}):"
+echo "The operator rewrote the ConfigMap; both scheduler replicas saw it through their API watch (the"
+echo "mounted config.yaml follows at the volume's next sync, every ${CM_SYNC} s) and"
+echo "reloaded it without a restart (same pids ${PIDS[3]} ${PIDS[4]}):"
 for r in 1 2; do
 	grep -h '"Configuration reloaded"' "$DIR/scheduler-$r.log" | tail -1 |
 		sed "s/.*\"Configuration reloaded\"/  replica $r: \"Configuration reloaded\"/; s/ config-hash=[0-9a-f]* previous=[0-9a-f]*//"

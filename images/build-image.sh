@@ -8,13 +8,13 @@
 # LABELs from images/NAME.Containerfile (which builds the same image from OUT/NAME with a
 # container engine). Reproducible: every timestamp is SOURCE_DATE_EPOCH (default: the last
 # commit's time, else 0), owners are 0:0, so the same inputs give the same digest. Prints the
-# manifest digest. Env: SK_ROOT (repo), SK_BIN, SK_LIB (default $SK_ROOT/bin, $SK_ROOT/lib).
+# manifest digest. Env: SK_ROOT (repo), SK_BIN, SK_LIB (default $SK_ROOT/bin, $SK_BIN/../lib).
 set -euo pipefail
 name=${1:?usage: build-image.sh NAME OUT}
 out=${2:?usage: build-image.sh NAME OUT}
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 SK_BIN=${SK_BIN:-$SK_ROOT/bin}
-SK_LIB=${SK_LIB:-$SK_ROOT/lib}
+SK_LIB=${SK_LIB:-$SK_BIN/../lib}
 cf=$SK_ROOT/images/$name.Containerfile
 bin=$SK_BIN/schedkit-$name
 [ -f "$cf" ] || { echo "build-image.sh: no $cf" >&2; exit 2; }

@@ -101,10 +101,24 @@ int op_validate_profile(const cJSON *profile, const struct op_render_opts *opts,
 	return 0;
 }
 
+static char *replace_all(const char *msg, const char *from, const char *to);
+
 char *op_spec_paths(const char *msg)
 {
-	static const char from[] = "profiles[0]", to[] = "spec";
-	size_t n = 0, fl = sizeof from - 1, tl = sizeof to - 1;
+	return op_spec_paths_at(msg, 0);
+}
+
+char *op_spec_paths_at(const char *msg, int index)
+{
+	char from[32];
+	snprintf(from, sizeof from, "profiles[%d]", index);
+	return replace_all(msg, from, "spec");
+}
+
+/* msg with every occurrence of from written to. Caller frees; NULL on OOM. */
+static char *replace_all(const char *msg, const char *from, const char *to)
+{
+	size_t n = 0, fl = strlen(from), tl = strlen(to);
 	for (const char *p = msg; (p = strstr(p, from)); p += fl)
 		n++;
 	char *out = malloc(strlen(msg) - n * (fl - tl) + 1), *w = out;
@@ -236,6 +250,33 @@ static const cJSON *entry_of(const struct cand *c)
 	return c->source == OP_SOURCE_CURRENT ? c->current : c->source == OP_SOURCE_LAST_ACCEPTED ? c->last : NULL;
 }
 
+/* The loader's message for entries[0..k] in the
+ * SchedulerProfiles' terms (entries[k] is the candidate): the loader numbers the entries as op_render_config sorts them (by
+ * schedulerName, ties in input order); the candidate's own path becomes "spec", another
+ * profile's "(SchedulerProfile NAME) spec". Takes msg; NULL only on OOM. */
+static char *combined_paths(char *msg, const cJSON **entries, const char **owners, int k)
+{
+	for (int j = 0; j <= k && msg; j++) {
+		const char *nm = kube_obj_get_string(entries[j], "schedulerName");
+		int pos = 0;
+		for (int q = 0; q <= k; q++) {
+			const char *o = kube_obj_get_string(entries[q], "schedulerName");
+			int c = strcmp(o ? o : "", nm ? nm : "");
+			pos += c < 0 || (c == 0 && q < j);
+		}
+		char from[32], to[300];
+		snprintf(from, sizeof from, "profiles[%d]", pos);
+		if (j == k)
+			snprintf(to, sizeof to, "spec");
+		else
+			snprintf(to, sizeof to, "(SchedulerProfile %s) spec", owners[j]);
+		char *out = replace_all(msg, from, to);
+		free(msg);
+		msg = out;
+	}
+	return msg;
+}
+
 /* Drops candidates, oldest first kept, until the assembled configuration loads. A current spec that
  * breaks it is marked invalid with the loader's message and falls back to its last accepted version. */
 static int combine(struct cand *c, int n, const struct op_render_opts *opts)
@@ -254,10 +295,16 @@ static int combine(struct cand *c, int n, const struct op_render_opts *opts)
 	}
 	free(msg);
 	/* Incremental: admit profiles in age order while the configuration stays loadable. */
+	const char **owners = calloc(n > 0 ? (size_t)n : 1, sizeof *owners); /* metadata.name of entries[j] */
+	if (!owners) {
+		free(entries);
+		return -1;
+	}
 	k = 0;
 	for (int i = 0; i < n; i++) {
 		for (int attempt = 0; attempt < 2 && entry_of(&c[i]); attempt++) {
 			entries[k] = entry_of(&c[i]);
+			owners[k] = c[i].name;
 			msg = load_error(entries, k + 1, opts);
 			if (!msg) {
 				k++;
@@ -265,7 +312,7 @@ static int combine(struct cand *c, int n, const struct op_render_opts *opts)
 			}
 			if (c[i].source == OP_SOURCE_CURRENT) {
 				free(c[i].current_err);
-				c[i].current_err = msg;
+				c[i].current_err = combined_paths(msg, entries, owners, k);
 				read_last(&c[i], opts);
 				c[i].source = c[i].last && !name_claimed_by_other(c, n, kube_obj_get_string(c[i].last, "schedulerName"), &c[i])
 						      ? OP_SOURCE_LAST_ACCEPTED
@@ -276,6 +323,7 @@ static int combine(struct cand *c, int n, const struct op_render_opts *opts)
 			}
 		}
 	}
+	free(owners);
 	free(entries);
 	return 0;
 }

@@ -99,5 +99,8 @@ int op_validate_profile(const cJSON *profile, const struct op_render_opts *opts,
  * pluginConfig, extenders, same indices: the provider's NodeResourcesFit entry is merged into
  * the user's or appended after them). Caller frees; NULL on OOM. */
 char *op_spec_paths(const char *msg);
+/* The same for the entry the loader numbered index (a profile loaded with others: the rules
+ * that span profiles, such as one queueSort for all). */
+char *op_spec_paths_at(const char *msg, int index);
 
 #endif

@@ -45,10 +45,11 @@ struct sk_scheduler {
 	uint8_t *res;
 	struct sk_status *st;
 	/* binder */
-	pthread_mutex_t bind_mu; /* guards the job list, pending, stop */
+	pthread_mutex_t bind_mu; /* guards the job list, pending, stop, idle_binders */
 	pthread_cond_t bind_cv, idle_cv;
 	struct bind_job *head, *tail;
 	int pending;
+	int idle_binders;        /* binders waiting on bind_cv */
 	bool stop;
 	int nbinders;
 	pthread_t *binders;
@@ -1081,8 +1082,11 @@ static void *binder_main(void *arg)
 	struct sk_scheduler *s = arg;
 	pthread_mutex_lock(&s->bind_mu);
 	for (;;) {
-		while (!s->head && !s->stop)
+		while (!s->head && !s->stop) {
+			s->idle_binders++;
 			pthread_cond_wait(&s->bind_cv, &s->bind_mu);
+			s->idle_binders--;
+		}
 		if (!s->head)
 			break;
 		struct bind_job *j = s->head;
@@ -1115,8 +1119,13 @@ static void submit_binding(struct sk_scheduler *s, struct bind_job *j)
 		s->head = j;
 	s->tail = j;
 	s->pending++;
-	pthread_cond_signal(&s->bind_cv);
+	/* Wake a binder only when one waits, and after unlocking: a binder woken under the lock
+	 * would block on it at once, and each needless wake-up preempts the scheduling thread
+	 * (docs/benchmarks.md, "Where the end-to-end path goes"). */
+	bool wake = s->idle_binders > 0;
 	pthread_mutex_unlock(&s->bind_mu);
+	if (wake)
+		pthread_cond_signal(&s->bind_cv);
 }
 
 void sk_scheduler_wait_bindings(struct sk_scheduler *s)

@@ -6,12 +6,14 @@
 # and the drain is timed from its "Starting the scheduling loop" line (informers synced) to its
 # last "Successfully bound" line. Churn (SchedulingWithMixedChurn, SchedulingWhileGated) runs
 # through the API server during the drain. Attempt latency: histogram bucket bounds of
-# /metrics; RSS: the scheduler's VmHWM.
+# /metrics (HTTPS, self-signed; /metrics allowed without a token by
+# --authorization-always-allow-paths); RSS: the scheduler's VmHWM.
 # Env: SK_BIN, SK_ROOT, SK_BENCH_BIN (the bench binaries' dir); SK_BENCH_ONLY (substring of the
 # workload names); SK_BENCH_MODE (both, in-process, e2e); sizes as scheduler_bench_workloads
 # (SK_BENCH_SMOKE=1, SK_BENCH_NODES, SK_BENCH_INIT, SK_BENCH_PRE, SK_BENCH_PODS);
 # SK_BENCH_PERF=DIR records perf profiles (cpu-clock) of the scheduler and the API server per workload
-# from the scheduler's start (DIR/<name>.data, DIR/<name>.apiserver.data); SK_BENCH_SCHED_WRAP=CMD
+# from the scheduler's start (DIR/<name>.data, DIR/<name>.apiserver.data; SK_BENCH_PERF_ARGS
+# replaces "-e cpu-clock -g", e.g. "-e sched:sched_switch -e sched:sched_wakeup" for perf sched timehist); SK_BENCH_SCHED_WRAP=CMD
 # runs the scheduler under CMD (e.g. "valgrind --tool=callgrind --callgrind-out-file=F": then the
 # figures are valgrind's, and only the instruction counts mean something).
 set -u
@@ -100,10 +102,10 @@ sched_up() {
 }
 
 run_e2e() { # NAME
-  local name=$1 info nodes init pre measure churn every rate
+  local name=$1 info nodes init pre measure churn rate
   info=$("$WL" --info "$name") || return 1
   rm -f "$work/kubeconfig" "$work/scheduler.log"
-  read -r nodes init pre measure churn every rate <<<"$info"
+  read -r nodes init pre measure churn _ rate <<<"$info"
   "$SK_BIN/schedkit-apiserver" --port 0 --write-kubeconfig "$work/kubeconfig" --history 400000 >"$work/apiserver.log" 2>&1 &
   pids+=($!)
   sk_wait_for 20 test -s "$work/kubeconfig" || { echo "$name: API server did not start" >&2; return 1; }
@@ -133,8 +135,8 @@ kind: KubeSchedulerConfiguration
 leaderElection: {leaderElect: false}
 clientConnection: {qps: 100000, burst: 100000}
 CFG
-  local port sched_pid try
-  for try in 1 2 3; do # a free port may be taken by another process before the scheduler binds it
+  local port sched_pid
+  for _ in 1 2 3; do # a free port may be taken by another process before the scheduler binds it
     port=$(sk_free_port)
     ${SK_BENCH_SCHED_WRAP:-} "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$work/kubeconfig" --secure-port "$port" --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
       --bind-address 127.0.0.1 --v=2 >"$work/scheduler.log" 2>&1 &
@@ -146,9 +148,11 @@ CFG
   pids+=($sched_pid)
   if [ -n "${SK_BENCH_PERF:-}" ]; then
     mkdir -p "$SK_BENCH_PERF"
-    perf record -e cpu-clock -g -o "$SK_BENCH_PERF/$name.data" -p "$sched_pid" >/dev/null 2>&1 &
+    # shellcheck disable=SC2086 # SK_BENCH_PERF_ARGS is a list of perf options
+    perf record ${SK_BENCH_PERF_ARGS:--e cpu-clock -g} -o "$SK_BENCH_PERF/$name.data" -p "$sched_pid" >/dev/null 2>&1 &
     pids+=($!)
-    perf record -e cpu-clock -g -o "$SK_BENCH_PERF/$name.apiserver.data" -p "${pids[0]}" >/dev/null 2>&1 &
+    # shellcheck disable=SC2086
+    perf record ${SK_BENCH_PERF_ARGS:--e cpu-clock -g} -o "$SK_BENCH_PERF/$name.apiserver.data" -p "${pids[0]}" >/dev/null 2>&1 &
     pids+=($!)
   fi
   case $churn in
@@ -166,6 +170,11 @@ CFG
   curl -sfk "https://127.0.0.1:$port/metrics" >"$work/metrics.txt"
   local rss t0 t1 nb
   rss=$(awk '$1 == "VmHWM:" {print $2}' "/proc/$sched_pid/status")
+  # The scheduler's CPU time (utime + stime, all threads, from its start: includes the initial list).
+  local cpu csw
+  csw=$(cat /proc/"$sched_pid"/task/*/status 2>/dev/null |
+    awk '$1 == "voluntary_ctxt_switches:" {v += $2} $1 == "nonvoluntary_ctxt_switches:" {n += $2} END {print v + 0, n + 0}')
+  cpu=$(awk -v hz="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); print ($12 + $13) / hz}' "/proc/$sched_pid/stat")
   stop_all
   t0=$(klog_time "$(grep -m1 '"Starting the scheduling loop"' "$work/scheduler.log")")
   t1=$(klog_time "$(grep '"Successfully bound pod to node"' "$work/scheduler.log" | tail -1)")
@@ -173,11 +182,12 @@ CFG
   awk -v name="$name" -v nodes="$nodes" -v init="$init" -v pre="$pre" -v m="$measure" -v t0="$t0" -v t1="$t1" \
       -v a50="$(pct "$work/metrics.txt" scheduler_scheduling_attempt_duration_seconds 0.5)" \
       -v a99="$(pct "$work/metrics.txt" scheduler_scheduling_attempt_duration_seconds 0.99)" \
-      -v rss="$rss" -v ok="$ok" -v nb="$nb" 'BEGIN {
+      -v rss="$rss" -v ok="$ok" -v nb="$nb" -v cpu="$cpu" -v csw="$csw" 'BEGIN {
     d = t1 - t0
-    printf "| %-24s | e2e        | %5d | %5d | %5d+%-5d | %9.0f | %7.3f | %10s | %10s | %7.1f | %s |\n", name, nodes, init, pre, m,
-      (d > 0 ? m / d : 0), d, "<= " a50 " s", "<= " a99 " s", rss / 1024, ok
-    printf "|   bindings logged %d |\n", nb
+    printf "| %-24s | e2e        | %5d | %5d | %5d+%-5d | %9.0f | %7.3f | %7.2f | %10s | %10s | %7.1f | %s |\n", name, nodes,
+      init, pre, m, (d > 0 ? m / d : 0), d, cpu, "<= " a50 " s", "<= " a99 " s", rss / 1024, ok
+    split(csw, c, " ")
+    printf "|   bindings logged %d; scheduler context switches (all threads, whole life): %d voluntary, %d involuntary |\n", nb, c[1], c[2]
   }'
   [ "$ok" = yes ]
 }

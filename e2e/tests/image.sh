@@ -7,10 +7,11 @@
 # libraries) -- `--version` when the binary has it, else `--help` -- and the scheduler loads the
 # image's plugin modules there (--validate of a profile enabling the three contrib plugins); the
 # manifests name the versioned images. Prints TAP-style "ok"/"not ok" lines.
-# Env: SK_BIN, SK_LIB (binaries and lib/, default $SK_ROOT/bin, $SK_ROOT/lib), SK_ROOT.
+# Env: SK_BIN, SK_LIB (binaries and lib/, default $SK_ROOT/bin, $SK_BIN/../lib), SK_ROOT.
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
-export SK_BIN=${SK_BIN:-$SK_ROOT/bin} SK_LIB=${SK_LIB:-$SK_ROOT/lib} SK_ROOT
+export SK_BIN=${SK_BIN:-$SK_ROOT/bin}
+export SK_LIB=${SK_LIB:-$SK_BIN/../lib} SK_ROOT
 TMP=$(mktemp -d /tmp/sk-image.XXXXXX)
 MOUNTED=
 cleanup() {

@@ -74,9 +74,9 @@ check "the CRDs become Established" k wait --for condition=established --timeout
 # Every property of every schema has a description (kubectl explain shows them).
 undescribed() { # crd: the paths of properties without a description
 	k get crd "$1" -o json | jq -r '
-		def walk_props(p): (.properties // {} | to_entries[] |
-			(if .value.description then empty else p + .key end),
-			(.value | walk_props(p + .key + "."))),
+		def walk_props(p): (.properties // {} | to_entries[] | .key as $k |
+			(if .value.description then empty else p + $k end),
+			(.value | walk_props(p + $k + "."))),
 			(.items // empty | walk_props(p));
 		.spec.versions[].schema.openAPIV3Schema | walk_props("")'
 }

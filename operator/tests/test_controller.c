@@ -465,12 +465,66 @@ static void test_controller_converges(void **state)
 	op_controller_free(c);
 }
 
+static const char *rv_of(struct env *e, const char *name, char *buf, size_t len)
+{
+	cJSON *o = get_profile(e, name);
+	snprintf(buf, len, "%s", kube_obj_get_string(o, "metadata.resourceVersion"));
+	cJSON_Delete(o);
+	return buf;
+}
+
+/* Applied judged per profile: changing one profile rewrites its status only; the other stays
+ * Applied (its resourceVersion does not move) before and after the leader loads the change. */
+static void test_change_of_one_profile_leaves_others(void **state)
+{
+	struct env *e = *state;
+	add_profile(e, "{apiVersion: schedkit.io/v1alpha1, kind: SchedulerProfile, metadata: {name: steady}, spec: {}}");
+	add_profile(e, "{apiVersion: schedkit.io/v1alpha1, kind: SchedulerProfile, metadata: {name: moving}, spec: {}}");
+	struct op_reconcile_result r = reconcile(e);
+	char buf[512];
+	snprintf(buf, sizeof buf, "{metadata: {annotations: {schedkit.io/config-hash: '%s'}}, spec: {holderIdentity: h_1}}",
+		 r.config_hash);
+	patch_lease(e, buf);
+	reconcile(e);
+	cJSON *o = get_profile(e, "steady");
+	assert_string_equal(cond_field(o, "Applied", "reason"), OP_APPLIED_APPLIED);
+	assert_string_equal(cond_field(o, "Ready", "status"), "True");
+	cJSON_Delete(o);
+	char rv1[64], rv2[64], rv3[64];
+	rv_of(e, "steady", rv1, sizeof rv1);
+
+	char *p = kube_path("schedkit.io", "v1alpha1", "schedulerprofiles", NULL, "moving", NULL);
+	cJSON *patch = y("{spec: {percentageOfNodesToScore: 40}}");
+	assert_int_equal(kube_patch(e->client, p, KUBE_PATCH_MERGE, patch, NULL, NULL), 0);
+	cJSON_Delete(patch);
+	free(p);
+	struct op_reconcile_result r2 = reconcile(e);
+	assert_string_not_equal(r2.config_hash, r.config_hash);
+	o = get_profile(e, "moving");
+	assert_string_equal(cond_field(o, "Applied", "reason"), OP_APPLIED_PENDING);
+	assert_string_equal(cond_field(o, "Ready", "reason"), OP_APPLIED_PENDING);
+	cJSON_Delete(o);
+	assert_string_equal(rv_of(e, "steady", rv2, sizeof rv2), rv1); /* not even rewritten */
+
+	snprintf(buf, sizeof buf, "{metadata: {annotations: {schedkit.io/config-hash: '%s'}}}", r2.config_hash);
+	patch_lease(e, buf);
+	reconcile(e);
+	o = get_profile(e, "moving");
+	assert_string_equal(cond_field(o, "Applied", "reason"), OP_APPLIED_APPLIED);
+	assert_string_equal(kube_obj_get_string(o, "status.appliedHash"), kube_obj_get_string(o, "status.renderedHash"));
+	cJSON_Delete(o);
+	assert_string_equal(rv_of(e, "steady", rv3, sizeof rv3), rv1);
+	del(e, "schedulerprofiles", NULL, "steady");
+	del(e, "schedulerprofiles", NULL, "moving");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reconcile_lifecycle),
 		cmocka_unit_test(test_plugins_and_rejected_config),
 		cmocka_unit_test(test_controller_converges),
+		cmocka_unit_test(test_change_of_one_profile_leaves_others),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

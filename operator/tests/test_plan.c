@@ -233,7 +233,27 @@ static void test_combined_error(void **state)
 	assert_false(b->accepted);
 	assert_string_equal(b->reason, OP_REASON_INVALID);
 	assert_non_null(strstr(b->message, "must be the same for all profiles"));
+	/* in the SchedulerProfile's terms, whatever the loader's index of it was */
+	if (strncmp(b->message, "spec.plugins.queueSort", 22) || strstr(b->message, "profiles[1]"))
+		fail_msg("b: %s", b->message);
 	assert_int_equal(p.nrendered, 1);
+	op_plan_free(&p);
+	cJSON_Delete(arr);
+
+	/* the older profile sorts after the newer one: the loader numbers the newer profiles[0] */
+	arr = cJSON_CreateArray();
+	cJSON_AddItemToArray(arr, profile("z", "2025-01-01T00:00:00Z", 1, "{}", NULL));
+	cJSON_AddItemToArray(arr, profile("b", "2025-01-02T00:00:00Z", 1,
+					  "{\"plugins\":{\"queueSort\":{\"disabled\":[{\"name\":\"*\"}],\"enabled\":[{\"name\":"
+					  "\"PrioritySort\"}]},\"multiPoint\":{\"disabled\":[{\"name\":\"PrioritySort\"}]}}}",
+					  NULL));
+	p = build(arr);
+	b = find(&p, "b");
+	assert_false(b->accepted);
+	/* the loader blames the other one (it compares with the first): named, in its terms */
+	if (strncmp(b->message, "(SchedulerProfile z) spec.plugins.queueSort: Invalid value:", 59) ||
+	    !strstr(b->message, "must be the same for all profiles"))
+		fail_msg("b sorted first: %s", b->message);
 	op_plan_free(&p);
 	cJSON_Delete(arr);
 }

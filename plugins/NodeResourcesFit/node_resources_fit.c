@@ -532,7 +532,10 @@ static struct sk_status fit_score(struct sk_plugin *self, struct sk_cycle_state 
 	const struct fit_args *a = self->priv;
 	if (!ni->node)
 		return sk_status(SK_ERROR, "node not found");
-	const struct sk_pod_request_list *st = sk_cycle_state_get(cs, self->slot);
+	/* The slot holds PreScore's request list, or, when PreScore is disabled, PreFilter's
+	 * borrowed pod (one slot per plugin): only the former is a request list. */
+	const void *data = sk_cycle_state_get(cs, self->slot);
+	const struct sk_pod_request_list *st = data != (const void *)pod ? data : NULL;
 	if (st) {
 		*score = score_node(a, ni, st->requests);
 		return sk_ok();

@@ -272,6 +272,16 @@ static void test_score_without_prescore(void **state)
 	struct sk_status st = pl->desc->score(pl, h->cs, p, h->snap->nodes[0], &s);
 	assert_true(sk_is_success(&st));
 	assert_int_equal(s, 37);
+	/* PreFilter ran (its state is in the slot) but PreScore is disabled, as in a v1beta2 profile
+	 * converted by `schedkit-scheduler convert`: the same score, not one read from PreFilter's state */
+	ph_reset_state(h);
+	struct sk_prefilter_result pr = { 0 };
+	st = pl->desc->pre_filter(pl, h->cs, p, &pr);
+	assert_true(sk_is_success(&st));
+	s = -1;
+	st = pl->desc->score(pl, h->cs, p, h->snap->nodes[0], &s);
+	assert_true(sk_is_success(&st));
+	assert_int_equal(s, 37);
 	sk_pod_unref(p);
 	ph_free(h);
 }

@@ -556,7 +556,7 @@ static void test_summary_top(void **state)
 {
 	(void)state;
 	struct sk_summary *s = sk_summary_new(60, 60);
-	char names[40][16];
+	char names[40][24];
 	for (int i = 0; i < 40; i++) {
 		snprintf(names[i], sizeof names[i], "reason-%02d", i);
 		const char *one[] = { names[i] };
