@@ -23,7 +23,7 @@ struct seen_count {
 };
 
 struct kube_std_metrics {
-	struct kube_metric *cpu, *open_fds, *max_fds, *vmem, *vmem_max, *rss, *start, *build, *requests;
+	struct kube_metric *cpu, *open_fds, *max_fds, *vmem, *vmem_max, *rss, *start, *build, *requests, *latency;
 	struct kube_client *clients[MAX_CLIENTS];
 	int nclients;
 	char *host;
@@ -47,6 +47,13 @@ struct kube_std_metrics {
 #else
 #define PLATFORM "linux/unknown"
 #endif
+
+static void observe_latency(void *ctx, const char *verb, int code, double seconds)
+{
+	(void)code;
+	struct kube_std_metrics *m = ctx;
+	kube_histogram_observe(m->latency, seconds, KUBE_LABELS(m->host, verb));
+}
 
 struct kube_std_metrics *kube_std_metrics_new(struct kube_metrics_registry *reg, struct kube_client *const *clients,
 					      const char *host)
@@ -74,8 +81,12 @@ struct kube_std_metrics *kube_std_metrics_new(struct kube_metrics_registry *reg,
 	m->requests = kube_counter_new(reg, "rest_client_requests_total",
 				       "Number of HTTP requests, partitioned by status code, method, and host.", 3,
 				       KUBE_LABELS("code", "host", "method"));
+	static const double lat_buckets[] = {0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60};
+	m->latency = kube_histogram_new(reg, "rest_client_request_duration_seconds",
+					"Request latency in seconds. Broken down by verb, and host.", 2, KUBE_LABELS("host", "verb"),
+					lat_buckets, 12);
 	if (!m->cpu || !m->open_fds || !m->max_fds || !m->vmem || !m->vmem_max || !m->rss || !m->start || !m->build ||
-	    !m->requests) {
+	    !m->requests || !m->latency) {
 		free(m->host);
 		free(m);
 		return NULL;
@@ -84,6 +95,8 @@ struct kube_std_metrics *kube_std_metrics_new(struct kube_metrics_registry *reg,
 	kube_gauge_set(m->build, 1, KUBE_LABELS("1970-01-01T00:00:00Z", COMPILER, "", "", SCHEDKIT_KUBE_VERSION, "",
 						SCHEDKIT_KUBE_MAJOR, SCHEDKIT_KUBE_MINOR, PLATFORM));
 	pthread_mutex_init(&m->mu, NULL);
+	if (m->nclients)
+		kube_client_set_observer(m->clients[0], observe_latency, m);
 	kube_metrics_set_collector(reg, kube_std_metrics_collect, m);
 	kube_std_metrics_collect(m);
 	return m;
@@ -93,6 +106,8 @@ void kube_std_metrics_free(struct kube_std_metrics *m)
 {
 	if (!m)
 		return;
+	if (m->nclients)
+		kube_client_set_observer(m->clients[0], NULL, NULL);
 	pthread_mutex_destroy(&m->mu);
 	free(m->host);
 	free(m);

@@ -8,6 +8,9 @@
  *       major,minor,platform} 1 (k8s.io/component-base/metrics/prometheus/version)
  *   rest_client_requests_total{code,host,method} (k8s.io/component-base/metrics/prometheus/restclient:
  *       every HTTP attempt of the given clients, by status code, "<error>" for a transport error)
+ *   rest_client_request_duration_seconds{host,verb} (each attempt's latency, upstream's buckets;
+ *       an observer set on the first client only, kube_client_set_observer: the others may
+ *       outlive this, as the scheduler's abandoned event senders do)
  *
  * Thread-safe: the collector may run on any thread (renders are serialized by its mutex). */
 #ifndef KUBE_PROCMETRICS_H
@@ -17,8 +20,9 @@ struct kube_metrics_registry;
 struct kube_client;
 struct kube_std_metrics;
 
-/* Registers the metrics and installs the collector on reg. clients: NULL-terminated, borrowed
- * (they must outlive the registry's renders); host: the API server's host:port for the label.
+/* Registers the metrics, installs the collector on reg and the latency observer on clients[0]
+ * (before it is shared between threads). clients: NULL-terminated, borrowed (they must outlive
+ * the registry's renders; free this before them); host: the API server's host:port for the label.
  * NULL on allocation failure. */
 struct kube_std_metrics *kube_std_metrics_new(struct kube_metrics_registry *reg, struct kube_client *const *clients,
 					      const char *host);

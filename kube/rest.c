@@ -35,6 +35,9 @@
 
 struct kube_client {
 	char *server;                  /* without trailing '/' */
+	/* kube_client_set_observer: every kube_request attempt's verb, code and latency */
+	void (*observe)(void *ctx, const char *verb, int code, double seconds);
+	void *observe_ctx;
 	char *token, *token_file;
 	char *ca_file, *ca_data;
 	char *cert_file, *cert_data, *key_file, *key_data;
@@ -405,6 +408,13 @@ static void count_request(struct kube_client *c, const char *verb, int code)
 	if (i < c->ncounters)
 		c->counters[i].count++;
 	pthread_mutex_unlock(&c->mu);
+}
+
+void kube_client_set_observer(struct kube_client *c, void (*fn)(void *ctx, const char *verb, int code, double seconds),
+			      void *ctx)
+{
+	c->observe = fn;
+	c->observe_ctx = ctx;
 }
 
 size_t kube_client_request_counts(struct kube_client *c, struct kube_request_count *out, size_t max)
@@ -979,6 +989,8 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 		curl_slist_free_all(hdrs);
 		handle_put(c, h);
 		count_request(c, method, rc == CURLE_OK ? (int)code : 0);
+		if (c->observe)
+			c->observe(c->observe_ctx, method, rc == CURLE_OK ? (int)code : 0, real_now(NULL) - t0);
 		klog_info(6, "HTTP request", " verb=%s path=%s status=%ld latency_ms=%.1f", method, path,
 			  rc == CURLE_OK ? code : 0L, (real_now(NULL) - t0) * 1000);
 		double wait = -1;

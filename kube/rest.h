@@ -103,6 +103,11 @@ struct kube_request_count { char verb[8]; int code; uint64_t count; };  /* code 
 /* Copies up to max counters into out; returns the number of distinct (verb, code) pairs seen
  * (may exceed max). Counts every HTTP attempt, retries included. */
 size_t kube_client_request_counts(struct kube_client *, struct kube_request_count *out, size_t max);
+/* fn is called after every attempt of kube_request (not streams) with the verb, the HTTP code (0:
+ * transport error) and the latency in seconds, on the requesting thread (rest_client_* metrics).
+ * Set before the client is shared between threads. */
+void kube_client_set_observer(struct kube_client *, void (*fn)(void *ctx, const char *verb, int code, double seconds),
+			      void *ctx);
 /* Count of attempts for one verb (NULL = any) and code (-1 = any). */
 uint64_t kube_client_request_count(struct kube_client *, const char *verb, int code);
 

@@ -34,7 +34,7 @@ const struct op_kind_info *op_kind_info(enum op_kind k)
 /* What schedkit-scheduler reads and writes cluster-wide, and nothing more: the requests its code
  * makes (scheduler/daemon: the pod, node and PDB informers, bindings, the pod annotation and status
  * patches, preemption's deletes; kube/events.c: events.k8s.io Events; the volume plugins' informers
- * and VolumeBinding's patches). e2e/tests/rbac_least_privilege.sh checks both ways. */
+ * and VolumeBinding's patches; the TokenReviews and SubjectAccessReviews of its endpoints). e2e/tests/rbac_least_privilege.sh checks both ways. */
 static const char cluster_role_rules[] =
 	"- apiGroups: [events.k8s.io]\n  resources: [events]\n  verbs: [create, patch]\n"
 	"- apiGroups: ['']\n  resources: [nodes]\n  verbs: [list, watch]\n"
@@ -49,7 +49,11 @@ static const char cluster_role_rules[] =
 	"- apiGroups: ['']\n  resources: [namespaces, replicationcontrollers, services]\n  verbs: [list, watch]\n"
 	"- apiGroups: [apps]\n  resources: [replicasets, statefulsets]\n  verbs: [list, watch]\n"
 	"- apiGroups: [policy]\n  resources: [poddisruptionbudgets]\n  verbs: [list, watch]\n"
-	"- apiGroups: [storage.k8s.io]\n  resources: [csidrivers, csinodes, storageclasses]\n  verbs: [list, watch]\n";
+	"- apiGroups: [storage.k8s.io]\n  resources: [csidrivers, csinodes, storageclasses]\n  verbs: [list, watch]\n"
+	/* the delegated authentication and authorization of /metrics and /configz (scheduler/daemon/
+	 * serve.c, kube/delegate.c), upstream's system:auth-delegator */
+	"- apiGroups: [authentication.k8s.io]\n  resources: [tokenreviews]\n  verbs: [create]\n"
+	"- apiGroups: [authorization.k8s.io]\n  resources: [subjectaccessreviews]\n  verbs: [create]\n";
 
 /* In the scheduler's namespace: creating its Lease, then only its own Lease, and only its own
  * ConfigMap (read and watched through the API for a fast reload, docs/operator.md). */

@@ -394,7 +394,18 @@ static void respond_json(struct apis_conn *c, int code, cJSON *o)
 
 static cJSON *parse_body(struct apis_conn *c, const struct apis_req *r, const char *kind)
 {
-	cJSON *b = r->body && r->body_len ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
+	cJSON *b = NULL;
+	if (r->content_type && !strncmp(r->content_type, "application/vnd.kubernetes.protobuf", 35) && r->body) {
+		char *perr = NULL; /* kubectl auth can-i sends protobuf */
+		b = apis_proto_decode((const unsigned char *)r->body, r->body_len, &perr);
+		if (!b) {
+			apis_respond_status(c, 415, "UnsupportedMediaType", perr ? perr : "malformed protobuf body", NULL);
+			free(perr);
+			return NULL;
+		}
+	} else if (r->body && r->body_len) {
+		b = cJSON_ParseWithLength(r->body, r->body_len);
+	}
 	if (!cJSON_IsObject(b) || !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(b, "spec"))) {
 		char msg[200];
 		snprintf(msg, sizeof msg, "%s: the body must be a %s object with a spec", kind, kind);

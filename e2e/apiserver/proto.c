@@ -1,7 +1,8 @@
 /* proto.c — a small decoder for Kubernetes' protobuf request bodies ("k8s\0" + runtime.Unknown),
  * enough for the objects kubectl's `create <generator>` commands send with
  * Content-Type application/vnd.kubernetes.protobuf: Namespace, ConfigMap, Secret and
- * ServiceAccount (ObjectMeta with labels, annotations, owner references and finalizers).
+ * ServiceAccount (ObjectMeta with labels, annotations, owner references and finalizers), and the
+ * SelfSubjectAccessReview of `kubectl auth can-i`.
  * Other kinds are refused with a message naming the kind. Pure function, no global state. */
 #include <stdint.h>
 #include <stdio.h>
@@ -186,6 +187,34 @@ static cJSON *object_meta(struct pb *m)
 	return md;
 }
 
+/* authorization.k8s.io/v1 ResourceAttributes (sub = false) or NonResourceAttributes (true). */
+static cJSON *access_attributes(struct pb *m, bool non_resource)
+{
+	static const char *const res[] = {NULL, "namespace", "verb", "group", "version", "resource", "subresource", "name"};
+	static const char *const nonres[] = {NULL, "path", "verb"};
+	cJSON *o = cJSON_CreateObject();
+	int f, wt;
+	struct pb sub;
+	uint64_t v;
+	while (o && next(m, &f, &wt, &sub, &v))
+		if (wt == 2 && f >= 1 && f <= (non_resource ? 2 : 7))
+			add(o, (non_resource ? nonres : res)[f], str(&sub));
+	return o;
+}
+
+/* SelfSubjectAccessReviewSpec: 1 resourceAttributes, 2 nonResourceAttributes. */
+static cJSON *ssar_spec(struct pb *m)
+{
+	cJSON *spec = cJSON_CreateObject();
+	int f, wt;
+	struct pb sub;
+	uint64_t v;
+	while (spec && next(m, &f, &wt, &sub, &v))
+		if (wt == 2 && (f == 1 || f == 2))
+			add(spec, f == 1 ? "resourceAttributes" : "nonResourceAttributes", access_attributes(&sub, f == 2));
+	return spec;
+}
+
 static cJSON *decode_kind(const char *kind, struct pb *raw, char **err)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -195,7 +224,8 @@ static cJSON *decode_kind(const char *kind, struct pb *raw, char **err)
 	struct pb sub;
 	uint64_t v;
 	bool cm = !strcmp(kind, "ConfigMap"), sec = !strcmp(kind, "Secret"), ns = !strcmp(kind, "Namespace"),
-	     sa = !strcmp(kind, "ServiceAccount"), ev = !strcmp(kind, "Eviction");
+	     sa = !strcmp(kind, "ServiceAccount"), ev = !strcmp(kind, "Eviction"),
+	     ssar = !strcmp(kind, "SelfSubjectAccessReview");
 	while (next(raw, &f, &wt, &sub, &v)) {
 		if (f == 1 && wt == 2) {
 			add(o, "metadata", object_meta(&sub));
@@ -214,6 +244,8 @@ static cJSON *decode_kind(const char *kind, struct pb *raw, char **err)
 			add(o, "type", str(&sub));
 		} else if (sec && f == 5 && wt == 0) {
 			add(o, "immutable", cJSON_CreateBool(v != 0));
+		} else if (ssar && f == 2 && wt == 2) {
+			add(o, "spec", ssar_spec(&sub));
 		} else if (sa && f == 4 && wt == 0) {
 			add(o, "automountServiceAccountToken", cJSON_CreateBool(v != 0));
 		} else if (ev && f == 2 && wt == 2) {
@@ -288,7 +320,7 @@ cJSON *apis_proto_decode(const unsigned char *p, size_t n, char **err)
 		return NULL;
 	}
 	if (strcmp(kind, "ConfigMap") && strcmp(kind, "Secret") && strcmp(kind, "Namespace") &&
-	    strcmp(kind, "ServiceAccount") && strcmp(kind, "Eviction")) {
+	    strcmp(kind, "ServiceAccount") && strcmp(kind, "Eviction") && strcmp(kind, "SelfSubjectAccessReview")) {
 		if (asprintf(err, "protobuf bodies are not supported for kind \"%.100s\"; send JSON", kind) < 0)
 			*err = NULL;
 		return NULL;

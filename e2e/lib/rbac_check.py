@@ -23,6 +23,10 @@ NOT_EXERCISED = {
         "kube/events.c patches the series of an Event repeated within its window",
     ("scheduler", "", "pods", "patch"):
         "scheduler/daemon/env.c patches a pod's annotations for a plugin (sk_handle_patch_pod_annotation, at PreBind)",
+    ("scheduler", "authentication.k8s.io", "tokenreviews", "create"):
+        "scheduler/daemon/serve.c (kube/delegate.c) reviews the bearer token of a request to /metrics or /configz",
+    ("scheduler", "authorization.k8s.io", "subjectaccessreviews", "create"):
+        "scheduler/daemon/serve.c (kube/delegate.c) asks whether a request to /metrics or /configz is allowed",
     ("operator", "events.k8s.io", "events", "patch"):
         "kube/events.c patches the series of an Event repeated within its window",
 }

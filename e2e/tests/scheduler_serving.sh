@@ -12,6 +12,10 @@
 #  3. Flags: --version on the three binaries; the flags that do not apply are named in one
 #     warning line; an unknown feature gate, cipher suite or TLS version exits 2 with upstream's
 #     words; --write-config-to writes the defaulted configuration; --logging-format=json.
+#  4. The scheduler itself under enforced RBAC with its ServiceAccount's token and the RBAC the
+#     operator renders for it: it binds a pod, holds its Lease and serves /metrics through its own
+#     TokenReview and SubjectAccessReview, refused nothing; without pods/binding it is refused the
+#     binding in upstream's words and the pod stays unbound.
 # Prints TAP-style ok / not ok lines. Env: SK_BIN (binaries), SK_ROOT (repo).
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -95,6 +99,9 @@ t_nobody=$(kubectl create token nobody) || fatal "kubectl create token nobody"
 t_sched=$(kubectl create token scheduler -n kube-system) || fatal "kubectl create token scheduler"
 check "the API server enforces RBAC: a token without grants cannot list pods" \
   bash -c 'out=$(kubectl --token "$1" get pods 2>&1); test $? != 0 && echo "$out" | grep -q "cannot list resource \"pods\""' _ "$t_nobody"
+
+check "kubectl auth can-i (SelfSubjectAccessReview): prometheus may get /metrics, nobody may not" \
+  bash -c 'test "$(kubectl auth can-i get /metrics --token "$1")" = yes && test "$(kubectl auth can-i get /metrics --token "$2")" = no' _ "$t_prom" "$t_nobody"
 
 # the delegation kubeconfig: the scheduler's own ServiceAccount token, not the admin's
 sed "s/token: .*/token: $t_sched/" "$KUBECONFIG" >"$work/delegate.kubeconfig"
@@ -207,3 +214,92 @@ check "--logging-format=json: every log line is a JSON object with ts, caller, m
   bash -c 'test -s "$1" && while read -r l; do echo "$l" | jq -e "has(\"ts\") and has(\"caller\") and has(\"msg\")" >/dev/null || exit 1; done <"$1"' _ "$work/json.log"
 check "--kube-api-qps/--kube-api-burst/--kube-api-content-type are accepted" \
   "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --validate --kube-api-qps=20.5 --kube-api-burst=30 --kube-api-content-type=application/vnd.kubernetes.protobuf
+
+# ---------------------------------------------------------------- 4. the scheduler under RBAC, with its own token
+# The RBAC the operator renders for the scheduler (operator/tests/golden/resources_*.yaml, kept
+# equal to operator/resources.c by test_resources), its ServiceAccount's token, the installed
+# Lease name: a pod is scheduled, with /metrics served through the reviews that RBAC allows.
+g=$SK_ROOT/operator/tests/golden
+kubectl create namespace schedkit-system >/dev/null || fatal "namespace schedkit-system"
+for f in serviceaccount clusterrole clusterrolebinding role rolebinding; do
+  kubectl apply -f "$g/resources_$f.yaml" >/dev/null || fatal "the operator's $f applied"
+done
+cat >"$work/rbac-node.yaml" <<'EOF'
+apiVersion: v1
+kind: Node
+metadata: {name: rbac-node, labels: {kubernetes.io/hostname: rbac-node}}
+status:
+  capacity: {cpu: "4", memory: 8Gi, pods: "110"}
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+  conditions: [{type: Ready, status: "True"}]
+EOF
+kubectl apply -f "$work/rbac-node.yaml" >/dev/null || fatal "node rbac-node"
+t_runner=$(kubectl create token schedkit-scheduler -n schedkit-system) || fatal "kubectl create token schedkit-scheduler"
+sed "s/token: .*/token: $t_runner/" "$KUBECONFIG" >"$work/runner.kubeconfig"
+cat >"$work/runner.yaml" <<'EOF'
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaderElect: true, resourceName: schedkit-scheduler, resourceNamespace: schedkit-system}
+profiles:
+- schedulerName: rbac-scheduler
+EOF
+rp=$(sk_free_port)
+"$SK_BIN/schedkit-scheduler" --config "$work/runner.yaml" --kubeconfig "$work/runner.kubeconfig" --secure-port "$rp" \
+  --bind-address 127.0.0.1 --authentication-kubeconfig "$work/runner.kubeconfig" \
+  --authorization-kubeconfig "$work/runner.kubeconfig" --v=2 >"$work/runner.log" 2>&1 &
+pids+=($!)
+kubectl run rbac-pod --image=x --restart=Never --overrides='{"spec":{"schedulerName":"rbac-scheduler"}}' >/dev/null ||
+  fatal "pod for the RBAC-bound scheduler created"
+check "with the operator's RBAC and its ServiceAccount token (RBAC enforced), the scheduler binds a pod" \
+  sk_wait_for 30 bash -c 'test "$(kubectl get pod rbac-pod -o jsonpath={.spec.nodeName})" = rbac-node'
+check "... holds its Lease" \
+  sk_wait_for 10 bash -c 'kubectl get lease schedkit-scheduler -n schedkit-system -o jsonpath={.spec.holderIdentity} | grep -q .'
+check "... serves /metrics to an authorized token through its own reviews" \
+  sk_wait_for 10 bash -c 'test "$(curl -sk -o /dev/null -w %{http_code} -H "Authorization: Bearer $2" "https://127.0.0.1:$1/metrics")" = 200' _ "$rp" "$t_prom"
+check "... and was refused nothing (no 403 in its log)" bash -c '! grep -q -i "forbidden" "$1"' _ "$work/runner.log"
+
+# Without pods/binding the same scheduler is refused the binding: RBAC is really enforced.
+kubectl get clusterrole schedkit-scheduler -o json | jq '.metadata = {name: "schedkit-runner-nobind"} |
+  .rules |= map(select((.resources | index("pods/binding")) | not))' | kubectl apply -f - >/dev/null
+kubectl create sa runner2 -n kube-system >/dev/null
+cat >"$work/runner2-rbac.yaml" <<'EOF'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: schedkit-runner-nobind}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: schedkit-runner-nobind}
+subjects:
+- {kind: ServiceAccount, name: runner2, namespace: kube-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: runner2-lease, namespace: kube-system}
+rules:
+- {apiGroups: [coordination.k8s.io], resources: [leases], verbs: [get, create, update]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: runner2-lease, namespace: kube-system}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: runner2-lease}
+subjects:
+- {kind: ServiceAccount, name: runner2, namespace: kube-system}
+EOF
+kubectl apply -f "$work/runner2-rbac.yaml" >/dev/null
+t_runner2=$(kubectl create token runner2 -n kube-system)
+sed "s/token: .*/token: $t_runner2/" "$KUBECONFIG" >"$work/runner2.kubeconfig"
+sed 's/resourceName: schedkit-scheduler, resourceNamespace: schedkit-system/resourceName: rbac-runner2, resourceNamespace: kube-system/; s/rbac-scheduler/rbac-nobind/' \
+  "$work/runner.yaml" >"$work/runner2.yaml"
+"$SK_BIN/schedkit-scheduler" --config "$work/runner2.yaml" --kubeconfig "$work/runner2.kubeconfig" --secure-port 0 --v=2 \
+  >"$work/runner2.log" 2>&1 &
+pids+=($!)
+kubectl run rbac-pod2 --image=x --restart=Never --overrides='{"spec":{"schedulerName":"rbac-nobind"}}' >/dev/null
+check "without pods/binding the binding is refused with upstream's 403 words" \
+  sk_wait_for 30 grep -qF 'pods "rbac-pod2" is forbidden: User "system:serviceaccount:kube-system:runner2" cannot create resource "pods/binding" in API group "" in the namespace "default"' "$work/runner2.log"
+check "... and the pod stays unbound" test -z "$(kubectl get pod rbac-pod2 -o jsonpath={.spec.nodeName})"
+
+# Under `make asan` the binaries are instrumented: stop the schedulers (leak reports come at exit),
+# then any report lands in their logs.
+for ((i = ${#pids[@]} - 1; i >= 1; i--)); do kill "${pids[i]}" 2>/dev/null; wait "${pids[i]}" 2>/dev/null; done
+sanitizer=$(grep -lE 'AddressSanitizer|LeakSanitizer|runtime error:' "$work"/*.log 2>/dev/null)
+check "no sanitizer report in the scheduler and API server logs" test -z "$sanitizer"
+[ -z "$sanitizer" ] || grep -hE -A12 'AddressSanitizer|LeakSanitizer|runtime error:' $sanitizer | head -40 | sed 's/^/# /'
+exit 0

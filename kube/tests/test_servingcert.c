@@ -88,6 +88,8 @@ static void test_cert_dir(void **state)
 	assert_true(fread(after, 1, sizeof after - 1, f) > 0);
 	fclose(f);
 	assert_string_equal(before, after); /* reused, not regenerated */
+	free(c2);
+	free(k2);
 	unlink(c1);
 	unlink(k1);
 	rmdir(sub);
@@ -99,10 +101,10 @@ static void test_cert_dir(void **state)
 	assert_non_null(strstr(err, "--cert-dir /proc/no/such"));
 	free(err);
 	rmdir(dir);
+	assert_null(c2);
+	assert_null(k2);
 	free(c1);
 	free(k1);
-	free(c2);
-	free(k2);
 }
 
 static void test_cipher_suites(void **state)

@@ -57,6 +57,7 @@ static const struct expect table[] = {
 	{"process_start_time_seconds", "gauge", "", NULL},
 	{"kubernetes_build_info", "gauge", "build_date,compiler,git_commit,git_tree_state,git_version,go_version,major,minor,platform", NULL},
 	{"rest_client_requests_total", "counter", "code,host,method", NULL},
+	{"rest_client_request_duration_seconds", "histogram", "host,verb", "0.005,0.025,0.1,0.25,0.5,1,2,4,8,15,30,60"},
 };
 
 /* The label names of the first series line of name in text ("" none); NULL when there is none. */
@@ -167,6 +168,7 @@ static void test_names_labels_buckets(void **state)
 	struct kube_std_metrics *std = kube_std_metrics_new(reg, clients, "api:6443");
 	assert_non_null(m);
 	assert_non_null(std);
+	assert_int_equal(kube_get(c, "/api/v1/namespaces", NULL, NULL), 0); /* timed by the observer */
 	struct sk_pod *pod = fx_pod("{metadata: {name: p1, uid: u1}, spec: {schedulerName: prof, containers: [{name: c}]}}");
 	feed(m, pod);
 	kube_gauge_set(kube_metrics_lookup(reg, "scheduler_unschedulable_pods"), 1, KUBE_LABELS("X", "prof"));
@@ -194,7 +196,9 @@ static void test_names_labels_buckets(void **state)
 		}
 	}
 	/* the REST counts are read at render time: the GET above is there */
-	assert_true(kube_metrics_value(reg, "rest_client_requests_total", KUBE_LABELS("200", "api:6443", "GET")) >= 1);
+	assert_true(kube_metrics_value(reg, "rest_client_requests_total", KUBE_LABELS("200", "api:6443", "GET")) >= 2);
+	assert_int_equal((int)kube_metric_value(kube_metrics_lookup(reg, "rest_client_request_duration_seconds"),
+						KUBE_LABELS("api:6443", "GET")), 1);
 	assert_int_equal((int)kube_metrics_value(reg, "kubernetes_build_info",
 						 KUBE_LABELS("1970-01-01T00:00:00Z", "gcc", "", "", "v1.34.0", "", "1", "34", "linux/amd64")) +
 				 (int)kube_metrics_value(reg, "kubernetes_build_info",
