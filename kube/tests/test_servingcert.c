@@ -93,9 +93,6 @@ static void test_cert_dir(void **state)
 	unlink(c1);
 	unlink(k1);
 	rmdir(sub);
-	free(c2);
-	free(k2);
-	c2 = k2 = NULL;
 	/* a directory that cannot be made */
 	assert_int_equal(kube_selfsigned_in_dir("/proc/no/such", "kube-scheduler", "localhost", NULL, &c2, &k2, &err), -1);
 	assert_non_null(strstr(err, "--cert-dir /proc/no/such"));
