@@ -61,3 +61,33 @@ sk_wait_for() {
     sleep 0.5
   done
 }
+
+# sk_e2e_begin PREFIX: the frame every scheduler suite shares — $work (a temp dir named PREFIX),
+# $pids (killed in reverse order at exit, then $work removed), and the TAP helpers ok, notok,
+# check DESC CMD..., fatal MSG (prints the tail of every $work/*.log and exits 1).
+sk_e2e_begin() {
+  work=$(mktemp -d "/tmp/$1.XXXXXX")
+  pids=()
+  trap sk_e2e_cleanup EXIT
+  trap 'exit 1' INT TERM
+}
+sk_e2e_cleanup() {
+  local i
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[i]}" 2>/dev/null; wait "${pids[i]}" 2>/dev/null; done
+  rm -rf "$work"
+}
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
+fatal() { notok "$*"; for f in "$work"/*.log; do echo "--- $f"; tail -30 "$f"; done; exit 1; }
+
+# sk_start_apiserver: bin/schedkit-apiserver with its simulated kubelet (50 ms), logging to
+# $work/apiserver.log; exports KUBECONFIG and returns once it answers /readyz (fatal otherwise).
+sk_start_apiserver() {
+  "$SK_BIN/schedkit-apiserver" --port 0 --write-kubeconfig "$work/kubeconfig" --simulate-kubelet \
+    --kubelet-delay-ms 50 >"$work/apiserver.log" 2>&1 &
+  pids+=($!)
+  export KUBECONFIG=$work/kubeconfig
+  sk_wait_for 20 test -s "$work/kubeconfig" || fatal "local API server wrote its kubeconfig"
+  sk_wait_for 20 kubectl get --raw /readyz >/dev/null 2>&1 || fatal "local API server ready"
+}

@@ -9,27 +9,8 @@ SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 SK_BIN=${SK_BIN:-$SK_ROOT/bin}
 . "$SK_ROOT/e2e/lib/scheduler_lib.sh"
 
-work=$(mktemp -d /tmp/sk-preempt-e2e.XXXXXX)
-pids=()
-cleanup() {
-  local i
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[i]}" 2>/dev/null; wait "${pids[i]}" 2>/dev/null; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-ok() { echo "ok - $*"; }
-notok() { echo "not ok - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
-fatal() { notok "$*"; for f in "$work"/*.log; do echo "--- $f"; tail -20 "$f"; done; exit 1; }
-
-"$SK_BIN/schedkit-apiserver" --port 0 --write-kubeconfig "$work/kubeconfig" --simulate-kubelet \
-  --kubelet-delay-ms 50 >"$work/apiserver.log" 2>&1 &
-pids+=($!)
-export KUBECONFIG=$work/kubeconfig
-sk_wait_for 20 test -s "$work/kubeconfig" || fatal "local API server wrote its kubeconfig"
-sk_wait_for 20 kubectl get --raw /readyz >/dev/null 2>&1 || fatal "local API server ready"
+sk_e2e_begin sk-preempt-e2e
+sk_start_apiserver
 
 cat >"$work/config.yaml" <<'YAML'
 apiVersion: kubescheduler.config.k8s.io/v1
