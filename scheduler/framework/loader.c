@@ -132,6 +132,7 @@ static void module_subject(const struct sk_module *mod, char *buf, size_t n)
  * against it keep loading. The current minor's is SK_LAYOUT_SIGNATURE itself. */
 static const uint64_t released_signatures[] = {
 	0x1211bdfea04318afULL, /* 1.0 */
+	0x3524af74a8f42ea7ULL, /* 1.1 */
 };
 
 static uint64_t released_signature(uint32_t minor)

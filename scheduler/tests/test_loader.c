@@ -270,6 +270,18 @@ static void test_older_minor_loads(void **state)
 	assert_int_equal(d->abi_minor, 0);
 	sk_module_set_unref(set);
 	assert_int_equal(sk_loader_live_modules(), 0);
+
+	/* and one built with the 1.1 headers */
+	char dir11[300], so11[400];
+	mkdir_in(dir11, sizeof(dir11), "older11");
+	snprintf(so11, sizeof(so11), "%s/older11.so", dir11);
+	build(so11, "LoaderOlder11", 7, 1);
+	set = load_ok(dir11);
+	d = sk_module_set_lookup(set, "LoaderOlder11");
+	assert_non_null(d);
+	assert_int_equal(d->abi_minor, 1);
+	sk_module_set_unref(set);
+	assert_int_equal(sk_loader_live_modules(), 0);
 }
 
 static void test_descriptor_size(void **state)
