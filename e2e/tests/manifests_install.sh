@@ -9,37 +9,11 @@
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 SK_BIN=${SK_BIN:-$SK_ROOT/bin}
-TMP=$(mktemp -d /tmp/sk-manifests.XXXXXX)
-SERVER_PID=
-
-cleanup() {
-	if [ -n "$SERVER_PID" ]; then
-		kill "$SERVER_PID" 2>/dev/null
-		wait "$SERVER_PID" 2>/dev/null
-	fi
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-ok() { echo "ok - $*"; }
-notok() { echo "not ok - $*"; }
-diag() { sed 's/^/#   /' "$TMP/out" | head -40; }
-check() { # DESC CMD...
-	local desc=$1; shift
-	if "$@" >"$TMP/out" 2>&1; then ok "$desc"; else notok "$desc"; diag; fi
-}
-expect() { # DESC PATTERN CMD...: CMD's output matches the extended regex
-	local desc=$1 pat=$2; shift 2
-	"$@" >"$TMP/out" 2>&1
-	if grep -Eq -- "$pat" "$TMP/out"; then ok "$desc"; else notok "$desc (want /$pat/)"; diag; fi
-}
-
-command -v kubectl >/dev/null || { echo "not ok - kubectl is installed"; exit 1; }
-command -v jq >/dev/null || { echo "not ok - jq is installed"; exit 1; }
-[ -x "$SK_BIN/schedkit-apiserver" ] || { echo "not ok - $SK_BIN/schedkit-apiserver exists (make)"; exit 1; }
+# shellcheck source=../lib/suite_lib.sh
+. "$SK_ROOT/e2e/lib/suite_lib.sh"
+sk_suite_begin sk-manifests
+sk_need_bins schedkit-apiserver
 export KUBECONFIG=$TMP/kubeconfig
-k() { timeout 30 kubectl --cache-dir "$TMP/cache" --request-timeout=20s "$@"; }
 
 # ------------------------------------------------------------------ install.yaml
 kubectl kustomize "$SK_ROOT/manifests" >"$TMP/kustomized.yaml" 2>"$TMP/out" || { notok "kubectl kustomize manifests/"; diag; }

@@ -21,67 +21,21 @@
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 SK_BIN=${SK_BIN:-$SK_ROOT/bin}
-TMP=$(mktemp -d /tmp/sk-seed-e2e.XXXXXX)
 NS=schedkit-system
 MODULES=$SK_BIN/../lib/schedkit/plugins
-SERVER_PID= OP_PID= SCHED_PID= SYNC_PID=
+# shellcheck source=../lib/suite_lib.sh
+. "$SK_ROOT/e2e/lib/suite_lib.sh"
 # shellcheck source=../lib/configmap_volume.sh
 . "$SK_ROOT/e2e/lib/configmap_volume.sh"
 # shellcheck source=../lib/deployment_runner.sh
 . "$SK_ROOT/e2e/lib/deployment_runner.sh"
-
-stop_pid() { # pid
-	[ -n "$1" ] || return 0
-	kill "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-}
-cleanup() {
-	stop_pid "$SCHED_PID"
-	stop_pid "$SYNC_PID"
-	stop_pid "$OP_PID"
-	stop_pid "$SERVER_PID"
-	if [ -n "${SK_KEEP:-}" ]; then echo "# kept $TMP"; else rm -rf "$TMP"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-ok() { echo "ok - $*"; }
-notok() { echo "not ok - $*"; }
-diag() { sed 's/^/#   /' "$TMP/out" | head -40; }
-check() { # DESC CMD...
-	local desc=$1; shift
-	if "$@" >"$TMP/out" 2>&1; then ok "$desc"; else notok "$desc"; diag; fi
-}
-expect() { # DESC PATTERN CMD...: CMD's output matches the extended regex
-	local desc=$1 pat=$2; shift 2
-	"$@" >"$TMP/out" 2>&1
-	if grep -Eq -- "$pat" "$TMP/out"; then ok "$desc"; else notok "$desc (want /$pat/)"; diag; fi
-}
-# eventually DESC CMD...: CMD succeeds within 40 s (polled; no timing is asserted)
-eventually() {
-	local desc=$1; shift
-	for _ in $(seq 1 200); do
-		if "$@" >"$TMP/out" 2>&1; then ok "$desc"; return 0; fi
-		sleep 0.2
-	done
-	notok "$desc"; diag; return 1
-}
-bail() { notok "$*"; for f in operator scheduler; do [ -s "$TMP/$f.log" ] && tail -n 20 "$TMP/$f.log" | sed "s/^/#   $f: /"; done; exit 1; }
-
-for b in schedkit-apiserver schedkit-operator schedkit-scheduler; do
-	[ -x "$SK_BIN/$b" ] || { echo "not ok - $SK_BIN/$b exists (make)"; exit 1; }
-done
+sk_suite_begin sk-seed-e2e
+SK_EVENTUALLY_TRIES=200 # 40 s
+sk_need_bins schedkit-apiserver schedkit-operator schedkit-scheduler
 for m in localreplicas fitipresource computeresource; do
 	[ -f "$MODULES/$m.so" ] || { echo "not ok - $MODULES/$m.so exists (make)"; exit 1; }
 done
-for t in kubectl jq; do command -v $t >/dev/null || { echo "not ok - $t is installed"; exit 1; }; done
-
 export KUBECONFIG=$TMP/kubeconfig
-k() { timeout 30 kubectl --cache-dir "$TMP/cache" --request-timeout=20s "$@"; }
-cond() { # kind name type field
-	k get "$1" "$2" -o jsonpath="{.status.conditions[?(@.type==\"$3\")].$4}"
-}
-cond_is() { [ "$(cond "$1" "$2" "$3" "$4")" = "$5" ]; }
 node_of() { k get pod "$1" -o jsonpath='{.spec.nodeName}'; }
 bound() { [ -n "$(node_of "$1")" ]; }
 on_node() { [ "$(node_of "$1")" = "$2" ] || { echo "$1 on '$(node_of "$1")': $(why "$1")"; return 1; }; }
