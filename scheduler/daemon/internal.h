@@ -42,7 +42,7 @@
 #define CONFLICT_BUCKETS 256
 #define DEFAULT_CONFIG_POLL_MS 1000
 #define MAX_CONFIG_BYTES (16 << 20)
-#define SK_DM_NVOLUME_INFORMERS 5
+#define SK_DM_NVOLUME_INFORMERS 7
 
 struct vhandler;
 struct sk_volume_store;
