@@ -824,6 +824,27 @@ int kube_store_by_index(struct kube_informer *inf, const char *index, const char
 	return 0;
 }
 
+int kube_store_by_index_with(struct kube_informer *inf, const char *index, const char *value,
+			     void (*fn)(const cJSON *obj, void *u), void *u)
+{
+	struct index *ix = NULL;
+	for (size_t i = 0; i < inf->nindexes; i++)
+		if (strcmp(inf->indexes[i].name, index) == 0)
+			ix = &inf->indexes[i];
+	if (!ix)
+		return -1;
+	pthread_rwlock_rdlock(&inf->store_lock);
+	struct hnode *hn = hmap_find(&ix->values, value);
+	struct keyset *ks = hn ? hn->val : NULL;
+	for (size_t k = 0; ks && k < ks->n; k++) {
+		struct hnode *on = hmap_find(&inf->objects, ks->keys[k]);
+		if (on)
+			fn(on->val, u);
+	}
+	pthread_rwlock_unlock(&inf->store_lock);
+	return 0;
+}
+
 size_t kube_store_len(struct kube_informer *inf)
 {
 	pthread_rwlock_rdlock(&inf->store_lock);

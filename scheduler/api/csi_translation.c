@@ -165,6 +165,11 @@ int sk_csi_migration_translate(const char *source_field, const char *id, const s
 	return 0;
 }
 
+int sk_csi_migration_translate_volume(const struct sk_pod_volume *v, const char **driver, char *handle, size_t n)
+{
+	return v ? sk_csi_migration_translate(volume_source_field(v), v->id, NULL, driver, handle, n) : -1;
+}
+
 bool sk_csi_node_plugin_migrated(const struct sk_csi_node *n, const char *intree_plugin)
 {
 	if (!n || !n->migrated_plugins || !intree_plugin || !*intree_plugin)

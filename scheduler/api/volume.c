@@ -317,6 +317,8 @@ struct sk_pvc *sk_pvc_decode(const cJSON *obj, char **err)
 	const cJSON *res = vobj(&c, spec, "resources", "spec.resources");
 	const cJSON *req = vobj(&c, res, "requests", "spec.resources.requests");
 	p->request_storage = decode_storage(&c, req, "spec.resources.requests[storage]");
+	const cJSON *rs = req ? cJSON_GetObjectItemCaseSensitive(req, "storage") : NULL;
+	p->has_request_storage = rs && !cJSON_IsNull(rs);
 	p->block_mode = decode_block_mode(&c, spec);
 	const cJSON *sel = vobj(&c, spec, "selector", "spec.selector");
 	if (sel && !c.failed) {

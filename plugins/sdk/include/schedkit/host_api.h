@@ -180,6 +180,7 @@
 	F(const char *, sk_csi_migration_plugin_of_source, (const char *source_field), (source_field)) \
 	F(const char *, sk_csi_migration_plugin_of_volume, (const struct sk_pod_volume *v), (v)) \
 	F(int, sk_csi_migration_translate, (const char *source_field, const char *id, const struct sk_labels *labels, const char **driver, char *handle, size_t n), (source_field, id, labels, driver, handle, n)) \
+	F(int, sk_csi_migration_translate_volume, (const struct sk_pod_volume *v, const char **driver, char *handle, size_t n), (v, driver, handle, n)) \
 	F(bool, sk_csi_node_plugin_migrated, (const struct sk_csi_node *n, const char *intree_plugin), (n, intree_plugin))
 
 /* Begins with the same three fields as every ABI struct; then one pointer per function, in list

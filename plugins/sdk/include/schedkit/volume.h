@@ -69,6 +69,7 @@ struct sk_pvc {
 	const char *provisioner;      /* annotation volume(.beta).kubernetes.io/storage-provisioner, or NULL */
 	const char *phase;            /* status.phase: Pending, Bound, Lost ("" when absent) */
 	const char *controller_uid;   /* uid of the controller ownerReference, or NULL */
+	bool has_request_storage;     /* ABI 1.2: spec.resources.requests.storage present */
 };
 
 struct sk_pv {
@@ -222,6 +223,8 @@ const char *sk_csi_migration_plugin_of_volume(const struct sk_pod_volume *v);
  * 0, or -1 when the source is not migratable or its id does not translate. */
 int sk_csi_migration_translate(const char *source_field, const char *id, const struct sk_labels *labels,
 			       const char **driver, char *handle, size_t n);
+/* The same for an inline pod volume (TranslateInTreeInlineVolumeToCSI). */
+int sk_csi_migration_translate_volume(const struct sk_pod_volume *v, const char **driver, char *handle, size_t n);
 /* The in-tree plugin is listed in the CSINode's migrated-plugins annotation (NULL node: false). */
 bool sk_csi_node_plugin_migrated(const struct sk_csi_node *n, const char *intree_plugin);
 
