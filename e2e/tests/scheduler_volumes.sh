@@ -139,6 +139,10 @@ pod() { # name claim [nodeSelector-json]
 }
 node_of() { kubectl get pod "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
 phase_of() { kubectl get pvc "$1" -o jsonpath='{.status.phase}' 2>/dev/null; }
+claim() { # name class size: a ReadWriteOnce claim in default, as a YAML document
+  printf -- '---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: %s, namespace: default}\n' "$1"
+  printf 'spec: {storageClassName: %s, accessModes: [ReadWriteOnce], resources: {requests: {storage: %s}}}\n' "$2" "$3"
+}
 
 # The Immediate claim is bound by the PV controller before any pod exists.
 sk_wait_for 20 bash -c '[ "$(kubectl get pvc zonal -o jsonpath={.spec.volumeName})" = pv-zone-b ]'
@@ -281,23 +285,8 @@ metadata: {name: cap-zone-b, namespace: default}
 storageClassName: cap-wffc
 capacity: 1Gi
 nodeTopology: {matchLabels: {topology.kubernetes.io/zone: zone-b}}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: cap-5g, namespace: default}
-spec:
-  storageClassName: cap-wffc
-  accessModes: [ReadWriteOnce]
-  resources: {requests: {storage: 5Gi}}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: cap-20g, namespace: default}
-spec:
-  storageClassName: cap-wffc
-  accessModes: [ReadWriteOnce]
-  resources: {requests: {storage: 20Gi}}
 YAML
+{ claim cap-5g cap-wffc 5Gi; claim cap-20g cap-wffc 20Gi; } | kubectl apply -f - >/dev/null || fatal "create the capacity claims"
 check "kubectl lists the CSIStorageCapacities" bash -c '[ "$(kubectl get csistoragecapacities -o name | wc -l)" = 2 ]'
 pod cap-pod cap-5g | kubectl create -f - >/dev/null || fatal "create cap-pod"
 sk_wait_for 30 bash -c '[ -n "$(kubectl get pod cap-pod -o jsonpath={.spec.nodeName})" ]'
@@ -350,23 +339,8 @@ spec:
   attacher: va.csi.example.com
   nodeName: node-a
   source: {persistentVolumeName: pv-attached}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: va-1, namespace: default}
-spec:
-  storageClassName: va-wffc
-  accessModes: [ReadWriteOnce]
-  resources: {requests: {storage: 1Gi}}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: va-2, namespace: default}
-spec:
-  storageClassName: va-wffc
-  accessModes: [ReadWriteOnce]
-  resources: {requests: {storage: 1Gi}}
 YAML
+{ claim va-1 va-wffc 1Gi; claim va-2 va-wffc 1Gi; } | kubectl apply -f - >/dev/null || fatal "create the attachment claims"
 check "kubectl lists the VolumeAttachment" bash -c '[ "$(kubectl get volumeattachments -o name)" = volumeattachment.storage.k8s.io/va-node-a ]'
 ab='"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"kubernetes.io/hostname","operator":"In","values":["node-a","node-b"]}]}]}}},'
 pod va-pod va-1 "$ab" | kubectl create -f - >/dev/null || fatal "create va-pod"

@@ -28,6 +28,23 @@ static struct sk_vobj *dec(const char *json, char **err)
 	return v;
 }
 
+struct bad {
+	const char *json, *err; /* the error's expected beginning */
+};
+
+static void expect_errors(const struct bad *bad, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *err = NULL;
+		struct sk_vobj *v = dec(bad[i].json, &err);
+		if (v || !err || strncmp(err, bad[i].err, strlen(bad[i].err)) != 0) {
+			print_error("case %zu: got %s\n", i, err ? err : "(no error)");
+			fail();
+		}
+		free(err);
+	}
+}
+
 static void test_capacity_decode(void **state)
 {
 	(void)state;
@@ -57,9 +74,7 @@ static void test_capacity_decode(void **state)
 	assert_null(c->node_topology);                          /* available nowhere */
 	sk_vobj_unref(c);
 
-	const struct {
-		const char *json, *err;
-	} bad[] = {
+	const struct bad bad[] = {
 		{ "{\"kind\":\"CSIStorageCapacity\",\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\"}}",
 		  "csistoragecapacity ns/c: storageClassName: Required value" },
 		{ "{\"kind\":\"CSIStorageCapacity\",\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\"},\"storageClassName\":\"s\","
@@ -71,14 +86,7 @@ static void test_capacity_decode(void **state)
 		  "\"nodeTopology\":{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"Sometimes\"}]}}",
 		  "csistoragecapacity ns/c: nodeTopology: " },
 	};
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		struct sk_vobj *v = dec(bad[i].json, &err);
-		if (v || !err || strncmp(err, bad[i].err, strlen(bad[i].err)) != 0) {
-			print_error("case %zu: got %s\n", i, err ? err : "(no error)");
-			fail();
-		}
-		free(err);
-	}
+	expect_errors(bad, sizeof bad / sizeof bad[0]);
 }
 
 static void test_attachment_decode(void **state)
@@ -108,9 +116,7 @@ static void test_attachment_decode(void **state)
 	assert_false(va->attached);
 	sk_vobj_unref(va);
 
-	const struct {
-		const char *json, *err;
-	} bad[] = {
+	const struct bad bad[] = {
 		{ "{\"kind\":\"VolumeAttachment\",\"metadata\":{\"name\":\"v\"},\"spec\":{\"nodeName\":\"n\","
 		  "\"source\":{\"persistentVolumeName\":\"p\"}}}",
 		  "volumeattachment v: spec.attacher: Required value" },
@@ -130,14 +136,7 @@ static void test_attachment_decode(void **state)
 		  "\"source\":{\"persistentVolumeName\":\"p\"}},\"status\":{\"attached\":\"yes\"}}",
 		  "volumeattachment v: status.attached: must be a boolean" },
 	};
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		struct sk_vobj *v = dec(bad[i].json, &err);
-		if (v || !err || strncmp(err, bad[i].err, strlen(bad[i].err)) != 0) {
-			print_error("case %zu: got %s\n", i, err ? err : "(no error)");
-			fail();
-		}
-		free(err);
-	}
+	expect_errors(bad, sizeof bad / sizeof bad[0]);
 }
 
 static int count_on(struct sk_volume_store *s, const char *node, const char *first)
