@@ -1,14 +1,16 @@
 /* Storage objects as the volume plugins read them: PersistentVolumeClaims, PersistentVolumes,
- * StorageClasses, CSINodes and CSIDrivers, decoded once from API JSON (scheduler/api/volume.c) and
- * kept by the core's volume store (scheduler/backend/volume_store.c), which the daemon's informers
- * and simulate's cluster file fill. Plugins look objects up through the handle (the listers of
- * upstream's SharedInformerFactory); every view is immutable and reference counted, so a plugin may
- * keep one past the call (sk_vobj_unref when done). Strings that repeat (class names, drivers, node
- * names, label keys and values) are interned; the identity strings of the header are owned. */
+ * StorageClasses, CSINodes, CSIDrivers and (ABI 1.2) CSIStorageCapacities and VolumeAttachments,
+ * decoded once from API JSON (scheduler/api/volume.c) and kept by the core's volume store
+ * (scheduler/backend/volume_store.c), which the daemon's informers and simulate's cluster file
+ * fill. Plugins look objects up through the handle (the listers of upstream's
+ * SharedInformerFactory); every view is immutable and reference counted, so a plugin may keep one
+ * past the call (sk_vobj_unref when done). Strings that repeat (class names, drivers, node names,
+ * label keys and values) are interned; the identity strings of the header are owned. */
 #ifndef SK_SCHEDKIT_VOLUME_H
 #define SK_SCHEDKIT_VOLUME_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
