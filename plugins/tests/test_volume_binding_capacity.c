@@ -66,7 +66,7 @@ static const struct scenario scenarios[] = {
 	{ "network-attached", { NET }, false },
 	{ "local-storage", { NODE1 }, false },
 	{ "multiple", { NET, NODE2, NODE1 }, false },
-	{ "no-storage", { { NULL } }, true },
+	{ "no-storage", { { 0 } }, true },
 	{ "wrong-node", { NODE2 }, true },
 	{ "wrong-storage-class", { { "net", "wait", "node1", "1Gi", "" } }, true },
 	{ "insufficient-storage", { { "net", "wait-provisioner", "node1", "1Mi", "" } }, true },
