@@ -593,7 +593,7 @@ bool sk_daemon_is_leading(struct sk_daemon *d) { return d->leader ? atomic_load(
 bool sk_daemon_synced(struct sk_daemon *d)
 {
 	return d->pods && d->nodes && kube_informer_has_synced(d->pods) && kube_informer_has_synced(d->nodes) &&
-	       sk_dm_volumes_synced(d);
+	       sk_dm_volumes_synced(d) && sk_dm_listers_synced(d);
 }
 
 /* During a graceful stop, a second SIGTERM/SIGINT exits at once (as kube-scheduler does). */

@@ -42,7 +42,7 @@
 #define CONFLICT_BUCKETS 256
 #define DEFAULT_CONFIG_POLL_MS 1000
 #define MAX_CONFIG_BYTES (16 << 20)
-#define SK_DM_NVOLUME_INFORMERS 5
+#define SK_DM_NVOLUME_INFORMERS 7
 
 struct vhandler;
 struct sk_volume_store;
@@ -276,6 +276,8 @@ void *sk_dm_watch_main(void *d);
 /* listers.c: the informers behind d->listers (built, not started; started; stopped; freed). */
 int sk_dm_listers_new(struct sk_daemon *d);
 int sk_dm_listers_start(struct sk_daemon *d);
+/* Every lister informer has listed once. */
+bool sk_dm_listers_synced(struct sk_daemon *d);
 void sk_dm_listers_stop(struct sk_daemon *d);
 void sk_dm_listers_free(struct sk_daemon *d);
 
