@@ -125,6 +125,18 @@ struct index {
 	struct hmap values;   /* index value -> struct keyset */
 };
 
+/* One stored object: its compact JSON text (a cJSON tree of a pod costs ~6x its text), the
+ * resourceVersion for relist diffs, and the index values it was filed under, so that removing it
+ * needs no parse. */
+struct ikey { size_t ix; char *val; };
+struct entry {
+	char *json;
+	size_t len;
+	char *rv;
+	struct ikey *ik;
+	size_t nik;
+};
+
 struct kube_informer {
 	struct kube_client *client;
 	char *path, *label_selector, *field_selector;
@@ -136,7 +148,10 @@ struct kube_informer {
 	struct index *indexes; size_t nindexes;
 
 	pthread_rwlock_t store_lock;   /* guards objects, indexes[].values */
-	struct hmap objects;           /* key -> cJSON* */
+	struct hmap objects;           /* key -> struct entry* */
+	void (*transform)(cJSON *obj, void *u);
+	void *transform_u;
+	bool need_old;                 /* some handler has on_update: parse the old object */
 
 	pthread_mutex_t sync_mu;       /* guards synced, stopping, watch */
 	pthread_cond_t sync_cond;
@@ -203,6 +218,22 @@ void kube_informer_add_handlers(struct kube_informer *inf, const struct kube_inf
 	}
 	inf->handlers = n;
 	inf->handlers[inf->nhandlers++] = *h;
+	if (h->on_update)
+		inf->need_old = true;
+}
+
+void kube_informer_set_transform(struct kube_informer *inf, void (*fn)(cJSON *obj, void *u), void *u)
+{
+	if (inf->started)
+		return;
+	inf->transform = fn;
+	inf->transform_u = u;
+}
+
+void kube_transform_strip_managed_fields(cJSON *obj, void *u)
+{
+	(void)u;
+	cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "managedFields");
 }
 
 int kube_informer_add_index(struct kube_informer *inf, const char *name,
@@ -257,6 +288,57 @@ static const char *obj_rv(const cJSON *obj)
 	return cJSON_IsString(rv) ? rv->valuestring : "";
 }
 
+/* ---------- stored entries ---------- */
+
+static void entry_free(void *v)
+{
+	struct entry *e = v;
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->nik; i++)
+		free(e->ik[i].val);
+	free(e->ik);
+	free(e->json);
+	free(e->rv);
+	free(e);
+}
+
+/* The stored form of obj: its text, resourceVersion and index values. NULL on OOM. */
+static struct entry *entry_new(struct kube_informer *inf, const cJSON *obj)
+{
+	struct entry *e = calloc(1, sizeof(*e));
+	if (!e || !(e->json = cJSON_PrintUnformatted(obj)) || !(e->rv = strdup(obj_rv(obj)))) {
+		entry_free(e);
+		return NULL;
+	}
+	e->len = strlen(e->json);
+	for (size_t i = 0; i < inf->nindexes; i++) {
+		const char *vals[MAX_INDEX_KEYS];
+		int nv = inf->indexes[i].fn(obj, vals, MAX_INDEX_KEYS, inf->indexes[i].u);
+		for (int v = 0; v < nv && v < MAX_INDEX_KEYS; v++) {
+			if (!vals[v])
+				continue;
+			struct ikey *n = realloc(e->ik, (e->nik + 1) * sizeof(*n));
+			if (!n || !(n[e->nik].val = strdup(vals[v]))) {
+				if (n)
+					e->ik = n;
+				entry_free(e);
+				return NULL;
+			}
+			n[e->nik].ix = i;
+			e->ik = n;
+			e->nik++;
+		}
+	}
+	return e;
+}
+
+/* A tree parsed from the entry's text (caller frees); NULL on OOM. */
+static cJSON *entry_parse(const struct entry *e)
+{
+	return cJSON_ParseWithLength(e->json, e->len);
+}
+
 /* ---------- indexes (store_lock held for writing) ---------- */
 
 static void keyset_free(void *v)
@@ -268,101 +350,90 @@ static void keyset_free(void *v)
 	free(ks);
 }
 
-static void index_remove(struct kube_informer *inf, const char *key, const cJSON *obj)
+static void index_remove(struct kube_informer *inf, const char *key, const struct entry *e)
 {
-	for (size_t i = 0; i < inf->nindexes; i++) {
-		struct index *ix = &inf->indexes[i];
-		const char *vals[MAX_INDEX_KEYS];
-		int nv = ix->fn(obj, vals, MAX_INDEX_KEYS, ix->u);
-		for (int v = 0; v < nv && v < MAX_INDEX_KEYS; v++) {
-			if (!vals[v])
-				continue;
-			struct hnode *hn = hmap_find(&ix->values, vals[v]);
-			if (!hn)
-				continue;
-			struct keyset *ks = hn->val;
-			for (size_t k = 0; k < ks->n; k++)
-				if (strcmp(ks->keys[k], key) == 0) {
-					free(ks->keys[k]);
-					ks->keys[k] = ks->keys[--ks->n];
-					break;
-				}
-			if (ks->n == 0)
-				keyset_free(hmap_remove(&ix->values, vals[v]));
-		}
+	for (size_t i = 0; i < e->nik; i++) {
+		struct index *ix = &inf->indexes[e->ik[i].ix];
+		struct hnode *hn = hmap_find(&ix->values, e->ik[i].val);
+		if (!hn)
+			continue;
+		struct keyset *ks = hn->val;
+		for (size_t k = 0; k < ks->n; k++)
+			if (strcmp(ks->keys[k], key) == 0) {
+				free(ks->keys[k]);
+				ks->keys[k] = ks->keys[--ks->n];
+				break;
+			}
+		if (ks->n == 0)
+			keyset_free(hmap_remove(&ix->values, e->ik[i].val));
 	}
 }
 
-static void index_add(struct kube_informer *inf, const char *key, const cJSON *obj)
+static void index_add(struct kube_informer *inf, const char *key, const struct entry *e)
 {
-	for (size_t i = 0; i < inf->nindexes; i++) {
-		struct index *ix = &inf->indexes[i];
-		const char *vals[MAX_INDEX_KEYS];
-		int nv = ix->fn(obj, vals, MAX_INDEX_KEYS, ix->u);
-		for (int v = 0; v < nv && v < MAX_INDEX_KEYS; v++) {
-			if (!vals[v])
+	for (size_t i = 0; i < e->nik; i++) {
+		struct index *ix = &inf->indexes[e->ik[i].ix];
+		const char *val = e->ik[i].val;
+		struct hnode *hn = hmap_find(&ix->values, val);
+		struct keyset *ks;
+		if (hn) {
+			ks = hn->val;
+			bool dup = false;
+			for (size_t k = 0; k < ks->n && !dup; k++)
+				dup = strcmp(ks->keys[k], key) == 0;
+			if (dup)
 				continue;
-			struct hnode *hn = hmap_find(&ix->values, vals[v]);
-			struct keyset *ks;
-			if (hn) {
-				ks = hn->val;
-				bool dup = false;
-				for (size_t k = 0; k < ks->n && !dup; k++)
-					dup = strcmp(ks->keys[k], key) == 0;
-				if (dup)
-					continue;
-			} else {
-				ks = calloc(1, sizeof(*ks));
-				if (!ks || !hmap_insert(&ix->values, vals[v], ks)) {
-					free(ks);
-					klog_error("Informer index: out of memory", " index=%s", ix->name);
-					continue;
-				}
+		} else {
+			ks = calloc(1, sizeof(*ks));
+			if (!ks || !hmap_insert(&ix->values, val, ks)) {
+				free(ks);
+				klog_error("Informer index: out of memory", " index=%s", ix->name);
+				continue;
 			}
-			if (ks->n == ks->cap) {
-				size_t ncap = ks->cap ? ks->cap * 2 : 4;
-				char **nk = realloc(ks->keys, ncap * sizeof(*nk));
-				if (!nk)
-					continue;
-				ks->keys = nk;
-				ks->cap = ncap;
-			}
-			ks->keys[ks->n] = strdup(key);
-			if (ks->keys[ks->n])
-				ks->n++;
 		}
+		if (ks->n == ks->cap) {
+			size_t ncap = ks->cap ? ks->cap * 2 : 4;
+			char **nk = realloc(ks->keys, ncap * sizeof(*nk));
+			if (!nk)
+				continue;
+			ks->keys = nk;
+			ks->cap = ncap;
+		}
+		ks->keys[ks->n] = strdup(key);
+		if (ks->keys[ks->n])
+			ks->n++;
 	}
 }
 
 /* ---------- store mutation (informer thread only) ---------- */
 
-/* Puts obj (takes ownership) under key; returns the previous object (caller frees) or NULL.
- * *ok false on OOM (obj freed). */
-static cJSON *store_put(struct kube_informer *inf, const char *key, cJSON *obj, bool *ok)
+/* Puts e (takes ownership) under key; returns the previous entry (caller frees) or NULL.
+ * *ok false on OOM (e freed). */
+static struct entry *store_put(struct kube_informer *inf, const char *key, struct entry *e, bool *ok)
 {
-	cJSON *old = NULL;
+	struct entry *old = NULL;
 	*ok = true;
 	pthread_rwlock_wrlock(&inf->store_lock);
 	struct hnode *n = hmap_find(&inf->objects, key);
 	if (n) {
 		old = n->val;
 		index_remove(inf, key, old);
-		n->val = obj;
-	} else if (!hmap_insert(&inf->objects, key, obj)) {
+		n->val = e;
+	} else if (!hmap_insert(&inf->objects, key, e)) {
 		*ok = false;
 	}
 	if (*ok)
-		index_add(inf, key, obj);
+		index_add(inf, key, e);
 	pthread_rwlock_unlock(&inf->store_lock);
 	if (!*ok)
-		cJSON_Delete(obj);
+		entry_free(e);
 	return old;
 }
 
-static cJSON *store_remove(struct kube_informer *inf, const char *key)
+static struct entry *store_remove(struct kube_informer *inf, const char *key)
 {
 	pthread_rwlock_wrlock(&inf->store_lock);
-	cJSON *old = hmap_remove(&inf->objects, key);
+	struct entry *old = hmap_remove(&inf->objects, key);
 	if (old)
 		index_remove(inf, key, old);
 	pthread_rwlock_unlock(&inf->store_lock);
@@ -390,6 +461,15 @@ static void dispatch_delete(struct kube_informer *inf, const cJSON *obj)
 			inf->handlers[i].on_delete(inf->handlers[i].ctx, obj);
 }
 
+/* The tree of a stored entry for a handler; NULL (logged) on OOM. */
+static cJSON *parse_for_handlers(struct kube_informer *inf, const struct entry *e, const char *key)
+{
+	cJSON *t = entry_parse(e);
+	if (!t)
+		klog_error("Informer: cannot parse a stored object: out of memory", " path=%s key=%s", inf->path, key);
+	return t;
+}
+
 /* Add or update from a watch event or a list item; takes ownership of obj. */
 static void apply_upsert(struct kube_informer *inf, cJSON *obj, bool only_if_changed)
 {
@@ -402,24 +482,34 @@ static void apply_upsert(struct kube_informer *inf, cJSON *obj, bool only_if_cha
 	if (only_if_changed) {
 		pthread_rwlock_rdlock(&inf->store_lock);
 		struct hnode *n = hmap_find(&inf->objects, key);
-		bool same = n && strcmp(obj_rv(n->val), obj_rv(obj)) == 0 && *obj_rv(obj);
+		bool same = n && *obj_rv(obj) && strcmp(((struct entry *)n->val)->rv, obj_rv(obj)) == 0;
 		pthread_rwlock_unlock(&inf->store_lock);
 		if (same) {
 			cJSON_Delete(obj);
 			return;
 		}
 	}
-	bool ok;
-	cJSON *old = store_put(inf, key, obj, &ok);
+	if (inf->transform)
+		inf->transform(obj, inf->transform_u);
+	bool ok = false;
+	struct entry *e = entry_new(inf, obj);
+	struct entry *old = e ? store_put(inf, key, e, &ok) : NULL;
 	if (!ok) {
 		klog_error("Informer store: out of memory", " key=%s", key);
+		cJSON_Delete(obj);
 		return;
 	}
-	if (old)
-		dispatch_update(inf, old, obj);
-	else
+	if (old) {
+		/* Handlers see the previous object parsed from its text (the new one when that
+		 * fails: out of memory). */
+		cJSON *ot = inf->need_old ? parse_for_handlers(inf, old, key) : NULL;
+		dispatch_update(inf, ot ? ot : obj, obj);
+		cJSON_Delete(ot);
+	} else {
 		dispatch_add(inf, obj);
-	cJSON_Delete(old);
+	}
+	entry_free(old);
+	cJSON_Delete(obj);
 }
 
 static void apply_delete(struct kube_informer *inf, cJSON *obj)
@@ -429,11 +519,13 @@ static void apply_delete(struct kube_informer *inf, cJSON *obj)
 		cJSON_Delete(obj);
 		return;
 	}
-	cJSON *old = store_remove(inf, key);
+	struct entry *old = store_remove(inf, key);
 	if (old) {
 		/* The event carries the object's final state; hand that to handlers. */
+		if (inf->transform)
+			inf->transform(obj, inf->transform_u);
 		dispatch_delete(inf, obj);
-		cJSON_Delete(old);
+		entry_free(old);
 	}
 	cJSON_Delete(obj);
 }
@@ -464,18 +556,20 @@ static void apply_replace(struct kube_informer *inf, cJSON *items)
 	for (size_t i = 0; i < nstale; i++) {
 		if (!stale[i])
 			continue;
-		cJSON *old = store_remove(inf, stale[i]);
+		struct entry *old = store_remove(inf, stale[i]);
 		if (old) {
 			klog_info(4, "Informer: object deleted while not watching", " key=%s", stale[i]);
-			dispatch_delete(inf, old);
-			cJSON_Delete(old);
+			cJSON *ot = parse_for_handlers(inf, old, stale[i]);
+			if (ot)
+				dispatch_delete(inf, ot);
+			cJSON_Delete(ot);
+			entry_free(old);
 		}
 		free(stale[i]);
 	}
 	free(stale);
 	hmap_clear(&seen, NULL);
 }
-
 /* ---------- reflector thread ---------- */
 
 static double mono_now(void) { return (double)kube_mono_ns() / 1e9; }
@@ -511,16 +605,22 @@ static void maybe_resync(struct kube_informer *inf)
 	if (inf->resync_seconds <= 0 || mono_now() < inf->next_resync)
 		return;
 	inf->next_resync = mono_now() + inf->resync_seconds;
-	/* Store pointers stay valid outside the lock: only this thread replaces or frees them. */
+	/* Entries stay valid outside the lock: only this thread replaces or frees them. */
 	pthread_rwlock_rdlock(&inf->store_lock);
 	size_t n = inf->objects.n, k = 0;
-	const cJSON **objs = calloc(n ? n : 1, sizeof(*objs));
+	struct { const struct entry *e; const char *key; } *objs = calloc(n ? n : 1, sizeof(*objs));
 	for (size_t i = 0; objs && i < inf->objects.nb; i++)
-		for (struct hnode *h = inf->objects.b[i]; h; h = h->next)
-			objs[k++] = h->val;
+		for (struct hnode *h = inf->objects.b[i]; h; h = h->next) {
+			objs[k].e = h->val;
+			objs[k++].key = h->key;
+		}
 	pthread_rwlock_unlock(&inf->store_lock);
-	for (size_t i = 0; i < k; i++)
-		dispatch_update(inf, objs[i], objs[i]);
+	for (size_t i = 0; i < k; i++) {
+		cJSON *t = parse_for_handlers(inf, objs[i].e, objs[i].key);
+		if (t)
+			dispatch_update(inf, t, t);
+		cJSON_Delete(t);
+	}
 	free(objs);
 }
 
@@ -734,14 +834,12 @@ void kube_informer_stop(struct kube_informer *inf)
 	}
 }
 
-static void free_obj(void *v) { cJSON_Delete(v); }
-
 void kube_informer_free(struct kube_informer *inf)
 {
 	if (!inf)
 		return;
 	kube_informer_stop(inf);
-	hmap_clear(&inf->objects, free_obj);
+	hmap_clear(&inf->objects, entry_free);
 	for (size_t i = 0; i < inf->nindexes; i++) {
 		hmap_clear(&inf->indexes[i].values, keyset_free);
 		free(inf->indexes[i].name);
@@ -760,13 +858,65 @@ void kube_informer_free(struct kube_informer *inf)
 
 /* ---------- store reads ---------- */
 
-cJSON *kube_store_get(struct kube_informer *inf, const char *key)
+/* A copy of the text stored under key (caller frees), or NULL when absent / OOM (*oom). */
+static char *copy_text(struct kube_informer *inf, const char *key, size_t *len, bool *oom)
 {
+	*oom = false;
 	pthread_rwlock_rdlock(&inf->store_lock);
 	struct hnode *n = hmap_find(&inf->objects, key);
-	cJSON *c = n ? cJSON_Duplicate(n->val, 1) : NULL;
+	const struct entry *e = n ? n->val : NULL;
+	char *c = e ? malloc(e->len + 1) : NULL;
+	if (c) {
+		memcpy(c, e->json, e->len + 1);
+		*len = e->len;
+	}
+	*oom = e && !c;
 	pthread_rwlock_unlock(&inf->store_lock);
 	return c;
+}
+
+char *kube_store_get_json(struct kube_informer *inf, const char *key, size_t *len)
+{
+	size_t l = 0;
+	bool oom;
+	char *c = copy_text(inf, key, &l, &oom);
+	if (len)
+		*len = c ? l : 0;
+	return c;
+}
+
+cJSON *kube_store_get(struct kube_informer *inf, const char *key)
+{
+	size_t len = 0;
+	bool oom;
+	char *c = copy_text(inf, key, &len, &oom);
+	cJSON *t = c ? cJSON_ParseWithLength(c, len) : NULL;
+	free(c);
+	return t;
+}
+
+/* Parses every entry (under the read lock) into arr; -1 on OOM. ks: only those keys. */
+static int parse_into(struct kube_informer *inf, cJSON *arr, const struct keyset *ks)
+{
+	if (ks) {
+		for (size_t k = 0; k < ks->n; k++) {
+			struct hnode *on = hmap_find(&inf->objects, ks->keys[k]);
+			cJSON *c = on ? entry_parse(on->val) : NULL;
+			if (on && !c)
+				return -1;
+			if (c)
+				cJSON_AddItemToArray(arr, c);
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < inf->objects.nb; i++)
+		for (struct hnode *n = inf->objects.b[i]; n; n = n->next) {
+			cJSON *c = entry_parse(n->val);
+			if (!c)
+				return -1;
+			cJSON_AddItemToArray(arr, c);
+		}
+	return 0;
 }
 
 cJSON *kube_store_list(struct kube_informer *inf)
@@ -775,17 +925,12 @@ cJSON *kube_store_list(struct kube_informer *inf)
 	if (!arr)
 		return NULL;
 	pthread_rwlock_rdlock(&inf->store_lock);
-	for (size_t i = 0; i < inf->objects.nb; i++)
-		for (struct hnode *n = inf->objects.b[i]; n; n = n->next) {
-			cJSON *c = cJSON_Duplicate(n->val, 1);
-			if (!c) {
-				pthread_rwlock_unlock(&inf->store_lock);
-				cJSON_Delete(arr);
-				return NULL;
-			}
-			cJSON_AddItemToArray(arr, c);
-		}
+	int rc = parse_into(inf, arr, NULL);
 	pthread_rwlock_unlock(&inf->store_lock);
+	if (rc) {
+		cJSON_Delete(arr);
+		return NULL;
+	}
 	return arr;
 }
 
@@ -801,20 +946,10 @@ int kube_store_by_index(struct kube_informer *inf, const char *index, const char
 	cJSON *arr = cJSON_CreateArray();
 	if (!arr)
 		return -1;
-	int rc = 0;
+	static const struct keyset none = {0};
 	pthread_rwlock_rdlock(&inf->store_lock);
 	struct hnode *hn = hmap_find(&ix->values, value);
-	struct keyset *ks = hn ? hn->val : NULL;
-	for (size_t k = 0; ks && k < ks->n; k++) {
-		struct hnode *on = hmap_find(&inf->objects, ks->keys[k]);
-		cJSON *c = on ? cJSON_Duplicate(on->val, 1) : NULL;
-		if (on && !c) {
-			rc = -1;
-			break;
-		}
-		if (c)
-			cJSON_AddItemToArray(arr, c);
-	}
+	int rc = parse_into(inf, arr, hn ? hn->val : &none);
 	pthread_rwlock_unlock(&inf->store_lock);
 	if (rc) {
 		cJSON_Delete(arr);
@@ -832,19 +967,43 @@ size_t kube_store_len(struct kube_informer *inf)
 	return n;
 }
 
-void kube_store_get_with(struct kube_informer *inf, const char *key, void (*fn)(const cJSON *obj, void *u), void *u)
+size_t kube_store_bytes(struct kube_informer *inf)
 {
 	pthread_rwlock_rdlock(&inf->store_lock);
-	struct hnode *n = hmap_find(&inf->objects, key);
-	fn(n ? n->val : NULL, u);
+	size_t b = 0;
+	for (size_t i = 0; i < inf->objects.nb; i++)
+		for (struct hnode *n = inf->objects.b[i]; n; n = n->next)
+			b += ((const struct entry *)n->val)->len;
 	pthread_rwlock_unlock(&inf->store_lock);
+	return b;
+}
+
+void kube_store_get_with(struct kube_informer *inf, const char *key, void (*fn)(const cJSON *obj, void *u), void *u)
+{
+	size_t len = 0;
+	bool oom;
+	char *c = copy_text(inf, key, &len, &oom);
+	cJSON *t = c ? cJSON_ParseWithLength(c, len) : NULL;
+	bool failed = oom || (c && !t);
+	free(c);
+	if (failed)
+		klog_error("Informer store: cannot read an object: out of memory", " path=%s key=%s", inf->path, key);
+	fn(t, u);
+	cJSON_Delete(t);
 }
 
 void kube_store_list_with(struct kube_informer *inf, void (*fn)(const cJSON *obj, void *u), void *u)
 {
 	pthread_rwlock_rdlock(&inf->store_lock);
 	for (size_t i = 0; i < inf->objects.nb; i++)
-		for (struct hnode *n = inf->objects.b[i]; n; n = n->next)
-			fn(n->val, u);
+		for (struct hnode *n = inf->objects.b[i]; n; n = n->next) {
+			cJSON *t = entry_parse(n->val);
+			if (t)
+				fn(t, u);
+			else
+				klog_error("Informer store: cannot read an object: out of memory", " path=%s key=%s",
+					   inf->path, n->key);
+			cJSON_Delete(t);
+		}
 	pthread_rwlock_unlock(&inf->store_lock);
 }
