@@ -530,27 +530,34 @@ static void apply_delete(struct kube_informer *inf, cJSON *obj)
 	cJSON_Delete(obj);
 }
 
-/* Replaces the store with a list's items (taking them out of items): adds/updates in list order,
- * then deletes for keys the list no longer has. */
-static void apply_replace(struct kube_informer *inf, cJSON *items)
+/* A relist in progress: the keys its pages have held so far. */
+struct replace { struct kube_informer *inf; struct hmap seen; char *rv; };
+
+/* Adds/updates a list page's items (taking them out of items) in list order. */
+static void replace_items(struct replace *rp, cJSON *items)
 {
-	struct hmap seen = {0};
 	while (items && items->child) {
 		cJSON *it = cJSON_DetachItemViaPointer(items, items->child);
 		char key[512];
-		if (kube_object_key(it, key, sizeof(key)) && !hmap_find(&seen, key))
-			hmap_insert(&seen, key, NULL);
-		apply_upsert(inf, it, true);
+		if (kube_object_key(it, key, sizeof(key)) && !hmap_find(&rp->seen, key))
+			hmap_insert(&rp->seen, key, NULL);
+		apply_upsert(rp->inf, it, true);
 	}
+}
+
+/* Ends a relist: deletes for keys the list no longer has. */
+static void replace_finish(struct replace *rp)
+{
+	struct kube_informer *inf = rp->inf;
 	/* Collect stale keys under the read lock, then delete one by one. */
 	char **stale = NULL;
 	size_t nstale = 0;
 	pthread_rwlock_rdlock(&inf->store_lock);
-	if (inf->objects.n > seen.n)
-		stale = calloc(inf->objects.n - seen.n, sizeof(char *));
+	if (inf->objects.n > rp->seen.n)
+		stale = calloc(inf->objects.n - rp->seen.n, sizeof(char *));
 	for (size_t i = 0; stale && i < inf->objects.nb; i++)
 		for (struct hnode *n = inf->objects.b[i]; n; n = n->next)
-			if (!hmap_find(&seen, n->key) && nstale < inf->objects.n - seen.n)
+			if (!hmap_find(&rp->seen, n->key) && nstale < inf->objects.n - rp->seen.n)
 				stale[nstale++] = strdup(n->key);
 	pthread_rwlock_unlock(&inf->store_lock);
 	for (size_t i = 0; i < nstale; i++) {
@@ -568,8 +575,26 @@ static void apply_replace(struct kube_informer *inf, cJSON *items)
 		free(stale[i]);
 	}
 	free(stale);
-	hmap_clear(&seen, NULL);
 }
+
+/* kube_list_each's page callback: each page goes into the store as it arrives, so the whole
+ * list is never held as one tree (50,000 pods would take ~250 MB). The first page's
+ * resourceVersion is the list's (kube_list). A listing that starts over forgets the keys seen. */
+static int replace_page(void *ctx, cJSON *page, bool first)
+{
+	struct replace *rp = ctx;
+	if (first) {
+		hmap_clear(&rp->seen, NULL);
+		const cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(page, "metadata"),
+								   "resourceVersion");
+		free(rp->rv);
+		if (!(rp->rv = strdup(cJSON_IsString(rv) ? rv->valuestring : "")))
+			return -1;
+	}
+	replace_items(rp, cJSON_GetObjectItemCaseSensitive(page, "items"));
+	return 0;
+}
+
 /* ---------- reflector thread ---------- */
 
 static double mono_now(void) { return (double)kube_mono_ns() / 1e9; }
@@ -654,25 +679,29 @@ static int set_rv(struct kube_informer *inf, const char *rv)
 	return 0;
 }
 
-/* LIST and replace the store. Returns 0 or -1. */
+/* LIST and replace the store, page by page. Returns 0 or -1. A list that fails part way has
+ * applied its first pages (each object's state as listed) but deleted nothing; the retry
+ * relists. */
 static int do_list(struct kube_informer *inf)
 {
-	cJSON *list = NULL;
 	struct kube_error e;
+	struct replace rp = { .inf = inf };
 	atomic_fetch_add(&inf->lists, 1);
-	if (kube_list(inf->client, inf->path, inf->label_selector, inf->field_selector, &list, &e)) {
+	if (kube_list_each(inf->client, inf->path, inf->label_selector, inf->field_selector, replace_page, &rp, &e)) {
 		klog_warning("Informer list failed", " path=%s code=%d reason=%s message=\"%s\"", inf->path, e.http_code,
 			     e.reason, e.message);
+		hmap_clear(&rp.seen, NULL);
+		free(rp.rv);
 		return -1;
 	}
-	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(list, "metadata");
-	const cJSON *rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
-	if (set_rv(inf, cJSON_IsString(rv) ? rv->valuestring : "")) {
-		cJSON_Delete(list);
+	int rc = set_rv(inf, rp.rv ? rp.rv : "");
+	free(rp.rv);
+	if (rc) {
+		hmap_clear(&rp.seen, NULL);
 		return -1;
 	}
-	apply_replace(inf, cJSON_GetObjectItemCaseSensitive(list, "items"));
-	cJSON_Delete(list);
+	replace_finish(&rp);
+	hmap_clear(&rp.seen, NULL);
 	klog_info(4, "Informer listed", " path=%s resourceVersion=%s objects=%zu", inf->path, inf->rv,
 		  kube_store_len(inf));
 	pthread_mutex_lock(&inf->sync_mu);

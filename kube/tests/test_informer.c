@@ -341,10 +341,143 @@ static void test_object_key(void **state)
 	cJSON_Delete(o);
 }
 
+/* The list goes into the store page by page; the watch starts from the first page's RV; a
+ * listing that starts over (expired continue token) forgets what its first pages held, so an
+ * object only they listed is deleted. */
+static void test_paged_list_restart(void **state)
+{
+	struct env *e = *state;
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500&continue=", 1, 410, NULL,
+			     "{\"kind\":\"Status\",\"reason\":\"Expired\",\"message\":\"continue expired\",\"code\":410}");
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 1, 200, NULL,
+			     "{\"metadata\":{\"resourceVersion\":\"5\",\"continue\":\"c1\"},\"items\":[" POD("x", "1", "n1") "]}");
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods", 1, 200, NULL, LIST("20", POD("a", "2", "n1")));
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=20&", 1, HANG, 0, 0, FAKE_END_HANG);
+	idle_watch(e);
+	assert_int_equal(kube_informer_start(e->inf), 0);
+	assert_true(kube_informer_wait_for_sync(e->inf, 5000));
+	const char *want[] = {"add ns/x 1", "add ns/a 2", "delete ns/x 1"};
+	assert_log(&e->log, want, 3);
+	assert_int_equal(kube_store_len(e->inf), 1);
+	cJSON *on_n1 = NULL;
+	assert_int_equal(kube_store_by_index(e->inf, "node", "n1", &on_n1), 0);
+	assert_int_equal(cJSON_GetArraySize(on_n1), 1);
+	cJSON_Delete(on_n1);
+	for (int i = 0; i < 5000 && fake_apiserver_count(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=20&") < 1; i++)
+		usleep(1000);
+	assert_int_equal(fake_apiserver_count(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=20&"), 1);
+	assert_int_equal(kube_informer_list_count(e->inf), 1);
+}
+
+/* The transform: what kube_transform_strip_managed_fields leaves of each object. */
+static void test_strip_managed_fields(void **state)
+{
+	(void)state;
+	static const struct { const char *in, *want; } cases[] = {
+		{ "{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"manager\":\"kubectl\"}]},\"spec\":{}}",
+		  "{\"metadata\":{\"name\":\"a\"},\"spec\":{}}" },
+		{ "{\"metadata\":{\"name\":\"a\"}}", "{\"metadata\":{\"name\":\"a\"}}" },
+		{ "{\"spec\":{\"managedFields\":1}}", "{\"spec\":{\"managedFields\":1}}" }, /* only metadata's */
+		{ "{\"metadata\":5}", "{\"metadata\":5}" },
+		{ "[]", "[]" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *o = cJSON_Parse(cases[i].in);
+		assert_non_null(o);
+		kube_transform_strip_managed_fields(o, NULL);
+		char *got = cJSON_PrintUnformatted(o);
+		assert_string_equal(got, cases[i].want);
+		free(got);
+		cJSON_Delete(o);
+	}
+}
+
+/* Handlers of the text store test: every object they see must lack managedFields. */
+static void no_mf_add(void *ctx, const cJSON *o)
+{
+	if (cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"), "managedFields"))
+		(*(int *)ctx)++;
+}
+static void no_mf_update(void *ctx, const cJSON *old, const cJSON *o)
+{
+	no_mf_add(ctx, old);
+	no_mf_add(ctx, o);
+}
+
+#define POD_MF(name, rv, node) \
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ns\",\"resourceVersion\":\"" rv \
+	"\",\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":{\"f:spec\":{}}}]},\"spec\":{\"nodeName\":\"" node "\"}}"
+
+/* The store holds each object as its compact text, transformed; reads parse it back; indexes
+ * follow updates and deletes without the old tree. */
+static void test_text_store_and_transform(void **state)
+{
+	struct env *e = *state;
+	kube_informer_free(e->inf);
+	struct kube_informer_opts o = {.group = "", .version = "v1", .resource = "pods"};
+	assert_int_equal(kube_informer_new(e->c, &o, &e->inf), 0);
+	int seen_mf = 0;
+	kube_informer_add_handlers(e->inf, &(struct kube_informer_handlers){on_add, on_update, on_delete, &e->log});
+	kube_informer_add_handlers(e->inf, &(struct kube_informer_handlers){no_mf_add, no_mf_update, no_mf_add, &seen_mf});
+	assert_int_equal(kube_informer_add_index(e->inf, "node", node_index, NULL), 0);
+	kube_informer_set_transform(e->inf, kube_transform_strip_managed_fields, NULL);
+	kube_informer_set_backoff(e->inf, 0.01, 0.05);
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 1, 200, NULL,
+			     LIST("10", POD_MF("a", "1", "n1") "," POD_MF("b", "2", "n1")));
+	const char *chunks[] = {
+		EV("MODIFIED", POD_MF("a", "11", "n2")) EV("DELETED", POD_MF("b", "12", "n1"))
+			EV("ADDED", POD_MF("c", "13", "n2")),
+	};
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=10&", 1, chunks, 1, 0, FAKE_END_HANG);
+	idle_watch(e);
+	assert_int_equal(kube_informer_start(e->inf), 0);
+	const char *want[] = {"add ns/a 1", "add ns/b 2", "update ns/a 1->11", "delete ns/b 12", "add ns/c 13"};
+	assert_log(&e->log, want, 5);
+	assert_int_equal(seen_mf, 0);
+
+	static const struct { const char *key, *json; } stored[] = {
+		{ "ns/a", "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"resourceVersion\":\"11\"},"
+			  "\"spec\":{\"nodeName\":\"n2\"}}" },
+		{ "ns/b", NULL },
+		{ "ns/c", "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\",\"resourceVersion\":\"13\"},"
+			  "\"spec\":{\"nodeName\":\"n2\"}}" },
+	};
+	size_t total = 0;
+	for (size_t i = 0; i < sizeof(stored) / sizeof(stored[0]); i++) {
+		size_t len = 99;
+		char *js = kube_store_get_json(e->inf, stored[i].key, &len);
+		if (!stored[i].json) {
+			assert_null(js);
+			assert_int_equal(len, 0);
+			continue;
+		}
+		assert_string_equal(js, stored[i].json);
+		assert_int_equal(len, strlen(stored[i].json));
+		total += len;
+		cJSON *t = kube_store_get(e->inf, stored[i].key);
+		char *printed = cJSON_PrintUnformatted(t);
+		assert_string_equal(printed, stored[i].json);
+		free(printed);
+		cJSON_Delete(t);
+		free(js);
+	}
+	assert_int_equal(kube_store_bytes(e->inf), total);
+	cJSON *on_n1 = NULL, *on_n2 = NULL;
+	assert_int_equal(kube_store_by_index(e->inf, "node", "n1", &on_n1), 0);
+	assert_int_equal(kube_store_by_index(e->inf, "node", "n2", &on_n2), 0);
+	assert_int_equal(cJSON_GetArraySize(on_n1), 0);
+	assert_int_equal(cJSON_GetArraySize(on_n2), 2);
+	cJSON_Delete(on_n1);
+	cJSON_Delete(on_n2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_object_key),
+		cmocka_unit_test(test_strip_managed_fields),
+		cmocka_unit_test_setup_teardown(test_paged_list_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_store_and_transform, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_watch_handlers_and_store, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resume_after_drop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_relist_on_410, setup, teardown),
