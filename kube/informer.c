@@ -130,8 +130,7 @@ struct index {
  * needs no parse. */
 struct ikey { size_t ix; char *val; };
 struct entry {
-	char *json;
-	size_t len;
+	struct kube_text *text;        /* shared with kube_informer_text_of's callers */
 	char *rv;
 	struct ikey *ik;
 	size_t nik;
@@ -152,6 +151,8 @@ struct kube_informer {
 	void (*transform)(cJSON *obj, void *u);
 	void *transform_u;
 	bool need_old;                 /* some handler has on_update: parse the old object */
+	_Atomic(const cJSON *) dispatching;   /* the new object handlers are being given, */
+	struct kube_text *dispatching_text;   /* and its stored text (informer thread) */
 
 	pthread_mutex_t sync_mu;       /* guards synced, stopping, watch */
 	pthread_cond_t sync_cond;
@@ -220,6 +221,13 @@ void kube_informer_add_handlers(struct kube_informer *inf, const struct kube_inf
 	inf->handlers[inf->nhandlers++] = *h;
 	if (h->on_update)
 		inf->need_old = true;
+}
+
+struct kube_text *kube_informer_text_of(struct kube_informer *inf, const cJSON *obj)
+{
+	if (!inf || !obj || atomic_load(&inf->dispatching) != obj)
+		return NULL;
+	return kube_text_ref(inf->dispatching_text);
 }
 
 void kube_informer_set_transform(struct kube_informer *inf, void (*fn)(cJSON *obj, void *u), void *u)
@@ -298,7 +306,7 @@ static void entry_free(void *v)
 	for (size_t i = 0; i < e->nik; i++)
 		free(e->ik[i].val);
 	free(e->ik);
-	free(e->json);
+	kube_text_unref(e->text);
 	free(e->rv);
 	free(e);
 }
@@ -307,11 +315,10 @@ static void entry_free(void *v)
 static struct entry *entry_new(struct kube_informer *inf, const cJSON *obj)
 {
 	struct entry *e = calloc(1, sizeof(*e));
-	if (!e || !(e->json = cJSON_PrintUnformatted(obj)) || !(e->rv = strdup(obj_rv(obj)))) {
+	if (!e || !(e->text = kube_text_adopt(cJSON_PrintUnformatted(obj))) || !(e->rv = strdup(obj_rv(obj)))) {
 		entry_free(e);
 		return NULL;
 	}
-	e->len = strlen(e->json);
 	for (size_t i = 0; i < inf->nindexes; i++) {
 		const char *vals[MAX_INDEX_KEYS];
 		int nv = inf->indexes[i].fn(obj, vals, MAX_INDEX_KEYS, inf->indexes[i].u);
@@ -336,7 +343,7 @@ static struct entry *entry_new(struct kube_informer *inf, const cJSON *obj)
 /* A tree parsed from the entry's text (caller frees); NULL on OOM. */
 static cJSON *entry_parse(const struct entry *e)
 {
-	return cJSON_ParseWithLength(e->json, e->len);
+	return cJSON_ParseWithLength(e->text->s, e->text->len);
 }
 
 /* ---------- indexes (store_lock held for writing) ---------- */
@@ -499,6 +506,9 @@ static void apply_upsert(struct kube_informer *inf, cJSON *obj, bool only_if_cha
 		cJSON_Delete(obj);
 		return;
 	}
+	/* e stays valid during dispatch: only this thread replaces or frees entries. */
+	inf->dispatching_text = e->text;
+	atomic_store(&inf->dispatching, obj);
 	if (old) {
 		/* Handlers see the previous object parsed from its text (the new one when that
 		 * fails: out of memory). */
@@ -508,6 +518,8 @@ static void apply_upsert(struct kube_informer *inf, cJSON *obj, bool only_if_cha
 	} else {
 		dispatch_add(inf, obj);
 	}
+	atomic_store(&inf->dispatching, NULL);
+	inf->dispatching_text = NULL;
 	entry_free(old);
 	cJSON_Delete(obj);
 }
@@ -894,10 +906,10 @@ static char *copy_text(struct kube_informer *inf, const char *key, size_t *len, 
 	pthread_rwlock_rdlock(&inf->store_lock);
 	struct hnode *n = hmap_find(&inf->objects, key);
 	const struct entry *e = n ? n->val : NULL;
-	char *c = e ? malloc(e->len + 1) : NULL;
+	char *c = e ? malloc(e->text->len + 1) : NULL;
 	if (c) {
-		memcpy(c, e->json, e->len + 1);
-		*len = e->len;
+		memcpy(c, e->text->s, e->text->len + 1);
+		*len = e->text->len;
 	}
 	*oom = e && !c;
 	pthread_rwlock_unlock(&inf->store_lock);
@@ -1002,7 +1014,7 @@ size_t kube_store_bytes(struct kube_informer *inf)
 	size_t b = 0;
 	for (size_t i = 0; i < inf->objects.nb; i++)
 		for (struct hnode *n = inf->objects.b[i]; n; n = n->next)
-			b += ((const struct entry *)n->val)->len;
+			b += ((const struct entry *)n->val)->text->len;
 	pthread_rwlock_unlock(&inf->store_lock);
 	return b;
 }

@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "kube/rest.h"
+#include "kube/text.h"
 
 struct kube_informer;
 
@@ -41,6 +42,11 @@ struct kube_informer_opts { const char *group, *version, *resource, *ns /*NULL a
 int kube_informer_new(struct kube_client *, const struct kube_informer_opts *, struct kube_informer **out);
 /* Before start. Several handler sets may be added; each sees every event, in order. */
 void kube_informer_add_handlers(struct kube_informer *, const struct kube_informer_handlers *);
+/* From an on_add or on_update handler of this informer, with the new object it was given: a
+ * reference to the text the store keeps for it (the compact print of the transformed object;
+ * caller unrefs), so a consumer that wants the JSON shares it instead of printing a copy.
+ * NULL for any other object (the old one, a delete, another informer's). */
+struct kube_text *kube_informer_text_of(struct kube_informer *, const cJSON *obj);
 /* Before start. fn(obj, u) edits every listed or watched object in place before it is stored
  * and before handlers see it (deleted objects too). */
 void kube_informer_set_transform(struct kube_informer *, void (*fn)(cJSON *obj, void *u), void *u);

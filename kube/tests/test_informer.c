@@ -404,6 +404,42 @@ static void no_mf_update(void *ctx, const cJSON *old, const cJSON *o)
 	no_mf_add(ctx, o);
 }
 
+/* Handlers that ask for the store's text of what they are given (kube_informer_text_of). */
+struct text_probe { struct kube_informer **inf; int new_ok, new_bad, old_null, old_bad; };
+static void probe_check(struct text_probe *tp, const cJSON *o)
+{
+	struct kube_text *t = kube_informer_text_of(*tp->inf, o);
+	char *printed = cJSON_PrintUnformatted(o);
+	if (t && strcmp(t->s, printed) == 0 && t->len == strlen(printed))
+		tp->new_ok++;
+	else
+		tp->new_bad++;
+	free(printed);
+	kube_text_unref(t);
+}
+static void probe_add(void *ctx, const cJSON *o) { probe_check(ctx, o); }
+static void probe_update(void *ctx, const cJSON *old, const cJSON *o)
+{
+	struct text_probe *tp = ctx;
+	struct kube_text *t = kube_informer_text_of(*tp->inf, old);
+	if (t)
+		tp->old_bad++;
+	else
+		tp->old_null++;
+	kube_text_unref(t);
+	probe_check(tp, o);
+}
+static void probe_delete(void *ctx, const cJSON *o)
+{
+	struct text_probe *tp = ctx;
+	struct kube_text *t = kube_informer_text_of(*tp->inf, o);
+	if (t)
+		tp->old_bad++;
+	else
+		tp->old_null++;
+	kube_text_unref(t);
+}
+
 #define POD_MF(name, rv, node) \
 	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ns\",\"resourceVersion\":\"" rv \
 	"\",\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":{\"f:spec\":{}}}]},\"spec\":{\"nodeName\":\"" node "\"}}"
@@ -419,6 +455,8 @@ static void test_text_store_and_transform(void **state)
 	int seen_mf = 0;
 	kube_informer_add_handlers(e->inf, &(struct kube_informer_handlers){on_add, on_update, on_delete, &e->log});
 	kube_informer_add_handlers(e->inf, &(struct kube_informer_handlers){no_mf_add, no_mf_update, no_mf_add, &seen_mf});
+	struct text_probe tp = { .inf = &e->inf };
+	kube_informer_add_handlers(e->inf, &(struct kube_informer_handlers){probe_add, probe_update, probe_delete, &tp});
 	assert_int_equal(kube_informer_add_index(e->inf, "node", node_index, NULL), 0);
 	kube_informer_set_transform(e->inf, kube_transform_strip_managed_fields, NULL);
 	kube_informer_set_backoff(e->inf, 0.01, 0.05);
@@ -434,6 +472,12 @@ static void test_text_store_and_transform(void **state)
 	const char *want[] = {"add ns/a 1", "add ns/b 2", "update ns/a 1->11", "delete ns/b 12", "add ns/c 13"};
 	assert_log(&e->log, want, 5);
 	assert_int_equal(seen_mf, 0);
+	/* the new object of every add and update has the stored text; old and deleted ones none */
+	assert_int_equal(tp.new_ok, 4);
+	assert_int_equal(tp.new_bad, 0);
+	assert_int_equal(tp.old_null, 2);
+	assert_int_equal(tp.old_bad, 0);
+	assert_null(kube_informer_text_of(e->inf, NULL));
 
 	static const struct { const char *key, *json; } stored[] = {
 		{ "ns/a", "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"resourceVersion\":\"11\"},"

@@ -6,6 +6,7 @@
 
 #include "kube/log.h"
 #include "kube/object.h"
+#include "scheduler/api/raw.h"
 #include "scheduler/backend/queue.h"
 #include "scheduler/daemon/internal.h"
 
@@ -32,6 +33,30 @@ bool sk_dm_is_ours(struct sk_daemon *d, const char *scheduler_name)
 bool sk_dm_pod_terminal(const struct sk_pod *p)
 {
 	return p->phase && (!strcmp(p->phase, "Succeeded") || !strcmp(p->phase, "Failed"));
+}
+
+/* Decodes obj; when it is the object the informer is handing out, the decoded view shares the
+ * store's text for the extender wire instead of printing its own (scheduler/api/raw.h). */
+static struct sk_pod *decode_pod_from(struct kube_informer *inf, const cJSON *obj, char **err)
+{
+	struct kube_text *t = inf ? kube_informer_text_of(inf, obj) : NULL;
+	sk_obj_raw_offer(obj, t);
+	struct sk_pod *p = sk_pod_decode(obj, err);
+	sk_obj_raw_offer(NULL, NULL);
+	kube_text_unref(t);
+	return p;
+}
+
+static struct sk_pod *dm_decode_pod(struct sk_daemon *d, const cJSON *obj)
+{
+	char *err = NULL;
+	struct sk_pod *p = decode_pod_from(d ? d->pods : NULL, obj, &err);
+	if (!p) {
+		klog_error("Cannot decode pod", " pod=%s/%s err=\"%s\"", kube_meta_namespace(obj) ? kube_meta_namespace(obj) : "",
+			   kube_meta_name(obj) ? kube_meta_name(obj) : "", err ? err : "");
+		free(err);
+	}
+	return p;
 }
 
 struct sk_pod *sk_dm_decode_pod(const cJSON *obj)
@@ -82,7 +107,7 @@ static void assigned_add(struct sk_daemon *d, struct sk_pod *p)
 static void on_pod_add(void *ctx, const cJSON *obj)
 {
 	struct sk_daemon *d = ctx;
-	struct sk_pod *p = sk_dm_decode_pod(obj);
+	struct sk_pod *p = dm_decode_pod(d, obj);
 	if (!p)
 		return;
 	/* The read side of names_lock for the whole handler: a reload's queue changes for added
@@ -104,7 +129,7 @@ static void on_pod_add(void *ctx, const cJSON *obj)
 static void on_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 {
 	struct sk_daemon *d = ctx;
-	struct sk_pod *p = sk_dm_decode_pod(new_obj);
+	struct sk_pod *p = dm_decode_pod(d, new_obj);
 	if (!p)
 		return;
 	struct sk_queue *q = sk_scheduler_queue(d->sched);
@@ -179,10 +204,14 @@ static void on_pod_delete(void *ctx, const cJSON *obj)
 
 /* ---------- node informer handlers ---------- */
 
-static struct sk_node *decode_node(const cJSON *obj)
+static struct sk_node *decode_node(struct sk_daemon *d, const cJSON *obj)
 {
 	char *err = NULL;
+	struct kube_text *t = kube_informer_text_of(d->nodes, obj);
+	sk_obj_raw_offer(obj, t);
 	struct sk_node *n = sk_node_decode(obj, &err);
+	sk_obj_raw_offer(NULL, NULL);
+	kube_text_unref(t);
 	if (!n) {
 		klog_error("Cannot decode node", " node=%s err=\"%s\"", kube_meta_name(obj) ? kube_meta_name(obj) : "",
 			   err ? err : "");
@@ -194,7 +223,7 @@ static struct sk_node *decode_node(const cJSON *obj)
 static void on_node_add(void *ctx, const cJSON *obj)
 {
 	struct sk_daemon *d = ctx;
-	struct sk_node *n = decode_node(obj);
+	struct sk_node *n = decode_node(d, obj);
 	if (!n)
 		return;
 	char *err = NULL;
@@ -209,8 +238,8 @@ static void on_node_add(void *ctx, const cJSON *obj)
 static void on_node_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 {
 	struct sk_daemon *d = ctx;
-	struct sk_node *n = decode_node(new_obj);
-	struct sk_node *o = n ? decode_node(old_obj) : NULL;
+	struct sk_node *n = decode_node(d, new_obj);
+	struct sk_node *o = n ? decode_node(d, old_obj) : NULL;
 	char *err = NULL;
 	if (n && sk_cache_update_node(d->cache, n, &err) == 0) {
 		uint32_t actions = sk_node_update_actions(o, n) | sk_node_object_update_actions(old_obj, new_obj);
