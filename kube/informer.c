@@ -143,16 +143,19 @@ struct kube_informer {
 	double backoff_initial, backoff_max;
 	int watch_timeout;
 
-	struct kube_informer_handlers *handlers; size_t nhandlers;
+	struct handler_set { struct kube_informer_handlers h; bool old_on_demand; } *handlers;
+	size_t nhandlers;
 	struct index *indexes; size_t nindexes;
 
 	pthread_rwlock_t store_lock;   /* guards objects, indexes[].values */
 	struct hmap objects;           /* key -> struct entry* */
-	void (*transform)(cJSON *obj, void *u);
+	bool (*transform)(cJSON *obj, void *u);
 	void *transform_u;
-	bool need_old;                 /* some handler has on_update: parse the old object */
 	_Atomic(const cJSON *) dispatching;   /* the new object handlers are being given, */
-	struct kube_text *dispatching_text;   /* and its stored text (informer thread) */
+	struct kube_text *dispatching_text;   /* its stored text (informer thread), */
+	const struct entry *dispatching_old;  /* the entry it replaced (updates), */
+	cJSON *dispatching_old_tree;          /* parsed on the first kube_informer_old */
+	const char *dispatching_key;
 
 	pthread_mutex_t sync_mu;       /* guards synced, stopping, watch */
 	pthread_cond_t sync_cond;
@@ -208,19 +211,27 @@ int kube_informer_new(struct kube_client *c, const struct kube_informer_opts *o,
 	return 0;
 }
 
-void kube_informer_add_handlers(struct kube_informer *inf, const struct kube_informer_handlers *h)
+static void add_handlers(struct kube_informer *inf, const struct kube_informer_handlers *h, bool old_on_demand)
 {
 	if (inf->started || !h)
 		return;
-	struct kube_informer_handlers *n = realloc(inf->handlers, (inf->nhandlers + 1) * sizeof(*n));
+	struct handler_set *n = realloc(inf->handlers, (inf->nhandlers + 1) * sizeof(*n));
 	if (!n) {
 		klog_error("Cannot add informer handlers: out of memory", " path=%s", inf->path);
 		return;
 	}
 	inf->handlers = n;
-	inf->handlers[inf->nhandlers++] = *h;
-	if (h->on_update)
-		inf->need_old = true;
+	inf->handlers[inf->nhandlers++] = (struct handler_set){ *h, old_on_demand };
+}
+
+void kube_informer_add_handlers(struct kube_informer *inf, const struct kube_informer_handlers *h)
+{
+	add_handlers(inf, h, false);
+}
+
+void kube_informer_add_handlers_old_on_demand(struct kube_informer *inf, const struct kube_informer_handlers *h)
+{
+	add_handlers(inf, h, true);
 }
 
 struct kube_text *kube_informer_text_of(struct kube_informer *inf, const cJSON *obj)
@@ -230,7 +241,7 @@ struct kube_text *kube_informer_text_of(struct kube_informer *inf, const cJSON *
 	return kube_text_ref(inf->dispatching_text);
 }
 
-void kube_informer_set_transform(struct kube_informer *inf, void (*fn)(cJSON *obj, void *u), void *u)
+void kube_informer_set_transform(struct kube_informer *inf, bool (*fn)(cJSON *obj, void *u), void *u)
 {
 	if (inf->started)
 		return;
@@ -238,10 +249,13 @@ void kube_informer_set_transform(struct kube_informer *inf, void (*fn)(cJSON *ob
 	inf->transform_u = u;
 }
 
-void kube_transform_strip_managed_fields(cJSON *obj, void *u)
+bool kube_transform_strip_managed_fields(cJSON *obj, void *u)
 {
 	(void)u;
-	cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "managedFields");
+	cJSON *mf = cJSON_DetachItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+							    "managedFields");
+	cJSON_Delete(mf);
+	return mf != NULL;
 }
 
 int kube_informer_add_index(struct kube_informer *inf, const char *name,
@@ -311,11 +325,14 @@ static void entry_free(void *v)
 	free(e);
 }
 
-/* The stored form of obj: its text, resourceVersion and index values. NULL on OOM. */
-static struct entry *entry_new(struct kube_informer *inf, const cJSON *obj)
+/* The stored form of obj: its text (raw[0..rawlen), the bytes it was parsed from, when given;
+ * else its print), resourceVersion and index values. NULL on OOM. */
+static struct entry *entry_new(struct kube_informer *inf, const cJSON *obj, const char *raw, size_t rawlen)
 {
 	struct entry *e = calloc(1, sizeof(*e));
-	if (!e || !(e->text = kube_text_adopt(cJSON_PrintUnformatted(obj))) || !(e->rv = strdup(obj_rv(obj)))) {
+	if (e)
+		e->text = raw ? kube_text_new(raw, rawlen) : kube_text_adopt(cJSON_PrintUnformatted(obj));
+	if (!e || !e->text || !(e->rv = strdup(obj_rv(obj)))) {
 		entry_free(e);
 		return NULL;
 	}
@@ -450,22 +467,8 @@ static struct entry *store_remove(struct kube_informer *inf, const char *key)
 static void dispatch_add(struct kube_informer *inf, const cJSON *obj)
 {
 	for (size_t i = 0; i < inf->nhandlers; i++)
-		if (inf->handlers[i].on_add)
-			inf->handlers[i].on_add(inf->handlers[i].ctx, obj);
-}
-
-static void dispatch_update(struct kube_informer *inf, const cJSON *old, const cJSON *obj)
-{
-	for (size_t i = 0; i < inf->nhandlers; i++)
-		if (inf->handlers[i].on_update)
-			inf->handlers[i].on_update(inf->handlers[i].ctx, old, obj);
-}
-
-static void dispatch_delete(struct kube_informer *inf, const cJSON *obj)
-{
-	for (size_t i = 0; i < inf->nhandlers; i++)
-		if (inf->handlers[i].on_delete)
-			inf->handlers[i].on_delete(inf->handlers[i].ctx, obj);
+		if (inf->handlers[i].h.on_add)
+			inf->handlers[i].h.on_add(inf->handlers[i].h.ctx, obj);
 }
 
 /* The tree of a stored entry for a handler; NULL (logged) on OOM. */
@@ -477,8 +480,44 @@ static cJSON *parse_for_handlers(struct kube_informer *inf, const struct entry *
 	return t;
 }
 
-/* Add or update from a watch event or a list item; takes ownership of obj. */
-static void apply_upsert(struct kube_informer *inf, cJSON *obj, bool only_if_changed)
+/* The previous object of the update being dispatched: parsed from its entry once, for the
+ * handlers that want it; the new one when parsing fails (out of memory, logged). */
+static const cJSON *old_for_handlers(struct kube_informer *inf, const cJSON *obj)
+{
+	if (!inf->dispatching_old)
+		return obj;
+	if (!inf->dispatching_old_tree)
+		inf->dispatching_old_tree = parse_for_handlers(inf, inf->dispatching_old, inf->dispatching_key);
+	return inf->dispatching_old_tree ? inf->dispatching_old_tree : obj;
+}
+
+/* old NULL: the update being dispatched by apply_upsert (old parsed on demand); else a resync. */
+static void dispatch_update(struct kube_informer *inf, const cJSON *old, const cJSON *obj)
+{
+	for (size_t i = 0; i < inf->nhandlers; i++) {
+		const struct handler_set *hs = &inf->handlers[i];
+		if (hs->h.on_update)
+			hs->h.on_update(hs->h.ctx, hs->old_on_demand ? NULL : old ? old : old_for_handlers(inf, obj), obj);
+	}
+}
+
+const cJSON *kube_informer_old(struct kube_informer *inf, const cJSON *obj)
+{
+	if (!inf || !obj || atomic_load(&inf->dispatching) != obj)
+		return obj; /* a resync (old == new), or not this informer's dispatch */
+	return old_for_handlers(inf, obj);
+}
+
+static void dispatch_delete(struct kube_informer *inf, const cJSON *obj)
+{
+	for (size_t i = 0; i < inf->nhandlers; i++)
+		if (inf->handlers[i].h.on_delete)
+			inf->handlers[i].h.on_delete(inf->handlers[i].h.ctx, obj);
+}
+
+/* Add or update from a watch event or a list item; takes ownership of obj. raw: the bytes obj
+ * was parsed from (a watch event's object), stored as they are unless the transform changes obj. */
+static void apply_upsert(struct kube_informer *inf, cJSON *obj, bool only_if_changed, const char *raw, size_t rawlen)
 {
 	char key[512];
 	if (!kube_object_key(obj, key, sizeof(key))) {
@@ -496,10 +535,10 @@ static void apply_upsert(struct kube_informer *inf, cJSON *obj, bool only_if_cha
 			return;
 		}
 	}
-	if (inf->transform)
-		inf->transform(obj, inf->transform_u);
+	if (inf->transform && inf->transform(obj, inf->transform_u))
+		raw = NULL;
 	bool ok = false;
-	struct entry *e = entry_new(inf, obj);
+	struct entry *e = entry_new(inf, obj, raw, rawlen);
 	struct entry *old = e ? store_put(inf, key, e, &ok) : NULL;
 	if (!ok) {
 		klog_error("Informer store: out of memory", " key=%s", key);
@@ -508,18 +547,18 @@ static void apply_upsert(struct kube_informer *inf, cJSON *obj, bool only_if_cha
 	}
 	/* e stays valid during dispatch: only this thread replaces or frees entries. */
 	inf->dispatching_text = e->text;
+	inf->dispatching_old = old;
+	inf->dispatching_key = key;
 	atomic_store(&inf->dispatching, obj);
-	if (old) {
-		/* Handlers see the previous object parsed from its text (the new one when that
-		 * fails: out of memory). */
-		cJSON *ot = inf->need_old ? parse_for_handlers(inf, old, key) : NULL;
-		dispatch_update(inf, ot ? ot : obj, obj);
-		cJSON_Delete(ot);
-	} else {
+	if (old)
+		dispatch_update(inf, NULL, obj);
+	else
 		dispatch_add(inf, obj);
-	}
 	atomic_store(&inf->dispatching, NULL);
 	inf->dispatching_text = NULL;
+	inf->dispatching_old = NULL;
+	cJSON_Delete(inf->dispatching_old_tree);
+	inf->dispatching_old_tree = NULL;
 	entry_free(old);
 	cJSON_Delete(obj);
 }
@@ -553,7 +592,7 @@ static void replace_items(struct replace *rp, cJSON *items)
 		char key[512];
 		if (kube_object_key(it, key, sizeof(key)) && !hmap_find(&rp->seen, key))
 			hmap_insert(&rp->seen, key, NULL);
-		apply_upsert(rp->inf, it, true);
+		apply_upsert(rp->inf, it, true, NULL, 0);
 	}
 }
 
@@ -666,9 +705,12 @@ static int on_watch_event(void *ctx, enum kube_watch_event_type t, cJSON *obj)
 	struct kube_informer *inf = ctx;
 	switch (t) {
 	case KUBE_WATCH_ADDED:
-	case KUBE_WATCH_MODIFIED:
-		apply_upsert(inf, obj, false);
+	case KUBE_WATCH_MODIFIED: {
+		size_t rawlen = 0;
+		const char *raw = kube_watch_event_object_json(&rawlen);
+		apply_upsert(inf, obj, false, raw, rawlen);
 		break;
+	}
 	case KUBE_WATCH_DELETED:
 		apply_delete(inf, obj);
 		break;

@@ -373,18 +373,18 @@ static void test_paged_list_restart(void **state)
 static void test_strip_managed_fields(void **state)
 {
 	(void)state;
-	static const struct { const char *in, *want; } cases[] = {
+	static const struct { const char *in, *want; bool changed; } cases[] = {
 		{ "{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"manager\":\"kubectl\"}]},\"spec\":{}}",
-		  "{\"metadata\":{\"name\":\"a\"},\"spec\":{}}" },
-		{ "{\"metadata\":{\"name\":\"a\"}}", "{\"metadata\":{\"name\":\"a\"}}" },
-		{ "{\"spec\":{\"managedFields\":1}}", "{\"spec\":{\"managedFields\":1}}" }, /* only metadata's */
-		{ "{\"metadata\":5}", "{\"metadata\":5}" },
-		{ "[]", "[]" },
+		  "{\"metadata\":{\"name\":\"a\"},\"spec\":{}}", true },
+		{ "{\"metadata\":{\"name\":\"a\"}}", "{\"metadata\":{\"name\":\"a\"}}", false },
+		{ "{\"spec\":{\"managedFields\":1}}", "{\"spec\":{\"managedFields\":1}}", false }, /* only metadata's */
+		{ "{\"metadata\":5}", "{\"metadata\":5}", false },
+		{ "[]", "[]", false },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		cJSON *o = cJSON_Parse(cases[i].in);
 		assert_non_null(o);
-		kube_transform_strip_managed_fields(o, NULL);
+		assert_int_equal(kube_transform_strip_managed_fields(o, NULL), cases[i].changed);
 		char *got = cJSON_PrintUnformatted(o);
 		assert_string_equal(got, cases[i].want);
 		free(got);
@@ -515,11 +515,87 @@ static void test_text_store_and_transform(void **state)
 	cJSON_Delete(on_n2);
 }
 
+/* A handler set that takes the old object on demand: it gets NULL and asks kube_informer_old. */
+struct lazy_log { struct kube_informer **inf; struct log *log; int null_old; };
+static void lazy_update(void *ctx, const cJSON *old, const cJSON *o)
+{
+	struct lazy_log *ll = ctx;
+	if (!old)
+		ll->null_old++;
+	char key[128];
+	const cJSON *prev = kube_informer_old(*ll->inf, o);
+	log_line(ll->log, "lazy %s %s->%s", kube_object_key(o, key, sizeof(key)), rv_of(prev), rv_of(o));
+}
+
+/* Watched objects the transform leaves alone are stored as the bytes the server sent (here with
+ * spaces and a 1.50 cJSON would print as 1.5); the old object is parsed for the handler sets
+ * that want it up front, and only on request for an on-demand set (and is the new one on a
+ * resync). */
+static void test_verbatim_text_and_old_on_demand(void **state)
+{
+	struct env *e = *state;
+	kube_informer_free(e->inf);
+	struct kube_informer_opts o = {.group = "", .version = "v1", .resource = "pods", .resync_seconds = 1};
+	assert_int_equal(kube_informer_new(e->c, &o, &e->inf), 0);
+	struct log lazy = {0};
+	pthread_mutex_init(&lazy.mu, NULL);
+	struct lazy_log ll = { .inf = &e->inf, .log = &lazy };
+	kube_informer_add_handlers(e->inf, &(struct kube_informer_handlers){on_add, on_update, on_delete, &e->log});
+	kube_informer_add_handlers_old_on_demand(e->inf, &(struct kube_informer_handlers){NULL, lazy_update, NULL, &ll});
+	kube_informer_set_transform(e->inf, kube_transform_strip_managed_fields, NULL);
+	kube_informer_set_backoff(e->inf, 0.01, 0.05);
+#define RAW_A "{\"kind\":\"Pod\", \"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"resourceVersion\":\"11\"},\"spec\":{\"x\":1.50}}"
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 1, 200, NULL, LIST("10", POD("a", "1", "n1")));
+	const char *chunks[] = { EV("MODIFIED", RAW_A) EV("MODIFIED", POD_MF("a", "12", "n1")) };
+	/* the bookmark after the resync period lets the informer resync */
+	const char *later[] = { EV("BOOKMARK", "{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"20\"}}") };
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=10&", 1, chunks, 1, 0, FAKE_END_CLEAN);
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=12&", 1, later, 1, 1100, FAKE_END_HANG);
+	idle_watch(e);
+	assert_int_equal(kube_informer_start(e->inf), 0);
+	const char *want[] = {"add ns/a 1", "update ns/a 1->11", "update ns/a 11->12", "update ns/a 12->12"};
+	assert_log(&e->log, want, 4);
+	const char *want_lazy[] = {"lazy ns/a 1->11", "lazy ns/a 11->12", "lazy ns/a 12->12"};
+	assert_log(&lazy, want_lazy, 3);
+	assert_int_equal(ll.null_old, 3);
+	kube_informer_stop(e->inf);
+	/* the last event had managedFields: stored as the print without them */
+	char *js = kube_store_get_json(e->inf, "ns/a", NULL);
+	assert_non_null(js);
+	assert_null(strstr(js, "managedFields"));
+	assert_string_equal(js, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"resourceVersion\":\"12\"},"
+				"\"spec\":{\"nodeName\":\"n1\"}}");
+	free(js);
+	pthread_mutex_destroy(&lazy.mu);
+}
+
+static void test_verbatim_text(void **state)
+{
+	struct env *e = *state;
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 1, 200, NULL, LIST("10", ""));
+	const char *chunks[] = { EV("ADDED", RAW_A) };
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=10&", 1, chunks, 1, 0, FAKE_END_HANG);
+	idle_watch(e);
+	assert_int_equal(kube_informer_start(e->inf), 0);
+	const char *want[] = {"add ns/a 11"};
+	assert_log(&e->log, want, 1);
+	size_t len = 0;
+	char *js = kube_store_get_json(e->inf, "ns/a", &len);
+	assert_string_equal(js, RAW_A);   /* the server's bytes, spaces and 1.50 included */
+	assert_int_equal(len, strlen(RAW_A));
+	free(js);
+	cJSON *t = kube_store_get(e->inf, "ns/a");
+	assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(t, "spec"), "x")->valuedouble == 1.5);
+	cJSON_Delete(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_object_key),
 		cmocka_unit_test(test_strip_managed_fields),
+		cmocka_unit_test_setup_teardown(test_verbatim_text_and_old_on_demand, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verbatim_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paged_list_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_store_and_transform, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_watch_handlers_and_store, setup, teardown),

@@ -1,9 +1,10 @@
 /* The object as the API server served it, kept next to the decoded view (scheduler/api/decode.c)
  * for the HTTP extenders, which upstream sends full v1.Pod and v1.Node objects
- * (pkg/scheduler/extender.go; docs/extenders.md "What is sent"). The JSON is stored compact with
+ * (pkg/scheduler/extender.go; docs/extenders.md "What is sent"). The JSON is kept with
  * metadata.managedFields dropped, as upstream's informers drop it
- * (cmd/kube-scheduler/app/server.go: TransformStripManagedFields). Private to the core: plugins
- * never see it. */
+ * (cmd/kube-scheduler/app/server.go: TransformStripManagedFields): in the daemon it is the pod
+ * informer's stored text, shared (the bytes the API server sent); elsewhere cJSON's compact
+ * print. Private to the core: plugins never see it. */
 #ifndef SK_API_RAW_H
 #define SK_API_RAW_H
 
@@ -16,7 +17,7 @@
 #include "schedkit/types.h"
 
 struct sk_obj_raw {
-	char *json;               /* compact, NUL-terminated, never modified; NULL when not kept */
+	char *json;               /* NUL-terminated, never modified; NULL when not kept */
 	size_t len;
 	const char *node_name;    /* pods: spec.nodeName at decode time (interned) */
 	int nlimit_names;         /* pods: resources.limits keys of init and regular containers */
@@ -28,8 +29,8 @@ struct sk_obj_raw {
 int sk_obj_raw_keep(struct sk_obj_raw *r, const cJSON *obj, bool pod);
 void sk_obj_raw_free(struct sk_obj_raw *r);
 /* The next sk_obj_raw_keep of obj on this thread takes a reference to t instead of printing obj
- * (t must be obj's compact print without metadata.managedFields: the scheduler's informers,
- * whose transform strips them, kube_informer_text_of). sk_obj_raw_offer(NULL, NULL) withdraws
+ * (t must be obj's JSON without metadata.managedFields — the bytes it was parsed from or its
+ * print: the scheduler's informers, whose transform strips them, kube_informer_text_of). sk_obj_raw_offer(NULL, NULL) withdraws
  * the offer; the offer holds no reference. */
 void sk_obj_raw_offer(const cJSON *obj, struct kube_text *t);
 

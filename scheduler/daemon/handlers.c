@@ -126,8 +126,11 @@ static void on_pod_add(void *ctx, const cJSON *obj)
 	sk_pod_unref(p);
 }
 
+/* old_obj is NULL (old_on_demand): kube_informer_old parses the previous object only on the
+ * paths that read it, not for our own bindings' updates (the common event). */
 static void on_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 {
+	(void)old_obj;
 	struct sk_daemon *d = ctx;
 	struct sk_pod *p = dm_decode_pod(d, new_obj);
 	if (!p)
@@ -138,8 +141,10 @@ static void on_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 		sk_dm_conflict_has(d, p->uid, true);
 		enum sk_pod_cache_state st = sk_cache_pod_state(d->cache, p->uid);
 		if (sk_dm_is_ours_locked(d, p->scheduler_name)) {
-			/* Unassigned -> assigned: it leaves the queue (no-op when not queued). */
-			if (!kube_obj_get_string(old_obj, "spec.nodeName")) {
+			/* Unassigned -> assigned: it leaves the queue (no-op when not queued). A pod
+			 * the cache does not hold as bound is being assigned now (or is terminal, not
+			 * queued): only a bound one needs its old object to tell. */
+			if (st != SK_POD_BOUND || !kube_obj_get_string(kube_informer_old(d->pods, new_obj), "spec.nodeName")) {
 				sk_queue_delete(q, p);
 				sk_nominator_delete(d->nom, p->uid);
 			}
@@ -166,7 +171,7 @@ static void on_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 			sk_queue_delete(q, p);
 			sk_nominator_delete(d->nom, p->uid);
 		} else {
-			struct sk_pod *old = sk_dm_decode_pod(old_obj);
+			struct sk_pod *old = sk_dm_decode_pod(kube_informer_old(d->pods, new_obj));
 			if (old) {
 				sk_queue_update(q, old, p);
 				sk_nominator_update(d->nom, old, p);
@@ -267,6 +272,7 @@ static void on_node_delete(void *ctx, const cJSON *obj)
 
 void sk_dm_add_handlers(struct sk_daemon *d)
 {
-	kube_informer_add_handlers(d->pods, &(struct kube_informer_handlers){ on_pod_add, on_pod_update, on_pod_delete, d });
+	kube_informer_add_handlers_old_on_demand(d->pods,
+						 &(struct kube_informer_handlers){ on_pod_add, on_pod_update, on_pod_delete, d });
 	kube_informer_add_handlers(d->nodes, &(struct kube_informer_handlers){ on_node_add, on_node_update, on_node_delete, d });
 }
