@@ -32,6 +32,7 @@ struct pending {
 	double when;                   /* wall clock seconds */
 	const char *type, *reason, *action, *note;
 	const char *regarding, *related;   /* ObjectReferences as compact JSON; related may be NULL */
+	const char *ns, *name;             /* regarding's namespace ("default" when none) and name */
 	char buf[];
 };
 
@@ -95,18 +96,18 @@ static void pending_free(struct pending *p) { free(p); }
 
 /* Packs the strings (related may be NULL) into one allocation; NULL on OOM. */
 static struct pending *pending_new(const char *type, const char *reason, const char *action, const char *note,
-				   const char *regarding, const char *related)
+				   const char *regarding, const char *related, const char *ns, const char *name)
 {
-	const char *in[6] = { type, reason, action, note, regarding, related };
-	size_t len[6], total = 0;
-	for (int i = 0; i < 6; i++)
+	const char *in[8] = { type, reason, action, note, regarding, related, ns, name };
+	size_t len[8], total = 0;
+	for (int i = 0; i < 8; i++)
 		total += (len[i] = in[i] ? strlen(in[i]) + 1 : 0);
 	struct pending *p = malloc(sizeof(*p) + total);
 	if (!p)
 		return NULL;
-	const char **out[6] = { &p->type, &p->reason, &p->action, &p->note, &p->regarding, &p->related };
+	const char **out[8] = { &p->type, &p->reason, &p->action, &p->note, &p->regarding, &p->related, &p->ns, &p->name };
 	char *w = p->buf;
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < 8; i++) {
 		*out[i] = in[i] ? memcpy(w, in[i], len[i]) : NULL;
 		w += len[i];
 	}
@@ -294,8 +295,10 @@ static void record_v(struct kube_event_recorder *r, const cJSON *regarding, cons
 	snprintf(t, sizeof(t), "%s", type ? type : "Normal");
 	snprintf(re, sizeof(re), "%s", reason ? reason : "");
 	snprintf(ac, sizeof(ac), "%s", action ? action : "");
+	const char *rns = reg ? kube_obj_get_string(reg, "namespace") : NULL;
+	const char *rname = reg ? kube_obj_get_string(reg, "name") : NULL;
 	if (regs && note && (!related || rels))
-		p = pending_new(t, re, ac, note, regs, rels);
+		p = pending_new(t, re, ac, note, regs, rels, rns && *rns ? rns : "default", rname ? rname : "unknown");
 	cJSON_Delete(reg);
 	cJSON_Delete(rel);
 	free(regs);
@@ -379,21 +382,14 @@ static bool sender_sleep(struct kube_event_recorder *r, double seconds)
 static int create_event(struct kube_event_recorder *r, const struct pending *p, const struct cached *c,
 			char **name_out, char **ns_out)
 {
-	cJSON *reg = cJSON_Parse(p->regarding);
-	if (!reg)
-		return -1;
-	const cJSON *rn = cJSON_GetObjectItemCaseSensitive(reg, "name");
-	const cJSON *rns = cJSON_GetObjectItemCaseSensitive(reg, "namespace");
-	const char *ns = cJSON_IsString(rns) ? rns->valuestring : "default";
+	const char *ns = p->ns;
 	long long nanos = (long long)(p->when * 1e9);
 	if (nanos <= r->last_name_ns)
 		nanos = r->last_name_ns + 1;
 	r->last_name_ns = nanos;
 	char *name = NULL;
-	if (asprintf(&name, "%s.%llx", cJSON_IsString(rn) ? rn->valuestring : "unknown", nanos) < 0) {
-		cJSON_Delete(reg);
+	if (asprintf(&name, "%s.%llx", p->name, nanos) < 0)
 		return -1;
-	}
 	char when[40];
 	kube_time_micro(when, p->when);
 	cJSON *ev = cJSON_CreateObject();
@@ -405,16 +401,11 @@ static int create_event(struct kube_event_recorder *r, const struct pending *p, 
 		  cJSON_AddStringToObject(ev, "reportingInstance", r->instance) &&
 		  cJSON_AddStringToObject(ev, "action", p->action) && cJSON_AddStringToObject(ev, "reason", p->reason) &&
 		  cJSON_AddStringToObject(ev, "note", p->note) && cJSON_AddStringToObject(ev, "type", p->type);
-	char *ns_copy = strdup(ns); /* ns points into reg, which ev takes */
-	ok = ok && ns_copy && cJSON_AddItemToObject(ev, "regarding", reg);
-	if (!ok)
-		cJSON_Delete(reg);
-	if (ok && p->related) {
-		cJSON *rel = cJSON_Parse(p->related);
-		ok = rel && cJSON_AddItemToObject(ev, "related", rel);
-		if (!ok)
-			cJSON_Delete(rel);
-	}
+	/* the references are printed into the body as they were recorded, not parsed again */
+	char *ns_copy = strdup(ns);
+	ok = ok && ns_copy && cJSON_AddRawToObject(ev, "regarding", p->regarding);
+	if (ok && p->related)
+		ok = cJSON_AddRawToObject(ev, "related", p->related) != NULL;
 	if (ok && c && c->count >= 2) {
 		char last[40];
 		kube_time_micro(last, c->last_observed);

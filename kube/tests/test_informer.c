@@ -418,18 +418,8 @@ static void probe_check(struct text_probe *tp, const cJSON *o)
 	kube_text_unref(t);
 }
 static void probe_add(void *ctx, const cJSON *o) { probe_check(ctx, o); }
-static void probe_update(void *ctx, const cJSON *old, const cJSON *o)
-{
-	struct text_probe *tp = ctx;
-	struct kube_text *t = kube_informer_text_of(*tp->inf, old);
-	if (t)
-		tp->old_bad++;
-	else
-		tp->old_null++;
-	kube_text_unref(t);
-	probe_check(tp, o);
-}
-static void probe_delete(void *ctx, const cJSON *o)
+/* An old or deleted object has no text to share. */
+static void probe_none(void *ctx, const cJSON *o)
 {
 	struct text_probe *tp = ctx;
 	struct kube_text *t = kube_informer_text_of(*tp->inf, o);
@@ -438,6 +428,11 @@ static void probe_delete(void *ctx, const cJSON *o)
 	else
 		tp->old_null++;
 	kube_text_unref(t);
+}
+static void probe_update(void *ctx, const cJSON *old, const cJSON *o)
+{
+	probe_none(ctx, old);
+	probe_check(ctx, o);
 }
 
 #define POD_MF(name, rv, node) \
@@ -456,7 +451,7 @@ static void test_text_store_and_transform(void **state)
 	kube_informer_add_handlers(e->inf, &(struct kube_informer_handlers){on_add, on_update, on_delete, &e->log});
 	kube_informer_add_handlers(e->inf, &(struct kube_informer_handlers){no_mf_add, no_mf_update, no_mf_add, &seen_mf});
 	struct text_probe tp = { .inf = &e->inf };
-	kube_informer_add_handlers(e->inf, &(struct kube_informer_handlers){probe_add, probe_update, probe_delete, &tp});
+	kube_informer_add_handlers(e->inf, &(struct kube_informer_handlers){probe_add, probe_update, probe_none, &tp});
 	assert_int_equal(kube_informer_add_index(e->inf, "node", node_index, NULL), 0);
 	kube_informer_set_transform(e->inf, kube_transform_strip_managed_fields, NULL);
 	kube_informer_set_backoff(e->inf, 0.01, 0.05);
