@@ -1,5 +1,5 @@
-/* Informer: reflector loop (list, watch, resume, relist on 410) on its own thread, an indexed
- * object store, and in-order handler dispatch.
+/* Informer: reflector loop (list page by page, watch, resume, relist on 410) on its own thread, an
+ * indexed object store holding JSON text, and in-order handler dispatch.
  *
  * Locking: store_lock (rwlock) guards objects and indexes; only the informer thread writes.
  * sync_mu guards synced/stopping and the current watch pointer, and pairs with sync_cond (waiters
@@ -125,7 +125,7 @@ struct index {
 	struct hmap values;   /* index value -> struct keyset */
 };
 
-/* One stored object: its compact JSON text (a cJSON tree of a pod costs ~6x its text), the
+/* One stored object: its JSON text (a cJSON tree of a pod costs ~6x its text), the
  * resourceVersion for relist diffs, and the index values it was filed under, so that removing it
  * needs no parse. */
 struct ikey { size_t ix; char *val; };
