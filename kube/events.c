@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/evp.h>
+
 #include "kube/log.h"
 #include "kube/object.h"
 #include "kube/hash.h"
@@ -24,19 +26,24 @@
 #define RETRY_SLEEP_S 0.5
 #define CACHE_BUCKETS 4096     /* series index; entries expire after SERIES_EXPIRY_S */
 
+/* One occurrence, in one allocation: the strings live in buf. It is small because the series
+ * cache keeps the first occurrence of every series for 6 minutes (one per scheduled pod). */
 struct pending {
-	cJSON *regarding, *related;   /* ObjectReferences */
-	char type[16], reason[128], action[128];
-	char *note;
 	double when;                   /* wall clock seconds */
+	const char *type, *reason, *action, *note;
+	const char *regarding, *related;   /* ObjectReferences as compact JSON; related may be NULL */
+	const char *ns, *name;             /* regarding's namespace ("default" when none) and name */
+	char buf[];
 };
+
+#define KEY_BYTES 16   /* SHA-256 of the isomorphism key, truncated: 2^-128 per pair to collide */
 
 struct cached {
 	struct cached *next;           /* all entries, for sweeps */
 	struct cached *hnext;          /* same hash bucket */
 	uint32_t hash;
+	unsigned char key[KEY_BYTES];
 	struct pending *first;         /* the first occurrence, to re-create an expired Event */
-	char *key;
 	char *name, *ns;               /* the Event on the server */
 	int count;
 	double last_observed;
@@ -85,14 +92,27 @@ static double wall_now(void)
 }
 
 
-static void pending_free(struct pending *p)
+static void pending_free(struct pending *p) { free(p); }
+
+/* Packs the strings (related may be NULL) into one allocation; NULL on OOM. */
+static struct pending *pending_new(const char *type, const char *reason, const char *action, const char *note,
+				   const char *regarding, const char *related, const char *ns, const char *name)
 {
+	const char *in[8] = { type, reason, action, note, regarding, related, ns, name };
+	size_t len[8], total = 0;
+	for (int i = 0; i < 8; i++)
+		total += (len[i] = in[i] ? strlen(in[i]) + 1 : 0);
+	struct pending *p = malloc(sizeof(*p) + total);
 	if (!p)
-		return;
-	cJSON_Delete(p->regarding);
-	cJSON_Delete(p->related);
-	free(p->note);
-	free(p);
+		return NULL;
+	const char **out[8] = { &p->type, &p->reason, &p->action, &p->note, &p->regarding, &p->related, &p->ns, &p->name };
+	char *w = p->buf;
+	for (int i = 0; i < 8; i++) {
+		*out[i] = in[i] ? memcpy(w, in[i], len[i]) : NULL;
+		w += len[i];
+	}
+	p->when = 0;
+	return p;
 }
 
 static cJSON *object_reference(const cJSON *obj)
@@ -212,7 +232,7 @@ void kube_event_recorder_free(struct kube_event_recorder *r)
 	for (struct cached *c = r->cache, *next; c; c = next) {
 		next = c->next;
 		pending_free(c->first);
-		free(c->key); free(c->name); free(c->ns);
+		free(c->name); free(c->ns);
 		free(c);
 	}
 	free(r->controller);
@@ -263,24 +283,33 @@ static void record_v(struct kube_event_recorder *r, const cJSON *regarding, cons
 {
 	if (!r)
 		return;
-	struct pending *p = calloc(1, sizeof(*p));
+	struct pending *p = NULL;
+	cJSON *reg = object_reference(regarding), *rel = related ? object_reference(related) : NULL;
+	char *regs = reg ? cJSON_PrintUnformatted(reg) : NULL, *rels = rel ? cJSON_PrintUnformatted(rel) : NULL;
+	char *note = NULL;
+	if (vasprintf(&note, fmt ? fmt : "", ap) < 0)
+		note = NULL;
+	if (note)
+		truncate_utf8(note, NOTE_MAX);
+	char t[16], re[128], ac[128];
+	snprintf(t, sizeof(t), "%s", type ? type : "Normal");
+	snprintf(re, sizeof(re), "%s", reason ? reason : "");
+	snprintf(ac, sizeof(ac), "%s", action ? action : "");
+	const char *rns = reg ? kube_obj_get_string(reg, "namespace") : NULL;
+	const char *rname = reg ? kube_obj_get_string(reg, "name") : NULL;
+	if (regs && note && (!related || rels))
+		p = pending_new(t, re, ac, note, regs, rels, rns && *rns ? rns : "default", rname ? rname : "unknown");
+	cJSON_Delete(reg);
+	cJSON_Delete(rel);
+	free(regs);
+	free(rels);
+	free(note);
 	if (!p)
 		goto drop;
-	p->regarding = object_reference(regarding);
-	p->related = related ? object_reference(related) : NULL;
-	if (vasprintf(&p->note, fmt ? fmt : "", ap) < 0)
-		p->note = NULL;
-	if (!p->regarding || !p->note || (related && !p->related))
-		goto drop;
-	truncate_utf8(p->note, NOTE_MAX);
-	snprintf(p->type, sizeof(p->type), "%s", type ? type : "Normal");
-	snprintf(p->reason, sizeof(p->reason), "%s", reason ? reason : "");
-	snprintf(p->action, sizeof(p->action), "%s", action ? action : "");
 	p->when = wall_now();
 	enqueue(r, p);
 	return;
 drop:
-	pending_free(p);
 	pthread_mutex_lock(&r->mu);
 	r->stats.recorded++;
 	r->stats.dropped++;
@@ -316,18 +345,23 @@ static void count_stat(struct kube_event_recorder *r, uint64_t *field)
 
 /* Isomorphism key as client-go's getKey (v1.34): type, action, reason, reportingController,
  * reportingInstance, regarding, related. The note is not part of it: a repeat with a new note
- * joins the series of the first (whose note stays). */
-static char *event_key(struct kube_event_recorder *r, const struct pending *p)
+ * joins the series of the first (whose note stays). The cache keeps its SHA-256 (first
+ * KEY_BYTES), not the text. 0, or -1 on OOM. */
+static int event_key(struct kube_event_recorder *r, const struct pending *p, unsigned char out[KEY_BYTES])
 {
-	char *reg = cJSON_PrintUnformatted(p->regarding);
-	char *rel = p->related ? cJSON_PrintUnformatted(p->related) : NULL;
 	char *key = NULL;
-	if (reg && asprintf(&key, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", p->type, p->action, p->reason, r->controller,
-			    r->instance, reg, rel ? rel : "") < 0)
-		key = NULL;
-	free(reg);
-	free(rel);
-	return key;
+	int n = asprintf(&key, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", p->type, p->action, p->reason, r->controller,
+			 r->instance, p->regarding, p->related ? p->related : "");
+	if (n < 0)
+		return -1;
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	int ok = EVP_Digest(key, (size_t)n, md, &mdlen, EVP_sha256(), NULL);
+	free(key);
+	if (!ok || mdlen < KEY_BYTES)
+		return -1;
+	memcpy(out, md, KEY_BYTES);
+	return 0;
 }
 
 static char *events_path(const char *ns, const char *name)
@@ -348,15 +382,13 @@ static bool sender_sleep(struct kube_event_recorder *r, double seconds)
 static int create_event(struct kube_event_recorder *r, const struct pending *p, const struct cached *c,
 			char **name_out, char **ns_out)
 {
-	const cJSON *rn = cJSON_GetObjectItemCaseSensitive(p->regarding, "name");
-	const cJSON *rns = cJSON_GetObjectItemCaseSensitive(p->regarding, "namespace");
-	const char *ns = cJSON_IsString(rns) ? rns->valuestring : "default";
+	const char *ns = p->ns;
 	long long nanos = (long long)(p->when * 1e9);
 	if (nanos <= r->last_name_ns)
 		nanos = r->last_name_ns + 1;
 	r->last_name_ns = nanos;
 	char *name = NULL;
-	if (asprintf(&name, "%s.%llx", cJSON_IsString(rn) ? rn->valuestring : "unknown", nanos) < 0)
+	if (asprintf(&name, "%s.%llx", p->name, nanos) < 0)
 		return -1;
 	char when[40];
 	kube_time_micro(when, p->when);
@@ -369,16 +401,11 @@ static int create_event(struct kube_event_recorder *r, const struct pending *p, 
 		  cJSON_AddStringToObject(ev, "reportingInstance", r->instance) &&
 		  cJSON_AddStringToObject(ev, "action", p->action) && cJSON_AddStringToObject(ev, "reason", p->reason) &&
 		  cJSON_AddStringToObject(ev, "note", p->note) && cJSON_AddStringToObject(ev, "type", p->type);
-	cJSON *reg = ok ? cJSON_Duplicate(p->regarding, 1) : NULL;
-	ok = ok && reg && cJSON_AddItemToObject(ev, "regarding", reg);
-	if (!ok)
-		cJSON_Delete(reg);
-	if (ok && p->related) {
-		cJSON *rel = cJSON_Duplicate(p->related, 1);
-		ok = rel && cJSON_AddItemToObject(ev, "related", rel);
-		if (!ok)
-			cJSON_Delete(rel);
-	}
+	/* the references are printed into the body as they were recorded, not parsed again */
+	char *ns_copy = strdup(ns);
+	ok = ok && ns_copy && cJSON_AddRawToObject(ev, "regarding", p->regarding);
+	if (ok && p->related)
+		ok = cJSON_AddRawToObject(ev, "related", p->related) != NULL;
 	if (ok && c && c->count >= 2) {
 		char last[40];
 		kube_time_micro(last, c->last_observed);
@@ -386,7 +413,7 @@ static int create_event(struct kube_event_recorder *r, const struct pending *p, 
 		ok = series && cJSON_AddNumberToObject(series, "count", c->count) &&
 		     cJSON_AddStringToObject(series, "lastObservedTime", last);
 	}
-	char *path = ok ? events_path(ns, NULL) : NULL;
+	char *path = ok ? events_path(ns_copy, NULL) : NULL;
 	struct kube_error e = {0};
 	int rc = -1;
 	for (int attempt = 0; path && attempt < MAX_TRIES; attempt++) {
@@ -405,11 +432,12 @@ static int create_event(struct kube_event_recorder *r, const struct pending *p, 
 		klog_warning("Unable to write event", " name=%s reason=%s code=%d err=\"%s\"", name, p->reason, e.http_code,
 			     e.message);
 		free(name);
+		free(ns_copy);
 		return -1;
 	}
 	*name_out = name;
-	*ns_out = strdup(ns);
-	return *ns_out ? 0 : -1;
+	*ns_out = ns_copy;
+	return ns_copy ? 0 : -1;
 }
 
 static int patch_series(struct kube_event_recorder *r, struct cached *c)
@@ -454,19 +482,19 @@ static int patch_series(struct kube_event_recorder *r, struct cached *c)
 /* Handles one occurrence; takes ownership of p. */
 static void process(struct kube_event_recorder *r, struct pending *p)
 {
-	char *key = event_key(r, p);
-	if (!key) {
+	unsigned char key[KEY_BYTES];
+	if (event_key(r, p, key)) {
 		count_stat(r, &r->stats.failed);
 		pending_free(p);
 		return;
 	}
-	uint32_t hash = kube_fnv1a32(key);
+	uint32_t hash;
+	memcpy(&hash, key, sizeof(hash));
 	struct cached *c;
 	for (c = r->buckets[hash % CACHE_BUCKETS]; c; c = c->hnext)
-		if (c->hash == hash && strcmp(c->key, key) == 0)
+		if (c->hash == hash && memcmp(c->key, key, KEY_BYTES) == 0)
 			break;
 	if (c) {
-		free(key);
 		c->count++;
 		c->last_observed = p->when;
 		pending_free(p);
@@ -480,7 +508,6 @@ static void process(struct kube_event_recorder *r, struct pending *p)
 	c = calloc(1, sizeof(*c));
 	if (!c || create_event(r, p, NULL, &name, &ns)) {
 		free(c);
-		free(key);
 		free(name);
 		pending_free(p);
 		count_stat(r, &r->stats.failed);
@@ -488,7 +515,7 @@ static void process(struct kube_event_recorder *r, struct pending *p)
 	}
 	count_stat(r, &r->stats.created);
 	c->first = p;
-	c->key = key;
+	memcpy(c->key, key, KEY_BYTES);
 	c->name = name;
 	c->ns = ns;
 	c->count = 1;
@@ -514,7 +541,7 @@ static void sweep(struct kube_event_recorder *r, bool all, bool expire)
 			*pp = c->next;
 			bucket_unlink(r, c);
 			pending_free(c->first);
-			free(c->key); free(c->name); free(c->ns);
+			free(c->name); free(c->ns);
 			free(c);
 			continue;
 		}

@@ -1,5 +1,5 @@
-/* Informer: reflector loop (list, watch, resume, relist on 410) on its own thread, an indexed
- * object store, and in-order handler dispatch.
+/* Informer: reflector loop (list page by page, watch, resume, relist on 410) on its own thread, an
+ * indexed object store holding JSON text, and in-order handler dispatch.
  *
  * Locking: store_lock (rwlock) guards objects and indexes; only the informer thread writes.
  * sync_mu guards synced/stopping and the current watch pointer, and pairs with sync_cond (waiters
@@ -125,6 +125,17 @@ struct index {
 	struct hmap values;   /* index value -> struct keyset */
 };
 
+/* One stored object: its JSON text (a cJSON tree of a pod costs ~6x its text), the
+ * resourceVersion for relist diffs, and the index values it was filed under, so that removing it
+ * needs no parse. */
+struct ikey { size_t ix; char *val; };
+struct entry {
+	struct kube_text *text;        /* shared with kube_informer_text_of's callers */
+	char *rv;
+	struct ikey *ik;
+	size_t nik;
+};
+
 struct kube_informer {
 	struct kube_client *client;
 	char *path, *label_selector, *field_selector;
@@ -132,11 +143,19 @@ struct kube_informer {
 	double backoff_initial, backoff_max;
 	int watch_timeout;
 
-	struct kube_informer_handlers *handlers; size_t nhandlers;
+	struct handler_set { struct kube_informer_handlers h; bool old_on_demand; } *handlers;
+	size_t nhandlers;
 	struct index *indexes; size_t nindexes;
 
 	pthread_rwlock_t store_lock;   /* guards objects, indexes[].values */
-	struct hmap objects;           /* key -> cJSON* */
+	struct hmap objects;           /* key -> struct entry* */
+	bool (*transform)(cJSON *obj, void *u);
+	void *transform_u;
+	_Atomic(const cJSON *) dispatching;   /* the new object handlers are being given, */
+	struct kube_text *dispatching_text;   /* its stored text (informer thread), */
+	const struct entry *dispatching_old;  /* the entry it replaced (updates), */
+	cJSON *dispatching_old_tree;          /* parsed on the first kube_informer_old */
+	const char *dispatching_key;
 
 	pthread_mutex_t sync_mu;       /* guards synced, stopping, watch */
 	pthread_cond_t sync_cond;
@@ -192,17 +211,51 @@ int kube_informer_new(struct kube_client *c, const struct kube_informer_opts *o,
 	return 0;
 }
 
-void kube_informer_add_handlers(struct kube_informer *inf, const struct kube_informer_handlers *h)
+static void add_handlers(struct kube_informer *inf, const struct kube_informer_handlers *h, bool old_on_demand)
 {
 	if (inf->started || !h)
 		return;
-	struct kube_informer_handlers *n = realloc(inf->handlers, (inf->nhandlers + 1) * sizeof(*n));
+	struct handler_set *n = realloc(inf->handlers, (inf->nhandlers + 1) * sizeof(*n));
 	if (!n) {
 		klog_error("Cannot add informer handlers: out of memory", " path=%s", inf->path);
 		return;
 	}
 	inf->handlers = n;
-	inf->handlers[inf->nhandlers++] = *h;
+	inf->handlers[inf->nhandlers++] = (struct handler_set){ *h, old_on_demand };
+}
+
+void kube_informer_add_handlers(struct kube_informer *inf, const struct kube_informer_handlers *h)
+{
+	add_handlers(inf, h, false);
+}
+
+void kube_informer_add_handlers_old_on_demand(struct kube_informer *inf, const struct kube_informer_handlers *h)
+{
+	add_handlers(inf, h, true);
+}
+
+struct kube_text *kube_informer_text_of(struct kube_informer *inf, const cJSON *obj)
+{
+	if (!inf || !obj || atomic_load(&inf->dispatching) != obj)
+		return NULL;
+	return kube_text_ref(inf->dispatching_text);
+}
+
+void kube_informer_set_transform(struct kube_informer *inf, bool (*fn)(cJSON *obj, void *u), void *u)
+{
+	if (inf->started)
+		return;
+	inf->transform = fn;
+	inf->transform_u = u;
+}
+
+bool kube_transform_strip_managed_fields(cJSON *obj, void *u)
+{
+	(void)u;
+	cJSON *mf = cJSON_DetachItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+							    "managedFields");
+	cJSON_Delete(mf);
+	return mf != NULL;
 }
 
 int kube_informer_add_index(struct kube_informer *inf, const char *name,
@@ -257,6 +310,59 @@ static const char *obj_rv(const cJSON *obj)
 	return cJSON_IsString(rv) ? rv->valuestring : "";
 }
 
+/* ---------- stored entries ---------- */
+
+static void entry_free(void *v)
+{
+	struct entry *e = v;
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->nik; i++)
+		free(e->ik[i].val);
+	free(e->ik);
+	kube_text_unref(e->text);
+	free(e->rv);
+	free(e);
+}
+
+/* The stored form of obj: its text (raw[0..rawlen), the bytes it was parsed from, when given;
+ * else its print), resourceVersion and index values. NULL on OOM. */
+static struct entry *entry_new(struct kube_informer *inf, const cJSON *obj, const char *raw, size_t rawlen)
+{
+	struct entry *e = calloc(1, sizeof(*e));
+	if (e)
+		e->text = raw ? kube_text_new(raw, rawlen) : kube_text_adopt(cJSON_PrintUnformatted(obj));
+	if (!e || !e->text || !(e->rv = strdup(obj_rv(obj)))) {
+		entry_free(e);
+		return NULL;
+	}
+	for (size_t i = 0; i < inf->nindexes; i++) {
+		const char *vals[MAX_INDEX_KEYS];
+		int nv = inf->indexes[i].fn(obj, vals, MAX_INDEX_KEYS, inf->indexes[i].u);
+		for (int v = 0; v < nv && v < MAX_INDEX_KEYS; v++) {
+			if (!vals[v])
+				continue;
+			struct ikey *n = realloc(e->ik, (e->nik + 1) * sizeof(*n));
+			if (!n || !(n[e->nik].val = strdup(vals[v]))) {
+				if (n)
+					e->ik = n;
+				entry_free(e);
+				return NULL;
+			}
+			n[e->nik].ix = i;
+			e->ik = n;
+			e->nik++;
+		}
+	}
+	return e;
+}
+
+/* A tree parsed from the entry's text (caller frees); NULL on OOM. */
+static cJSON *entry_parse(const struct entry *e)
+{
+	return cJSON_ParseWithLength(e->text->s, e->text->len);
+}
+
 /* ---------- indexes (store_lock held for writing) ---------- */
 
 static void keyset_free(void *v)
@@ -268,101 +374,90 @@ static void keyset_free(void *v)
 	free(ks);
 }
 
-static void index_remove(struct kube_informer *inf, const char *key, const cJSON *obj)
+static void index_remove(struct kube_informer *inf, const char *key, const struct entry *e)
 {
-	for (size_t i = 0; i < inf->nindexes; i++) {
-		struct index *ix = &inf->indexes[i];
-		const char *vals[MAX_INDEX_KEYS];
-		int nv = ix->fn(obj, vals, MAX_INDEX_KEYS, ix->u);
-		for (int v = 0; v < nv && v < MAX_INDEX_KEYS; v++) {
-			if (!vals[v])
-				continue;
-			struct hnode *hn = hmap_find(&ix->values, vals[v]);
-			if (!hn)
-				continue;
-			struct keyset *ks = hn->val;
-			for (size_t k = 0; k < ks->n; k++)
-				if (strcmp(ks->keys[k], key) == 0) {
-					free(ks->keys[k]);
-					ks->keys[k] = ks->keys[--ks->n];
-					break;
-				}
-			if (ks->n == 0)
-				keyset_free(hmap_remove(&ix->values, vals[v]));
-		}
+	for (size_t i = 0; i < e->nik; i++) {
+		struct index *ix = &inf->indexes[e->ik[i].ix];
+		struct hnode *hn = hmap_find(&ix->values, e->ik[i].val);
+		if (!hn)
+			continue;
+		struct keyset *ks = hn->val;
+		for (size_t k = 0; k < ks->n; k++)
+			if (strcmp(ks->keys[k], key) == 0) {
+				free(ks->keys[k]);
+				ks->keys[k] = ks->keys[--ks->n];
+				break;
+			}
+		if (ks->n == 0)
+			keyset_free(hmap_remove(&ix->values, e->ik[i].val));
 	}
 }
 
-static void index_add(struct kube_informer *inf, const char *key, const cJSON *obj)
+static void index_add(struct kube_informer *inf, const char *key, const struct entry *e)
 {
-	for (size_t i = 0; i < inf->nindexes; i++) {
-		struct index *ix = &inf->indexes[i];
-		const char *vals[MAX_INDEX_KEYS];
-		int nv = ix->fn(obj, vals, MAX_INDEX_KEYS, ix->u);
-		for (int v = 0; v < nv && v < MAX_INDEX_KEYS; v++) {
-			if (!vals[v])
+	for (size_t i = 0; i < e->nik; i++) {
+		struct index *ix = &inf->indexes[e->ik[i].ix];
+		const char *val = e->ik[i].val;
+		struct hnode *hn = hmap_find(&ix->values, val);
+		struct keyset *ks;
+		if (hn) {
+			ks = hn->val;
+			bool dup = false;
+			for (size_t k = 0; k < ks->n && !dup; k++)
+				dup = strcmp(ks->keys[k], key) == 0;
+			if (dup)
 				continue;
-			struct hnode *hn = hmap_find(&ix->values, vals[v]);
-			struct keyset *ks;
-			if (hn) {
-				ks = hn->val;
-				bool dup = false;
-				for (size_t k = 0; k < ks->n && !dup; k++)
-					dup = strcmp(ks->keys[k], key) == 0;
-				if (dup)
-					continue;
-			} else {
-				ks = calloc(1, sizeof(*ks));
-				if (!ks || !hmap_insert(&ix->values, vals[v], ks)) {
-					free(ks);
-					klog_error("Informer index: out of memory", " index=%s", ix->name);
-					continue;
-				}
+		} else {
+			ks = calloc(1, sizeof(*ks));
+			if (!ks || !hmap_insert(&ix->values, val, ks)) {
+				free(ks);
+				klog_error("Informer index: out of memory", " index=%s", ix->name);
+				continue;
 			}
-			if (ks->n == ks->cap) {
-				size_t ncap = ks->cap ? ks->cap * 2 : 4;
-				char **nk = realloc(ks->keys, ncap * sizeof(*nk));
-				if (!nk)
-					continue;
-				ks->keys = nk;
-				ks->cap = ncap;
-			}
-			ks->keys[ks->n] = strdup(key);
-			if (ks->keys[ks->n])
-				ks->n++;
 		}
+		if (ks->n == ks->cap) {
+			size_t ncap = ks->cap ? ks->cap * 2 : 4;
+			char **nk = realloc(ks->keys, ncap * sizeof(*nk));
+			if (!nk)
+				continue;
+			ks->keys = nk;
+			ks->cap = ncap;
+		}
+		ks->keys[ks->n] = strdup(key);
+		if (ks->keys[ks->n])
+			ks->n++;
 	}
 }
 
 /* ---------- store mutation (informer thread only) ---------- */
 
-/* Puts obj (takes ownership) under key; returns the previous object (caller frees) or NULL.
- * *ok false on OOM (obj freed). */
-static cJSON *store_put(struct kube_informer *inf, const char *key, cJSON *obj, bool *ok)
+/* Puts e (takes ownership) under key; returns the previous entry (caller frees) or NULL.
+ * *ok false on OOM (e freed). */
+static struct entry *store_put(struct kube_informer *inf, const char *key, struct entry *e, bool *ok)
 {
-	cJSON *old = NULL;
+	struct entry *old = NULL;
 	*ok = true;
 	pthread_rwlock_wrlock(&inf->store_lock);
 	struct hnode *n = hmap_find(&inf->objects, key);
 	if (n) {
 		old = n->val;
 		index_remove(inf, key, old);
-		n->val = obj;
-	} else if (!hmap_insert(&inf->objects, key, obj)) {
+		n->val = e;
+	} else if (!hmap_insert(&inf->objects, key, e)) {
 		*ok = false;
 	}
 	if (*ok)
-		index_add(inf, key, obj);
+		index_add(inf, key, e);
 	pthread_rwlock_unlock(&inf->store_lock);
 	if (!*ok)
-		cJSON_Delete(obj);
+		entry_free(e);
 	return old;
 }
 
-static cJSON *store_remove(struct kube_informer *inf, const char *key)
+static struct entry *store_remove(struct kube_informer *inf, const char *key)
 {
 	pthread_rwlock_wrlock(&inf->store_lock);
-	cJSON *old = hmap_remove(&inf->objects, key);
+	struct entry *old = hmap_remove(&inf->objects, key);
 	if (old)
 		index_remove(inf, key, old);
 	pthread_rwlock_unlock(&inf->store_lock);
@@ -372,26 +467,57 @@ static cJSON *store_remove(struct kube_informer *inf, const char *key)
 static void dispatch_add(struct kube_informer *inf, const cJSON *obj)
 {
 	for (size_t i = 0; i < inf->nhandlers; i++)
-		if (inf->handlers[i].on_add)
-			inf->handlers[i].on_add(inf->handlers[i].ctx, obj);
+		if (inf->handlers[i].h.on_add)
+			inf->handlers[i].h.on_add(inf->handlers[i].h.ctx, obj);
 }
 
+/* The tree of a stored entry for a handler; NULL (logged) on OOM. */
+static cJSON *parse_for_handlers(struct kube_informer *inf, const struct entry *e, const char *key)
+{
+	cJSON *t = entry_parse(e);
+	if (!t)
+		klog_error("Informer: cannot parse a stored object: out of memory", " path=%s key=%s", inf->path, key);
+	return t;
+}
+
+/* The previous object of the update being dispatched: parsed from its entry once, for the
+ * handlers that want it; the new one when parsing fails (out of memory, logged). */
+static const cJSON *old_for_handlers(struct kube_informer *inf, const cJSON *obj)
+{
+	if (!inf->dispatching_old)
+		return obj;
+	if (!inf->dispatching_old_tree)
+		inf->dispatching_old_tree = parse_for_handlers(inf, inf->dispatching_old, inf->dispatching_key);
+	return inf->dispatching_old_tree ? inf->dispatching_old_tree : obj;
+}
+
+/* old NULL: the update being dispatched by apply_upsert (old parsed on demand); else a resync. */
 static void dispatch_update(struct kube_informer *inf, const cJSON *old, const cJSON *obj)
 {
-	for (size_t i = 0; i < inf->nhandlers; i++)
-		if (inf->handlers[i].on_update)
-			inf->handlers[i].on_update(inf->handlers[i].ctx, old, obj);
+	for (size_t i = 0; i < inf->nhandlers; i++) {
+		const struct handler_set *hs = &inf->handlers[i];
+		if (hs->h.on_update)
+			hs->h.on_update(hs->h.ctx, hs->old_on_demand ? NULL : old ? old : old_for_handlers(inf, obj), obj);
+	}
+}
+
+const cJSON *kube_informer_old(struct kube_informer *inf, const cJSON *obj)
+{
+	if (!inf || !obj || atomic_load(&inf->dispatching) != obj)
+		return obj; /* a resync (old == new), or not this informer's dispatch */
+	return old_for_handlers(inf, obj);
 }
 
 static void dispatch_delete(struct kube_informer *inf, const cJSON *obj)
 {
 	for (size_t i = 0; i < inf->nhandlers; i++)
-		if (inf->handlers[i].on_delete)
-			inf->handlers[i].on_delete(inf->handlers[i].ctx, obj);
+		if (inf->handlers[i].h.on_delete)
+			inf->handlers[i].h.on_delete(inf->handlers[i].h.ctx, obj);
 }
 
-/* Add or update from a watch event or a list item; takes ownership of obj. */
-static void apply_upsert(struct kube_informer *inf, cJSON *obj, bool only_if_changed)
+/* Add or update from a watch event or a list item; takes ownership of obj. raw: the bytes obj
+ * was parsed from (a watch event's object), stored as they are unless the transform changes obj. */
+static void apply_upsert(struct kube_informer *inf, cJSON *obj, bool only_if_changed, const char *raw, size_t rawlen)
 {
 	char key[512];
 	if (!kube_object_key(obj, key, sizeof(key))) {
@@ -402,24 +528,39 @@ static void apply_upsert(struct kube_informer *inf, cJSON *obj, bool only_if_cha
 	if (only_if_changed) {
 		pthread_rwlock_rdlock(&inf->store_lock);
 		struct hnode *n = hmap_find(&inf->objects, key);
-		bool same = n && strcmp(obj_rv(n->val), obj_rv(obj)) == 0 && *obj_rv(obj);
+		bool same = n && *obj_rv(obj) && strcmp(((struct entry *)n->val)->rv, obj_rv(obj)) == 0;
 		pthread_rwlock_unlock(&inf->store_lock);
 		if (same) {
 			cJSON_Delete(obj);
 			return;
 		}
 	}
-	bool ok;
-	cJSON *old = store_put(inf, key, obj, &ok);
+	if (inf->transform && inf->transform(obj, inf->transform_u))
+		raw = NULL;
+	bool ok = false;
+	struct entry *e = entry_new(inf, obj, raw, rawlen);
+	struct entry *old = e ? store_put(inf, key, e, &ok) : NULL;
 	if (!ok) {
 		klog_error("Informer store: out of memory", " key=%s", key);
+		cJSON_Delete(obj);
 		return;
 	}
+	/* e stays valid during dispatch: only this thread replaces or frees entries. */
+	inf->dispatching_text = e->text;
+	inf->dispatching_old = old;
+	inf->dispatching_key = key;
+	atomic_store(&inf->dispatching, obj);
 	if (old)
-		dispatch_update(inf, old, obj);
+		dispatch_update(inf, NULL, obj);
 	else
 		dispatch_add(inf, obj);
-	cJSON_Delete(old);
+	atomic_store(&inf->dispatching, NULL);
+	inf->dispatching_text = NULL;
+	inf->dispatching_old = NULL;
+	cJSON_Delete(inf->dispatching_old_tree);
+	inf->dispatching_old_tree = NULL;
+	entry_free(old);
+	cJSON_Delete(obj);
 }
 
 static void apply_delete(struct kube_informer *inf, cJSON *obj)
@@ -429,51 +570,80 @@ static void apply_delete(struct kube_informer *inf, cJSON *obj)
 		cJSON_Delete(obj);
 		return;
 	}
-	cJSON *old = store_remove(inf, key);
+	struct entry *old = store_remove(inf, key);
 	if (old) {
 		/* The event carries the object's final state; hand that to handlers. */
+		if (inf->transform)
+			inf->transform(obj, inf->transform_u);
 		dispatch_delete(inf, obj);
-		cJSON_Delete(old);
+		entry_free(old);
 	}
 	cJSON_Delete(obj);
 }
 
-/* Replaces the store with a list's items (taking them out of items): adds/updates in list order,
- * then deletes for keys the list no longer has. */
-static void apply_replace(struct kube_informer *inf, cJSON *items)
+/* A relist in progress: the keys its pages have held so far. */
+struct replace { struct kube_informer *inf; struct hmap seen; char *rv; };
+
+/* Adds/updates a list page's items (taking them out of items) in list order. */
+static void replace_items(struct replace *rp, cJSON *items)
 {
-	struct hmap seen = {0};
 	while (items && items->child) {
 		cJSON *it = cJSON_DetachItemViaPointer(items, items->child);
 		char key[512];
-		if (kube_object_key(it, key, sizeof(key)) && !hmap_find(&seen, key))
-			hmap_insert(&seen, key, NULL);
-		apply_upsert(inf, it, true);
+		if (kube_object_key(it, key, sizeof(key)) && !hmap_find(&rp->seen, key))
+			hmap_insert(&rp->seen, key, NULL);
+		apply_upsert(rp->inf, it, true, NULL, 0);
 	}
+}
+
+/* Ends a relist: deletes for keys the list no longer has. */
+static void replace_finish(struct replace *rp)
+{
+	struct kube_informer *inf = rp->inf;
 	/* Collect stale keys under the read lock, then delete one by one. */
 	char **stale = NULL;
 	size_t nstale = 0;
 	pthread_rwlock_rdlock(&inf->store_lock);
-	if (inf->objects.n > seen.n)
-		stale = calloc(inf->objects.n - seen.n, sizeof(char *));
+	if (inf->objects.n > rp->seen.n)
+		stale = calloc(inf->objects.n - rp->seen.n, sizeof(char *));
 	for (size_t i = 0; stale && i < inf->objects.nb; i++)
 		for (struct hnode *n = inf->objects.b[i]; n; n = n->next)
-			if (!hmap_find(&seen, n->key) && nstale < inf->objects.n - seen.n)
+			if (!hmap_find(&rp->seen, n->key) && nstale < inf->objects.n - rp->seen.n)
 				stale[nstale++] = strdup(n->key);
 	pthread_rwlock_unlock(&inf->store_lock);
 	for (size_t i = 0; i < nstale; i++) {
 		if (!stale[i])
 			continue;
-		cJSON *old = store_remove(inf, stale[i]);
+		struct entry *old = store_remove(inf, stale[i]);
 		if (old) {
 			klog_info(4, "Informer: object deleted while not watching", " key=%s", stale[i]);
-			dispatch_delete(inf, old);
-			cJSON_Delete(old);
+			cJSON *ot = parse_for_handlers(inf, old, stale[i]);
+			if (ot)
+				dispatch_delete(inf, ot);
+			cJSON_Delete(ot);
+			entry_free(old);
 		}
 		free(stale[i]);
 	}
 	free(stale);
-	hmap_clear(&seen, NULL);
+}
+
+/* kube_list_each's page callback: each page goes into the store as it arrives, so the whole
+ * list is never held as one tree (50,000 pods would take ~250 MB). The first page's
+ * resourceVersion is the list's (kube_list). A listing that starts over forgets the keys seen. */
+static int replace_page(void *ctx, cJSON *page, bool first)
+{
+	struct replace *rp = ctx;
+	if (first) {
+		hmap_clear(&rp->seen, NULL);
+		const cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(page, "metadata"),
+								   "resourceVersion");
+		free(rp->rv);
+		if (!(rp->rv = strdup(cJSON_IsString(rv) ? rv->valuestring : "")))
+			return -1;
+	}
+	replace_items(rp, cJSON_GetObjectItemCaseSensitive(page, "items"));
+	return 0;
 }
 
 /* ---------- reflector thread ---------- */
@@ -511,16 +681,22 @@ static void maybe_resync(struct kube_informer *inf)
 	if (inf->resync_seconds <= 0 || mono_now() < inf->next_resync)
 		return;
 	inf->next_resync = mono_now() + inf->resync_seconds;
-	/* Store pointers stay valid outside the lock: only this thread replaces or frees them. */
+	/* Entries stay valid outside the lock: only this thread replaces or frees them. */
 	pthread_rwlock_rdlock(&inf->store_lock);
 	size_t n = inf->objects.n, k = 0;
-	const cJSON **objs = calloc(n ? n : 1, sizeof(*objs));
+	struct { const struct entry *e; const char *key; } *objs = calloc(n ? n : 1, sizeof(*objs));
 	for (size_t i = 0; objs && i < inf->objects.nb; i++)
-		for (struct hnode *h = inf->objects.b[i]; h; h = h->next)
-			objs[k++] = h->val;
+		for (struct hnode *h = inf->objects.b[i]; h; h = h->next) {
+			objs[k].e = h->val;
+			objs[k++].key = h->key;
+		}
 	pthread_rwlock_unlock(&inf->store_lock);
-	for (size_t i = 0; i < k; i++)
-		dispatch_update(inf, objs[i], objs[i]);
+	for (size_t i = 0; i < k; i++) {
+		cJSON *t = parse_for_handlers(inf, objs[i].e, objs[i].key);
+		if (t)
+			dispatch_update(inf, t, t);
+		cJSON_Delete(t);
+	}
 	free(objs);
 }
 
@@ -529,9 +705,12 @@ static int on_watch_event(void *ctx, enum kube_watch_event_type t, cJSON *obj)
 	struct kube_informer *inf = ctx;
 	switch (t) {
 	case KUBE_WATCH_ADDED:
-	case KUBE_WATCH_MODIFIED:
-		apply_upsert(inf, obj, false);
+	case KUBE_WATCH_MODIFIED: {
+		size_t rawlen = 0;
+		const char *raw = kube_watch_event_object_json(&rawlen);
+		apply_upsert(inf, obj, false, raw, rawlen);
 		break;
+	}
 	case KUBE_WATCH_DELETED:
 		apply_delete(inf, obj);
 		break;
@@ -554,25 +733,29 @@ static int set_rv(struct kube_informer *inf, const char *rv)
 	return 0;
 }
 
-/* LIST and replace the store. Returns 0 or -1. */
+/* LIST and replace the store, page by page. Returns 0 or -1. A list that fails part way has
+ * applied its first pages (each object's state as listed) but deleted nothing; the retry
+ * relists. */
 static int do_list(struct kube_informer *inf)
 {
-	cJSON *list = NULL;
 	struct kube_error e;
+	struct replace rp = { .inf = inf };
 	atomic_fetch_add(&inf->lists, 1);
-	if (kube_list(inf->client, inf->path, inf->label_selector, inf->field_selector, &list, &e)) {
+	if (kube_list_each(inf->client, inf->path, inf->label_selector, inf->field_selector, replace_page, &rp, &e)) {
 		klog_warning("Informer list failed", " path=%s code=%d reason=%s message=\"%s\"", inf->path, e.http_code,
 			     e.reason, e.message);
+		hmap_clear(&rp.seen, NULL);
+		free(rp.rv);
 		return -1;
 	}
-	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(list, "metadata");
-	const cJSON *rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
-	if (set_rv(inf, cJSON_IsString(rv) ? rv->valuestring : "")) {
-		cJSON_Delete(list);
+	int rc = set_rv(inf, rp.rv ? rp.rv : "");
+	free(rp.rv);
+	if (rc) {
+		hmap_clear(&rp.seen, NULL);
 		return -1;
 	}
-	apply_replace(inf, cJSON_GetObjectItemCaseSensitive(list, "items"));
-	cJSON_Delete(list);
+	replace_finish(&rp);
+	hmap_clear(&rp.seen, NULL);
 	klog_info(4, "Informer listed", " path=%s resourceVersion=%s objects=%zu", inf->path, inf->rv,
 		  kube_store_len(inf));
 	pthread_mutex_lock(&inf->sync_mu);
@@ -734,14 +917,12 @@ void kube_informer_stop(struct kube_informer *inf)
 	}
 }
 
-static void free_obj(void *v) { cJSON_Delete(v); }
-
 void kube_informer_free(struct kube_informer *inf)
 {
 	if (!inf)
 		return;
 	kube_informer_stop(inf);
-	hmap_clear(&inf->objects, free_obj);
+	hmap_clear(&inf->objects, entry_free);
 	for (size_t i = 0; i < inf->nindexes; i++) {
 		hmap_clear(&inf->indexes[i].values, keyset_free);
 		free(inf->indexes[i].name);
@@ -760,13 +941,65 @@ void kube_informer_free(struct kube_informer *inf)
 
 /* ---------- store reads ---------- */
 
-cJSON *kube_store_get(struct kube_informer *inf, const char *key)
+/* A copy of the text stored under key (caller frees), or NULL when absent / OOM (*oom). */
+static char *copy_text(struct kube_informer *inf, const char *key, size_t *len, bool *oom)
 {
+	*oom = false;
 	pthread_rwlock_rdlock(&inf->store_lock);
 	struct hnode *n = hmap_find(&inf->objects, key);
-	cJSON *c = n ? cJSON_Duplicate(n->val, 1) : NULL;
+	const struct entry *e = n ? n->val : NULL;
+	char *c = e ? malloc(e->text->len + 1) : NULL;
+	if (c) {
+		memcpy(c, e->text->s, e->text->len + 1);
+		*len = e->text->len;
+	}
+	*oom = e && !c;
 	pthread_rwlock_unlock(&inf->store_lock);
 	return c;
+}
+
+char *kube_store_get_json(struct kube_informer *inf, const char *key, size_t *len)
+{
+	size_t l = 0;
+	bool oom;
+	char *c = copy_text(inf, key, &l, &oom);
+	if (len)
+		*len = c ? l : 0;
+	return c;
+}
+
+cJSON *kube_store_get(struct kube_informer *inf, const char *key)
+{
+	size_t len = 0;
+	bool oom;
+	char *c = copy_text(inf, key, &len, &oom);
+	cJSON *t = c ? cJSON_ParseWithLength(c, len) : NULL;
+	free(c);
+	return t;
+}
+
+/* Parses every entry (under the read lock) into arr; -1 on OOM. ks: only those keys. */
+static int parse_into(struct kube_informer *inf, cJSON *arr, const struct keyset *ks)
+{
+	if (ks) {
+		for (size_t k = 0; k < ks->n; k++) {
+			struct hnode *on = hmap_find(&inf->objects, ks->keys[k]);
+			cJSON *c = on ? entry_parse(on->val) : NULL;
+			if (on && !c)
+				return -1;
+			if (c)
+				cJSON_AddItemToArray(arr, c);
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < inf->objects.nb; i++)
+		for (struct hnode *n = inf->objects.b[i]; n; n = n->next) {
+			cJSON *c = entry_parse(n->val);
+			if (!c)
+				return -1;
+			cJSON_AddItemToArray(arr, c);
+		}
+	return 0;
 }
 
 cJSON *kube_store_list(struct kube_informer *inf)
@@ -775,68 +1008,71 @@ cJSON *kube_store_list(struct kube_informer *inf)
 	if (!arr)
 		return NULL;
 	pthread_rwlock_rdlock(&inf->store_lock);
-	for (size_t i = 0; i < inf->objects.nb; i++)
-		for (struct hnode *n = inf->objects.b[i]; n; n = n->next) {
-			cJSON *c = cJSON_Duplicate(n->val, 1);
-			if (!c) {
-				pthread_rwlock_unlock(&inf->store_lock);
-				cJSON_Delete(arr);
-				return NULL;
-			}
-			cJSON_AddItemToArray(arr, c);
-		}
+	int rc = parse_into(inf, arr, NULL);
 	pthread_rwlock_unlock(&inf->store_lock);
+	if (rc) {
+		cJSON_Delete(arr);
+		return NULL;
+	}
 	return arr;
 }
 
-struct copy_ctx {
-	cJSON *arr;
-	bool oom;
-};
-
-static void copy_into(const cJSON *obj, void *u)
+static struct index *index_named(struct kube_informer *inf, const char *index)
 {
-	struct copy_ctx *c = u;
-	cJSON *d = c->oom ? NULL : cJSON_Duplicate(obj, 1);
-	if (d)
-		cJSON_AddItemToArray(c->arr, d);
-	else
-		c->oom = true;
+	for (size_t i = 0; i < inf->nindexes; i++)
+		if (strcmp(inf->indexes[i].name, index) == 0)
+			return &inf->indexes[i];
+	return NULL;
 }
 
 int kube_store_by_index(struct kube_informer *inf, const char *index, const char *value, cJSON **out)
 {
 	*out = NULL;
-	struct copy_ctx c = { cJSON_CreateArray(), false };
-	if (!c.arr)
+	struct index *ix = index_named(inf, index);
+	if (!ix)
 		return -1;
-	if (kube_store_by_index_with(inf, index, value, copy_into, &c) != 0 || c.oom) {
-		cJSON_Delete(c.arr);
+	cJSON *arr = cJSON_CreateArray();
+	if (!arr)
+		return -1;
+	static const struct keyset none = {0};
+	pthread_rwlock_rdlock(&inf->store_lock);
+	struct hnode *hn = hmap_find(&ix->values, value);
+	int rc = parse_into(inf, arr, hn ? hn->val : &none);
+	pthread_rwlock_unlock(&inf->store_lock);
+	if (rc) {
+		cJSON_Delete(arr);
 		return -1;
 	}
-	*out = c.arr;
+	*out = arr;
 	return 0;
 }
 
+/* One object parsed at a time, under the read lock (as kube_store_list_with). */
 int kube_store_by_index_with(struct kube_informer *inf, const char *index, const char *value,
 			     void (*fn)(const cJSON *obj, void *u), void *u)
 {
-	struct index *ix = NULL;
-	for (size_t i = 0; i < inf->nindexes; i++)
-		if (strcmp(inf->indexes[i].name, index) == 0)
-			ix = &inf->indexes[i];
+	struct index *ix = index_named(inf, index);
 	if (!ix)
 		return -1;
+	int rc = 0;
 	pthread_rwlock_rdlock(&inf->store_lock);
 	struct hnode *hn = hmap_find(&ix->values, value);
 	struct keyset *ks = hn ? hn->val : NULL;
 	for (size_t k = 0; ks && k < ks->n; k++) {
 		struct hnode *on = hmap_find(&inf->objects, ks->keys[k]);
-		if (on)
-			fn(on->val, u);
+		if (!on)
+			continue;
+		cJSON *t = entry_parse(on->val);
+		if (!t) {
+			klog_error("Informer store: cannot read an object: out of memory", " path=%s key=%s", inf->path, on->key);
+			rc = -1;
+			continue;
+		}
+		fn(t, u);
+		cJSON_Delete(t);
 	}
 	pthread_rwlock_unlock(&inf->store_lock);
-	return 0;
+	return rc;
 }
 
 size_t kube_store_len(struct kube_informer *inf)
@@ -847,19 +1083,43 @@ size_t kube_store_len(struct kube_informer *inf)
 	return n;
 }
 
-void kube_store_get_with(struct kube_informer *inf, const char *key, void (*fn)(const cJSON *obj, void *u), void *u)
+size_t kube_store_bytes(struct kube_informer *inf)
 {
 	pthread_rwlock_rdlock(&inf->store_lock);
-	struct hnode *n = hmap_find(&inf->objects, key);
-	fn(n ? n->val : NULL, u);
+	size_t b = 0;
+	for (size_t i = 0; i < inf->objects.nb; i++)
+		for (struct hnode *n = inf->objects.b[i]; n; n = n->next)
+			b += ((const struct entry *)n->val)->text->len;
 	pthread_rwlock_unlock(&inf->store_lock);
+	return b;
+}
+
+void kube_store_get_with(struct kube_informer *inf, const char *key, void (*fn)(const cJSON *obj, void *u), void *u)
+{
+	size_t len = 0;
+	bool oom;
+	char *c = copy_text(inf, key, &len, &oom);
+	cJSON *t = c ? cJSON_ParseWithLength(c, len) : NULL;
+	bool failed = oom || (c && !t);
+	free(c);
+	if (failed)
+		klog_error("Informer store: cannot read an object: out of memory", " path=%s key=%s", inf->path, key);
+	fn(t, u);
+	cJSON_Delete(t);
 }
 
 void kube_store_list_with(struct kube_informer *inf, void (*fn)(const cJSON *obj, void *u), void *u)
 {
 	pthread_rwlock_rdlock(&inf->store_lock);
 	for (size_t i = 0; i < inf->objects.nb; i++)
-		for (struct hnode *n = inf->objects.b[i]; n; n = n->next)
-			fn(n->val, u);
+		for (struct hnode *n = inf->objects.b[i]; n; n = n->next) {
+			cJSON *t = entry_parse(n->val);
+			if (t)
+				fn(t, u);
+			else
+				klog_error("Informer store: cannot read an object: out of memory", " path=%s key=%s",
+					   inf->path, n->key);
+			cJSON_Delete(t);
+		}
 	pthread_rwlock_unlock(&inf->store_lock);
 }

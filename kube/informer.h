@@ -2,6 +2,13 @@
  * relist on 410) feeding a thread-safe store keyed "ns/name" (or "name"), with secondary indexes
  * and add/update/delete handlers. One thread per informer.
  *
+ * The store keeps each object as its JSON text, not as a cJSON tree (a pod's tree takes ~6 times
+ * its text: docs/benchmarks.md, "Informer store"): a watched object as the server sent it (when
+ * the transform left it unchanged), else cJSON's compact print. Readers get trees parsed from
+ * it, and on_update's old object is parsed from the stored text. An optional transform trims each
+ * object before it is stored and handed to handlers (client-go's SetTransform; the scheduler
+ * strips metadata.managedFields, cmd/kube-scheduler/app/server.go).
+ *
  * Locking: the store (objects, indexes) is guarded by a rwlock; handlers run on the informer
  * thread, in event order, never while that lock is held. */
 #ifndef KUBE_INFORMER_H
@@ -13,6 +20,7 @@
 #include <cjson/cJSON.h>
 
 #include "kube/rest.h"
+#include "kube/text.h"
 
 struct kube_informer;
 
@@ -28,6 +36,10 @@ struct kube_informer_handlers {
 	void *ctx;
 };
 
+/* From an on_update handler, with the new object it was given: the previous object (borrowed
+ * for the call; the new one on a resync, or when parsing it ran out of memory, logged). */
+const cJSON *kube_informer_old(struct kube_informer *, const cJSON *new_obj);
+
 struct kube_informer_opts { const char *group, *version, *resource, *ns /*NULL all*/;
 	const char *label_selector, *field_selector; int resync_seconds; };
 
@@ -35,6 +47,21 @@ struct kube_informer_opts { const char *group, *version, *resource, *ns /*NULL a
 int kube_informer_new(struct kube_client *, const struct kube_informer_opts *, struct kube_informer **out);
 /* Before start. Several handler sets may be added; each sees every event, in order. */
 void kube_informer_add_handlers(struct kube_informer *, const struct kube_informer_handlers *);
+/* The same, but on_update gets old_obj NULL and calls kube_informer_old when it needs the
+ * previous object: it is parsed from the stored text only then (once per event, shared by the
+ * handler sets). */
+void kube_informer_add_handlers_old_on_demand(struct kube_informer *, const struct kube_informer_handlers *);
+/* From an on_add or on_update handler of this informer, with the new object it was given: a
+ * reference to the text the store keeps for it (the object's JSON without what the transform
+ * removed; caller unrefs), so a consumer that wants the JSON shares it instead of printing a copy.
+ * NULL for any other object (the old one, a delete, another informer's). */
+struct kube_text *kube_informer_text_of(struct kube_informer *, const cJSON *obj);
+/* Before start. fn(obj, u) edits every listed or watched object in place before it is stored
+ * and before handlers see it (deleted objects too), and returns whether it changed it. */
+void kube_informer_set_transform(struct kube_informer *, bool (*fn)(cJSON *obj, void *u), void *u);
+/* A transform: drops metadata.managedFields (upstream's TransformStripManagedFields). Returns
+ * whether obj changed (an unchanged watched object is stored as the bytes the server sent). */
+bool kube_transform_strip_managed_fields(cJSON *obj, void *u);
 /* Before start. keys() writes up to max_keys borrowed strings (pointing into obj or static) and
  * returns how many. Returns 0, or -1 (OOM, duplicate name, already started). */
 int kube_informer_add_index(struct kube_informer *, const char *index_name,
@@ -60,22 +87,30 @@ void kube_informer_set_watch_timeout(struct kube_informer *, int seconds);
 size_t kube_informer_list_count(const struct kube_informer *);
 size_t kube_informer_watch_count(const struct kube_informer *);
 
-/* Store reads (thread-safe): results are deep copies the caller frees (cJSON_Delete), or use the
- * _with variant that calls fn under the store's read lock without copying. key = "ns/name" or "name". */
+/* Store reads (thread-safe): trees parsed from the stored text, which the caller frees
+ * (cJSON_Delete); the _with variants free them after fn. key = "ns/name" or "name". */
 cJSON *kube_store_get(struct kube_informer *, const char *key);      /* NULL when absent */
 cJSON *kube_store_list(struct kube_informer *);   /* JSON array, caller frees; NULL on OOM */
 /* *out_array: JSON array of copies of the objects whose index function produced value.
  * Returns 0, or -1 for an unknown index / OOM. */
 int kube_store_by_index(struct kube_informer *, const char *index, const char *value, cJSON **out_array);
-/* fn for every object whose index function produced value, under the read lock, without copying
- * (unspecified order). Returns 0, or -1 for an unknown index. fn must not call back into the store. */
+/* fn for every object whose index function produced value, under the read lock (unspecified
+ * order; each parsed from the stored text in turn). Returns 0, or -1 for an unknown index or when an
+ * object could not be read. fn must not call back into the store. */
 int kube_store_by_index_with(struct kube_informer *, const char *index, const char *value,
 			     void (*fn)(const cJSON *obj, void *u), void *u);
 size_t kube_store_len(struct kube_informer *);
-/* fn(obj or NULL when absent, u) under the read lock. fn must not call back into the store. */
+/* fn(obj or NULL when absent (or out of memory, logged), u); the store's lock is not held during
+ * fn. */
 void kube_store_get_with(struct kube_informer *, const char *key, void (*fn)(const cJSON *obj, void *u), void *u);
-/* fn for every object under the read lock (unspecified order). */
+/* fn for every object under the read lock (unspecified order; one object parsed at a time). fn
+ * must not call back into the store. */
 void kube_store_list_with(struct kube_informer *, void (*fn)(const cJSON *obj, void *u), void *u);
+/* The stored JSON text of key (caller frees; *len its length when len is not NULL), or
+ * NULL when absent / out of memory: for readers that want the text, such as a wire format. */
+char *kube_store_get_json(struct kube_informer *, const char *key, size_t *len);
+/* Bytes of stored text over all objects (memory accounting, benchmarks). */
+size_t kube_store_bytes(struct kube_informer *);
 
 /* The store key of obj ("ns/name" or "name") into buf; returns buf, or NULL when obj has no name
  * or buf is too small. */

@@ -1084,19 +1084,18 @@ int kube_delete(struct kube_client *c, const char *path, struct kube_error *e)
 	return kube_request(c, "DELETE", path, NULL, opts, NULL, NULL, e);
 }
 
-int kube_list(struct kube_client *c, const char *path, const char *label_selector, const char *field_selector,
-	      cJSON **out, struct kube_error *e)
+int kube_list_each(struct kube_client *c, const char *path, const char *label_selector, const char *field_selector,
+		   int (*fn)(void *ctx, cJSON *page, bool first), void *ctx, struct kube_error *e)
 {
-	*out = NULL;
 	struct kube_error local;
 	if (!e)
 		e = &local;
+	memset(e, 0, sizeof(*e));
 	char *ls = label_selector && *label_selector ? kube_urlencode(label_selector) : NULL;
 	char *fsel = field_selector && *field_selector ? kube_urlencode(field_selector) : NULL;
 	char *cont = NULL;
-	cJSON *result = NULL;
 	int rc = -1;
-	bool paged = true;
+	bool paged = true, first = true;
 	for (;;) {
 		char *query = NULL;
 		if (asprintf(&query, "%s%s%s%s%s%s%s", paged ? "limit=500" : "", ls ? "&labelSelector=" : "", ls ? ls : "",
@@ -1113,58 +1112,83 @@ int kube_list(struct kube_client *c, const char *path, const char *label_selecto
 			/* The continue token outlived the server's history: start over with one
 			 * unpaginated list, as client-go's pager does (FullListIfExpired). */
 			klog_info(2, "List continuation expired; listing again without paging", " path=%s", path);
-			cJSON_Delete(result);
-			result = NULL;
 			paged = false;
+			first = true;
 			continue;
 		}
 		if (r != 0)
 			break;
 		if (!cJSON_IsObject(page)) {
 			cJSON_Delete(page);
-			if (e) {
-				memset(e, 0, sizeof(*e));
-				e->http_code = 200;
-				snprintf(e->message, sizeof(e->message), "list %s: response is not an object", path);
-			}
+			memset(e, 0, sizeof(*e));
+			e->http_code = 200;
+			snprintf(e->message, sizeof(e->message), "list %s: response is not an object", path);
 			break;
 		}
 		cJSON *meta = cJSON_GetObjectItemCaseSensitive(page, "metadata");
 		const cJSON *next = cJSON_GetObjectItemCaseSensitive(meta, "continue");
 		if (cJSON_IsString(next) && *next->valuestring)
 			cont = kube_urlencode(next->valuestring);
-		if (!result) {
-			result = page;
-			if (!cJSON_GetObjectItemCaseSensitive(result, "items"))
-				cJSON_AddItemToObject(result, "items", cJSON_CreateArray());
-		} else {
-			cJSON *items = cJSON_GetObjectItemCaseSensitive(result, "items");
-			cJSON *more = cJSON_GetObjectItemCaseSensitive(page, "items");
-			while (more && more->child) {
-				cJSON *it = cJSON_DetachItemViaPointer(more, more->child);
-				cJSON_AddItemToArray(items, it);
-			}
-			/* The first page's resourceVersion describes the merged list: upstream serves
-			 * every page from that snapshot, and a server that reads later pages from newer
-			 * state makes a watch from the first RV replay (never miss) what changed. */
-			cJSON_Delete(page);
+		if (!cJSON_GetObjectItemCaseSensitive(page, "items"))
+			cJSON_AddItemToObject(page, "items", cJSON_CreateArray());
+		int frc = fn(ctx, page, first);
+		cJSON_Delete(page);
+		first = false;
+		if (frc != 0) {
+			memset(e, 0, sizeof(*e));
+			snprintf(e->message, sizeof(e->message), "list %s: out of memory", path);
+			break;
 		}
 		if (!cont) {
 			rc = 0;
 			break;
 		}
 	}
-	if (rc == 0) {
-		cJSON *meta = cJSON_GetObjectItemCaseSensitive(result, "metadata");
-		cJSON_DeleteItemFromObjectCaseSensitive(meta, "continue");
-		*out = result;
-	} else {
-		cJSON_Delete(result);
-	}
 	free(cont);
 	free(ls);
 	free(fsel);
 	return rc;
+}
+
+/* kube_list's page callback: the first page becomes the result, later pages' items move into it.
+ * The first page's resourceVersion describes the merged list: upstream serves every page from
+ * that snapshot, and a server that reads later pages from newer state makes a watch from the
+ * first RV replay (never miss) what changed. */
+static int merge_page(void *ctx, cJSON *page, bool first)
+{
+	cJSON **result = ctx;
+	if (first) {
+		cJSON_Delete(*result);
+		*result = cJSON_Duplicate(page, 0); /* the page without its members */
+		if (!*result)
+			return -1;
+		for (cJSON *m = page->child; m;) {
+			cJSON *next = m->next;
+			cJSON_AddItemToObject(*result, m->string, cJSON_DetachItemViaPointer(page, m));
+			m = next;
+		}
+		return 0;
+	}
+	cJSON *items = cJSON_GetObjectItemCaseSensitive(*result, "items");
+	cJSON *more = cJSON_GetObjectItemCaseSensitive(page, "items");
+	while (more && more->child)
+		cJSON_AddItemToArray(items, cJSON_DetachItemViaPointer(more, more->child));
+	return 0;
+}
+
+int kube_list(struct kube_client *c, const char *path, const char *label_selector, const char *field_selector,
+	      cJSON **out, struct kube_error *e)
+{
+	*out = NULL;
+	cJSON *result = NULL;
+	if (kube_list_each(c, path, label_selector, field_selector, merge_page, &result, e) != 0) {
+		cJSON_Delete(result);
+		return -1;
+	}
+	cJSON *meta = cJSON_GetObjectItemCaseSensitive(result, "metadata");
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "continue");
+	*out = result;
+	return 0;
 }
 
 /* ---------- cancellation and streaming ---------- */

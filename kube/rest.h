@@ -78,6 +78,13 @@ int kube_get(struct kube_client *, const char *path, cJSON **out, struct kube_er
  * When a continue token has expired (410), lists once more without paging (client-go's pager). Selectors are raw (encoded here); NULL = none. */
 int kube_list(struct kube_client *, const char *path, const char *label_selector, const char *field_selector,
               cJSON **out, struct kube_error *e);
+/* The same pages one at a time, for callers that need not hold the whole list (the informer):
+ * fn(ctx, page, first) for each page object (items always present; the page is freed after fn,
+ * which may detach members); first is true on the first page and again when the listing starts
+ * over unpaginated after an expired continue token (the callee then discards what it kept).
+ * Returns 0, or -1 with *e (a failed request, or fn returned non-zero: "out of memory"). */
+int kube_list_each(struct kube_client *, const char *path, const char *label_selector, const char *field_selector,
+                   int (*fn)(void *ctx, cJSON *page, bool first), void *ctx, struct kube_error *e);
 int kube_create(struct kube_client *, const char *path, const cJSON *obj, cJSON **out, struct kube_error *e);
 int kube_update(struct kube_client *, const char *path, const cJSON *obj, cJSON **out, struct kube_error *e);
 enum kube_patch_type { KUBE_PATCH_MERGE, KUBE_PATCH_JSON, KUBE_PATCH_STRATEGIC };

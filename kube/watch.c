@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kube/jsonspan.h"
 #include "kube/log.h"
 #include "kube/util.h"
 
@@ -57,6 +58,15 @@ static void set_err(char **err, const char *msg, const char *line, size_t len)
 	kube_errf(err, "watch: %s: %.*s", msg, len > 80 ? 80 : (int)len, line);
 }
 
+/* The line whose event fn is being called with, on this thread (kube_watch_event_object_json). */
+static _Thread_local const char *cur_line;
+static _Thread_local size_t cur_len;
+
+const char *kube_watch_event_object_json(size_t *len)
+{
+	return cur_line ? kube_json_member_span(cur_line, cur_len, "object", len) : NULL;
+}
+
 /* Decodes one line. Returns 0, 1 (fn asked to stop), -1 (malformed). Blank lines are skipped. */
 static int decode_line(const char *line, size_t len, kube_watch_fn fn, void *ctx, char **err)
 {
@@ -85,7 +95,11 @@ static int decode_line(const char *line, size_t len, kube_watch_fn fn, void *ctx
 		set_err(err, t < 0 ? "unknown event type" : "event without object", line + start, len - start);
 		return -1;
 	}
-	return fn(ctx, (enum kube_watch_event_type)t, obj) ? 1 : 0;
+	cur_line = line + start;
+	cur_len = len - start;
+	int rc = fn(ctx, (enum kube_watch_event_type)t, obj) ? 1 : 0;
+	cur_line = NULL;
+	return rc;
 }
 
 static int buf_reserve(struct kube_watch_decoder *d, size_t need)

@@ -31,6 +31,11 @@ const char *kube_watch_end_name(enum kube_watch_end);
  * the Status. Return 0 to continue, non-zero to stop (run returns KUBE_WATCH_END_STOPPED). */
 typedef int (*kube_watch_fn)(void *ctx, enum kube_watch_event_type type, cJSON *obj);
 
+/* From inside a kube_watch_fn callback: the event's object exactly as the server sent it (its
+ * bytes in the event line, *len long, not NUL-terminated), valid until the callback returns;
+ * NULL outside a callback or when the bytes cannot be delimited. */
+const char *kube_watch_event_object_json(size_t *len);
+
 struct kube_watch_opts {
 	const char *path;               /* list path, e.g. kube_path("", "v1", "pods", NULL, NULL, NULL) */
 	const char *resource_version;   /* start point; NULL/"" = "get state and start" */

@@ -175,6 +175,9 @@ CFG
   csw=$(cat /proc/"$sched_pid"/task/*/status 2>/dev/null |
     awk '$1 == "voluntary_ctxt_switches:" {v += $2} $1 == "nonvoluntary_ctxt_switches:" {n += $2} END {print v + 0, n + 0}')
   cpu=$(awk -v hz="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); print ($12 + $13) / hz}' "/proc/$sched_pid/stat")
+  # user and system CPU seconds and minor page faults, apart (malloc returning memory shows as sys)
+  local cpu_us
+  cpu_us=$(awk -v hz="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); print $12 / hz, $13 / hz, $8}' "/proc/$sched_pid/stat")
   stop_all
   t0=$(klog_time "$(grep -m1 '"Starting the scheduling loop"' "$work/scheduler.log")")
   t1=$(klog_time "$(grep '"Successfully bound pod to node"' "$work/scheduler.log" | tail -1)")
@@ -182,12 +185,12 @@ CFG
   awk -v name="$name" -v nodes="$nodes" -v init="$init" -v pre="$pre" -v m="$measure" -v t0="$t0" -v t1="$t1" \
       -v a50="$(pct "$work/metrics.txt" scheduler_scheduling_attempt_duration_seconds 0.5)" \
       -v a99="$(pct "$work/metrics.txt" scheduler_scheduling_attempt_duration_seconds 0.99)" \
-      -v rss="$rss" -v ok="$ok" -v nb="$nb" -v cpu="$cpu" -v csw="$csw" 'BEGIN {
+      -v rss="$rss" -v ok="$ok" -v nb="$nb" -v cpu="$cpu" -v csw="$csw" -v cpu_us="$cpu_us" 'BEGIN {
     d = t1 - t0
     printf "| %-24s | e2e        | %5d | %5d | %5d+%-5d | %9.0f | %7.3f | %7.2f | %10s | %10s | %7.1f | %s |\n", name, nodes,
       init, pre, m, (d > 0 ? m / d : 0), d, cpu, "<= " a50 " s", "<= " a99 " s", rss / 1024, ok
-    split(csw, c, " ")
-    printf "|   bindings logged %d; scheduler context switches (all threads, whole life): %d voluntary, %d involuntary |\n", nb, c[1], c[2]
+    split(csw, c, " "); split(cpu_us, u, " ")
+    printf "|   bindings logged %d; scheduler context switches (all threads, whole life): %d voluntary, %d involuntary; CPU %.2f s user, %.2f s system; %d minor faults |\n", nb, c[1], c[2], u[1], u[2], u[3]
   }'
   [ "$ok" = yes ]
 }

@@ -213,6 +213,57 @@ static void test_series_dedupe(void **state)
 	assert_int_equal(fake_apiserver_count(e->fs, "POST", EVENTS), 4);
 }
 
+/* Which fields make a repeat join the first occurrence's series (client-go's getKey: type,
+ * action, reason, regarding, related; not the note). One pod per case, so cases do not meet. */
+static void test_series_key_fields(void **state)
+{
+	struct env *e = *state;
+	static const struct {
+		const char *name, *type, *reason, *action, *note;
+		bool other_regarding, related;
+		int posts; /* after the first occurrence and this one */
+	} cases[] = {
+		{ "same", "Warning", "FailedScheduling", "Scheduling", "n", false, false, 1 },
+		{ "other note", "Warning", "FailedScheduling", "Scheduling", "another note", false, false, 1 },
+		{ "other type", "Normal", "FailedScheduling", "Scheduling", "n", false, false, 2 },
+		{ "other reason", "Warning", "Preempted", "Scheduling", "n", false, false, 2 },
+		{ "other action", "Warning", "FailedScheduling", "Binding", "n", false, false, 2 },
+		{ "other regarding", "Warning", "FailedScheduling", "Scheduling", "n", true, false, 2 },
+		{ "with related", "Warning", "FailedScheduling", "Scheduling", "n", false, true, 2 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char js[256];
+		snprintf(js, sizeof(js), "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"p-%zu\","
+			 "\"namespace\":\"shop\",\"uid\":\"u-%zu\",\"resourceVersion\":\"1\"}}", i, i);
+		cJSON *pod = cJSON_Parse(js);
+		snprintf(js, sizeof(js), "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"q-%zu\","
+			 "\"namespace\":\"shop\",\"uid\":\"v-%zu\"}}", i, i);
+		cJSON *other = cJSON_Parse(js);
+		int before = fake_apiserver_count(e->fs, "POST", EVENTS);
+		kube_event_record(e->rec, pod, "Warning", "FailedScheduling", "Scheduling", "n");
+		if (cases[i].related)
+			kube_event_record_related(e->rec, pod, e->node, cases[i].type, cases[i].reason, cases[i].action, "%s",
+						  cases[i].note);
+		else
+			kube_event_record(e->rec, cases[i].other_regarding ? other : pod, cases[i].type, cases[i].reason,
+					  cases[i].action, "%s", cases[i].note);
+		kube_event_recorder_flush(e->rec);
+		int posts = fake_apiserver_count(e->fs, "POST", EVENTS) - before;
+		if (posts != cases[i].posts)
+			print_error("case %s: %d POSTs, want %d\n", cases[i].name, posts, cases[i].posts);
+		assert_int_equal(posts, cases[i].posts);
+		if (cases[i].posts == 1) { /* joined: the series was started with a PATCH to count 2 */
+			struct fake_request *r = fake_apiserver_last(e->fs, "PATCH", EVENTS);
+			assert_non_null(r);
+			assert_non_null(strstr(r->path, "/events/p-"));
+			assert_non_null(strstr(r->body, "\"count\":2"));
+			fake_request_free(r);
+		}
+		cJSON_Delete(pod);
+		cJSON_Delete(other);
+	}
+}
+
 static void test_expired_series_is_recreated(void **state)
 {
 	struct env *e = *state;
@@ -328,6 +379,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_event_shape, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_series_dedupe, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_series_key_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expired_series_is_recreated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refresh_patches_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounded_queue_never_blocks, setup, teardown),

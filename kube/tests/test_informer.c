@@ -350,10 +350,258 @@ static void test_object_key(void **state)
 	cJSON_Delete(o);
 }
 
+/* The list goes into the store page by page; the watch starts from the first page's RV; a
+ * listing that starts over (expired continue token) forgets what its first pages held, so an
+ * object only they listed is deleted. */
+static void test_paged_list_restart(void **state)
+{
+	struct env *e = *state;
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500&continue=", 1, 410, NULL,
+			     "{\"kind\":\"Status\",\"reason\":\"Expired\",\"message\":\"continue expired\",\"code\":410}");
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 1, 200, NULL,
+			     "{\"metadata\":{\"resourceVersion\":\"5\",\"continue\":\"c1\"},\"items\":[" POD("x", "1", "n1") "]}");
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods", 1, 200, NULL, LIST("20", POD("a", "2", "n1")));
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=20&", 1, HANG, 0, 0, FAKE_END_HANG);
+	idle_watch(e);
+	assert_int_equal(kube_informer_start(e->inf), 0);
+	assert_true(kube_informer_wait_for_sync(e->inf, 5000));
+	const char *want[] = {"add ns/x 1", "add ns/a 2", "delete ns/x 1"};
+	assert_log(&e->log, want, 3);
+	assert_int_equal(kube_store_len(e->inf), 1);
+	cJSON *on_n1 = NULL;
+	assert_int_equal(kube_store_by_index(e->inf, "node", "n1", &on_n1), 0);
+	assert_int_equal(cJSON_GetArraySize(on_n1), 1);
+	cJSON_Delete(on_n1);
+	for (int i = 0; i < 5000 && fake_apiserver_count(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=20&") < 1; i++)
+		usleep(1000);
+	assert_int_equal(fake_apiserver_count(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=20&"), 1);
+	assert_int_equal(kube_informer_list_count(e->inf), 1);
+}
+
+/* The transform: what kube_transform_strip_managed_fields leaves of each object. */
+static void test_strip_managed_fields(void **state)
+{
+	(void)state;
+	static const struct { const char *in, *want; bool changed; } cases[] = {
+		{ "{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"manager\":\"kubectl\"}]},\"spec\":{}}",
+		  "{\"metadata\":{\"name\":\"a\"},\"spec\":{}}", true },
+		{ "{\"metadata\":{\"name\":\"a\"}}", "{\"metadata\":{\"name\":\"a\"}}", false },
+		{ "{\"spec\":{\"managedFields\":1}}", "{\"spec\":{\"managedFields\":1}}", false }, /* only metadata's */
+		{ "{\"metadata\":5}", "{\"metadata\":5}", false },
+		{ "[]", "[]", false },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *o = cJSON_Parse(cases[i].in);
+		assert_non_null(o);
+		assert_int_equal(kube_transform_strip_managed_fields(o, NULL), cases[i].changed);
+		char *got = cJSON_PrintUnformatted(o);
+		assert_string_equal(got, cases[i].want);
+		free(got);
+		cJSON_Delete(o);
+	}
+}
+
+/* Handlers of the text store test: every object they see must lack managedFields. */
+static void no_mf_add(void *ctx, const cJSON *o)
+{
+	if (cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"), "managedFields"))
+		(*(int *)ctx)++;
+}
+static void no_mf_update(void *ctx, const cJSON *old, const cJSON *o)
+{
+	no_mf_add(ctx, old);
+	no_mf_add(ctx, o);
+}
+
+/* Handlers that ask for the store's text of what they are given (kube_informer_text_of). */
+struct text_probe { struct kube_informer **inf; int new_ok, new_bad, old_null, old_bad; };
+static void probe_check(struct text_probe *tp, const cJSON *o)
+{
+	struct kube_text *t = kube_informer_text_of(*tp->inf, o);
+	char *printed = cJSON_PrintUnformatted(o);
+	if (t && strcmp(t->s, printed) == 0 && t->len == strlen(printed))
+		tp->new_ok++;
+	else
+		tp->new_bad++;
+	free(printed);
+	kube_text_unref(t);
+}
+static void probe_add(void *ctx, const cJSON *o) { probe_check(ctx, o); }
+/* An old or deleted object has no text to share. */
+static void probe_none(void *ctx, const cJSON *o)
+{
+	struct text_probe *tp = ctx;
+	struct kube_text *t = kube_informer_text_of(*tp->inf, o);
+	if (t)
+		tp->old_bad++;
+	else
+		tp->old_null++;
+	kube_text_unref(t);
+}
+static void probe_update(void *ctx, const cJSON *old, const cJSON *o)
+{
+	probe_none(ctx, old);
+	probe_check(ctx, o);
+}
+
+#define POD_MF(name, rv, node) \
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ns\",\"resourceVersion\":\"" rv \
+	"\",\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":{\"f:spec\":{}}}]},\"spec\":{\"nodeName\":\"" node "\"}}"
+
+/* The store holds each object as its compact text, transformed; reads parse it back; indexes
+ * follow updates and deletes without the old tree. */
+static void test_text_store_and_transform(void **state)
+{
+	struct env *e = *state;
+	kube_informer_free(e->inf);
+	struct kube_informer_opts o = {.group = "", .version = "v1", .resource = "pods"};
+	assert_int_equal(kube_informer_new(e->c, &o, &e->inf), 0);
+	int seen_mf = 0;
+	kube_informer_add_handlers(e->inf, &(struct kube_informer_handlers){on_add, on_update, on_delete, &e->log});
+	kube_informer_add_handlers(e->inf, &(struct kube_informer_handlers){no_mf_add, no_mf_update, no_mf_add, &seen_mf});
+	struct text_probe tp = { .inf = &e->inf };
+	kube_informer_add_handlers(e->inf, &(struct kube_informer_handlers){probe_add, probe_update, probe_none, &tp});
+	assert_int_equal(kube_informer_add_index(e->inf, "node", node_index, NULL), 0);
+	kube_informer_set_transform(e->inf, kube_transform_strip_managed_fields, NULL);
+	kube_informer_set_backoff(e->inf, 0.01, 0.05);
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 1, 200, NULL,
+			     LIST("10", POD_MF("a", "1", "n1") "," POD_MF("b", "2", "n1")));
+	const char *chunks[] = {
+		EV("MODIFIED", POD_MF("a", "11", "n2")) EV("DELETED", POD_MF("b", "12", "n1"))
+			EV("ADDED", POD_MF("c", "13", "n2")),
+	};
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=10&", 1, chunks, 1, 0, FAKE_END_HANG);
+	idle_watch(e);
+	assert_int_equal(kube_informer_start(e->inf), 0);
+	const char *want[] = {"add ns/a 1", "add ns/b 2", "update ns/a 1->11", "delete ns/b 12", "add ns/c 13"};
+	assert_log(&e->log, want, 5);
+	assert_int_equal(seen_mf, 0);
+	/* the new object of every add and update has the stored text; old and deleted ones none */
+	assert_int_equal(tp.new_ok, 4);
+	assert_int_equal(tp.new_bad, 0);
+	assert_int_equal(tp.old_null, 2);
+	assert_int_equal(tp.old_bad, 0);
+	assert_null(kube_informer_text_of(e->inf, NULL));
+
+	static const struct { const char *key, *json; } stored[] = {
+		{ "ns/a", "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"resourceVersion\":\"11\"},"
+			  "\"spec\":{\"nodeName\":\"n2\"}}" },
+		{ "ns/b", NULL },
+		{ "ns/c", "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\",\"resourceVersion\":\"13\"},"
+			  "\"spec\":{\"nodeName\":\"n2\"}}" },
+	};
+	size_t total = 0;
+	for (size_t i = 0; i < sizeof(stored) / sizeof(stored[0]); i++) {
+		size_t len = 99;
+		char *js = kube_store_get_json(e->inf, stored[i].key, &len);
+		if (!stored[i].json) {
+			assert_null(js);
+			assert_int_equal(len, 0);
+			continue;
+		}
+		assert_string_equal(js, stored[i].json);
+		assert_int_equal(len, strlen(stored[i].json));
+		total += len;
+		cJSON *t = kube_store_get(e->inf, stored[i].key);
+		char *printed = cJSON_PrintUnformatted(t);
+		assert_string_equal(printed, stored[i].json);
+		free(printed);
+		cJSON_Delete(t);
+		free(js);
+	}
+	assert_int_equal(kube_store_bytes(e->inf), total);
+	cJSON *on_n1 = NULL, *on_n2 = NULL;
+	assert_int_equal(kube_store_by_index(e->inf, "node", "n1", &on_n1), 0);
+	assert_int_equal(kube_store_by_index(e->inf, "node", "n2", &on_n2), 0);
+	assert_int_equal(cJSON_GetArraySize(on_n1), 0);
+	assert_int_equal(cJSON_GetArraySize(on_n2), 2);
+	cJSON_Delete(on_n1);
+	cJSON_Delete(on_n2);
+}
+
+/* A handler set that takes the old object on demand: it gets NULL and asks kube_informer_old. */
+struct lazy_log { struct kube_informer **inf; struct log *log; int null_old; };
+static void lazy_update(void *ctx, const cJSON *old, const cJSON *o)
+{
+	struct lazy_log *ll = ctx;
+	if (!old)
+		ll->null_old++;
+	char key[128];
+	const cJSON *prev = kube_informer_old(*ll->inf, o);
+	log_line(ll->log, "lazy %s %s->%s", kube_object_key(o, key, sizeof(key)), rv_of(prev), rv_of(o));
+}
+
+/* Watched objects the transform leaves alone are stored as the bytes the server sent (here with
+ * spaces and a 1.50 cJSON would print as 1.5); the old object is parsed for the handler sets
+ * that want it up front, and only on request for an on-demand set (and is the new one on a
+ * resync). */
+static void test_verbatim_text_and_old_on_demand(void **state)
+{
+	struct env *e = *state;
+	kube_informer_free(e->inf);
+	struct kube_informer_opts o = {.group = "", .version = "v1", .resource = "pods", .resync_seconds = 1};
+	assert_int_equal(kube_informer_new(e->c, &o, &e->inf), 0);
+	struct log lazy = {0};
+	pthread_mutex_init(&lazy.mu, NULL);
+	struct lazy_log ll = { .inf = &e->inf, .log = &lazy };
+	kube_informer_add_handlers(e->inf, &(struct kube_informer_handlers){on_add, on_update, on_delete, &e->log});
+	kube_informer_add_handlers_old_on_demand(e->inf, &(struct kube_informer_handlers){NULL, lazy_update, NULL, &ll});
+	kube_informer_set_transform(e->inf, kube_transform_strip_managed_fields, NULL);
+	kube_informer_set_backoff(e->inf, 0.01, 0.05);
+#define RAW_A "{\"kind\":\"Pod\", \"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"resourceVersion\":\"11\"},\"spec\":{\"x\":1.50}}"
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 1, 200, NULL, LIST("10", POD("a", "1", "n1")));
+	const char *chunks[] = { EV("MODIFIED", RAW_A) EV("MODIFIED", POD_MF("a", "12", "n1")) };
+	/* the bookmark after the resync period lets the informer resync */
+	const char *later[] = { EV("BOOKMARK", "{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"20\"}}") };
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=10&", 1, chunks, 1, 0, FAKE_END_CLEAN);
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=12&", 1, later, 1, 1100, FAKE_END_HANG);
+	idle_watch(e);
+	assert_int_equal(kube_informer_start(e->inf), 0);
+	const char *want[] = {"add ns/a 1", "update ns/a 1->11", "update ns/a 11->12", "update ns/a 12->12"};
+	assert_log(&e->log, want, 4);
+	const char *want_lazy[] = {"lazy ns/a 1->11", "lazy ns/a 11->12", "lazy ns/a 12->12"};
+	assert_log(&lazy, want_lazy, 3);
+	assert_int_equal(ll.null_old, 3);
+	kube_informer_stop(e->inf);
+	/* the last event had managedFields: stored as the print without them */
+	char *js = kube_store_get_json(e->inf, "ns/a", NULL);
+	assert_non_null(js);
+	assert_null(strstr(js, "managedFields"));
+	assert_string_equal(js, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"resourceVersion\":\"12\"},"
+				"\"spec\":{\"nodeName\":\"n1\"}}");
+	free(js);
+	pthread_mutex_destroy(&lazy.mu);
+}
+
+static void test_verbatim_text(void **state)
+{
+	struct env *e = *state;
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 1, 200, NULL, LIST("10", ""));
+	const char *chunks[] = { EV("ADDED", RAW_A) };
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=10&", 1, chunks, 1, 0, FAKE_END_HANG);
+	idle_watch(e);
+	assert_int_equal(kube_informer_start(e->inf), 0);
+	const char *want[] = {"add ns/a 11"};
+	assert_log(&e->log, want, 1);
+	size_t len = 0;
+	char *js = kube_store_get_json(e->inf, "ns/a", &len);
+	assert_string_equal(js, RAW_A);   /* the server's bytes, spaces and 1.50 included */
+	assert_int_equal(len, strlen(RAW_A));
+	free(js);
+	cJSON *t = kube_store_get(e->inf, "ns/a");
+	assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(t, "spec"), "x")->valuedouble == 1.5);
+	cJSON_Delete(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_object_key),
+		cmocka_unit_test(test_strip_managed_fields),
+		cmocka_unit_test_setup_teardown(test_verbatim_text_and_old_on_demand, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verbatim_text, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_paged_list_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_store_and_transform, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_watch_handlers_and_store, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resume_after_drop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_relist_on_410, setup, teardown),

@@ -55,14 +55,29 @@ static int add_limit_names(struct sk_obj_raw *r, const cJSON *containers)
 	return 0;
 }
 
+static _Thread_local const cJSON *offered_obj;
+static _Thread_local struct kube_text *offered_text;
+
+void sk_obj_raw_offer(const cJSON *obj, struct kube_text *t)
+{
+	offered_obj = obj;
+	offered_text = t;
+}
+
 int sk_obj_raw_keep(struct sk_obj_raw *r, const cJSON *obj, bool pod)
 {
 	memset(r, 0, sizeof(*r));
 	if (!cJSON_IsObject(obj))
 		return 0;
-	if (!(r->json = print_stripped(obj)))
+	if (obj == offered_obj && offered_text) {
+		r->shared = kube_text_ref(offered_text);
+		r->json = r->shared->s;
+		r->len = r->shared->len;
+	} else if ((r->json = print_stripped(obj))) {
+		r->len = strlen(r->json);
+	} else {
 		return -1;
-	r->len = strlen(r->json);
+	}
 	if (!pod)
 		return 0;
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
@@ -80,7 +95,10 @@ oom:
 
 void sk_obj_raw_free(struct sk_obj_raw *r)
 {
-	free(r->json);
+	if (r->shared)
+		kube_text_unref(r->shared);
+	else
+		free(r->json);
 	free(r->limit_names);
 	memset(r, 0, sizeof(*r));
 }

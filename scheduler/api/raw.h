@@ -1,9 +1,10 @@
 /* The object as the API server served it, kept next to the decoded view (scheduler/api/decode.c)
  * for the HTTP extenders, which upstream sends full v1.Pod and v1.Node objects
- * (pkg/scheduler/extender.go; docs/extenders.md "What is sent"). The JSON is stored compact with
+ * (pkg/scheduler/extender.go; docs/extenders.md "What is sent"). The JSON is kept with
  * metadata.managedFields dropped, as upstream's informers drop it
- * (cmd/kube-scheduler/app/server.go: TransformStripManagedFields). Private to the core: plugins
- * never see it. */
+ * (cmd/kube-scheduler/app/server.go: TransformStripManagedFields): in the daemon it is the pod
+ * informer's stored text, shared (the bytes the API server sent); elsewhere cJSON's compact
+ * print. Private to the core: plugins never see it. */
 #ifndef SK_API_RAW_H
 #define SK_API_RAW_H
 
@@ -12,19 +13,26 @@
 
 #include <cjson/cJSON.h>
 
+#include "kube/text.h"
 #include "schedkit/types.h"
 
 struct sk_obj_raw {
-	char *json;               /* compact, NUL-terminated; NULL when not kept */
+	char *json;               /* NUL-terminated, never modified; NULL when not kept */
 	size_t len;
 	const char *node_name;    /* pods: spec.nodeName at decode time (interned) */
 	int nlimit_names;         /* pods: resources.limits keys of init and regular containers */
 	const char **limit_names; /* interned */
+	struct kube_text *shared; /* when json is the informer's text (sk_obj_raw_offer), its owner */
 };
 
 /* Fills r from obj (pod: also the limit names). 0, or -1 on ENOMEM (r then empty). */
 int sk_obj_raw_keep(struct sk_obj_raw *r, const cJSON *obj, bool pod);
 void sk_obj_raw_free(struct sk_obj_raw *r);
+/* The next sk_obj_raw_keep of obj on this thread takes a reference to t instead of printing obj
+ * (t must be obj's JSON without metadata.managedFields — the bytes it was parsed from or its
+ * print: the scheduler's informers, whose transform strips them, kube_informer_text_of). sk_obj_raw_offer(NULL, NULL) withdraws
+ * the offer; the offer holds no reference. */
+void sk_obj_raw_offer(const cJSON *obj, struct kube_text *t);
 
 /* The kept object of a decoded pod or node (for a pod made by sk_pod_with_node: its root's);
  * NULL when none was kept. */

@@ -254,6 +254,9 @@ static int build_informers(struct sk_daemon *d, char **err)
 		return kube_errf(err, "informers: out of memory");
 	if (sk_dm_volumes_new(d, err) != 0)
 		return -1;
+	/* As upstream's informer factory (cmd/kube-scheduler/app/server.go: TransformStripManagedFields). */
+	kube_informer_set_transform(d->pods, kube_transform_strip_managed_fields, NULL);
+	kube_informer_set_transform(d->nodes, kube_transform_strip_managed_fields, NULL);
 	sk_dm_add_handlers(d);
 	return 0;
 }

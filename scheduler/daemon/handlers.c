@@ -6,6 +6,7 @@
 
 #include "kube/log.h"
 #include "kube/object.h"
+#include "scheduler/api/raw.h"
 #include "scheduler/backend/queue.h"
 #include "scheduler/daemon/internal.h"
 
@@ -32,6 +33,30 @@ bool sk_dm_is_ours(struct sk_daemon *d, const char *scheduler_name)
 bool sk_dm_pod_terminal(const struct sk_pod *p)
 {
 	return p->phase && (!strcmp(p->phase, "Succeeded") || !strcmp(p->phase, "Failed"));
+}
+
+/* Decodes obj; when it is the object the informer is handing out, the decoded view shares the
+ * store's text for the extender wire instead of printing its own (scheduler/api/raw.h). */
+static struct sk_pod *decode_pod_from(struct kube_informer *inf, const cJSON *obj, char **err)
+{
+	struct kube_text *t = inf ? kube_informer_text_of(inf, obj) : NULL;
+	sk_obj_raw_offer(obj, t);
+	struct sk_pod *p = sk_pod_decode(obj, err);
+	sk_obj_raw_offer(NULL, NULL);
+	kube_text_unref(t);
+	return p;
+}
+
+static struct sk_pod *dm_decode_pod(struct sk_daemon *d, const cJSON *obj)
+{
+	char *err = NULL;
+	struct sk_pod *p = decode_pod_from(d ? d->pods : NULL, obj, &err);
+	if (!p) {
+		klog_error("Cannot decode pod", " pod=%s/%s err=\"%s\"", kube_meta_namespace(obj) ? kube_meta_namespace(obj) : "",
+			   kube_meta_name(obj) ? kube_meta_name(obj) : "", err ? err : "");
+		free(err);
+	}
+	return p;
 }
 
 struct sk_pod *sk_dm_decode_pod(const cJSON *obj)
@@ -82,7 +107,7 @@ static void assigned_add(struct sk_daemon *d, struct sk_pod *p)
 static void on_pod_add(void *ctx, const cJSON *obj)
 {
 	struct sk_daemon *d = ctx;
-	struct sk_pod *p = sk_dm_decode_pod(obj);
+	struct sk_pod *p = dm_decode_pod(d, obj);
 	if (!p)
 		return;
 	/* The read side of names_lock for the whole handler: a reload's queue changes for added
@@ -101,10 +126,13 @@ static void on_pod_add(void *ctx, const cJSON *obj)
 	sk_pod_unref(p);
 }
 
+/* old_obj is NULL (old_on_demand): kube_informer_old parses the previous object only on the
+ * paths that read it, not for our own bindings' updates (the common event). */
 static void on_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 {
+	(void)old_obj;
 	struct sk_daemon *d = ctx;
-	struct sk_pod *p = sk_dm_decode_pod(new_obj);
+	struct sk_pod *p = dm_decode_pod(d, new_obj);
 	if (!p)
 		return;
 	struct sk_queue *q = sk_scheduler_queue(d->sched);
@@ -113,8 +141,10 @@ static void on_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 		sk_dm_conflict_has(d, p->uid, true);
 		enum sk_pod_cache_state st = sk_cache_pod_state(d->cache, p->uid);
 		if (sk_dm_is_ours_locked(d, p->scheduler_name)) {
-			/* Unassigned -> assigned: it leaves the queue (no-op when not queued). */
-			if (!kube_obj_get_string(old_obj, "spec.nodeName")) {
+			/* Unassigned -> assigned: it leaves the queue (no-op when not queued). A pod
+			 * the cache does not hold as bound is being assigned now (or is terminal, not
+			 * queued): only a bound one needs its old object to tell. */
+			if (st != SK_POD_BOUND || !kube_obj_get_string(kube_informer_old(d->pods, new_obj), "spec.nodeName")) {
 				sk_queue_delete(q, p);
 				sk_nominator_delete(d->nom, p->uid);
 			}
@@ -141,7 +171,7 @@ static void on_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 			sk_queue_delete(q, p);
 			sk_nominator_delete(d->nom, p->uid);
 		} else {
-			struct sk_pod *old = sk_dm_decode_pod(old_obj);
+			struct sk_pod *old = sk_dm_decode_pod(kube_informer_old(d->pods, new_obj));
 			if (old) {
 				sk_queue_update(q, old, p);
 				sk_nominator_update(d->nom, old, p);
@@ -179,10 +209,14 @@ static void on_pod_delete(void *ctx, const cJSON *obj)
 
 /* ---------- node informer handlers ---------- */
 
-static struct sk_node *decode_node(const cJSON *obj)
+static struct sk_node *decode_node(struct sk_daemon *d, const cJSON *obj)
 {
 	char *err = NULL;
+	struct kube_text *t = kube_informer_text_of(d->nodes, obj);
+	sk_obj_raw_offer(obj, t);
 	struct sk_node *n = sk_node_decode(obj, &err);
+	sk_obj_raw_offer(NULL, NULL);
+	kube_text_unref(t);
 	if (!n) {
 		klog_error("Cannot decode node", " node=%s err=\"%s\"", kube_meta_name(obj) ? kube_meta_name(obj) : "",
 			   err ? err : "");
@@ -194,7 +228,7 @@ static struct sk_node *decode_node(const cJSON *obj)
 static void on_node_add(void *ctx, const cJSON *obj)
 {
 	struct sk_daemon *d = ctx;
-	struct sk_node *n = decode_node(obj);
+	struct sk_node *n = decode_node(d, obj);
 	if (!n)
 		return;
 	char *err = NULL;
@@ -209,8 +243,8 @@ static void on_node_add(void *ctx, const cJSON *obj)
 static void on_node_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 {
 	struct sk_daemon *d = ctx;
-	struct sk_node *n = decode_node(new_obj);
-	struct sk_node *o = n ? decode_node(old_obj) : NULL;
+	struct sk_node *n = decode_node(d, new_obj);
+	struct sk_node *o = n ? decode_node(d, old_obj) : NULL;
 	char *err = NULL;
 	if (n && sk_cache_update_node(d->cache, n, &err) == 0) {
 		uint32_t actions = sk_node_update_actions(o, n) | sk_node_object_update_actions(old_obj, new_obj);
@@ -238,6 +272,7 @@ static void on_node_delete(void *ctx, const cJSON *obj)
 
 void sk_dm_add_handlers(struct sk_daemon *d)
 {
-	kube_informer_add_handlers(d->pods, &(struct kube_informer_handlers){ on_pod_add, on_pod_update, on_pod_delete, d });
+	kube_informer_add_handlers_old_on_demand(d->pods,
+						 &(struct kube_informer_handlers){ on_pod_add, on_pod_update, on_pod_delete, d });
 	kube_informer_add_handlers(d->nodes, &(struct kube_informer_handlers){ on_node_add, on_node_update, on_node_delete, d });
 }
