@@ -65,7 +65,15 @@ command -v kubectl >/dev/null || { echo "not ok - kubectl is installed"; exit 1;
 export KUBECONFIG=$TMP/kubeconfig
 k() { timeout 30 kubectl --cache-dir "$TMP/cache" --request-timeout=20s "$@"; }
 
-"$SK_BIN/schedkit-apiserver" --port 0 --write-kubeconfig "$KUBECONFIG" >"$TMP/apiserver.log" 2>&1 &
+# SK_E2E_RBAC=1 (the default): the API server enforces RBAC (--authorization-mode=RBAC), kubectl
+# acts as the admin (system:masters), and the operator and the scheduler run with the tokens of
+# their own ServiceAccounts (`kubectl create token`), so every request they make must be granted
+# by manifests/operator/rbac.yaml and by the RBAC the operator renders for the scheduler.
+# SK_E2E_RBAC=0: an open API server, as a quick local run.
+SK_E2E_RBAC=${SK_E2E_RBAC:-1}
+server_flags=()
+[ "$SK_E2E_RBAC" = 1 ] && server_flags=(--tls --token "sk-admin-$RANDOM$RANDOM" --authorization-mode=RBAC)
+"$SK_BIN/schedkit-apiserver" --port 0 "${server_flags[@]}" --write-kubeconfig "$KUBECONFIG" >"$TMP/apiserver.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 1 100); do
 	[ -s "$KUBECONFIG" ] && break
@@ -74,8 +82,17 @@ done
 [ -s "$KUBECONFIG" ] || { echo "not ok - schedkit-apiserver started"; sed 's/^/#   /' "$TMP/apiserver.log"; exit 1; }
 ok "schedkit-apiserver started"
 
+# sa_kubeconfig NAME: a kubeconfig for ServiceAccount $NS/NAME (its token from the TokenRequest
+# API), printed; the admin's KUBECONFIG itself without RBAC.
+sa_kubeconfig() {
+	if [ "$SK_E2E_RBAC" != 1 ]; then echo "$KUBECONFIG"; return 0; fi
+	local t
+	t=$(k -n $NS create token "$1" --duration=2h) || return 1
+	sed "s/token: .*/token: $t/" "$KUBECONFIG" >"$TMP/$1.kubeconfig" && echo "$TMP/$1.kubeconfig"
+}
+OP_KUBECONFIG=
 start_operator() { # extra flags...
-	"$SK_BIN/schedkit-operator" --kubeconfig "$KUBECONFIG" --namespace $NS --health-probe-bind-address=127.0.0.1:0 \
+	"$SK_BIN/schedkit-operator" --kubeconfig "$OP_KUBECONFIG" --namespace $NS --health-probe-bind-address=127.0.0.1:0 \
 		--leader-elect=true --scheduler-settings="$TMP/settings.yaml" --v=4 "$@" >>"$TMP/operator.log" 2>&1 &
 	OP_PID=$!
 }
@@ -113,6 +130,11 @@ YAML
 # ------------------------------------------------------------------ install and first profiles
 check "kubectl apply -k manifests/ (CRD, namespace, operator RBAC and Deployment)" k apply -k "$SK_ROOT/manifests"
 check "CRD becomes Established" k wait --for condition=established --timeout=20s crd/schedulerprofiles.schedkit.io
+OP_KUBECONFIG=$(sa_kubeconfig schedkit-operator) || notok "a token for ServiceAccount schedkit-operator"
+if [ "$SK_E2E_RBAC" = 1 ]; then
+	expect "under enforced RBAC the operator's token may not read Secrets it was not granted" 'Forbidden|forbidden' \
+		k --kubeconfig "$OP_KUBECONFIG" -n kube-system get secrets
+fi
 start_operator
 check "kubectl apply -k manifests/samples/" k apply -k "$SK_ROOT/manifests/samples"
 eventually "both sample profiles are Accepted" bash -c \
@@ -191,7 +213,8 @@ VOL=$TMP/volume
 sk_cm_volume_loop "$VOL" $NS schedkit-scheduler-config config.yaml 0.5 &
 SYNC_PID=$!
 eventually "the ConfigMap volume holds config.yaml" test -s "$VOL/config.yaml"
-"$SK_BIN/schedkit-scheduler" --config "$VOL/config.yaml" --kubeconfig "$KUBECONFIG" --leader-elect=true \
+SCHED_KUBECONFIG=$(sa_kubeconfig schedkit-scheduler) || notok "a token for ServiceAccount schedkit-scheduler"
+"$SK_BIN/schedkit-scheduler" --config "$VOL/config.yaml" --kubeconfig "$SCHED_KUBECONFIG" --leader-elect=true \
 	--leader-elect-resource-namespace=$NS --leader-elect-resource-name=schedkit-scheduler --secure-port=0 \
 	--config-configmap=$NS/schedkit-scheduler-config >"$TMP/scheduler.log" 2>&1 &
 SCHED_PID=$!
@@ -296,7 +319,7 @@ if [ "$(k get sp -o jsonpath='{range .items[*]}{.metadata.name}/{.metadata.resou
 	ok "restarting the operator rewrites no SchedulerProfile"
 else notok "restart rewrote SchedulerProfiles"; fi
 expect "schedkit-operator --once changes nothing either" 'writes=0' \
-	"$SK_BIN/schedkit-operator" --kubeconfig "$KUBECONFIG" --namespace $NS --scheduler-settings="$TMP/settings.yaml" --once
+	"$SK_BIN/schedkit-operator" --kubeconfig "$OP_KUBECONFIG" --namespace $NS --scheduler-settings="$TMP/settings.yaml" --once
 if [ "$(rvs)" = "$rv_before" ]; then ok "... resourceVersions still equal"; else notok "--once changed owned objects"; fi
 
 # ------------------------------------------------------------------ drift repair
