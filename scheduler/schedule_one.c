@@ -305,6 +305,7 @@ static void filter_range(int begin, int end, void *arg)
 	int idx = j->start + begin;
 	if (idx >= j->n)
 		idx -= j->n;
+	sk_fw_filter_chunk_begin(j->fw); /* scheduler_plugin_evaluation_total, summed per chunk */
 	for (int i = begin; i < end; i++) {
 		const struct sk_node_info *ni = j->nodes[idx];
 		if (++idx == j->n)
@@ -321,6 +322,7 @@ static void filter_range(int begin, int end, void *arg)
 				atomic_store(&j->cancel, 1);
 		}
 	}
+	sk_fw_filter_chunk_end(j->fw);
 	if (found && atomic_fetch_add(&j->feasible, found) + found > j->want)
 		atomic_store(&j->cancel, 1);
 	int hi = atomic_load_explicit(&j->hi, memory_order_relaxed);

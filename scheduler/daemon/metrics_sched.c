@@ -23,7 +23,8 @@ struct sli_entry {
 struct sk_sched_metrics {
 	uint64_t id;        /* unique per instance: keys the per-thread series cache */
 	struct kube_metric *attempts, *attempt_duration, *pod_attempts, *sli, *pending, *point, *plugin, *incoming,
-		*leader, *conflicts, *cache_size, *algorithm, *preempt_attempts, *victims, *unsched;
+		*leader, *conflicts, *cache_size, *algorithm, *preempt_attempts, *victims, *unsched, *slowpath, *evaluations,
+		*permit_wait;
 	pthread_mutex_t mu; /* guards sli_map, nsli, victims_of, unsched_seen */
 	struct sli_entry *sli_map[SLI_BUCKETS];
 	int nsli;
@@ -105,6 +106,16 @@ struct sk_sched_metrics *sk_sched_metrics_new(struct kube_metrics_registry *reg)
 	m->unsched = kube_gauge_new(reg, "scheduler_unschedulable_pods",
 				    "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for all plugins that caused it to not schedule and so this metric have meaning only when broken down by plugin.",
 				    2, KUBE_LABELS("plugin", "profile"));
+	m->slowpath = kube_counter_new(reg, "leader_election_slowpath_total",
+				       "Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease. Please make sure to group by name.",
+				       1, KUBE_LABELS("name"));
+	m->evaluations = kube_counter_new(reg, "scheduler_plugin_evaluation_total",
+					  "Number of attempts to schedule pods by each plugin and the extension point (available only in PreFilter, Filter, PreScore, and Score).",
+					  3, KUBE_LABELS("plugin", "extension_point", "profile"));
+	m->permit_wait = kube_histogram_new(reg, "scheduler_permit_wait_duration_seconds", "Duration of waiting on permit.", 1,
+					    KUBE_LABELS("result"), b_attempt, 15);
+	if (!m->slowpath || !m->evaluations || !m->permit_wait)
+		m->attempts = NULL; /* fail below */
 	if (!m->attempts || !m->attempt_duration || !m->pod_attempts || !m->sli || !m->pending || !m->point ||
 	    !m->plugin || !m->incoming || !m->leader || !m->conflicts || !m->cache_size || !m->algorithm ||
 	    !m->preempt_attempts || !m->victims || !m->unsched) {
@@ -338,7 +349,7 @@ void sk_sched_metrics_binding_conflict(struct sk_sched_metrics *m)
 void sk_sched_metrics_leader(struct sk_sched_metrics *m, const char *lease_name, bool leading)
 {
 	if (m)
-		kube_gauge_set(m->leader, leading ? 1 : 0, KUBE_LABELS(lease_name));
+		kube_gauge_set(m->leader, leading ? 1 : 0, KUBE_LABELS(lease_name)), kube_counter_add(m->slowpath, 0, KUBE_LABELS(lease_name));
 }
 
 static void count_rejector(void *ctx, const struct sk_pod *pod, const char *plugin)
@@ -381,4 +392,23 @@ void sk_sched_metrics_queue_moved(void *ctx, const struct sk_pod *pod, int to, c
 	const char *queue = sk_sched_metrics_queue_label((enum sk_queue_where)to);
 	if (queue && event)
 		kube_counter_inc(((struct sk_sched_metrics *)ctx)->incoming, KUBE_LABELS(queue, event));
+}
+
+void sk_sched_metrics_leader_slowpath(struct sk_sched_metrics *m, const char *lease_name)
+{
+	if (m)
+		kube_counter_inc(m->slowpath, KUBE_LABELS(lease_name ? lease_name : ""));
+}
+
+void sk_sched_metrics_plugin_evaluated(struct sk_sched_metrics *m, const char *profile, const char *point,
+				       const char *plugin, double n)
+{
+	if (m && point && plugin)
+		kube_counter_add(m->evaluations, n, KUBE_LABELS(plugin, point, profile ? profile : ""));
+}
+
+void sk_sched_metrics_permit_waited(struct sk_sched_metrics *m, enum sk_code code, double seconds)
+{
+	if (m)
+		kube_histogram_observe(m->permit_wait, seconds, KUBE_LABELS(sk_code_string(code)));
 }
