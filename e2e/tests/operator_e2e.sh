@@ -8,7 +8,9 @@
 # the scheduler's Lease hash turns Applied True; changing, adding and deleting profiles is
 # applied by the running scheduler without a restart (its --config is a kubelet-style ConfigMap
 # volume kept in sync by e2e/lib/configmap_volume.sh); a restart (and --once) changes nothing; a
-# hand-deleted or hand-edited owned object is restored. Prints TAP-style "ok"/"not ok" lines.
+# hand-deleted or hand-edited owned object is restored. The API server enforces RBAC and the
+# operator and the scheduler run with the tokens of their own ServiceAccounts (SK_E2E_RBAC=0: an
+# open server), so the shipped RBAC is proven sufficient. Prints TAP-style "ok"/"not ok" lines.
 # Env: SK_BIN (binaries, default $SK_ROOT/bin), SK_ROOT (repo, default: this script's ../..).
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}

@@ -24,7 +24,7 @@ struct sk_sched_metrics {
 	uint64_t id;        /* unique per instance: keys the per-thread series cache */
 	struct kube_metric *attempts, *attempt_duration, *pod_attempts, *sli, *pending, *point, *plugin, *incoming,
 		*leader, *conflicts, *cache_size, *algorithm, *preempt_attempts, *victims, *unsched, *slowpath, *evaluations,
-		*permit_wait;
+		*permit_wait, *goroutines;
 	pthread_mutex_t mu; /* guards sli_map, nsli, victims_of, unsched_seen */
 	struct sli_entry *sli_map[SLI_BUCKETS];
 	int nsli;
@@ -114,7 +114,10 @@ struct sk_sched_metrics *sk_sched_metrics_new(struct kube_metrics_registry *reg)
 					  3, KUBE_LABELS("plugin", "extension_point", "profile"));
 	m->permit_wait = kube_histogram_new(reg, "scheduler_permit_wait_duration_seconds", "Duration of waiting on permit.", 1,
 					    KUBE_LABELS("result"), b_attempt, 15);
-	if (!m->slowpath || !m->evaluations || !m->permit_wait)
+	m->goroutines = kube_gauge_new(reg, "scheduler_goroutines",
+				       "Number of running goroutines split by the work they do such as binding.", 1,
+				       KUBE_LABELS("operation"));
+	if (!m->slowpath || !m->evaluations || !m->permit_wait || !m->goroutines)
 		m->attempts = NULL; /* fail below */
 	if (!m->attempts || !m->attempt_duration || !m->pod_attempts || !m->sli || !m->pending || !m->point ||
 	    !m->plugin || !m->incoming || !m->leader || !m->conflicts || !m->cache_size || !m->algorithm ||
@@ -129,6 +132,9 @@ struct sk_sched_metrics *sk_sched_metrics_new(struct kube_metrics_registry *reg)
 		kube_gauge_set(m->pending, 0, KUBE_LABELS(queues[i]));
 	kube_counter_add(m->conflicts, 0, NULL);
 	kube_counter_add(m->preempt_attempts, 0, NULL);
+	static const char *const operations[] = { "binding", "Filter", "Score" };
+	for (int i = 0; i < 3; i++)
+		kube_gauge_set(m->goroutines, 0, KUBE_LABELS(operations[i]));
 	return m;
 }
 
@@ -411,4 +417,10 @@ void sk_sched_metrics_permit_waited(struct sk_sched_metrics *m, enum sk_code cod
 {
 	if (m)
 		kube_histogram_observe(m->permit_wait, seconds, KUBE_LABELS(sk_code_string(code)));
+}
+
+void sk_sched_metrics_goroutines(struct sk_sched_metrics *m, const char *operation, int delta)
+{
+	if (m && operation)
+		kube_gauge_add(m->goroutines, delta, KUBE_LABELS(operation));
 }

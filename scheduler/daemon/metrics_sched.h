@@ -18,6 +18,7 @@
  *   leader_election_slowpath_total{name}                            counter (renewals through GET + PUT)
  *   scheduler_plugin_evaluation_total{plugin,extension_point,profile} counter (PreFilter/Filter/PreScore/Score calls)
  *   scheduler_permit_wait_duration_seconds{result}                  histogram (WaitOnPermit of a waiting pod)
+ *   scheduler_goroutines{operation}                                 gauge (threads at work: binding, Filter, Score)
  *   schedkit_scheduler_binding_conflicts_total                      counter (409 on pods/binding)
  *
  * Thread-safe: every function may be called from any thread; the SLI map (uid -> time of the
@@ -67,6 +68,8 @@ void sk_sched_metrics_plugin_evaluated(struct sk_sched_metrics *m, const char *p
 /* sk_framework_env.permit_waited: scheduler_permit_wait_duration_seconds{result} (result is
  * sk_code_string of the outcome: Success, Unschedulable, ...). */
 void sk_sched_metrics_permit_waited(struct sk_sched_metrics *m, enum sk_code code, double seconds);
+/* sk_framework_env.working / sk_sched_env.working: scheduler_goroutines{operation} += delta. */
+void sk_sched_metrics_goroutines(struct sk_sched_metrics *m, const char *operation, int delta);
 /* "scheduled", "unschedulable", "error" (the upstream result label). */
 const char *sk_sched_metrics_result_label(enum sk_result r);
 /* The queue label of a queue position ("active", ...), NULL for none/in flight. */

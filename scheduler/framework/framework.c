@@ -74,12 +74,16 @@ static _Thread_local struct {
 
 void sk_fw_filter_chunk_begin(const struct sk_framework *fw)
 {
+	if (fw->env.working)
+		fw->env.working(fw->env.ctx, "Filter", 1);
 	if (fw->env.evaluated)
 		tls_eval.fw = fw;
 }
 
 void sk_fw_filter_chunk_end(const struct sk_framework *fw)
 {
+	if (fw->env.working)
+		fw->env.working(fw->env.ctx, "Filter", -1);
 	if (tls_eval.fw != fw)
 		return;
 	tls_eval.fw = NULL;
@@ -886,7 +890,7 @@ static inline bool score_one(struct score_job *j, struct sk_score_table *t, stru
 	return true;
 }
 
-static void score_range(int begin, int end, void *arg)
+static void score_chunk(int begin, int end, void *arg)
 {
 	struct score_job *j = arg;
 	struct sk_score_table *t = j->t;
@@ -913,6 +917,15 @@ static void score_range(int begin, int end, void *arg)
 			if (!score_one(j, t, pts, order[k], i, timed))
 				return;
 	}
+}
+
+/* score_chunk counted in scheduler_goroutines{operation="Score"} (env.working). */
+static void score_range(int begin, int end, void *arg)
+{
+	const struct sk_framework *fw = ((struct score_job *)arg)->fw;
+	fw->env.working(fw->env.ctx, "Score", 1);
+	score_chunk(begin, end, arg);
+	fw->env.working(fw->env.ctx, "Score", -1);
 }
 
 struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
@@ -961,7 +974,7 @@ struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state 
 			j.order[k++] = p;
 	atomic_init(&j.cancel, 0);
 	pthread_mutex_init(&j.mu, NULL);
-	sk_parallel_for_range(fw->env.pool, nnodes, 0, score_range, &j, &j.cancel);
+	sk_parallel_for_range(fw->env.pool, nnodes, 0, fw->env.working ? score_range : score_chunk, &j, &j.cancel);
 	pthread_mutex_destroy(&j.mu);
 	free(j.order);
 	if (j.err_node >= 0) {

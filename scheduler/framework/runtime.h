@@ -77,6 +77,10 @@ struct sk_framework_env {
 	/* scheduler_permit_wait_duration_seconds{result}: a pod waited on Permit for seconds; code is
 	 * the outcome (framework.go WaitOnPermit). */
 	void (*permit_waited)(void *ctx, enum sk_code code, double seconds);
+	/* scheduler_goroutines{operation} += delta: a pool thread starts (+1) or ends (-1) a chunk of
+	 * the parallel work of operation "Filter" or "Score" (upstream's parallelizer counts each
+	 * piece it runs, by the same operation names). */
+	void (*working)(void *ctx, const char *operation, int delta);
 };
 
 struct sk_framework;

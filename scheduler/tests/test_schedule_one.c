@@ -74,6 +74,22 @@ static void fw_permit_waited(void *ctx, enum sk_code code, double seconds)
 	pthread_mutex_unlock(&mu);
 }
 
+/* env.working (both envs): scheduler_goroutines by operation, now and at most */
+static const char *const work_ops[] = { "binding", "Filter", "Score" };
+static int work_now[3], work_max[3];
+static void working(void *ctx, const char *operation, int delta)
+{
+	(void)ctx;
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(operation, work_ops[i])) {
+			work_now[i] += delta;
+			if (work_now[i] > work_max[i])
+				work_max[i] = work_now[i];
+		}
+	pthread_mutex_unlock(&mu);
+}
+
 static const struct sk_snapshot *fw_snapshot(void *ctx)
 {
 	(void)ctx;
@@ -183,12 +199,15 @@ static void start(int binder_threads)
 	struct sk_sched_env env = { .update_snapshot = update_snapshot, .assume = assume, .forget = forget,
 				    .finish_binding = finish, .patch_failure = patch, .observe = observe,
 				    .want_details = true, .rand = use_fixed_rand ? fixed_rand : NULL, .seed = 7,
-				    .binder_threads = binder_threads, .nominator = nom, .get_pod = get_pod };
+				    .binder_threads = binder_threads, .nominator = nom, .get_pod = get_pod,
+				    .working = working };
 	char *err = NULL;
 	sched = sk_scheduler_new(&env, &err);
 	assert_non_null(sched);
 	struct sk_framework_env fenv = { .pool = pool, .nominator = nom, .snapshot = fw_snapshot, .event = fw_event,
-					 .evaluated = fw_evaluated, .permit_waited = fw_permit_waited };
+					 .evaluated = fw_evaluated, .permit_waited = fw_permit_waited, .working = working };
+	memset(work_now, 0, sizeof work_now);
+	memset(work_max, 0, sizeof work_max);
 	struct sk_framework *fw = sk_framework_new(&cfg, &prof.p, &fenv, &err);
 	if (!fw)
 		fail_msg("framework: %s", err);
@@ -720,6 +739,12 @@ static void test_plugin_evaluations_and_permit_wait(void **state)
 	assert_int_equal(permit_waits, 1);
 	assert_int_equal(permit_wait_code, SK_UNSCHEDULABLE); /* timed out */
 	assert_true(permit_wait_s >= 0.02);
+	/* scheduler_goroutines: each operation ran on at least one thread and none is left counted */
+	for (int i = 0; i < 3; i++) {
+		if (work_max[i] < 1 || work_now[i] != 0)
+			fail_msg("%s: max %d, now %d", work_ops[i], work_max[i], work_now[i]);
+	}
+	assert_true(work_max[0] == 1); /* one binding cycle */
 	sk_pod_unref(p);
 	make_nodes(3);
 }
@@ -817,6 +842,9 @@ static void test_async_binders(void **state)
 	assert_int_equal(outcomes, 40);
 	assert_int_equal(finished, 40);
 	assert_int_equal(tk_beh[TK_D].post_bind_calls, 0); /* D is not a PostBind plugin here */
+	/* scheduler_goroutines{operation="binding"}: at most the 3 binders at once, none left */
+	assert_int_equal(work_now[0], 0);
+	assert_true(work_max[0] >= 1 && work_max[0] <= 3);
 	struct sk_queue_counts c;
 	sk_queue_counts(sk_scheduler_queue(sched), &c);
 	assert_int_equal(c.active + c.backoff + c.unschedulable + c.gated, 0);
