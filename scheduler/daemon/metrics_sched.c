@@ -24,7 +24,7 @@ struct sk_sched_metrics {
 	uint64_t id;        /* unique per instance: keys the per-thread series cache */
 	struct kube_metric *attempts, *attempt_duration, *pod_attempts, *sli, *pending, *point, *plugin, *incoming,
 		*leader, *conflicts, *cache_size, *algorithm, *preempt_attempts, *victims, *unsched, *slowpath, *evaluations,
-		*permit_wait, *goroutines;
+		*permit_wait, *goroutines, *event_handling, *hint_duration, *inflight;
 	pthread_mutex_t mu; /* guards sli_map, nsli, victims_of, unsched_seen */
 	struct sli_entry *sli_map[SLI_BUCKETS];
 	int nsli;
@@ -117,7 +117,15 @@ struct sk_sched_metrics *sk_sched_metrics_new(struct kube_metrics_registry *reg)
 	m->goroutines = kube_gauge_new(reg, "scheduler_goroutines",
 				       "Number of running goroutines split by the work they do such as binding.", 1,
 				       KUBE_LABELS("operation"));
-	if (!m->slowpath || !m->evaluations || !m->permit_wait || !m->goroutines)
+	m->event_handling = kube_histogram_new(reg, "scheduler_event_handling_duration_seconds",
+					       "Event handling latency in seconds.", 1, KUBE_LABELS("event"), b_point, 12);
+	m->hint_duration = kube_histogram_new(reg, "scheduler_queueing_hint_execution_duration_seconds",
+					      "Duration for running a queueing hint function of a plugin.", 3,
+					      KUBE_LABELS("plugin", "event", "hint"), b_plugin, 20);
+	m->inflight = kube_gauge_new(reg, "scheduler_inflight_events",
+				     "Number of events currently tracked in the scheduling queue.", 1, KUBE_LABELS("event"));
+	if (!m->slowpath || !m->evaluations || !m->permit_wait || !m->goroutines || !m->event_handling ||
+	    !m->hint_duration || !m->inflight)
 		m->attempts = NULL; /* fail below */
 	if (!m->attempts || !m->attempt_duration || !m->pod_attempts || !m->sli || !m->pending || !m->point ||
 	    !m->plugin || !m->incoming || !m->leader || !m->conflicts || !m->cache_size || !m->algorithm ||
@@ -423,4 +431,24 @@ void sk_sched_metrics_goroutines(struct sk_sched_metrics *m, const char *operati
 {
 	if (m && operation)
 		kube_gauge_add(m->goroutines, delta, KUBE_LABELS(operation));
+}
+
+void sk_sched_metrics_event_handled(struct sk_sched_metrics *m, const char *event, double seconds)
+{
+	if (m && event)
+		kube_histogram_observe(m->event_handling, seconds, KUBE_LABELS(event));
+}
+
+void sk_sched_metrics_queue_inflight(void *ctx, const char *event, int delta)
+{
+	struct sk_sched_metrics *m = ctx;
+	if (m && event)
+		kube_gauge_add(m->inflight, delta, KUBE_LABELS(event));
+}
+
+void sk_sched_metrics_queue_hint(void *ctx, const char *plugin, const char *event, const char *hint, double seconds)
+{
+	struct sk_sched_metrics *m = ctx;
+	if (m && plugin && event && hint)
+		kube_histogram_observe(m->hint_duration, seconds, KUBE_LABELS(plugin, event, hint));
 }

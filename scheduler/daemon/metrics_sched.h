@@ -19,6 +19,9 @@
  *   scheduler_plugin_evaluation_total{plugin,extension_point,profile} counter (PreFilter/Filter/PreScore/Score calls)
  *   scheduler_permit_wait_duration_seconds{result}                  histogram (WaitOnPermit of a waiting pod)
  *   scheduler_goroutines{operation}                                 gauge (threads at work: binding, Filter, Score)
+ *   scheduler_event_handling_duration_seconds{event}                histogram (informer handlers)
+ *   scheduler_queueing_hint_execution_duration_seconds{plugin,event,hint} histogram (each hint call)
+ *   scheduler_inflight_events{event}                                gauge (the queue's in-flight events and pods)
  *   schedkit_scheduler_binding_conflicts_total                      counter (409 on pods/binding)
  *
  * Thread-safe: every function may be called from any thread; the SLI map (uid -> time of the
@@ -70,6 +73,12 @@ void sk_sched_metrics_plugin_evaluated(struct sk_sched_metrics *m, const char *p
 void sk_sched_metrics_permit_waited(struct sk_sched_metrics *m, enum sk_code code, double seconds);
 /* sk_framework_env.working / sk_sched_env.working: scheduler_goroutines{operation} += delta. */
 void sk_sched_metrics_goroutines(struct sk_sched_metrics *m, const char *operation, int delta);
+/* scheduler_event_handling_duration_seconds{event}: one informer handler's run. */
+void sk_sched_metrics_event_handled(struct sk_sched_metrics *m, const char *event, double seconds);
+/* sk_queue_options.inflight (ctx = the metrics): scheduler_inflight_events{event} += delta. */
+void sk_sched_metrics_queue_inflight(void *ctx, const char *event, int delta);
+/* sk_queue_options.hint_observed (ctx = the metrics): scheduler_queueing_hint_execution_duration_seconds. */
+void sk_sched_metrics_queue_hint(void *ctx, const char *plugin, const char *event, const char *hint, double seconds);
 /* "scheduled", "unschedulable", "error" (the upstream result label). */
 const char *sk_sched_metrics_result_label(enum sk_result r);
 /* The queue label of a queue position ("active", ...), NULL for none/in flight. */

@@ -48,6 +48,15 @@ static const struct expect table[] = {
 	{"scheduler_preemption_victims", "histogram", "", "1,2,4,8,16,32,64"},
 	{"scheduler_unschedulable_pods", "gauge", "plugin,profile", NULL},
 	{"leader_election_master_status", "gauge", "name", NULL},
+	{"leader_election_slowpath_total", "counter", "name", NULL},
+	{"scheduler_plugin_evaluation_total", "counter", "plugin,extension_point,profile", NULL},
+	{"scheduler_permit_wait_duration_seconds", "histogram", "result",
+	 "0.001,0.002,0.004,0.008,0.016,0.032,0.064,0.128,0.256,0.512,1.024,2.048,4.096,8.192,16.384"},
+	{"scheduler_goroutines", "gauge", "operation", NULL},
+	{"scheduler_event_handling_duration_seconds", "histogram", "event",
+	 "0.0001,0.0002,0.0004,0.0008,0.0016,0.0032,0.0064,0.0128,0.0256,0.0512,0.1024,0.2048"},
+	{"scheduler_queueing_hint_execution_duration_seconds", "histogram", "plugin,event,hint", NULL},
+	{"scheduler_inflight_events", "gauge", "event", NULL},
 	{"process_cpu_seconds_total", "counter", "", NULL},
 	{"process_open_fds", "gauge", "", NULL},
 	{"process_max_fds", "gauge", "", NULL},
@@ -150,6 +159,13 @@ static void feed(struct sk_sched_metrics *m, struct sk_pod *pod)
 	sk_sched_metrics_cache_size(m, 1, 2, 0);
 	sk_sched_metrics_leader(m, "lease", true);
 	sk_sched_metrics_victim(m, pod->uid);
+	sk_sched_metrics_leader_slowpath(m, "lease");
+	sk_sched_metrics_plugin_evaluated(m, "prof", "Filter", "NodeResourcesFit", 16);
+	sk_sched_metrics_permit_waited(m, SK_SUCCESS, 0.003);
+	sk_sched_metrics_goroutines(m, "binding", 1);
+	sk_sched_metrics_event_handled(m, "NodeAdd", 0.0005);
+	sk_sched_metrics_queue_hint(m, "NodeAffinity", "NodeAdd", "Queue", 0.00002);
+	sk_sched_metrics_queue_inflight(m, "PodPopped", 1);
 }
 
 static void test_names_labels_buckets(void **state)
@@ -216,6 +232,17 @@ static void test_names_labels_buckets(void **state)
 							 KUBE_LABELS("1970-01-01T00:00:00Z", "clang", "", "", "v1.34.0", "", "1", "34", "linux/amd64")),
 			 1);
 	assert_true(kube_metrics_value(reg, "process_start_time_seconds", NULL) > 1.5e9);
+	/* the values fed above, under upstream's label values */
+	assert_int_equal((int)kube_metrics_value(reg, "leader_election_slowpath_total", KUBE_LABELS("lease")), 1);
+	assert_int_equal((int)kube_metrics_value(reg, "scheduler_plugin_evaluation_total",
+						 KUBE_LABELS("NodeResourcesFit", "Filter", "prof")), 16);
+	assert_int_equal((int)kube_metrics_value(reg, "scheduler_permit_wait_duration_seconds", KUBE_LABELS("Success")), 1);
+	assert_int_equal((int)kube_metrics_value(reg, "scheduler_goroutines", KUBE_LABELS("binding")), 1);
+	assert_int_equal((int)kube_metrics_value(reg, "scheduler_goroutines", KUBE_LABELS("Filter")), 0); /* present at 0 */
+	assert_int_equal((int)kube_metrics_value(reg, "scheduler_event_handling_duration_seconds", KUBE_LABELS("NodeAdd")), 1);
+	assert_int_equal((int)kube_metrics_value(reg, "scheduler_queueing_hint_execution_duration_seconds",
+						 KUBE_LABELS("NodeAffinity", "NodeAdd", "Queue")), 1);
+	assert_int_equal((int)kube_metrics_value(reg, "scheduler_inflight_events", KUBE_LABELS("PodPopped")), 1);
 	assert_true(kube_metrics_value(reg, "process_open_fds", NULL) >= 3);
 	free(text);
 	sk_pod_unref(pod);
