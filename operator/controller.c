@@ -199,13 +199,39 @@ out:
 	return rc;
 }
 
-/* An Event when a condition's status or reason changed: what `kubectl describe sp` shows. */
+/* Ready's own Events, when its status changes: Normal "Ready" when it turns True, Warning
+ * "NotReady" (note "<reason>: <message>" of the condition) when it turns False after being True.
+ * A new profile that is not Ready yet is no news (Accepted and Applied say why). */
+static void record_ready(struct kube_event_recorder *rec, const cJSON *obj, const cJSON *old_status,
+			 const cJSON *new_status)
+{
+	const cJSON *o = kube_condition_find(cJSON_GetObjectItemCaseSensitive(old_status, "conditions"), "Ready");
+	const cJSON *n = kube_condition_find(cJSON_GetObjectItemCaseSensitive(new_status, "conditions"), "Ready");
+	const char *ns = kube_obj_get_string(n, "status"), *os = kube_obj_get_string(o, "status");
+	if (!ns || (os && !strcmp(os, ns)))
+		return;
+	bool ready = !strcmp(ns, "True");
+	if (!ready && !(os && !strcmp(os, "True")))
+		return;
+	const char *msg = kube_obj_get_string(n, "message"), *why = kube_obj_get_string(n, "reason");
+	if (ready)
+		kube_event_record(rec, obj, "Normal", "Ready", "Ready", "%s", msg ? msg : "");
+	else
+		kube_event_record(rec, obj, "Warning", "NotReady", "Ready", "%s: %s", why ? why : "", msg ? msg : "");
+}
+
+/* An Event when a condition's status or reason changed: what `kubectl describe sp` shows.
+ * ntypes 1: Accepted (SchedulerPlugins); 3: Accepted, Applied and Ready (SchedulerProfiles). */
 static void record_transitions(struct kube_event_recorder *rec, const cJSON *obj, const cJSON *old_status,
 			       const cJSON *new_status, int ntypes)
 {
 	if (!rec)
 		return;
 	static const char *const types[] = { "Accepted", "Applied" };
+	if (ntypes > 2) {
+		record_ready(rec, obj, old_status, new_status);
+		ntypes = 2;
+	}
 	for (int i = 0; i < ntypes; i++) {
 		const cJSON *o = kube_condition_find(cJSON_GetObjectItemCaseSensitive(old_status, "conditions"), types[i]);
 		const cJSON *n = kube_condition_find(cJSON_GetObjectItemCaseSensitive(new_status, "conditions"), types[i]);
@@ -381,7 +407,7 @@ int op_reconcile(struct kube_client *client, const struct op_controller_opts *op
 			cJSON *old_status = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cur, "status"), 1);
 			int wrc = write_status(client, OP_RESOURCE, OP_KIND, cur, st, name, err);
 			if (wrc == 0)
-				record_transitions(opts->events, cur, old_status, st, 2);
+				record_transitions(opts->events, cur, old_status, st, 3);
 			cJSON_Delete(old_status);
 			if (wrc != 0) {
 				failed = 1;

@@ -225,6 +225,8 @@ expect "appliedHash equals renderedHash" '^([0-9a-f]{64}) \1$' \
 	k get sp spread -o jsonpath='{.status.appliedHash} {.status.renderedHash}'
 expect "Ready=True once accepted and applied" '^True Ready$' \
 	k get sp spread -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}'
+eventually "kubectl describe sp spread shows the Ready transition as a Normal Ready event" bash -c \
+	"kubectl --cache-dir $TMP/cache describe sp spread | grep -Eq 'Normal +Ready +.*accepted, and run by schedkit-scheduler'"
 expect "conditions are a map keyed by type (listType=map)" '^map type$' \
 	k get crd schedulerprofiles.schedkit.io -o jsonpath='{.spec.versions[0].schema.openAPIV3Schema.properties.status.properties.conditions.x-kubernetes-list-type} {.spec.versions[0].schema.openAPIV3Schema.properties.status.properties.conditions.x-kubernetes-list-map-keys[0]}'
 
