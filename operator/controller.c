@@ -17,6 +17,7 @@
 #include "operator/history.h"
 #include "operator/plan.h"
 #include "operator/plugins.h"
+#include "operator/settings.h"
 #include "operator/queue.h"
 #include "operator/status.h"
 #include "operator/status_decisions.h"
@@ -441,11 +442,16 @@ struct op_controller {
 	struct kube_informer *inf[INF_COUNT];
 	struct op_queue *queue;
 	pthread_t worker;
-	pthread_mutex_t mu; /* guards running */
+	pthread_mutex_t mu; /* guards running, pending* */
 	bool running;
 	atomic_bool stopping;
 	atomic_uint_fast64_t reconciles;
 	struct kube_metric *m_total, *m_duration, *m_profiles, *m_writes;
+	/* op_controller_set_settings: a new version waiting for the worker (guarded by mu), and the
+	 * version in force (owned here once one was set; read by the worker only) */
+	struct op_settings *pending, *current;
+	char *pending_image, *current_image;
+	int pending_replicas;
 };
 
 static void enqueue(struct op_controller *c)
@@ -602,8 +608,60 @@ static double mono_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The worker takes a new settings version between two reconciles, so a reconcile never sees
+ * half of one; the version it replaces is freed here (nothing else reads it). */
+static void take_pending_settings(struct op_controller *c)
+{
+	pthread_mutex_lock(&c->mu);
+	struct op_settings *s = c->pending;
+	char *image = c->pending_image;
+	int replicas = c->pending_replicas;
+	c->pending = NULL;
+	c->pending_image = NULL;
+	pthread_mutex_unlock(&c->mu);
+	if (!s)
+		return;
+	if (c->current)
+		op_settings_free(c->current);
+	free(c->current);
+	free(c->current_image);
+	c->current = s;
+	c->current_image = image;
+	c->opts.res.settings = s;
+	c->opts.res.scheduler_image = image;
+	c->opts.res.replicas = replicas;
+}
+
+int op_controller_set_settings(struct op_controller *c, struct op_settings *s, const char *image, int replicas)
+{
+	struct op_settings *copy = malloc(sizeof *copy);
+	char *img = image ? strdup(image) : NULL;
+	if (!copy || (image && !img)) {
+		free(copy);
+		free(img);
+		op_settings_free(s);
+		return -1;
+	}
+	*copy = *s;
+	memset(s, 0, sizeof *s);
+	s->replicas = -1;
+	pthread_mutex_lock(&c->mu);
+	if (c->pending) {
+		op_settings_free(c->pending);
+		free(c->pending);
+	}
+	free(c->pending_image);
+	c->pending = copy;
+	c->pending_image = img;
+	c->pending_replicas = replicas;
+	pthread_mutex_unlock(&c->mu);
+	enqueue(c);
+	return 0;
+}
+
 static void reconcile_key(struct op_controller *c, const char *key)
 {
+	take_pending_settings(c);
 	struct op_snapshot s;
 	snapshot_from_caches(c, &s);
 	if (!s.profiles || !s.splugins) {
@@ -708,6 +766,14 @@ void op_controller_free(struct op_controller *c)
 		kube_informer_free(c->inf[i]);
 	op_queue_free(c->queue);
 	pthread_mutex_destroy(&c->mu);
+	for (int i = 0; i < 2; i++) {
+		struct op_settings *s = i ? c->pending : c->current;
+		if (s)
+			op_settings_free(s);
+		free(s);
+	}
+	free(c->pending_image);
+	free(c->current_image);
 	free(c->ns);
 	free(c);
 }

@@ -342,6 +342,29 @@ eventually "an object stripped of its managed-by label is taken back" \
 k -n $NS patch deployment schedkit-scheduler --type merge -p '{"spec":{"template":{"spec":{"priorityClassName":"system-cluster-critical"}}}}' >/dev/null
 eventually "a hand-changed setting goes back to the settings file's (drift repair respects the settings)" \
 	bash -c "[ \"\$(kubectl --cache-dir $TMP/cache -n $NS get deployment schedkit-scheduler -o jsonpath='{.spec.template.spec.priorityClassName}')\" = system-node-critical ]"
+# The settings file changes while the operator runs (a ConfigMap edit reaching the mount): it is
+# re-read without a restart, and drift repair keeps the new value; a broken edit changes nothing.
+op_pid_before=$OP_PID
+deploy_field() { k -n $NS get deployment schedkit-scheduler -o jsonpath="{.spec.template.spec.$1}"; }
+cp "$TMP/settings.yaml" "$TMP/settings.orig"
+sed 's/^priorityClassName: .*/priorityClassName: system-cluster-critical/; s/cpu: 150m/cpu: 175m/' "$TMP/settings.orig" >"$TMP/settings.new"
+mv "$TMP/settings.new" "$TMP/settings.yaml"
+eventually "a changed settings file reaches the Deployment without restarting the operator" bash -c \
+	"$(declare -f k deploy_field); [ \"\$(deploy_field priorityClassName) \$(deploy_field 'containers[0].resources.requests.cpu')\" = 'system-cluster-critical 175m' ]"
+check "... by the same operator process, which logged the change" bash -c \
+	"kill -0 $op_pid_before && grep -q 'Scheduler settings changed; reconciling' '$TMP/operator.log'"
+k -n $NS patch deployment schedkit-scheduler --type merge -p '{"spec":{"template":{"spec":{"priorityClassName":"system-node-critical"}}}}' >/dev/null
+eventually "drift repair now keeps the new settings" bash -c \
+	"$(declare -f k deploy_field); [ \"\$(deploy_field priorityClassName)\" = system-cluster-critical ]"
+printf 'replicas: 0\n' >"$TMP/settings.new" && mv "$TMP/settings.new" "$TMP/settings.yaml"
+eventually "a broken settings file is logged with the field" \
+	grep -q 'Invalid scheduler settings; keeping the current ones.*settings.yaml: replicas: Invalid value' "$TMP/operator.log"
+sleep 1.5
+expect "... and changes nothing (the previous settings stay in force)" '^system-cluster-critical 2$' \
+	bash -c "$(declare -f k deploy_field); echo \$(deploy_field priorityClassName) \$(k -n $NS get deployment schedkit-scheduler -o jsonpath='{.spec.replicas}')"
+mv "$TMP/settings.orig" "$TMP/settings.yaml"
+eventually "restoring the file restores the Deployment" bash -c \
+	"$(declare -f k deploy_field); [ \"\$(deploy_field priorityClassName)\" = system-node-critical ]"
 owned_ns="serviceaccount/schedkit-scheduler service/schedkit-scheduler role/schedkit-scheduler rolebinding/schedkit-scheduler
 	poddisruptionbudget/schedkit-scheduler deployment/schedkit-scheduler"
 for o in $owned_ns; do k -n $NS label "$o" app.kubernetes.io/managed-by- >/dev/null; done
