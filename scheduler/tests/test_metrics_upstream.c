@@ -168,13 +168,20 @@ static void feed(struct sk_sched_metrics *m, struct sk_pod *pod)
 	sk_sched_metrics_queue_inflight(m, "PodPopped", 1);
 }
 
-static void test_names_labels_buckets(void **state)
+/* A local API server on a free port. */
+static struct apis_server *start_api(void)
 {
-	(void)state;
 	struct apis_opts ao = APIS_OPTS_DEFAULT;
 	ao.port = 0;
 	struct apis_server *api;
 	assert_int_equal(apis_server_start(&ao, &api), 0);
+	return api;
+}
+
+static void test_names_labels_buckets(void **state)
+{
+	(void)state;
+	struct apis_server *api = start_api();
 	struct kube_config *kc = kube_config_new(apis_server_url(api));
 	struct kube_client *c;
 	assert_int_equal(kube_client_new(kc, &c, NULL), 0);
@@ -306,10 +313,7 @@ static bool less(void *ctx, const struct sk_queued_pod *a, const struct sk_queue
 static void test_rest_limiter_and_retries(void **state)
 {
 	(void)state;
-	struct apis_opts ao = APIS_OPTS_DEFAULT;
-	ao.port = 0;
-	struct apis_server *api;
-	assert_int_equal(apis_server_start(&ao, &api), 0);
+	struct apis_server *api = start_api();
 	struct kube_config *kc = kube_config_new(apis_server_url(api));
 	kc->qps = 4;
 	kc->burst = 1;
