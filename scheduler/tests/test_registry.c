@@ -178,7 +178,7 @@ static void test_register(void **state)
 	assert_int_equal(sk_registry_register(&upstream, &err), -1);
 	free(err);
 	assert_int_equal(sk_registry_register(&old_abi, &err), -1);
-	assert_string_equal(err, "plugin \"OldPlugin\": ABI 0.3 is not supported by this scheduler (ABI 1.1)");
+	assert_string_equal(err, "plugin \"OldPlugin\": ABI 0.3 is not supported by this scheduler (ABI 1.2)");
 	free(err);
 	/* score_batch (ABI 1.1) needs score beside it */
 	assert_int_equal(sk_registry_register(&batch_only, &err), -1);
