@@ -25,6 +25,8 @@ struct sk_sched_metrics {
 	struct kube_metric *attempts, *attempt_duration, *pod_attempts, *sli, *pending, *point, *plugin, *incoming,
 		*leader, *conflicts, *cache_size, *algorithm, *preempt_attempts, *victims, *unsched, *slowpath, *evaluations,
 		*permit_wait, *goroutines, *event_handling, *hint_duration, *inflight;
+	/* scheduler_goroutines{operation} of the three operations, resolved once (added per chunk) */
+	struct kube_metric_series *g_binding, *g_filter, *g_score;
 	pthread_mutex_t mu; /* guards sli_map, nsli, victims_of, unsched_seen */
 	struct sli_entry *sli_map[SLI_BUCKETS];
 	int nsli;
@@ -140,9 +142,9 @@ struct sk_sched_metrics *sk_sched_metrics_new(struct kube_metrics_registry *reg)
 		kube_gauge_set(m->pending, 0, KUBE_LABELS(queues[i]));
 	kube_counter_add(m->conflicts, 0, NULL);
 	kube_counter_add(m->preempt_attempts, 0, NULL);
-	static const char *const operations[] = { "binding", "Filter", "Score" };
-	for (int i = 0; i < 3; i++)
-		kube_gauge_set(m->goroutines, 0, KUBE_LABELS(operations[i]));
+	m->g_binding = kube_metric_with(m->goroutines, KUBE_LABELS("binding"));
+	m->g_filter = kube_metric_with(m->goroutines, KUBE_LABELS("Filter"));
+	m->g_score = kube_metric_with(m->goroutines, KUBE_LABELS("Score"));
 	return m;
 }
 
@@ -414,11 +416,33 @@ void sk_sched_metrics_leader_slowpath(struct sk_sched_metrics *m, const char *le
 		kube_counter_inc(m->slowpath, KUBE_LABELS(lease_name ? lease_name : ""));
 }
 
+/* Per-thread cache of scheduler_plugin_evaluation_total series, keyed by the addresses of the
+ * label strings (the framework's plugin and profile names, literal points: stable for the
+ * framework's life) and the instance id, as series_cache: added once per chunk of nodes per
+ * plugin, a lookup by labels each time would cost more than the count. */
+#define EVAL_CACHE 64
+static _Thread_local struct eval_cache_entry {
+	uint64_t id;
+	const char *plugin, *point, *profile;
+	struct kube_metric_series *series;
+} eval_cache[EVAL_CACHE];
+
 void sk_sched_metrics_plugin_evaluated(struct sk_sched_metrics *m, const char *profile, const char *point,
 				       const char *plugin, double n)
 {
-	if (m && point && plugin)
-		kube_counter_add(m->evaluations, n, KUBE_LABELS(plugin, point, profile ? profile : ""));
+	if (!m || !point || !plugin)
+		return;
+	if (!profile)
+		profile = "";
+	uintptr_t h = ((uintptr_t)plugin >> 3) * 31u + ((uintptr_t)point >> 3) * 131u + ((uintptr_t)profile >> 3) * 7u;
+	struct eval_cache_entry *e = &eval_cache[h % EVAL_CACHE];
+	if (e->id != m->id || e->plugin != plugin || e->point != point || e->profile != profile || !e->series) {
+		struct kube_metric_series *s = kube_metric_with(m->evaluations, KUBE_LABELS(plugin, point, profile));
+		if (!s)
+			return;
+		*e = (struct eval_cache_entry){ .id = m->id, .plugin = plugin, .point = point, .profile = profile, .series = s };
+	}
+	kube_series_add(e->series, n);
 }
 
 void sk_sched_metrics_permit_waited(struct sk_sched_metrics *m, enum sk_code code, double seconds)
@@ -429,7 +453,14 @@ void sk_sched_metrics_permit_waited(struct sk_sched_metrics *m, enum sk_code cod
 
 void sk_sched_metrics_goroutines(struct sk_sched_metrics *m, const char *operation, int delta)
 {
-	if (m && operation)
+	if (!m || !operation)
+		return;
+	struct kube_metric_series *s = !strcmp(operation, "Filter") ? m->g_filter
+				       : !strcmp(operation, "Score") ? m->g_score
+				       : !strcmp(operation, "binding") ? m->g_binding : NULL;
+	if (s)
+		kube_series_gauge_add(s, delta);
+	else
 		kube_gauge_add(m->goroutines, delta, KUBE_LABELS(operation));
 }
 
