@@ -420,12 +420,14 @@ void sk_sched_metrics_leader_slowpath(struct sk_sched_metrics *m, const char *le
  * label strings (the framework's plugin and profile names, literal points: stable for the
  * framework's life) and the instance id, as series_cache: added once per chunk of nodes per
  * plugin, a lookup by labels each time would cost more than the count. */
-#define EVAL_CACHE 64
+#define EVAL_CACHE 256 /* 4-way sets: a profile has a few dozen (plugin, point) pairs */
+#define EVAL_WAYS 4
 static _Thread_local struct eval_cache_entry {
 	uint64_t id;
 	const char *plugin, *point, *profile;
 	struct kube_metric_series *series;
 } eval_cache[EVAL_CACHE];
+static _Thread_local unsigned eval_victim;
 
 void sk_sched_metrics_plugin_evaluated(struct sk_sched_metrics *m, const char *profile, const char *point,
 				       const char *plugin, double n)
@@ -434,15 +436,22 @@ void sk_sched_metrics_plugin_evaluated(struct sk_sched_metrics *m, const char *p
 		return;
 	if (!profile)
 		profile = "";
-	uintptr_t h = ((uintptr_t)plugin >> 3) * 31u + ((uintptr_t)point >> 3) * 131u + ((uintptr_t)profile >> 3) * 7u;
-	struct eval_cache_entry *e = &eval_cache[h % EVAL_CACHE];
-	if (e->id != m->id || e->plugin != plugin || e->point != point || e->profile != profile || !e->series) {
-		struct kube_metric_series *s = kube_metric_with(m->evaluations, KUBE_LABELS(plugin, point, profile));
-		if (!s)
+	uint64_t h = (uint64_t)(uintptr_t)plugin * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)point * 0xC2B2AE3D27D4EB4Full ^
+		     (uint64_t)(uintptr_t)profile * 0x165667B19E3779F9ull;
+	struct eval_cache_entry *set = &eval_cache[((h ^ (h >> 29)) % (EVAL_CACHE / EVAL_WAYS)) * EVAL_WAYS];
+	for (int w = 0; w < EVAL_WAYS; w++) {
+		struct eval_cache_entry *e = &set[w];
+		if (e->id == m->id && e->plugin == plugin && e->point == point && e->profile == profile && e->series) {
+			kube_series_add(e->series, n);
 			return;
-		*e = (struct eval_cache_entry){ .id = m->id, .plugin = plugin, .point = point, .profile = profile, .series = s };
+		}
 	}
-	kube_series_add(e->series, n);
+	struct kube_metric_series *s = kube_metric_with(m->evaluations, KUBE_LABELS(plugin, point, profile));
+	if (!s)
+		return;
+	set[eval_victim++ % EVAL_WAYS] =
+		(struct eval_cache_entry){ .id = m->id, .plugin = plugin, .point = point, .profile = profile, .series = s };
+	kube_series_add(s, n);
 }
 
 void sk_sched_metrics_permit_waited(struct sk_sched_metrics *m, enum sk_code code, double seconds)
