@@ -33,6 +33,7 @@ struct kube_leader {
 	void (*on_started)(void *);
 	void (*on_stopped)(void *);
 	void (*on_new_leader)(void *, const char *);
+	void (*on_slowpath)(void *);
 	void *ctx;
 	struct kube_leader_clock clock;   /* now/sleep may be NULL = real */
 
@@ -143,6 +144,7 @@ int kube_leader_new(struct kube_client *c, const struct kube_leader_config *cfg,
 	le->on_started = cfg->on_started_leading;
 	le->on_stopped = cfg->on_stopped_leading;
 	le->on_new_leader = cfg->on_new_leader;
+	le->on_slowpath = cfg->on_slowpath;
 	le->ctx = cfg->ctx;
 	if (cfg->clock)
 		le->clock = *cfg->clock;
@@ -431,6 +433,9 @@ static bool try_acquire_or_renew(struct kube_leader *le)
 	if (me) {
 		snprintf(rec.acquire, sizeof(rec.acquire), "%s", old.acquire);
 		rec.transitions = old.transitions;
+		/* client-go tryAcquireOrRenew: the leader's update after a Get is the slow path */
+		if (le->on_slowpath)
+			le->on_slowpath(le->ctx);
 	} else {
 		rec.transitions = old.transitions + 1;
 	}

@@ -36,6 +36,9 @@ struct kube_leader_config {
 	void (*on_new_leader)(void *ctx, const char *identity);   /* identity borrowed for the call */
 	void *ctx;
 	const struct kube_leader_clock *clock;   /* NULL = real; copied */
+	/* The leader renewed through the slow path (GET then PUT: its optimistic PUT failed or its
+	 * observation had expired): client-go's leader_election_slowpath_total. May be NULL. */
+	void (*on_slowpath)(void *ctx);
 };
 
 /* Validates (leaseDuration > renewDeadline > 1.2 * retryPeriod, names set) and copies cfg.

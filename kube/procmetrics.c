@@ -24,6 +24,7 @@ struct seen_count {
 
 struct kube_std_metrics {
 	struct kube_metric *cpu, *open_fds, *max_fds, *vmem, *vmem_max, *rss, *start, *build, *requests, *latency;
+	struct kube_metric *req_size, *resp_size, *rate_limiter, *retries;
 	struct kube_client *clients[MAX_CLIENTS];
 	int nclients;
 	char *host;
@@ -53,6 +54,25 @@ static void observe_latency(void *ctx, const char *verb, int code, double second
 	(void)code;
 	struct kube_std_metrics *m = ctx;
 	kube_histogram_observe(m->latency, seconds, KUBE_LABELS(m->host, verb));
+}
+
+/* rest_client_request_size_bytes, _response_size_bytes, _rate_limiter_duration_seconds and
+ * _request_retries_total (k8s.io/client-go/rest: request.go observes the sizes and the limiter's
+ * wait per attempt, and counts a retry with the code that caused it). */
+static void observe_detail(void *ctx, const struct kube_request_observation *ob)
+{
+	struct kube_std_metrics *m = ctx;
+	kube_histogram_observe(m->req_size, (double)ob->request_bytes, KUBE_LABELS(m->host, ob->verb));
+	kube_histogram_observe(m->resp_size, (double)ob->response_bytes, KUBE_LABELS(m->host, ob->verb));
+	kube_histogram_observe(m->rate_limiter, ob->rate_limiter_seconds, KUBE_LABELS(m->host, ob->verb));
+	if (ob->retry) {
+		char code[16];
+		if (ob->code)
+			snprintf(code, sizeof code, "%d", ob->code);
+		else
+			snprintf(code, sizeof code, "<error>");
+		kube_counter_inc(m->retries, KUBE_LABELS(code, m->host, ob->verb));
+	}
 }
 
 struct kube_std_metrics *kube_std_metrics_new(struct kube_metrics_registry *reg, struct kube_client *const *clients,
@@ -85,6 +105,21 @@ struct kube_std_metrics *kube_std_metrics_new(struct kube_metrics_registry *reg,
 	m->latency = kube_histogram_new(reg, "rest_client_request_duration_seconds",
 					"Request latency in seconds. Broken down by verb, and host.", 2, KUBE_LABELS("host", "verb"),
 					lat_buckets, 12);
+	static const double size_buckets[] = {64, 256, 512, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216};
+	m->req_size = kube_histogram_new(reg, "rest_client_request_size_bytes",
+					 "Request size in bytes. Broken down by verb and host.", 2, KUBE_LABELS("host", "verb"),
+					 size_buckets, 11);
+	m->resp_size = kube_histogram_new(reg, "rest_client_response_size_bytes",
+					  "Response size in bytes. Broken down by verb and host.", 2, KUBE_LABELS("host", "verb"),
+					  size_buckets, 11);
+	m->rate_limiter = kube_histogram_new(reg, "rest_client_rate_limiter_duration_seconds",
+					     "Client side rate limiter latency in seconds. Broken down by verb, and host.", 2,
+					     KUBE_LABELS("host", "verb"), lat_buckets, 12);
+	m->retries = kube_counter_new(reg, "rest_client_request_retries_total",
+				      "Number of request retries, partitioned by status code, verb, and host.", 3,
+				      KUBE_LABELS("code", "host", "verb"));
+	if (!m->req_size || !m->resp_size || !m->rate_limiter || !m->retries)
+		m->cpu = NULL; /* fail below */
 	if (!m->cpu || !m->open_fds || !m->max_fds || !m->vmem || !m->vmem_max || !m->rss || !m->start || !m->build ||
 	    !m->requests || !m->latency) {
 		free(m->host);
@@ -95,8 +130,10 @@ struct kube_std_metrics *kube_std_metrics_new(struct kube_metrics_registry *reg,
 	kube_gauge_set(m->build, 1, KUBE_LABELS("1970-01-01T00:00:00Z", COMPILER, "", "", SCHEDKIT_KUBE_VERSION, "",
 						SCHEDKIT_KUBE_MAJOR, SCHEDKIT_KUBE_MINOR, PLATFORM));
 	pthread_mutex_init(&m->mu, NULL);
-	if (m->nclients)
+	if (m->nclients) {
 		kube_client_set_observer(m->clients[0], observe_latency, m);
+		kube_client_set_detail_observer(m->clients[0], observe_detail, m);
+	}
 	kube_metrics_set_collector(reg, kube_std_metrics_collect, m);
 	kube_std_metrics_collect(m);
 	return m;
@@ -106,8 +143,10 @@ void kube_std_metrics_free(struct kube_std_metrics *m)
 {
 	if (!m)
 		return;
-	if (m->nclients)
+	if (m->nclients) {
 		kube_client_set_observer(m->clients[0], NULL, NULL);
+		kube_client_set_detail_observer(m->clients[0], NULL, NULL);
+	}
 	pthread_mutex_destroy(&m->mu);
 	free(m->host);
 	free(m);

@@ -11,6 +11,10 @@
  *   rest_client_request_duration_seconds{host,verb} (each attempt's latency, upstream's buckets;
  *       an observer set on the first client only, kube_client_set_observer: the others may
  *       outlive this, as the scheduler's abandoned event senders do)
+ *   rest_client_request_size_bytes{host,verb}, rest_client_response_size_bytes{host,verb} (bodies,
+ *       64 B .. 16 MiB), rest_client_rate_limiter_duration_seconds{host,verb} (the client-side
+ *       limiter's wait), rest_client_request_retries_total{code,host,verb} (attempts followed by
+ *       a retry, by the code that caused it): each attempt of clients[0], as the latency
  *
  * Thread-safe: the collector may run on any thread (renders are serialized by its mutex). */
 #ifndef KUBE_PROCMETRICS_H

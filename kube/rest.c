@@ -38,6 +38,9 @@ struct kube_client {
 	/* kube_client_set_observer: every kube_request attempt's verb, code and latency */
 	void (*observe)(void *ctx, const char *verb, int code, double seconds);
 	void *observe_ctx;
+	/* kube_client_set_detail_observer: sizes, rate-limiter wait and retries of each attempt */
+	void (*observe_detail)(void *ctx, const struct kube_request_observation *ob);
+	void *observe_detail_ctx;
 	char *token, *token_file;
 	char *ca_file, *ca_data;
 	char *cert_file, *cert_data, *key_file, *key_data;
@@ -417,6 +420,13 @@ void kube_client_set_observer(struct kube_client *c, void (*fn)(void *ctx, const
 	c->observe_ctx = ctx;
 }
 
+void kube_client_set_detail_observer(struct kube_client *c,
+				     void (*fn)(void *ctx, const struct kube_request_observation *ob), void *ctx)
+{
+	c->observe_detail = fn;
+	c->observe_detail_ctx = ctx;
+}
+
 size_t kube_client_request_counts(struct kube_client *c, struct kube_request_count *out, size_t max)
 {
 	pthread_mutex_lock(&c->mu);
@@ -767,13 +777,15 @@ static void handle_put(struct kube_client *c, CURL *h)
 		curl_easy_cleanup(h);
 }
 
-static void rate_limit(struct kube_client *c)
+/* Returns the seconds waited (rest_client_rate_limiter_duration_seconds). */
+static double rate_limit(struct kube_client *c)
 {
 	pthread_mutex_lock(&c->mu);
 	double wait = kube_rate_limiter_reserve(&c->rl, c->clock.now(c->clock.ctx));
 	pthread_mutex_unlock(&c->mu);
 	if (wait > 0)
 		c->clock.sleep(c->clock.ctx, wait);
+	return wait > 0 ? wait : 0;
 }
 
 struct buf { char *p; size_t len, cap; };
@@ -951,7 +963,7 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 	int result = -1;
 	bool reauthed = false;
 	for (int attempt = 0;; attempt++) {
-		rate_limit(c);
+		double rl_wait = rate_limit(c);
 		char errbuf[CURL_ERROR_SIZE] = "";
 		struct buf rb = {0};
 		struct hdr_state hs = {-1};
@@ -991,6 +1003,9 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 		count_request(c, method, rc == CURLE_OK ? (int)code : 0);
 		if (c->observe)
 			c->observe(c->observe_ctx, method, rc == CURLE_OK ? (int)code : 0, real_now(NULL) - t0);
+		struct kube_request_observation ob = { .verb = method, .code = rc == CURLE_OK ? (int)code : 0,
+						       .seconds = real_now(NULL) - t0, .rate_limiter_seconds = rl_wait,
+						       .request_bytes = body ? strlen(body) : 0, .response_bytes = rb.len };
 		klog_info(6, "HTTP request", " verb=%s path=%s status=%ld latency_ms=%.1f", method, path,
 			  rc == CURLE_OK ? code : 0L, (real_now(NULL) - t0) * 1000);
 		double wait = -1;
@@ -1019,6 +1034,9 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 				 * (a 401 means nothing was done, so this is safe for every verb). */
 				exec_invalidate(c, cr.token);
 				reauthed = true;
+				ob.retry = true;
+				if (c->observe_detail)
+					c->observe_detail(c->observe_detail_ctx, &ob);
 				creds_free(&cr);
 				free(rb.p);
 				attempt--;
@@ -1027,7 +1045,10 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 		}
 		creds_free(&cr);
 		free(rb.p);
-		if (result == 0 || wait < 0 || attempt >= c->max_retries)
+		ob.retry = !(result == 0 || wait < 0 || attempt >= c->max_retries);
+		if (c->observe_detail)
+			c->observe_detail(c->observe_detail_ctx, &ob);
+		if (!ob.retry)
 			break;
 		klog_info(4, "Retrying request", " verb=%s path=%s attempt=%d code=%d wait_s=%.2f", method, path,
 			  attempt + 1, e->http_code, wait);

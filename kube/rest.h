@@ -115,6 +115,20 @@ size_t kube_client_request_counts(struct kube_client *, struct kube_request_coun
  * Set before the client is shared between threads. */
 void kube_client_set_observer(struct kube_client *, void (*fn)(void *ctx, const char *verb, int code, double seconds),
 			      void *ctx);
+/* One attempt of kube_request as the rest_client_* histograms and retry counter see it. */
+struct kube_request_observation {
+	const char *verb;            /* the method, "GET", ... */
+	int code;                    /* the HTTP code, 0: transport error */
+	double seconds;              /* the attempt's latency */
+	double rate_limiter_seconds; /* waited in the client-side rate limiter before the attempt */
+	size_t request_bytes;        /* request body (0 without one) */
+	size_t response_bytes;       /* response body received */
+	bool retry;                  /* another attempt follows (after a retriable error or a refreshed credential) */
+};
+/* fn is called once after every attempt of kube_request (not streams), on the requesting thread.
+ * Set before the client is shared between threads; NULL removes it. */
+void kube_client_set_detail_observer(struct kube_client *,
+				     void (*fn)(void *ctx, const struct kube_request_observation *ob), void *ctx);
 /* Count of attempts for one verb (NULL = any) and code (-1 = any). */
 uint64_t kube_client_request_count(struct kube_client *, const char *verb, int code);
 

@@ -17,6 +17,7 @@
 #include "operator/history.h"
 #include "operator/plan.h"
 #include "operator/plugins.h"
+#include "operator/settings.h"
 #include "operator/queue.h"
 #include "operator/status.h"
 #include "operator/status_decisions.h"
@@ -199,13 +200,39 @@ out:
 	return rc;
 }
 
-/* An Event when a condition's status or reason changed: what `kubectl describe sp` shows. */
+/* Ready's own Events, when its status changes: Normal "Ready" when it turns True, Warning
+ * "NotReady" (note "<reason>: <message>" of the condition) when it turns False after being True.
+ * A new profile that is not Ready yet is no news (Accepted and Applied say why). */
+static void record_ready(struct kube_event_recorder *rec, const cJSON *obj, const cJSON *old_status,
+			 const cJSON *new_status)
+{
+	const cJSON *o = kube_condition_find(cJSON_GetObjectItemCaseSensitive(old_status, "conditions"), "Ready");
+	const cJSON *n = kube_condition_find(cJSON_GetObjectItemCaseSensitive(new_status, "conditions"), "Ready");
+	const char *ns = kube_obj_get_string(n, "status"), *os = kube_obj_get_string(o, "status");
+	if (!ns || (os && !strcmp(os, ns)))
+		return;
+	bool ready = !strcmp(ns, "True");
+	if (!ready && !(os && !strcmp(os, "True")))
+		return;
+	const char *msg = kube_obj_get_string(n, "message"), *why = kube_obj_get_string(n, "reason");
+	if (ready)
+		kube_event_record(rec, obj, "Normal", "Ready", "Ready", "%s", msg ? msg : "");
+	else
+		kube_event_record(rec, obj, "Warning", "NotReady", "Ready", "%s: %s", why ? why : "", msg ? msg : "");
+}
+
+/* An Event when a condition's status or reason changed: what `kubectl describe sp` shows.
+ * ntypes 1: Accepted (SchedulerPlugins); 3: Accepted, Applied and Ready (SchedulerProfiles). */
 static void record_transitions(struct kube_event_recorder *rec, const cJSON *obj, const cJSON *old_status,
 			       const cJSON *new_status, int ntypes)
 {
 	if (!rec)
 		return;
 	static const char *const types[] = { "Accepted", "Applied" };
+	if (ntypes > 2) {
+		record_ready(rec, obj, old_status, new_status);
+		ntypes = 2;
+	}
 	for (int i = 0; i < ntypes; i++) {
 		const cJSON *o = kube_condition_find(cJSON_GetObjectItemCaseSensitive(old_status, "conditions"), types[i]);
 		const cJSON *n = kube_condition_find(cJSON_GetObjectItemCaseSensitive(new_status, "conditions"), types[i]);
@@ -381,7 +408,7 @@ int op_reconcile(struct kube_client *client, const struct op_controller_opts *op
 			cJSON *old_status = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cur, "status"), 1);
 			int wrc = write_status(client, OP_RESOURCE, OP_KIND, cur, st, name, err);
 			if (wrc == 0)
-				record_transitions(opts->events, cur, old_status, st, 2);
+				record_transitions(opts->events, cur, old_status, st, 3);
 			cJSON_Delete(old_status);
 			if (wrc != 0) {
 				failed = 1;
@@ -415,11 +442,16 @@ struct op_controller {
 	struct kube_informer *inf[INF_COUNT];
 	struct op_queue *queue;
 	pthread_t worker;
-	pthread_mutex_t mu; /* guards running */
+	pthread_mutex_t mu; /* guards running, pending* */
 	bool running;
 	atomic_bool stopping;
 	atomic_uint_fast64_t reconciles;
 	struct kube_metric *m_total, *m_duration, *m_profiles, *m_writes;
+	/* op_controller_set_settings: a new version waiting for the worker (guarded by mu), and the
+	 * version in force (owned here once one was set; read by the worker only) */
+	struct op_settings *pending, *current;
+	char *pending_image, *current_image;
+	int pending_replicas;
 };
 
 static void enqueue(struct op_controller *c)
@@ -576,8 +608,60 @@ static double mono_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The worker takes a new settings version between two reconciles, so a reconcile never sees
+ * half of one; the version it replaces is freed here (nothing else reads it). */
+static void take_pending_settings(struct op_controller *c)
+{
+	pthread_mutex_lock(&c->mu);
+	struct op_settings *s = c->pending;
+	char *image = c->pending_image;
+	int replicas = c->pending_replicas;
+	c->pending = NULL;
+	c->pending_image = NULL;
+	pthread_mutex_unlock(&c->mu);
+	if (!s)
+		return;
+	if (c->current)
+		op_settings_free(c->current);
+	free(c->current);
+	free(c->current_image);
+	c->current = s;
+	c->current_image = image;
+	c->opts.res.settings = s;
+	c->opts.res.scheduler_image = image;
+	c->opts.res.replicas = replicas;
+}
+
+int op_controller_set_settings(struct op_controller *c, struct op_settings *s, const char *image, int replicas)
+{
+	struct op_settings *copy = malloc(sizeof *copy);
+	char *img = image ? strdup(image) : NULL;
+	if (!copy || (image && !img)) {
+		free(copy);
+		free(img);
+		op_settings_free(s);
+		return -1;
+	}
+	*copy = *s;
+	memset(s, 0, sizeof *s);
+	s->replicas = -1;
+	pthread_mutex_lock(&c->mu);
+	if (c->pending) {
+		op_settings_free(c->pending);
+		free(c->pending);
+	}
+	free(c->pending_image);
+	c->pending = copy;
+	c->pending_image = img;
+	c->pending_replicas = replicas;
+	pthread_mutex_unlock(&c->mu);
+	enqueue(c);
+	return 0;
+}
+
 static void reconcile_key(struct op_controller *c, const char *key)
 {
+	take_pending_settings(c);
 	struct op_snapshot s;
 	snapshot_from_caches(c, &s);
 	if (!s.profiles || !s.splugins) {
@@ -682,6 +766,14 @@ void op_controller_free(struct op_controller *c)
 		kube_informer_free(c->inf[i]);
 	op_queue_free(c->queue);
 	pthread_mutex_destroy(&c->mu);
+	for (int i = 0; i < 2; i++) {
+		struct op_settings *s = i ? c->pending : c->current;
+		if (s)
+			op_settings_free(s);
+		free(s);
+	}
+	free(c->pending_image);
+	free(c->current_image);
 	free(c->ns);
 	free(c);
 }

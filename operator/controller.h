@@ -74,6 +74,12 @@ int op_controller_run(struct op_controller *c);
 /* Stops the worker and the informers; idempotent. */
 void op_controller_stop(struct op_controller *c);
 void op_controller_free(struct op_controller *c); /* stops first; NULL is a no-op */
+/* A new version of the scheduler settings (the --scheduler-settings file re-read), with the image
+ * and replicas resolved from it and the flags: *s is moved in (left empty), image copied. The
+ * worker takes it before its next reconcile, which is enqueued now, so drift repair applies the
+ * new settings from then on. Thread-safe. 0, or -1 on ENOMEM (*s freed, nothing changes). */
+struct op_settings;
+int op_controller_set_settings(struct op_controller *c, struct op_settings *s, const char *image, int replicas);
 /* Reconciles completed without error so far (tests and metrics). */
 uint64_t op_controller_reconciles(struct op_controller *c);
 

@@ -1,4 +1,5 @@
-/* One scheduling attempt (scheduling cycle + asynchronous binding cycle + failure handling) and the
+/* Long file: the scheduling and binding cycles share the attempt, the scratch arrays and the binders.
+ * One scheduling attempt (scheduling cycle + asynchronous binding cycle + failure handling) and the
  * FitError message; see schedule_one.h. Filtering is parallel but serial-order equivalent: chunks
  * are claimed in scan order and the feasible list is rebuilt from the processed prefix, so the
  * result (feasible nodes, statuses, next start index) is what a single thread would produce. */
@@ -305,6 +306,7 @@ static void filter_range(int begin, int end, void *arg)
 	int idx = j->start + begin;
 	if (idx >= j->n)
 		idx -= j->n;
+	sk_fw_filter_chunk_begin(j->fw); /* scheduler_plugin_evaluation_total, summed per chunk */
 	for (int i = begin; i < end; i++) {
 		const struct sk_node_info *ni = j->nodes[idx];
 		if (++idx == j->n)
@@ -321,6 +323,7 @@ static void filter_range(int begin, int end, void *arg)
 				atomic_store(&j->cancel, 1);
 		}
 	}
+	sk_fw_filter_chunk_end(j->fw);
 	if (found && atomic_fetch_add(&j->feasible, found) + found > j->want)
 		atomic_store(&j->cancel, 1);
 	int hi = atomic_load_explicit(&j->hi, memory_order_relaxed);
@@ -993,6 +996,8 @@ static void binding_cycle(struct sk_scheduler *s, struct bind_job *j)
 	struct sk_framework *fw = j->fw;
 	struct attempt *a = j->att;
 	struct sk_rec_trace *prev = sk_rec_set_current(a->record ? &a->trace : NULL);
+	if (s->env.working)
+		s->env.working(s->env.ctx, "binding", 1);
 	int64_t w0 = a->permit_wait ? kube_mono_ns() : 0;
 	struct sk_status st = sk_fw_wait_on_permit(fw, j->assumed);
 	if (w0)
@@ -1032,8 +1037,7 @@ static void binding_cycle(struct sk_scheduler *s, struct bind_job *j)
 		activate_pods(s, j->cs);
 		deliver(s, fw, j->qp->pod, j->qp->attempts, SK_RESULT_SCHEDULED, j->node, NULL, a, j->start_ns);
 		sk_queue_done(s->q, j->qp);
-		sk_rec_set_current(prev);
-		return;
+		goto out;
 	}
 	/* handleBindingCycleError */
 	sk_fw_run_unreserve(fw, j->cs, j->assumed, j->node);
@@ -1061,6 +1065,9 @@ static void binding_cycle(struct sk_scheduler *s, struct bind_job *j)
 	if (forgot)
 		sk_queue_move_all_checked(s->q, &SK_EVENT_ASSIGNED_POD_DELETE, j->assumed, NULL,
 					  rejected ? not_this_pod : NULL, (void *)j->assumed->uid);
+out:
+	if (s->env.working)
+		s->env.working(s->env.ctx, "binding", -1);
 	sk_rec_set_current(prev);
 }
 

@@ -88,6 +88,9 @@ struct sk_sched_env {
 	int binder_threads;             /* 0: bind inline */
 	struct sk_nominator *nominator; /* shared with the frameworks' env; may be NULL */
 	struct sk_queue_options queue;  /* zero: upstream defaults */
+	/* scheduler_goroutines{operation="binding"} += delta: a binding cycle starts (+1) or ends (-1),
+	 * on a binder thread (or inline). May be NULL. */
+	void (*working)(void *ctx, const char *operation, int delta);
 };
 
 struct sk_scheduler;

@@ -2991,6 +2991,31 @@ static const char *request_verb(const struct ctx *q, const char *m, bool watch_p
 	return "unknown";
 }
 
+/* The name a list or watch is narrowed to by fieldSelector "metadata.name=X" (or "=="), as
+ * k8s.io/apiserver's RequestInfoFactory sets requestInfo.Name, so that RBAC resourceNames grant
+ * a list/watch of one object. Writes "" when there is none. */
+static void field_selector_name(const char *fs, char *out, size_t len)
+{
+	*out = 0;
+	for (const char *p = fs; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		static const char key[] = "metadata.name=";
+		if (n > sizeof key - 1 && !strncmp(p, key, sizeof key - 1)) {
+			const char *v = p + sizeof key - 1;
+			if (*v == '=')
+				v++;
+			size_t vl = n - (size_t)(v - p);
+			if (vl < len && vl > 0 && *v != '=') {
+				memcpy(out, v, vl);
+				out[vl] = 0;
+			}
+			return;
+		}
+		p = end ? end + 1 : NULL;
+	}
+}
+
 /* --authorization-mode=RBAC: true when the request was refused (403 sent). */
 static bool rbac_refuses(struct ctx *q, const struct apis_user *u, const char *m, bool watch_path)
 {
@@ -2999,6 +3024,11 @@ static bool rbac_refuses(struct ctx *q, const struct apis_user *u, const char *m
 	const struct apis_rdef *rd = q->alias ? q->alias : q->rd;
 	struct apis_attrs a = {.resource_request = true, .verb = request_verb(q, m, watch_path), .group = rd->group,
 			       .resource = rd->plural, .sub = q->sub ? q->sub : "", .ns = q->ns, .name = q->name ? q->name : ""};
+	char fs_name[256];
+	if (!q->name && (!strcmp(a.verb, "list") || !strcmp(a.verb, "watch"))) {
+		field_selector_name(apis_query(q->r, "fieldSelector"), fs_name, sizeof fs_name);
+		a.name = fs_name;
+	}
 	char why[300], msg[1200];
 	if (apis_authorize(q->s, u, &a, why, sizeof why))
 		return false;

@@ -8,7 +8,9 @@
 # the scheduler's Lease hash turns Applied True; changing, adding and deleting profiles is
 # applied by the running scheduler without a restart (its --config is a kubelet-style ConfigMap
 # volume kept in sync by e2e/lib/configmap_volume.sh); a restart (and --once) changes nothing; a
-# hand-deleted or hand-edited owned object is restored. Prints TAP-style "ok"/"not ok" lines.
+# hand-deleted or hand-edited owned object is restored. The API server enforces RBAC and the
+# operator and the scheduler run with the tokens of their own ServiceAccounts (SK_E2E_RBAC=0: an
+# open server), so the shipped RBAC is proven sufficient. Prints TAP-style "ok"/"not ok" lines.
 # Env: SK_BIN (binaries, default $SK_ROOT/bin), SK_ROOT (repo, default: this script's ../..).
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -65,7 +67,15 @@ command -v kubectl >/dev/null || { echo "not ok - kubectl is installed"; exit 1;
 export KUBECONFIG=$TMP/kubeconfig
 k() { timeout 30 kubectl --cache-dir "$TMP/cache" --request-timeout=20s "$@"; }
 
-"$SK_BIN/schedkit-apiserver" --port 0 --write-kubeconfig "$KUBECONFIG" >"$TMP/apiserver.log" 2>&1 &
+# SK_E2E_RBAC=1 (the default): the API server enforces RBAC (--authorization-mode=RBAC), kubectl
+# acts as the admin (system:masters), and the operator and the scheduler run with the tokens of
+# their own ServiceAccounts (`kubectl create token`), so every request they make must be granted
+# by manifests/operator/rbac.yaml and by the RBAC the operator renders for the scheduler.
+# SK_E2E_RBAC=0: an open API server, as a quick local run.
+SK_E2E_RBAC=${SK_E2E_RBAC:-1}
+server_flags=()
+[ "$SK_E2E_RBAC" = 1 ] && server_flags=(--tls --token "sk-admin-$RANDOM$RANDOM" --authorization-mode=RBAC)
+"$SK_BIN/schedkit-apiserver" --port 0 "${server_flags[@]}" --write-kubeconfig "$KUBECONFIG" >"$TMP/apiserver.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 1 100); do
 	[ -s "$KUBECONFIG" ] && break
@@ -74,8 +84,17 @@ done
 [ -s "$KUBECONFIG" ] || { echo "not ok - schedkit-apiserver started"; sed 's/^/#   /' "$TMP/apiserver.log"; exit 1; }
 ok "schedkit-apiserver started"
 
+# sa_kubeconfig NAME: a kubeconfig for ServiceAccount $NS/NAME (its token from the TokenRequest
+# API), printed; the admin's KUBECONFIG itself without RBAC.
+sa_kubeconfig() {
+	if [ "$SK_E2E_RBAC" != 1 ]; then echo "$KUBECONFIG"; return 0; fi
+	local t
+	t=$(k -n $NS create token "$1" --duration=2h) || return 1
+	sed "s/token: .*/token: $t/" "$KUBECONFIG" >"$TMP/$1.kubeconfig" && echo "$TMP/$1.kubeconfig"
+}
+OP_KUBECONFIG=
 start_operator() { # extra flags...
-	"$SK_BIN/schedkit-operator" --kubeconfig "$KUBECONFIG" --namespace $NS --health-probe-bind-address=127.0.0.1:0 \
+	"$SK_BIN/schedkit-operator" --kubeconfig "$OP_KUBECONFIG" --namespace $NS --health-probe-bind-address=127.0.0.1:0 \
 		--leader-elect=true --scheduler-settings="$TMP/settings.yaml" --v=4 "$@" >>"$TMP/operator.log" 2>&1 &
 	OP_PID=$!
 }
@@ -113,6 +132,11 @@ YAML
 # ------------------------------------------------------------------ install and first profiles
 check "kubectl apply -k manifests/ (CRD, namespace, operator RBAC and Deployment)" k apply -k "$SK_ROOT/manifests"
 check "CRD becomes Established" k wait --for condition=established --timeout=20s crd/schedulerprofiles.schedkit.io
+OP_KUBECONFIG=$(sa_kubeconfig schedkit-operator) || notok "a token for ServiceAccount schedkit-operator"
+if [ "$SK_E2E_RBAC" = 1 ]; then
+	expect "under enforced RBAC the operator's token may not read Secrets it was not granted" 'Forbidden|forbidden' \
+		k --kubeconfig "$OP_KUBECONFIG" -n kube-system get secrets
+fi
 start_operator
 check "kubectl apply -k manifests/samples/" k apply -k "$SK_ROOT/manifests/samples"
 eventually "both sample profiles are Accepted" bash -c \
@@ -191,7 +215,8 @@ VOL=$TMP/volume
 sk_cm_volume_loop "$VOL" $NS schedkit-scheduler-config config.yaml 0.5 &
 SYNC_PID=$!
 eventually "the ConfigMap volume holds config.yaml" test -s "$VOL/config.yaml"
-"$SK_BIN/schedkit-scheduler" --config "$VOL/config.yaml" --kubeconfig "$KUBECONFIG" --leader-elect=true \
+SCHED_KUBECONFIG=$(sa_kubeconfig schedkit-scheduler) || notok "a token for ServiceAccount schedkit-scheduler"
+"$SK_BIN/schedkit-scheduler" --config "$VOL/config.yaml" --kubeconfig "$SCHED_KUBECONFIG" --leader-elect=true \
 	--leader-elect-resource-namespace=$NS --leader-elect-resource-name=schedkit-scheduler --secure-port=0 \
 	--config-configmap=$NS/schedkit-scheduler-config >"$TMP/scheduler.log" 2>&1 &
 SCHED_PID=$!
@@ -200,6 +225,8 @@ expect "appliedHash equals renderedHash" '^([0-9a-f]{64}) \1$' \
 	k get sp spread -o jsonpath='{.status.appliedHash} {.status.renderedHash}'
 expect "Ready=True once accepted and applied" '^True Ready$' \
 	k get sp spread -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}'
+eventually "kubectl describe sp spread shows the Ready transition as a Normal Ready event" bash -c \
+	"kubectl --cache-dir $TMP/cache describe sp spread | grep -Eq 'Normal +Ready +.*accepted, and run by schedkit-scheduler'"
 expect "conditions are a map keyed by type (listType=map)" '^map type$' \
 	k get crd schedulerprofiles.schedkit.io -o jsonpath='{.spec.versions[0].schema.openAPIV3Schema.properties.status.properties.conditions.x-kubernetes-list-type} {.spec.versions[0].schema.openAPIV3Schema.properties.status.properties.conditions.x-kubernetes-list-map-keys[0]}'
 
@@ -296,7 +323,7 @@ if [ "$(k get sp -o jsonpath='{range .items[*]}{.metadata.name}/{.metadata.resou
 	ok "restarting the operator rewrites no SchedulerProfile"
 else notok "restart rewrote SchedulerProfiles"; fi
 expect "schedkit-operator --once changes nothing either" 'writes=0' \
-	"$SK_BIN/schedkit-operator" --kubeconfig "$KUBECONFIG" --namespace $NS --scheduler-settings="$TMP/settings.yaml" --once
+	"$SK_BIN/schedkit-operator" --kubeconfig "$OP_KUBECONFIG" --namespace $NS --scheduler-settings="$TMP/settings.yaml" --once
 if [ "$(rvs)" = "$rv_before" ]; then ok "... resourceVersions still equal"; else notok "--once changed owned objects"; fi
 
 # ------------------------------------------------------------------ drift repair
@@ -315,6 +342,29 @@ eventually "an object stripped of its managed-by label is taken back" \
 k -n $NS patch deployment schedkit-scheduler --type merge -p '{"spec":{"template":{"spec":{"priorityClassName":"system-cluster-critical"}}}}' >/dev/null
 eventually "a hand-changed setting goes back to the settings file's (drift repair respects the settings)" \
 	bash -c "[ \"\$(kubectl --cache-dir $TMP/cache -n $NS get deployment schedkit-scheduler -o jsonpath='{.spec.template.spec.priorityClassName}')\" = system-node-critical ]"
+# The settings file changes while the operator runs (a ConfigMap edit reaching the mount): it is
+# re-read without a restart, and drift repair keeps the new value; a broken edit changes nothing.
+op_pid_before=$OP_PID
+deploy_field() { k -n $NS get deployment schedkit-scheduler -o jsonpath="{.spec.template.spec.$1}"; }
+cp "$TMP/settings.yaml" "$TMP/settings.orig"
+sed 's/^priorityClassName: .*/priorityClassName: system-cluster-critical/; s/cpu: 150m/cpu: 175m/' "$TMP/settings.orig" >"$TMP/settings.new"
+mv "$TMP/settings.new" "$TMP/settings.yaml"
+eventually "a changed settings file reaches the Deployment without restarting the operator" bash -c \
+	"$(declare -f k deploy_field); [ \"\$(deploy_field priorityClassName) \$(deploy_field 'containers[0].resources.requests.cpu')\" = 'system-cluster-critical 175m' ]"
+check "... by the same operator process, which logged the change" bash -c \
+	"kill -0 $op_pid_before && grep -q 'Scheduler settings changed; reconciling' '$TMP/operator.log'"
+k -n $NS patch deployment schedkit-scheduler --type merge -p '{"spec":{"template":{"spec":{"priorityClassName":"system-node-critical"}}}}' >/dev/null
+eventually "drift repair now keeps the new settings" bash -c \
+	"$(declare -f k deploy_field); [ \"\$(deploy_field priorityClassName)\" = system-cluster-critical ]"
+printf 'replicas: 0\n' >"$TMP/settings.new" && mv "$TMP/settings.new" "$TMP/settings.yaml"
+eventually "a broken settings file is logged with the field" \
+	grep -q 'Invalid scheduler settings; keeping the current ones.*settings.yaml: replicas: Invalid value' "$TMP/operator.log"
+sleep 1.5
+expect "... and changes nothing (the previous settings stay in force)" '^system-cluster-critical 2$' \
+	bash -c "$(declare -f k deploy_field); echo \$(deploy_field priorityClassName) \$(k -n $NS get deployment schedkit-scheduler -o jsonpath='{.spec.replicas}')"
+mv "$TMP/settings.orig" "$TMP/settings.yaml"
+eventually "restoring the file restores the Deployment" bash -c \
+	"$(declare -f k deploy_field); [ \"\$(deploy_field priorityClassName)\" = system-node-critical ]"
 owned_ns="serviceaccount/schedkit-scheduler service/schedkit-scheduler role/schedkit-scheduler rolebinding/schedkit-scheduler
 	poddisruptionbudget/schedkit-scheduler deployment/schedkit-scheduler"
 for o in $owned_ns; do k -n $NS label "$o" app.kubernetes.io/managed-by- >/dev/null; done

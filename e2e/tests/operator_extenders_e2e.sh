@@ -5,7 +5,8 @@
 # the mounted files and holds no key; the config passes `schedkit-scheduler --validate`, which
 # notes the per-profile extenders; the Deployment mounts the Secret read-only; inline keyData is
 # refused (Accepted=False naming the field, the ConfigMap unchanged, the key nowhere); removing
-# the extender removes the volume. Prints TAP-style "ok"/"not ok" lines.
+# the extender removes the volume. The API server enforces RBAC and the operator runs with its
+# own ServiceAccount's token (SK_E2E_RBAC=0: an open server). Prints TAP-style "ok"/"not ok" lines.
 # Env: SK_BIN (binaries, default $SK_ROOT/bin), SK_ROOT (repo, default: this script's ../..).
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -38,13 +39,24 @@ eventually() { # DESC CMD...: CMD succeeds within 20 s
 
 export KUBECONFIG=$TMP/kubeconfig
 k() { timeout 30 kubectl --cache-dir "$TMP/cache" --request-timeout=20s "$@"; }
-"$SK_BIN/schedkit-apiserver" --port 0 --write-kubeconfig "$KUBECONFIG" >"$TMP/apiserver.log" 2>&1 &
+# SK_E2E_RBAC=1 (the default): RBAC enforced, the operator runs with its ServiceAccount's token
+# (as operator_e2e.sh): it renders the Secret volume without reading the Secret.
+SK_E2E_RBAC=${SK_E2E_RBAC:-1}
+server_flags=()
+[ "$SK_E2E_RBAC" = 1 ] && server_flags=(--tls --token "sk-admin-$RANDOM$RANDOM" --authorization-mode=RBAC)
+"$SK_BIN/schedkit-apiserver" --port 0 "${server_flags[@]}" --write-kubeconfig "$KUBECONFIG" >"$TMP/apiserver.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 1 100); do [ -s "$KUBECONFIG" ] && break; sleep 0.1; done
 [ -s "$KUBECONFIG" ] || { notok "schedkit-apiserver started"; exit 1; }
 check "kubectl apply -k manifests/ (CRD, namespace, operator RBAC)" k apply -k "$SK_ROOT/manifests"
 check "CRD becomes Established" k wait --for condition=established --timeout=20s crd/schedulerprofiles.schedkit.io
-"$SK_BIN/schedkit-operator" --kubeconfig "$KUBECONFIG" --namespace $NS --health-probe-bind-address=127.0.0.1:0 \
+OP_KUBECONFIG=$KUBECONFIG
+if [ "$SK_E2E_RBAC" = 1 ]; then
+	t=$(k -n $NS create token schedkit-operator --duration=2h) || notok "a token for ServiceAccount schedkit-operator"
+	OP_KUBECONFIG=$TMP/operator.kubeconfig
+	sed "s/token: .*/token: $t/" "$KUBECONFIG" >"$OP_KUBECONFIG"
+fi
+"$SK_BIN/schedkit-operator" --kubeconfig "$OP_KUBECONFIG" --namespace $NS --health-probe-bind-address=127.0.0.1:0 \
 	--v=4 >"$TMP/operator.log" 2>&1 &
 OP_PID=$!
 

@@ -198,6 +198,20 @@ check "/metrics has attempts for both profiles" \
            grep -q "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"unschedulable\"}" "$1" &&
            grep -q "^scheduler_pending_pods{queue=\"unschedulable\"}" "$1" &&
            grep -q "^scheduler_pod_scheduling_sli_duration_seconds_bucket" "$1"' _ "$work/metrics.txt"
+# metric_sum FILE NAME LABEL-SUBSTRING: the sum of the NAME series whose labels contain it
+metric_sum() { awk -v n="$2" -v l="$3" 'index($1, n "{") == 1 && index($1, l) { s += $2 } END { print s + 0 }' "$1"; }
+check "/metrics: plugin evaluations, event handling, goroutines, in-flight events and REST client sizes moved" \
+  bash -c "$(declare -f metric_sum)"'
+    f=$1
+    [ "$(metric_sum "$f" scheduler_plugin_evaluation_total "extension_point=\"Filter\",plugin=\"NodeResourcesFit\",profile=\"default-scheduler\"")" -gt 0 ] &&
+    [ "$(metric_sum "$f" scheduler_plugin_evaluation_total "extension_point=\"Score\"")" -gt 0 ] &&
+    [ "$(metric_sum "$f" scheduler_event_handling_duration_seconds_count "event=\"NodeAdd\"")" -gt 0 ] &&
+    [ "$(metric_sum "$f" scheduler_event_handling_duration_seconds_count "event=\"PodAdd\"")" -gt 0 ] &&
+    grep -q "^scheduler_goroutines{operation=\"binding\"} " "$f" &&
+    grep -q "^scheduler_inflight_events{event=\"PodPopped\"} " "$f" &&
+    [ "$(metric_sum "$f" rest_client_request_size_bytes_count "verb=\"POST\"")" -gt 0 ] &&
+    [ "$(metric_sum "$f" rest_client_response_size_bytes_count "verb=\"POST\"")" -gt 0 ] &&
+    [ "$(metric_sum "$f" rest_client_rate_limiter_duration_seconds_count "verb=\"POST\"")" -gt 0 ]' _ "$work/metrics.txt"
 check "/configz serves the defaulted config and the unavailable default plugins" \
   bash -c 'scurl "https://127.0.0.1:$1/configz" | jq -e ".componentconfig.profiles | length == 2" >/dev/null &&
            scurl "https://127.0.0.1:$1/configz" | jq -e ".unavailableDefaultPlugins | type == \"array\"" >/dev/null' _ "$port"
@@ -220,6 +234,9 @@ else
 fi
 big_left=$(kubectl get pods -o json | jq "$JQ_LIB"'[.items[] | select('"$ours"') | select((.spec.nodeName // "") == "") | select(num % 97 == 0)] | length')
 check "pods no node can take stay Unschedulable ($big_left)" test "$big_left" = 21
+scurl "https://127.0.0.1:$port/metrics" >"$work/metrics2.txt"
+check "/metrics: the node added later ran the rejecting plugins' queueing hints" \
+  bash -c "$(declare -f metric_sum)"'; [ "$(metric_sum "$1" scheduler_queueing_hint_execution_duration_seconds_count "event=\"NodeAdd\"")" -gt 0 ]' _ "$work/metrics2.txt"
 
 kill -TERM "$main_pid"; wait "$main_pid"; rc=$?
 check "SIGTERM stops the scheduler with exit code 0 (got $rc)" test "$rc" = 0

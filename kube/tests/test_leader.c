@@ -184,7 +184,7 @@ static void fc_advance(struct fclock *f, double s) { fc_sleep(f, s); }
 
 struct calls {
 	pthread_mutex_t mu;
-	int started, stopped;
+	int started, stopped, slowpaths;
 	char leaders[16][64];
 	int nleaders;
 };
@@ -200,6 +200,13 @@ static void cb_stopped(void *ctx)
 	struct calls *c = ctx;
 	pthread_mutex_lock(&c->mu);
 	c->stopped++;
+	pthread_mutex_unlock(&c->mu);
+}
+static void cb_slowpath(void *ctx)
+{
+	struct calls *c = ctx;
+	pthread_mutex_lock(&c->mu);
+	c->slowpaths++;
 	pthread_mutex_unlock(&c->mu);
 }
 static void cb_new_leader(void *ctx, const char *id)
@@ -264,7 +271,7 @@ static struct kube_leader *new_leader(struct env *e, const char *id, bool releas
 	struct kube_leader_config cfg = {
 		.ns = "kube-system", .name = "sched", .identity = id, .release_on_cancel = release,
 		.on_started_leading = cb_started, .on_stopped_leading = cb_stopped, .on_new_leader = cb_new_leader,
-		.ctx = &e->calls, .clock = &e->lclock,
+		.ctx = &e->calls, .clock = &e->lclock, .on_slowpath = cb_slowpath,
 	};
 	struct kube_leader *le = NULL;
 	char *err = NULL;
@@ -338,6 +345,7 @@ static void test_acquire_create_and_renew(void **state)
 	assert_int_equal(srv_int(&e->srv, "leaseTransitions"), 0);
 	free(acq2);
 	free(renew);
+	assert_int_equal(e->calls.slowpaths, 0); /* acquiring and the fast path are not the slow path */
 
 	/* a conflicting fast-path PUT falls back to GET + PUT with the fresh resourceVersion */
 	e->srv.conflict_next_put = 1;
@@ -345,6 +353,7 @@ static void test_acquire_create_and_renew(void **state)
 	assert_true(kube_leader_try_acquire_or_renew(le));
 	assert_int_equal(e->srv.gets, gets + 1);
 	assert_int_equal(e->calls.nleaders, 1);   /* holder never changed */
+	assert_int_equal(e->calls.slowpaths, 1);  /* leader_election_slowpath_total */
 	free(holder);
 	free(acq);
 	kube_leader_free(le);

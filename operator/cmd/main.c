@@ -25,6 +25,7 @@
 #include "operator/controller.h"
 #include "operator/plugins.h"
 #include "operator/settings.h"
+#include "operator/settings_watch.h"
 #include "scheduler/framework/loader.h"
 
 /* Strings are borrowed from argv or are the literal defaults. */
@@ -33,7 +34,7 @@ struct opts {
 	char *lease_name, *lease_ns, *plugin_dir, *settings;
 	int replicas, sched_v, verbosity;
 	bool leader_elect, once;
-	int64_t lease_duration_ms, renew_deadline_ms, retry_period_ms, resync_ms;
+	int64_t lease_duration_ms, renew_deadline_ms, retry_period_ms, resync_ms, settings_interval_ms;
 };
 
 #define OFF(f) offsetof(struct opts, f)
@@ -49,7 +50,11 @@ static const struct kube_flag flags[] = {
 	{ "scheduler-settings", 0, KUBE_FLAG_STRING, OFF(settings), .arg = "FILE",
 	  .help = "YAML settings of the scheduler Deployment: image, replicas,\n"
 		  "priorityClassName, resources, nodeSelector, tolerations, volumes,\n"
-		  "volumeMounts (docs/operator.md). Flags win over it. Read at start." },
+		  "volumeMounts (docs/operator.md). Flags win over it. Re-read when it\n"
+		  "changes (see --scheduler-settings-check-interval): drift repair then\n"
+		  "applies the new settings; an invalid change is logged and ignored." },
+	{ "scheduler-settings-check-interval", 0, KUBE_FLAG_DURATION, OFF(settings_interval_ms), .min = 1,
+	  .help = "How often the settings file is read for changes (default 1s)." },
 	{ "scheduler-v", 0, KUBE_FLAG_INT, OFF(sched_v), 0, 10, .help = "--v passed to the scheduler (default 2)." },
 	{ "leader-elect", 0, KUBE_FLAG_BOOL, OFF(leader_elect), .help = "Elect a leader before reconciling (default false)." },
 	{ "leader-elect-lease-duration", 0, KUBE_FLAG_DURATION, OFF(lease_duration_ms), .min = 1, .help = "(default 15s)" },
@@ -91,7 +96,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){ .ns = OP_DEFAULT_NAMESPACE, .health_addr = ":8081", .metrics_addr = "0",
 			    .lease_name = "schedkit-operator", .plugin_dir = OP_IMAGE_PLUGIN_DIR, .replicas = 0, .sched_v = 2, .verbosity = -1,
-			    .resync_ms = 600000, .lease_duration_ms = 15000, .renew_deadline_ms = 10000,
+			    .resync_ms = 600000, .settings_interval_ms = 1000, .lease_duration_ms = 15000, .renew_deadline_ms = 10000,
 			    .retry_period_ms = 2000 };
 	int rc = kube_flags_parse(&flag_set, argc, argv, o, stdout, stderr);
 	if (rc)
@@ -159,6 +164,31 @@ static int check_synced(void *ctx, char *reason, size_t len)
 		return 0;
 	snprintf(reason, len, "informers not synced");
 	return 1;
+}
+
+/* The flags --scheduler-image / --scheduler-replicas as given (NULL / 0: not given): they win
+ * over the settings file, which wins over the defaults, at start and at every reload. */
+static const char *g_flag_image;
+static int g_flag_replicas;
+
+static const char *resolved_image(const struct op_settings *s)
+{
+	return g_flag_image ? g_flag_image : s->image ? s->image : OP_DEFAULT_IMAGE;
+}
+
+static int resolved_replicas(const struct op_settings *s)
+{
+	return g_flag_replicas ? g_flag_replicas : s->replicas > 0 ? s->replicas : 2;
+}
+
+/* op_settings_watch: the file changed and parses; the controller applies it on its next pass. */
+static void on_settings_changed(void *ctx, struct op_settings *s)
+{
+	(void)ctx;
+	const char *image = resolved_image(s);
+	int replicas = resolved_replicas(s);
+	if (!g_ctrl || op_controller_set_settings(g_ctrl, s, image, replicas) != 0)
+		klog_error("Cannot apply the new scheduler settings", " err=\"out of memory\"");
 }
 
 static void on_started_leading(void *ctx)
@@ -262,10 +292,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* flags win over the settings file, which wins over the defaults */
-	if (!o.image)
-		o.image = g_settings.image ? g_settings.image : OP_DEFAULT_IMAGE;
-	if (!o.replicas)
-		o.replicas = g_settings.replicas > 0 ? g_settings.replicas : 2;
+	g_flag_image = o.image;
+	g_flag_replicas = o.replicas;
+	const char *image = resolved_image(&g_settings);
+	o.replicas = resolved_replicas(&g_settings);
 	if (kube_config_load(o.kubeconfig, NULL, &kc, &err) != 0 || kube_client_new(kc, &client, &err) != 0) {
 		fprintf(stderr, "Error: %s\n", err ? err : "cannot build a client");
 		free(err);
@@ -287,7 +317,7 @@ int main(int argc, char **argv)
 	if (!o.once && kube_event_recorder_new(client, "schedkit-operator", instance, &events) != 0)
 		events = NULL; /* events are best effort */
 	struct op_controller_opts co = {
-		.res = { .namespace = o.ns, .scheduler_image = o.image, .replicas = o.replicas, .scheduler_verbosity = o.sched_v,
+		.res = { .namespace = o.ns, .scheduler_image = image, .replicas = o.replicas, .scheduler_verbosity = o.sched_v,
 			 .settings = &g_settings },
 		.resync_seconds = o.resync_ms / 1000 > 0 ? (int)(o.resync_ms / 1000) : 1,
 		.metrics = reg,
@@ -295,7 +325,7 @@ int main(int argc, char **argv)
 		.modules = modules,
 	};
 	klog_info(0, "Starting schedkit-operator", " namespace=%s image=%s leader-elect=%s once=%s", o.ns,
-		  o.image ? o.image : OP_DEFAULT_IMAGE, o.leader_elect ? "true" : "false", o.once ? "true" : "false");
+		  image, o.leader_elect ? "true" : "false", o.once ? "true" : "false");
 	if (o.once) {
 		rc = run_once(client, &co);
 		kube_client_free(client);
@@ -306,9 +336,16 @@ int main(int argc, char **argv)
 
 	struct kube_http_server *health = NULL, *metrics = NULL;
 	struct kube_leader *leader = NULL;
+	struct op_settings_watch *watch = NULL;
 	rc = 1;
 	if (!reg || op_controller_new(client, &co, &g_ctrl, &err) != 0) {
 		klog_error("Cannot create the controller", " err=\"%s\"", err ? err : "out of memory");
+		goto out;
+	}
+	/* the settings file is re-read when it changes (a mounted ConfigMap: kubelet's sync) */
+	if (o.settings && op_settings_watch_start(o.settings, o.settings_interval_ms / 1000.0, on_settings_changed, NULL,
+						  &watch, &err) != 0) {
+		klog_error("Cannot watch the scheduler settings", " file=%s err=\"%s\"", o.settings, err ? err : "");
 		goto out;
 	}
 	if (start_server(o.health_addr, "--health-probe-bind-address", true, reg, &health) != 0 ||
@@ -347,6 +384,7 @@ int main(int argc, char **argv)
 	atomic_store(&g_shutting_down, true);
 out:
 	free(err);
+	op_settings_watch_stop(watch);
 	op_controller_stop(g_ctrl);
 	kube_leader_free(leader);
 	kube_http_server_free(health);

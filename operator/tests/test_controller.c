@@ -346,6 +346,68 @@ static void patch_lease(struct env *e, const char *yaml)
 
 /* SchedulerPlugins: Accepted status, the Deployment's init containers and plugins-hash, taken
  * away again when the last one goes; a rejected configuration on the Lease reaches the profiles. */
+/* The events of one profile in namespace default, as "type/reason/note|..." in creation order. */
+static char *events_of(struct env *e, const char *name)
+{
+	cJSON *evs = NULL;
+	char *ep = kube_path("events.k8s.io", "v1", "events", "default", NULL, NULL);
+	assert_int_equal(kube_list(e->client, ep, NULL, NULL, &evs, NULL), 0);
+	free(ep);
+	char *out = calloc(1, 8192);
+	size_t k = 0;
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(evs, "items")) {
+		const char *who = kube_obj_get_string(ev, "regarding.name");
+		if (who && !strcmp(who, name) && k < 8000)
+			k += (size_t)snprintf(out + k, 8192 - k, "%s/%s/%s|", kube_obj_get_string(ev, "type"),
+					      kube_obj_get_string(ev, "reason"), kube_obj_get_string(ev, "note"));
+	}
+	cJSON_Delete(evs);
+	return out;
+}
+
+/* Ready transitions are Events of their own: Normal Ready when the leader runs the accepted spec,
+ * Warning NotReady (the condition's reason and message) when a broken update makes it not Ready;
+ * not being Ready yet at creation is no event. */
+static void test_ready_events(void **state)
+{
+	struct env *e = *state;
+	add_profile(e, "{apiVersion: schedkit.io/v1alpha1, kind: SchedulerProfile, metadata: {name: rdy}, spec: {}}");
+	struct kube_event_recorder *rec = NULL;
+	assert_int_equal(kube_event_recorder_new(e->client, "schedkit-operator", "test", &rec), 0);
+	e->opts.events = rec;
+	struct op_reconcile_result r = reconcile(e);
+	kube_event_recorder_flush(rec);
+	char *evs = events_of(e, "rdy");
+	assert_null(strstr(evs, "Ready/")); /* Pending: not Ready yet, no Ready event */
+	free(evs);
+	char lease[512];
+	snprintf(lease, sizeof lease, "{metadata: {annotations: {schedkit.io/config-hash: '%s'}}, spec: {holderIdentity: h_1}}",
+		 r.config_hash);
+	patch_lease(e, lease); /* the Lease of the earlier tests' scheduler */
+	reconcile(e);
+	kube_event_recorder_flush(rec);
+	evs = events_of(e, "rdy");
+	if (!strstr(evs, "Normal/Ready/accepted, and run by schedkit-scheduler|"))
+		fail_msg("events: %s", evs);
+	free(evs);
+	char *p = kube_path("schedkit.io", "v1alpha1", "schedulerprofiles", NULL, "rdy", NULL);
+	cJSON *patch = y("{spec: {plugins: {score: {enabled: [{name: Nope}]}}}}");
+	assert_int_equal(kube_patch(e->client, p, KUBE_PATCH_MERGE, patch, NULL, NULL), 0);
+	cJSON_Delete(patch);
+	reconcile(e);
+	kube_event_recorder_flush(rec);
+	evs = events_of(e, "rdy");
+	if (!strstr(evs, "Warning/NotReady/Invalid: spec.plugins.score.enabled[0]: unknown plugin \"Nope\""))
+		fail_msg("events: %s", evs);
+	free(evs);
+	e->opts.events = NULL;
+	kube_event_recorder_free(rec);
+	assert_int_equal(kube_delete(e->client, p, NULL), 0);
+	free(p);
+	reconcile(e);
+}
+
 static void test_plugins_and_rejected_config(void **state)
 {
 	struct env *e = *state;
@@ -522,6 +584,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reconcile_lifecycle),
+		cmocka_unit_test(test_ready_events),
 		cmocka_unit_test(test_plugins_and_rejected_config),
 		cmocka_unit_test(test_controller_converges),
 		cmocka_unit_test(test_change_of_one_profile_leaves_others),

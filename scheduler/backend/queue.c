@@ -284,6 +284,14 @@ static void array_remove(struct qitem **a, int *n, struct qitem *it)
 	}
 }
 
+/* scheduler_inflight_events (sk_queue_options.inflight): tracked only with queueing hints, as
+ * upstream keeps its in-flight list only then. */
+static void inflight_metric(struct sk_queue *q, const char *event, int delta)
+{
+	if (q->opt.inflight && !q->opt.disable_queueing_hints)
+		q->opt.inflight(q->opt.moved_ctx, event, delta);
+}
+
 /* Takes it out of whatever structure holds it (not the hash). */
 static void unlink_item(struct sk_queue *q, struct qitem *it)
 {
@@ -293,7 +301,10 @@ static void unlink_item(struct sk_queue *q, struct qitem *it)
 	case SK_Q_ERROR_BACKOFF: heap_remove(q, H_ERROR, it); break;
 	case SK_Q_GATED: q->ngated--; /* fall through */
 	case SK_Q_UNSCHEDULABLE: array_remove(q->unsched, &q->nunsched, it); break;
-	case SK_Q_IN_FLIGHT: array_remove(q->inflight, &q->ninflight, it); break;
+	case SK_Q_IN_FLIGHT:
+		array_remove(q->inflight, &q->ninflight, it);
+		inflight_metric(q, "PodPopped", -1);
+		break;
 	case SK_Q_NONE: break;
 	}
 	it->where = SK_Q_NONE;
@@ -314,7 +325,11 @@ static int link_item(struct sk_queue *q, struct qitem *it, enum sk_queue_where d
 		if (rc == 0 && dst == SK_Q_GATED)
 			q->ngated++;
 		break;
-	case SK_Q_IN_FLIGHT: rc = array_add(&q->inflight, &q->ninflight, &q->capinflight, it); break;
+	case SK_Q_IN_FLIGHT:
+		rc = array_add(&q->inflight, &q->ninflight, &q->capinflight, it);
+		if (rc == 0)
+			inflight_metric(q, "PodPopped", 1);
+		break;
 	case SK_Q_NONE: break;
 	}
 	if (rc == 0) {
@@ -429,7 +444,11 @@ static enum strategy worth_requeuing(struct sk_queue *q, struct qitem *it, const
 		return Q_AFTER_BACKOFF;
 	enum strategy s = Q_SKIP;
 	for (int i = 0; i < n; i++) {
+		int64_t t0 = q->opt.hint_observed ? kube_mono_ns() : 0;
 		int h = q->ops.hint(q->ops.ctx, qp->pod, rejectors[i], ev, old_obj, new_obj);
+		if (t0 && h >= 0)
+			q->opt.hint_observed(q->opt.moved_ctx, rejectors[i], ev->label ? ev->label : "",
+					     h == SK_QUEUE ? "Queue" : "QueueSkip", (double)(kube_mono_ns() - t0) / 1e9);
 		if (h != SK_QUEUE)
 			continue;
 		if (!qp->gating_plugin && has_name(qp->pending_plugins, qp->npending_plugins, rejectors[i]))
@@ -494,6 +513,7 @@ static void record_event(struct sk_queue *q, const struct sk_cluster_event *ev, 
 	re->ev = *ev;
 	re->old_obj = obj_ref(ev->resource, old_obj);
 	re->new_obj = obj_ref(ev->resource, new_obj);
+	inflight_metric(q, ev->label ? ev->label : "", 1);
 }
 
 /* Drops events no in-flight attempt can still see. */
@@ -505,6 +525,7 @@ static void prune_events(struct sk_queue *q)
 			min = q->inflight[i]->event_seq;
 	int k = 0;
 	while (k < q->nevents && q->events[k].seq < min) {
+		inflight_metric(q, q->events[k].ev.label ? q->events[k].ev.label : "", -1);
 		obj_unref(q->events[k].ev.resource, q->events[k].old_obj);
 		obj_unref(q->events[k].ev.resource, q->events[k].new_obj);
 		k++;

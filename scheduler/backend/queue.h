@@ -41,6 +41,14 @@ struct sk_queue_options {
 	 * label, for scheduler_queue_incoming_pods_total. Must not call the queue. NULL: none. */
 	void (*moved)(void *ctx, const struct sk_pod *pod, int to, const char *event);
 	void *moved_ctx;
+	/* Also with moved_ctx, under the queue lock, each may be NULL:
+	 * scheduler_inflight_events{event} += delta: "PodPopped" for a pod popped and in flight, the
+	 * event's label for each cluster event recorded while pods are in flight (queueing hints on;
+	 * -1 when the last attempt that could see it is done: upstream's inFlightEvents list). */
+	void (*inflight)(void *ctx, const char *event, int delta);
+	/* scheduler_queueing_hint_execution_duration_seconds{plugin, event, hint}: each call of a
+	 * plugin's queueing hint for an event it registered, hint "Queue" or "QueueSkip". */
+	void (*hint_observed)(void *ctx, const char *plugin, const char *event, const char *hint, double seconds);
 };
 
 /* Where a pod is (tests, metrics). */

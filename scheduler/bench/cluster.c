@@ -7,11 +7,32 @@
 #include <time.h>
 
 #include "kube/log.h"
+#include "kube/metrics.h"
 #include "scheduler/bench/cluster.h"
+#include "scheduler/daemon/metrics_sched.h"
 #include "scheduler/framework/parallel.h"
 #include "scheduler/framework/runtime.h"
 
 static const struct sk_cluster_event node_delete = { SK_EV_NODE, SK_ACT_DELETE, "NodeDelete" };
+
+/* SK_BENCH_METRICS=1: the daemon's metric hooks (scheduler/daemon/env.c), ctx = the cluster. */
+static void m_observe(void *ctx, const char *profile, const char *point, const char *plugin, enum sk_code code,
+		      double seconds)
+{
+	sk_sched_metrics_observe_point(((struct skb_cluster *)ctx)->metrics, profile, point, plugin, code, seconds);
+}
+static void m_evaluated(void *ctx, const char *profile, const char *point, const char *plugin, double n)
+{
+	sk_sched_metrics_plugin_evaluated(((struct skb_cluster *)ctx)->metrics, profile, point, plugin, n);
+}
+static void m_permit_waited(void *ctx, enum sk_code code, double seconds)
+{
+	sk_sched_metrics_permit_waited(((struct skb_cluster *)ctx)->metrics, code, seconds);
+}
+static void m_working(void *ctx, const char *operation, int delta)
+{
+	sk_sched_metrics_goroutines(((struct skb_cluster *)ctx)->metrics, operation, delta);
+}
 
 double skb_now_s(void)
 {
@@ -157,6 +178,9 @@ struct skb_cluster *skb_cluster_new(const struct skb_cluster_opts *o, char **err
 	c->pool = sk_pool_new(o->cfg->parallelism, err);
 	if (!c->lat || !c->cache || !c->snap || !c->nom || !c->pool)
 		goto fail;
+	bool metrics = skb_env_int("SK_BENCH_METRICS", 0) != 0;
+	if (metrics && (!(c->metrics_reg = kube_metrics_registry_new()) || !(c->metrics = sk_sched_metrics_new(c->metrics_reg))))
+		goto fail;
 	struct sk_sched_env env = {
 		.ctx = c, .update_snapshot = c_update, .assume = c_assume, .forget = c_forget,
 		.finish_binding = c_finish, .is_assumed = c_is_assumed, .observe = c_observe,
@@ -166,12 +190,25 @@ struct skb_cluster *skb_cluster_new(const struct skb_cluster_opts *o, char **err
 			.max_backoff_ns = o->cfg->pod_max_backoff_seconds * 1000000000LL,
 		},
 	};
+	if (metrics) {
+		env.working = m_working;
+		env.queue.moved = sk_sched_metrics_queue_moved;
+		env.queue.inflight = sk_sched_metrics_queue_inflight;
+		env.queue.hint_observed = sk_sched_metrics_queue_hint;
+		env.queue.moved_ctx = c->metrics;
+	}
 	if (!(c->sched = sk_scheduler_new(&env, err)))
 		goto fail;
 	struct sk_framework_env fenv = {
 		.ctx = c, .now_ns = c_now, .pool = c->pool, .nominator = c->nom, .snapshot = c_fw_snapshot,
 		.bind = c_bind, .preempt_victim = c_preempt_victim, .api_get = c_api_get,
 	};
+	if (metrics) {
+		fenv.observe = m_observe;
+		fenv.evaluated = m_evaluated;
+		fenv.permit_waited = m_permit_waited;
+		fenv.working = m_working;
+	}
 	if (!(c->fw = sk_framework_new(o->cfg, &o->cfg->profiles[0], &fenv, err)) ||
 	    sk_scheduler_set_frameworks(c->sched, &c->fw, 1) != 0)
 		goto fail;
@@ -193,6 +230,8 @@ void skb_cluster_free(struct skb_cluster *c)
 	sk_nominator_free(c->nom);
 	sk_snapshot_free(c->snap);
 	sk_cache_free(c->cache);
+	sk_sched_metrics_free(c->metrics);
+	kube_metrics_registry_free(c->metrics_reg);
 	free(c->lat);
 	free(c);
 }

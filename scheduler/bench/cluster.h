@@ -16,6 +16,9 @@
 #include "scheduler/config/config.h"
 #include "scheduler/schedule_one.h"
 
+struct kube_metrics_registry;
+struct sk_sched_metrics;
+
 struct skb_cluster_opts {
 	const struct sk_config *cfg;  /* profile 0 is used; must outlive the cluster */
 	int lat_cap;                  /* attempts whose duration is kept (0: 100,000) */
@@ -44,6 +47,10 @@ struct skb_cluster {
 	int victims;                  /* pods removed by preemption */
 	double *lat;
 	int nlat, caplat;
+	/* SK_BENCH_METRICS=1: the scheduler metrics wired as the daemon wires them (every hook of the
+	 * framework, the scheduling loop and the queue), to measure what they cost; else NULL */
+	struct kube_metrics_registry *metrics_reg;
+	struct sk_sched_metrics *metrics;
 };
 
 /* Builds the cluster (no nodes, no pods). NULL and *err (caller frees). */

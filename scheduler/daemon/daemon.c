@@ -219,6 +219,8 @@ static int build_scheduler(struct sk_daemon *d, const struct sk_config *cfg, cha
 		env.queue.max_in_unschedulable_ns = d->opts.pod_max_unsched_ms * 1000000LL;
 	env.queue.moved = sk_sched_metrics_queue_moved;
 	env.queue.moved_ctx = d->metrics;
+	env.queue.inflight = sk_sched_metrics_queue_inflight;
+	env.queue.hint_observed = sk_sched_metrics_queue_hint;
 	if (!(d->sched = sk_scheduler_new(&env, &e))) {
 		kube_errf(err, "scheduler: %s", e ? e : "cannot create");
 		free(e);

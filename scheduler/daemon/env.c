@@ -156,6 +156,30 @@ static void fw_observe(void *ctx, const char *profile, const char *point, const 
 	sk_sched_metrics_observe_point(pc->d->metrics, profile, point, plugin, code, seconds);
 }
 
+static void fw_evaluated(void *ctx, const char *profile, const char *point, const char *plugin, double n)
+{
+	struct profile_ctx *pc = ctx;
+	sk_sched_metrics_plugin_evaluated(pc->d->metrics, profile, point, plugin, n);
+}
+
+static void fw_working(void *ctx, const char *operation, int delta)
+{
+	struct profile_ctx *pc = ctx;
+	sk_sched_metrics_goroutines(pc->d->metrics, operation, delta);
+}
+
+static void se_working(void *ctx, const char *operation, int delta)
+{
+	struct sk_daemon *d = ctx;
+	sk_sched_metrics_goroutines(d->metrics, operation, delta);
+}
+
+static void fw_permit_waited(void *ctx, enum sk_code code, double seconds)
+{
+	struct profile_ctx *pc = ctx;
+	sk_sched_metrics_permit_waited(pc->d->metrics, code, seconds);
+}
+
 /* ---------- scheduler env ---------- */
 
 static const struct sk_snapshot *se_update_snapshot(void *ctx, char **err)
@@ -432,7 +456,8 @@ void sk_dm_framework_env(struct profile_ctx *pc, struct sk_framework_env *out)
 	struct sk_daemon *d = pc->d;
 	*out = (struct sk_framework_env){
 		.ctx = pc, .pool = d->pool, .nominator = d->nom, .snapshot = fw_snapshot,
-		.bind = fw_bind, .event = fw_event, .observe = fw_observe,
+		.bind = fw_bind, .event = fw_event, .observe = fw_observe, .evaluated = fw_evaluated,
+		.permit_waited = fw_permit_waited, .working = fw_working,
 		.list_pdbs = fw_list_pdbs, .get_pod = fw_get_pod, .pod_start_time = fw_pod_start_time,
 		.terminating_by_preemption = fw_terminating_by_preemption,
 		.preempt_victim = fw_preempt_victim, .clear_nominated = fw_clear_nominated,
@@ -453,6 +478,7 @@ void sk_dm_sched_env(struct sk_daemon *d, const struct sk_config *cfg, struct sk
 		.get_pod = se_get_pod,
 		.patch_failure = se_patch_failure,
 		.observe = se_observe,
+		.working = se_working,
 		.binder_threads = d->opts.binder_threads > 0 ? d->opts.binder_threads : DEFAULT_BINDER_THREADS,
 		.nominator = d->nom,
 		.queue = {

@@ -6,6 +6,7 @@
 
 #include "kube/log.h"
 #include "kube/object.h"
+#include "kube/util.h"
 #include "scheduler/api/raw.h"
 #include "scheduler/backend/queue.h"
 #include "scheduler/daemon/internal.h"
@@ -270,9 +271,68 @@ static void on_node_delete(void *ctx, const cJSON *obj)
 	free(err);
 }
 
+/* ---------- scheduler_event_handling_duration_seconds ----------
+ * Each handler timed as a whole (pkg/scheduler/eventhandlers.go times each of its handlers), by
+ * the event it handles: an assigned or an unscheduled pod's add/update/delete, a node's. */
+
+static void handled(void *ctx, const char *event, int64_t t0)
+{
+	struct sk_daemon *d = ctx;
+	sk_sched_metrics_event_handled(d->metrics, event, (double)(kube_mono_ns() - t0) / 1e9);
+}
+
+static bool assigned(const cJSON *obj)
+{
+	const char *n = kube_obj_get_string(obj, "spec.nodeName");
+	return n && *n;
+}
+
+static void timed_pod_add(void *ctx, const cJSON *obj)
+{
+	int64_t t0 = kube_mono_ns();
+	on_pod_add(ctx, obj);
+	handled(ctx, assigned(obj) ? "AssignedPodAdd" : "PodAdd", t0);
+}
+
+static void timed_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
+{
+	int64_t t0 = kube_mono_ns();
+	on_pod_update(ctx, old_obj, new_obj);
+	handled(ctx, assigned(new_obj) ? "AssignedPodUpdate" : "PodUpdate", t0);
+}
+
+static void timed_pod_delete(void *ctx, const cJSON *obj)
+{
+	int64_t t0 = kube_mono_ns();
+	on_pod_delete(ctx, obj);
+	handled(ctx, assigned(obj) ? "AssignedPodDelete" : "PodDelete", t0);
+}
+
+static void timed_node_add(void *ctx, const cJSON *obj)
+{
+	int64_t t0 = kube_mono_ns();
+	on_node_add(ctx, obj);
+	handled(ctx, "NodeAdd", t0);
+}
+
+static void timed_node_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
+{
+	int64_t t0 = kube_mono_ns();
+	on_node_update(ctx, old_obj, new_obj);
+	handled(ctx, "NodeUpdate", t0);
+}
+
+static void timed_node_delete(void *ctx, const cJSON *obj)
+{
+	int64_t t0 = kube_mono_ns();
+	on_node_delete(ctx, obj);
+	handled(ctx, "NodeDelete", t0);
+}
+
 void sk_dm_add_handlers(struct sk_daemon *d)
 {
-	kube_informer_add_handlers_old_on_demand(d->pods,
-						 &(struct kube_informer_handlers){ on_pod_add, on_pod_update, on_pod_delete, d });
-	kube_informer_add_handlers(d->nodes, &(struct kube_informer_handlers){ on_node_add, on_node_update, on_node_delete, d });
+	kube_informer_add_handlers_old_on_demand(d->pods, &(struct kube_informer_handlers){ timed_pod_add, timed_pod_update,
+										    timed_pod_delete, d });
+	kube_informer_add_handlers(d->nodes, &(struct kube_informer_handlers){ timed_node_add, timed_node_update,
+									       timed_node_delete, d });
 }

@@ -104,8 +104,15 @@ static void on_new_leader(void *ctx, const char *identity)
 		klog_info(0, "New leader elected", " identity=%s", identity);
 }
 
+static void on_slowpath(void *ctx)
+{
+	struct sk_daemon *d = ctx;
+	sk_sched_metrics_leader_slowpath(d->metrics, d->lease_name);
+}
+
 void sk_dm_leader_callbacks(struct sk_daemon *d, struct kube_leader_config *lc)
 {
+	lc->on_slowpath = on_slowpath;
 	lc->on_started_leading = on_started_leading;
 	lc->on_stopped_leading = on_stopped_leading;
 	lc->on_new_leader = on_new_leader;

@@ -23,7 +23,10 @@ struct sli_entry {
 struct sk_sched_metrics {
 	uint64_t id;        /* unique per instance: keys the per-thread series cache */
 	struct kube_metric *attempts, *attempt_duration, *pod_attempts, *sli, *pending, *point, *plugin, *incoming,
-		*leader, *conflicts, *cache_size, *algorithm, *preempt_attempts, *victims, *unsched;
+		*leader, *conflicts, *cache_size, *algorithm, *preempt_attempts, *victims, *unsched, *slowpath, *evaluations,
+		*permit_wait, *goroutines, *event_handling, *hint_duration, *inflight;
+	/* scheduler_goroutines{operation} of the three operations, resolved once (added per chunk) */
+	struct kube_metric_series *g_binding, *g_filter, *g_score;
 	pthread_mutex_t mu; /* guards sli_map, nsli, victims_of, unsched_seen */
 	struct sli_entry *sli_map[SLI_BUCKETS];
 	int nsli;
@@ -105,6 +108,27 @@ struct sk_sched_metrics *sk_sched_metrics_new(struct kube_metrics_registry *reg)
 	m->unsched = kube_gauge_new(reg, "scheduler_unschedulable_pods",
 				    "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for all plugins that caused it to not schedule and so this metric have meaning only when broken down by plugin.",
 				    2, KUBE_LABELS("plugin", "profile"));
+	m->slowpath = kube_counter_new(reg, "leader_election_slowpath_total",
+				       "Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease. Please make sure to group by name.",
+				       1, KUBE_LABELS("name"));
+	m->evaluations = kube_counter_new(reg, "scheduler_plugin_evaluation_total",
+					  "Number of attempts to schedule pods by each plugin and the extension point (available only in PreFilter, Filter, PreScore, and Score).",
+					  3, KUBE_LABELS("plugin", "extension_point", "profile"));
+	m->permit_wait = kube_histogram_new(reg, "scheduler_permit_wait_duration_seconds", "Duration of waiting on permit.", 1,
+					    KUBE_LABELS("result"), b_attempt, 15);
+	m->goroutines = kube_gauge_new(reg, "scheduler_goroutines",
+				       "Number of running goroutines split by the work they do such as binding.", 1,
+				       KUBE_LABELS("operation"));
+	m->event_handling = kube_histogram_new(reg, "scheduler_event_handling_duration_seconds",
+					       "Event handling latency in seconds.", 1, KUBE_LABELS("event"), b_point, 12);
+	m->hint_duration = kube_histogram_new(reg, "scheduler_queueing_hint_execution_duration_seconds",
+					      "Duration for running a queueing hint function of a plugin.", 3,
+					      KUBE_LABELS("plugin", "event", "hint"), b_plugin, 20);
+	m->inflight = kube_gauge_new(reg, "scheduler_inflight_events",
+				     "Number of events currently tracked in the scheduling queue.", 1, KUBE_LABELS("event"));
+	if (!m->slowpath || !m->evaluations || !m->permit_wait || !m->goroutines || !m->event_handling ||
+	    !m->hint_duration || !m->inflight)
+		m->attempts = NULL; /* fail below */
 	if (!m->attempts || !m->attempt_duration || !m->pod_attempts || !m->sli || !m->pending || !m->point ||
 	    !m->plugin || !m->incoming || !m->leader || !m->conflicts || !m->cache_size || !m->algorithm ||
 	    !m->preempt_attempts || !m->victims || !m->unsched) {
@@ -118,6 +142,9 @@ struct sk_sched_metrics *sk_sched_metrics_new(struct kube_metrics_registry *reg)
 		kube_gauge_set(m->pending, 0, KUBE_LABELS(queues[i]));
 	kube_counter_add(m->conflicts, 0, NULL);
 	kube_counter_add(m->preempt_attempts, 0, NULL);
+	m->g_binding = kube_metric_with(m->goroutines, KUBE_LABELS("binding"));
+	m->g_filter = kube_metric_with(m->goroutines, KUBE_LABELS("Filter"));
+	m->g_score = kube_metric_with(m->goroutines, KUBE_LABELS("Score"));
 	return m;
 }
 
@@ -338,7 +365,7 @@ void sk_sched_metrics_binding_conflict(struct sk_sched_metrics *m)
 void sk_sched_metrics_leader(struct sk_sched_metrics *m, const char *lease_name, bool leading)
 {
 	if (m)
-		kube_gauge_set(m->leader, leading ? 1 : 0, KUBE_LABELS(lease_name));
+		kube_gauge_set(m->leader, leading ? 1 : 0, KUBE_LABELS(lease_name)), kube_counter_add(m->slowpath, 0, KUBE_LABELS(lease_name));
 }
 
 static void count_rejector(void *ctx, const struct sk_pod *pod, const char *plugin)
@@ -381,4 +408,87 @@ void sk_sched_metrics_queue_moved(void *ctx, const struct sk_pod *pod, int to, c
 	const char *queue = sk_sched_metrics_queue_label((enum sk_queue_where)to);
 	if (queue && event)
 		kube_counter_inc(((struct sk_sched_metrics *)ctx)->incoming, KUBE_LABELS(queue, event));
+}
+
+void sk_sched_metrics_leader_slowpath(struct sk_sched_metrics *m, const char *lease_name)
+{
+	if (m)
+		kube_counter_inc(m->slowpath, KUBE_LABELS(lease_name ? lease_name : ""));
+}
+
+/* Per-thread cache of scheduler_plugin_evaluation_total series, keyed by the addresses of the
+ * label strings (the framework's plugin and profile names, literal points: stable for the
+ * framework's life) and the instance id, as series_cache: added once per chunk of nodes per
+ * plugin, a lookup by labels each time would cost more than the count. */
+#define EVAL_CACHE 256 /* 4-way sets: a profile has a few dozen (plugin, point) pairs */
+#define EVAL_WAYS 4
+static _Thread_local struct eval_cache_entry {
+	uint64_t id;
+	const char *plugin, *point, *profile;
+	struct kube_metric_series *series;
+} eval_cache[EVAL_CACHE];
+static _Thread_local unsigned eval_victim;
+
+void sk_sched_metrics_plugin_evaluated(struct sk_sched_metrics *m, const char *profile, const char *point,
+				       const char *plugin, double n)
+{
+	if (!m || !point || !plugin)
+		return;
+	if (!profile)
+		profile = "";
+	uint64_t h = (uint64_t)(uintptr_t)plugin * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)point * 0xC2B2AE3D27D4EB4Full ^
+		     (uint64_t)(uintptr_t)profile * 0x165667B19E3779F9ull;
+	struct eval_cache_entry *set = &eval_cache[((h ^ (h >> 29)) % (EVAL_CACHE / EVAL_WAYS)) * EVAL_WAYS];
+	for (int w = 0; w < EVAL_WAYS; w++) {
+		struct eval_cache_entry *e = &set[w];
+		if (e->id == m->id && e->plugin == plugin && e->point == point && e->profile == profile && e->series) {
+			kube_series_add(e->series, n);
+			return;
+		}
+	}
+	struct kube_metric_series *s = kube_metric_with(m->evaluations, KUBE_LABELS(plugin, point, profile));
+	if (!s)
+		return;
+	set[eval_victim++ % EVAL_WAYS] =
+		(struct eval_cache_entry){ .id = m->id, .plugin = plugin, .point = point, .profile = profile, .series = s };
+	kube_series_add(s, n);
+}
+
+void sk_sched_metrics_permit_waited(struct sk_sched_metrics *m, enum sk_code code, double seconds)
+{
+	if (m)
+		kube_histogram_observe(m->permit_wait, seconds, KUBE_LABELS(sk_code_string(code)));
+}
+
+void sk_sched_metrics_goroutines(struct sk_sched_metrics *m, const char *operation, int delta)
+{
+	if (!m || !operation)
+		return;
+	struct kube_metric_series *s = !strcmp(operation, "Filter") ? m->g_filter
+				       : !strcmp(operation, "Score") ? m->g_score
+				       : !strcmp(operation, "binding") ? m->g_binding : NULL;
+	if (s)
+		kube_series_gauge_add(s, delta);
+	else
+		kube_gauge_add(m->goroutines, delta, KUBE_LABELS(operation));
+}
+
+void sk_sched_metrics_event_handled(struct sk_sched_metrics *m, const char *event, double seconds)
+{
+	if (m && event)
+		kube_histogram_observe(m->event_handling, seconds, KUBE_LABELS(event));
+}
+
+void sk_sched_metrics_queue_inflight(void *ctx, const char *event, int delta)
+{
+	struct sk_sched_metrics *m = ctx;
+	if (m && event)
+		kube_gauge_add(m->inflight, delta, KUBE_LABELS(event));
+}
+
+void sk_sched_metrics_queue_hint(void *ctx, const char *plugin, const char *event, const char *hint, double seconds)
+{
+	struct sk_sched_metrics *m = ctx;
+	if (m && plugin && event && hint)
+		kube_histogram_observe(m->hint_duration, seconds, KUBE_LABELS(plugin, event, hint));
 }

@@ -15,6 +15,13 @@
  *   scheduler_preemption_victims                                    histogram (victims of a nominated preemptor)
  *   scheduler_unschedulable_pods{plugin,profile}                    gauge (pods waiting after a rejection, per rejector)
  *   leader_election_master_status{name}                             gauge
+ *   leader_election_slowpath_total{name}                            counter (renewals through GET + PUT)
+ *   scheduler_plugin_evaluation_total{plugin,extension_point,profile} counter (PreFilter/Filter/PreScore/Score calls)
+ *   scheduler_permit_wait_duration_seconds{result}                  histogram (WaitOnPermit of a waiting pod)
+ *   scheduler_goroutines{operation}                                 gauge (threads at work: binding, Filter, Score)
+ *   scheduler_event_handling_duration_seconds{event}                histogram (informer handlers)
+ *   scheduler_queueing_hint_execution_duration_seconds{plugin,event,hint} histogram (each hint call)
+ *   scheduler_inflight_events{event}                                gauge (the queue's in-flight events and pods)
  *   schedkit_scheduler_binding_conflicts_total                      counter (409 on pods/binding)
  *
  * Thread-safe: every function may be called from any thread; the SLI map (uid -> time of the
@@ -56,6 +63,22 @@ void sk_sched_metrics_unschedulable(struct sk_sched_metrics *m, struct sk_queue 
  * scheduler_queue_incoming_pods_total{queue, event}. */
 void sk_sched_metrics_queue_moved(void *ctx, const struct sk_pod *pod, int to, const char *event);
 void sk_sched_metrics_leader(struct sk_sched_metrics *m, const char *lease_name, bool leading);
+/* kube_leader_config.on_slowpath: leader_election_slowpath_total{name}. */
+void sk_sched_metrics_leader_slowpath(struct sk_sched_metrics *m, const char *lease_name);
+/* sk_framework_env.evaluated: scheduler_plugin_evaluation_total{plugin, extension_point, profile} += n. */
+void sk_sched_metrics_plugin_evaluated(struct sk_sched_metrics *m, const char *profile, const char *point,
+				       const char *plugin, double n);
+/* sk_framework_env.permit_waited: scheduler_permit_wait_duration_seconds{result} (result is
+ * sk_code_string of the outcome: Success, Unschedulable, ...). */
+void sk_sched_metrics_permit_waited(struct sk_sched_metrics *m, enum sk_code code, double seconds);
+/* sk_framework_env.working / sk_sched_env.working: scheduler_goroutines{operation} += delta. */
+void sk_sched_metrics_goroutines(struct sk_sched_metrics *m, const char *operation, int delta);
+/* scheduler_event_handling_duration_seconds{event}: one informer handler's run. */
+void sk_sched_metrics_event_handled(struct sk_sched_metrics *m, const char *event, double seconds);
+/* sk_queue_options.inflight (ctx = the metrics): scheduler_inflight_events{event} += delta. */
+void sk_sched_metrics_queue_inflight(void *ctx, const char *event, int delta);
+/* sk_queue_options.hint_observed (ctx = the metrics): scheduler_queueing_hint_execution_duration_seconds. */
+void sk_sched_metrics_queue_hint(void *ctx, const char *plugin, const char *event, const char *hint, double seconds);
 /* "scheduled", "unschedulable", "error" (the upstream result label). */
 const char *sk_sched_metrics_result_label(enum sk_result r);
 /* The queue label of a queue position ("active", ...), NULL for none/in flight. */

@@ -57,6 +57,52 @@ static void plugin_end(const struct sk_framework *fw, const char *point, const s
 		fw->env.observe(fw->env.ctx, fw->name, point, pl->desc->name, code, (double)(kube_mono_ns() - t0) / 1e9);
 }
 
+/* scheduler_plugin_evaluation_total (env.evaluated). */
+static void evaluated(const struct sk_framework *fw, const char *point, const struct sk_plugin *pl, double n)
+{
+	if (fw->env.evaluated && n > 0)
+		fw->env.evaluated(fw->env.ctx, fw->name, point, pl->desc->name, n);
+}
+
+/* Filter evaluations of the chunk this thread runs (sk_fw_filter_chunk_begin/end), by instance
+ * slot: a plain increment per plugin per node, reported once per chunk. */
+#define EVAL_SLOTS 64
+static _Thread_local struct {
+	const struct sk_framework *fw; /* non-NULL between begin and end */
+	uint32_t n[EVAL_SLOTS];
+} tls_eval;
+
+void sk_fw_filter_chunk_begin(const struct sk_framework *fw)
+{
+	if (fw->env.working)
+		fw->env.working(fw->env.ctx, "Filter", 1);
+	if (fw->env.evaluated)
+		tls_eval.fw = fw;
+}
+
+void sk_fw_filter_chunk_end(const struct sk_framework *fw)
+{
+	if (fw->env.working)
+		fw->env.working(fw->env.ctx, "Filter", -1);
+	if (tls_eval.fw != fw)
+		return;
+	tls_eval.fw = NULL;
+	int n = fw->nplugins < EVAL_SLOTS ? fw->nplugins : EVAL_SLOTS;
+	for (int slot = 0; slot < n; slot++)
+		if (tls_eval.n[slot]) {
+			evaluated(fw, "Filter", &fw->inst[slot], tls_eval.n[slot]);
+			tls_eval.n[slot] = 0;
+		}
+}
+
+static inline void filter_evaluated(const struct sk_framework *fw, const struct sk_plugin *pl)
+{
+	if (tls_eval.fw == fw && pl->slot < EVAL_SLOTS)
+		tls_eval.n[pl->slot]++;
+	else
+		evaluated(fw, "Filter", pl, 1);
+}
+
 /* Per-node extension points (Filter, Score) run every plugin on hundreds of nodes per cycle; two
  * clock reads and one histogram observation per plugin per node cost as much as the plugins
  * themselves. In a cycle sampled for plugin metrics (10% of cycles, as upstream), they therefore
@@ -517,6 +563,7 @@ struct sk_status sk_fw_run_pre_filter(struct sk_framework *fw, struct sk_cycle_s
 		int64_t pt = plugin_begin(fw, cs);
 		struct sk_status s = pl->desc->pre_filter(pl, cs, pod, &r);
 		plugin_end(fw, "PreFilter", pl, s.code, pt);
+		evaluated(fw, "PreFilter", pl, 1);
 		if (s.code == SK_SKIP) {
 			cs->skip[pl->slot] |= SKIP_FILTER;
 			sk_status_reset(&s);
@@ -632,6 +679,7 @@ struct sk_status sk_fw_run_filter(struct sk_framework *fw, struct sk_cycle_state
 		int64_t pt = timed ? kube_mono_ns() : 0;
 		struct sk_status s = pl->desc->filter(pl, cs, pod, ni);
 		plugin_end(fw, "Filter", pl, s.code, pt);
+		filter_evaluated(fw, pl);
 		if (s.code != SK_SUCCESS) {
 			if (!sk_is_rejected(&s))
 				return wrapf(&s, pl->desc->name, "running \"%s\" filter plugin: ", pl->desc->name);
@@ -750,6 +798,7 @@ struct sk_status sk_fw_run_pre_score(struct sk_framework *fw, struct sk_cycle_st
 		int64_t pt = plugin_begin(fw, cs);
 		struct sk_status s = pl->desc->pre_score(pl, cs, pod, nodes, nnodes);
 		plugin_end(fw, "PreScore", pl, s.code, pt);
+		evaluated(fw, "PreScore", pl, 1);
 		if (s.code == SK_SKIP) {
 			cs->skip[pl->slot] |= SKIP_SCORE;
 			sk_status_reset(&s);
@@ -841,7 +890,7 @@ static inline bool score_one(struct score_job *j, struct sk_score_table *t, stru
 	return true;
 }
 
-static void score_range(int begin, int end, void *arg)
+static void score_chunk(int begin, int end, void *arg)
 {
 	struct score_job *j = arg;
 	struct sk_score_table *t = j->t;
@@ -870,6 +919,15 @@ static void score_range(int begin, int end, void *arg)
 	}
 }
 
+/* score_chunk counted in scheduler_goroutines{operation="Score"} (env.working). */
+static void score_range(int begin, int end, void *arg)
+{
+	const struct sk_framework *fw = ((struct score_job *)arg)->fw;
+	fw->env.working(fw->env.ctx, "Score", 1);
+	score_chunk(begin, end, arg);
+	fw->env.working(fw->env.ctx, "Score", -1);
+}
+
 struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				 const struct sk_node_info *const *nodes, int nnodes, struct sk_score_table *t)
 {
@@ -893,6 +951,7 @@ struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state 
 		t->plugin[t->nplugins] = pl->desc->name;
 		t->weight[t->nplugins] = fw->weights[p];
 		t->nplugins++;
+		evaluated(fw, "Score", pl, nnodes); /* called once per node (or once for them all by score_batch) */
 	}
 	if (t->nplugins == 0 || nnodes == 0)
 		goto done;
@@ -915,7 +974,7 @@ struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state 
 			j.order[k++] = p;
 	atomic_init(&j.cancel, 0);
 	pthread_mutex_init(&j.mu, NULL);
-	sk_parallel_for_range(fw->env.pool, nnodes, 0, score_range, &j, &j.cancel);
+	sk_parallel_for_range(fw->env.pool, nnodes, 0, fw->env.working ? score_range : score_chunk, &j, &j.cancel);
 	pthread_mutex_destroy(&j.mu);
 	free(j.order);
 	if (j.err_node >= 0) {
@@ -1071,7 +1130,10 @@ struct sk_status sk_fw_wait_on_permit(struct sk_framework *fw, const struct sk_p
 {
 	if (!sk_waiting_has(fw->waiting, pod->uid))
 		return sk_ok();
+	int64_t t0 = fw->env.permit_waited ? kube_mono_ns() : 0;
 	struct sk_status s = sk_waiting_wait(fw->waiting, pod->uid);
+	if (t0)
+		fw->env.permit_waited(fw->env.ctx, s.code, (double)(kube_mono_ns() - t0) / 1e9);
 	if (s.code == SK_SUCCESS || sk_is_rejected(&s))
 		return s;
 	const char *plugin = s.plugin;

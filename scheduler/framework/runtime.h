@@ -68,6 +68,19 @@ struct sk_framework_env {
 	int (*api_patch)(void *ctx, const char *path, const cJSON *patch, cJSON **out, bool *conflict, char **err);
 	/* ---- listers (scheduler/api/workloads.h): Services, controllers, Namespaces; NULL: none ---- */
 	const struct sk_listers *listers;
+	/* ---- more metric hooks (each may be NULL) ---- */
+	/* scheduler_plugin_evaluation_total{plugin, extension_point, profile} += n: every call of a
+	 * PreFilter, Filter (per node), PreScore and Score (per node) plugin, as upstream's
+	 * instrumented plugins count. Filter calls of a chunk of nodes are summed per thread and
+	 * reported once per chunk (sk_fw_filter_chunk_begin/end), not once per node. */
+	void (*evaluated)(void *ctx, const char *profile, const char *point, const char *plugin, double n);
+	/* scheduler_permit_wait_duration_seconds{result}: a pod waited on Permit for seconds; code is
+	 * the outcome (framework.go WaitOnPermit). */
+	void (*permit_waited)(void *ctx, enum sk_code code, double seconds);
+	/* scheduler_goroutines{operation} += delta: a pool thread starts (+1) or ends (-1) a chunk of
+	 * the parallel work of operation "Filter" or "Score" (upstream's parallelizer counts each
+	 * piece it runs, by the same operation names). */
+	void (*working)(void *ctx, const char *operation, int delta);
 };
 
 struct sk_framework;
@@ -121,6 +134,11 @@ bool sk_cycle_state_records_plugin_metrics(const struct sk_cycle_state *cs);
 int sk_cycle_state_take_pods_to_activate(struct sk_cycle_state *cs, char ***keys);
 
 /* ---------- extension points ---------- */
+/* Around one thread's run of sk_fw_run_filter over a chunk of nodes: Filter evaluations are
+ * counted in a per-thread array meanwhile and reported to env.evaluated at the end (one call per
+ * plugin per chunk). Without them every Filter call reports itself. Not nestable. */
+void sk_fw_filter_chunk_begin(const struct sk_framework *fw);
+void sk_fw_filter_chunk_end(const struct sk_framework *fw);
 /* PreEnqueue plugins in order; first non-success stops (status.plugin set). */
 struct sk_status sk_fw_run_pre_enqueue(struct sk_framework *fw, const struct sk_pod *pod);
 /* The QueueSort plugin's less. */

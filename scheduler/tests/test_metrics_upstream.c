@@ -48,6 +48,15 @@ static const struct expect table[] = {
 	{"scheduler_preemption_victims", "histogram", "", "1,2,4,8,16,32,64"},
 	{"scheduler_unschedulable_pods", "gauge", "plugin,profile", NULL},
 	{"leader_election_master_status", "gauge", "name", NULL},
+	{"leader_election_slowpath_total", "counter", "name", NULL},
+	{"scheduler_plugin_evaluation_total", "counter", "plugin,extension_point,profile", NULL},
+	{"scheduler_permit_wait_duration_seconds", "histogram", "result",
+	 "0.001,0.002,0.004,0.008,0.016,0.032,0.064,0.128,0.256,0.512,1.024,2.048,4.096,8.192,16.384"},
+	{"scheduler_goroutines", "gauge", "operation", NULL},
+	{"scheduler_event_handling_duration_seconds", "histogram", "event",
+	 "0.0001,0.0002,0.0004,0.0008,0.0016,0.0032,0.0064,0.0128,0.0256,0.0512,0.1024,0.2048"},
+	{"scheduler_queueing_hint_execution_duration_seconds", "histogram", "plugin,event,hint", NULL},
+	{"scheduler_inflight_events", "gauge", "event", NULL},
 	{"process_cpu_seconds_total", "counter", "", NULL},
 	{"process_open_fds", "gauge", "", NULL},
 	{"process_max_fds", "gauge", "", NULL},
@@ -58,6 +67,9 @@ static const struct expect table[] = {
 	{"kubernetes_build_info", "gauge", "build_date,compiler,git_commit,git_tree_state,git_version,go_version,major,minor,platform", NULL},
 	{"rest_client_requests_total", "counter", "code,host,method", NULL},
 	{"rest_client_request_duration_seconds", "histogram", "host,verb", "0.005,0.025,0.1,0.25,0.5,1,2,4,8,15,30,60"},
+	{"rest_client_request_size_bytes", "histogram", "host,verb", "64,256,512,1024,4096,16384,65536,262144,1.048576e+06,4.194304e+06,1.6777216e+07"},
+	{"rest_client_response_size_bytes", "histogram", "host,verb", "64,256,512,1024,4096,16384,65536,262144,1.048576e+06,4.194304e+06,1.6777216e+07"},
+	{"rest_client_rate_limiter_duration_seconds", "histogram", "host,verb", "0.005,0.025,0.1,0.25,0.5,1,2,4,8,15,30,60"},
 };
 
 /* The label names of the first series line of name in text ("" none); NULL when there is none. */
@@ -147,15 +159,29 @@ static void feed(struct sk_sched_metrics *m, struct sk_pod *pod)
 	sk_sched_metrics_cache_size(m, 1, 2, 0);
 	sk_sched_metrics_leader(m, "lease", true);
 	sk_sched_metrics_victim(m, pod->uid);
+	sk_sched_metrics_leader_slowpath(m, "lease");
+	sk_sched_metrics_plugin_evaluated(m, "prof", "Filter", "NodeResourcesFit", 16);
+	sk_sched_metrics_permit_waited(m, SK_SUCCESS, 0.003);
+	sk_sched_metrics_goroutines(m, "binding", 1);
+	sk_sched_metrics_event_handled(m, "NodeAdd", 0.0005);
+	sk_sched_metrics_queue_hint(m, "NodeAffinity", "NodeAdd", "Queue", 0.00002);
+	sk_sched_metrics_queue_inflight(m, "PodPopped", 1);
+}
+
+/* A local API server on a free port. */
+static struct apis_server *start_api(void)
+{
+	struct apis_opts ao = APIS_OPTS_DEFAULT;
+	ao.port = 0;
+	struct apis_server *api;
+	assert_int_equal(apis_server_start(&ao, &api), 0);
+	return api;
 }
 
 static void test_names_labels_buckets(void **state)
 {
 	(void)state;
-	struct apis_opts ao = APIS_OPTS_DEFAULT;
-	ao.port = 0;
-	struct apis_server *api;
-	assert_int_equal(apis_server_start(&ao, &api), 0);
+	struct apis_server *api = start_api();
 	struct kube_config *kc = kube_config_new(apis_server_url(api));
 	struct kube_client *c;
 	assert_int_equal(kube_client_new(kc, &c, NULL), 0);
@@ -199,12 +225,31 @@ static void test_names_labels_buckets(void **state)
 	assert_true(kube_metrics_value(reg, "rest_client_requests_total", KUBE_LABELS("200", "api:6443", "GET")) >= 2);
 	assert_int_equal((int)kube_metric_value(kube_metrics_lookup(reg, "rest_client_request_duration_seconds"),
 						KUBE_LABELS("api:6443", "GET")), 1);
+	/* the sizes and the limiter's wait of that GET: a request without a body, a NamespaceList back */
+	struct kube_metric *req = kube_metrics_lookup(reg, "rest_client_request_size_bytes");
+	struct kube_metric *resp = kube_metrics_lookup(reg, "rest_client_response_size_bytes");
+	assert_int_equal((int)kube_metric_value(req, KUBE_LABELS("api:6443", "GET")), 1);
+	assert_int_equal((int)kube_histogram_sum(req, KUBE_LABELS("api:6443", "GET")), 0);
+	assert_true(kube_histogram_sum(resp, KUBE_LABELS("api:6443", "GET")) > 20);
+	assert_int_equal((int)kube_metric_value(kube_metrics_lookup(reg, "rest_client_rate_limiter_duration_seconds"),
+						KUBE_LABELS("api:6443", "GET")), 1);
 	assert_int_equal((int)kube_metrics_value(reg, "kubernetes_build_info",
 						 KUBE_LABELS("1970-01-01T00:00:00Z", "gcc", "", "", "v1.34.0", "", "1", "34", "linux/amd64")) +
 				 (int)kube_metrics_value(reg, "kubernetes_build_info",
 							 KUBE_LABELS("1970-01-01T00:00:00Z", "clang", "", "", "v1.34.0", "", "1", "34", "linux/amd64")),
 			 1);
 	assert_true(kube_metrics_value(reg, "process_start_time_seconds", NULL) > 1.5e9);
+	/* the values fed above, under upstream's label values */
+	assert_int_equal((int)kube_metrics_value(reg, "leader_election_slowpath_total", KUBE_LABELS("lease")), 1);
+	assert_int_equal((int)kube_metrics_value(reg, "scheduler_plugin_evaluation_total",
+						 KUBE_LABELS("NodeResourcesFit", "Filter", "prof")), 16);
+	assert_int_equal((int)kube_metrics_value(reg, "scheduler_permit_wait_duration_seconds", KUBE_LABELS("Success")), 1);
+	assert_int_equal((int)kube_metrics_value(reg, "scheduler_goroutines", KUBE_LABELS("binding")), 1);
+	assert_int_equal((int)kube_metrics_value(reg, "scheduler_goroutines", KUBE_LABELS("Filter")), 0); /* present at 0 */
+	assert_int_equal((int)kube_metrics_value(reg, "scheduler_event_handling_duration_seconds", KUBE_LABELS("NodeAdd")), 1);
+	assert_int_equal((int)kube_metrics_value(reg, "scheduler_queueing_hint_execution_duration_seconds",
+						 KUBE_LABELS("NodeAffinity", "NodeAdd", "Queue")), 1);
+	assert_int_equal((int)kube_metrics_value(reg, "scheduler_inflight_events", KUBE_LABELS("PodPopped")), 1);
 	assert_true(kube_metrics_value(reg, "process_open_fds", NULL) >= 3);
 	free(text);
 	sk_pod_unref(pod);
@@ -263,6 +308,50 @@ static bool less(void *ctx, const struct sk_queued_pod *a, const struct sk_queue
 	return a->timestamp_ns < b->timestamp_ns;
 }
 
+/* The client-side limiter's wait and the retry counter move: qps 4 / burst 1 makes the 2nd and
+ * 3rd GET wait about 0.25 s each; a GET to a closed port is retried once (transport error). */
+static void test_rest_limiter_and_retries(void **state)
+{
+	(void)state;
+	struct apis_server *api = start_api();
+	struct kube_config *kc = kube_config_new(apis_server_url(api));
+	kc->qps = 4;
+	kc->burst = 1;
+	struct kube_client *c, *dead;
+	assert_int_equal(kube_client_new(kc, &c, NULL), 0);
+	kube_config_free(kc);
+	kc = kube_config_new("http://127.0.0.1:1");
+	assert_int_equal(kube_client_new(kc, &dead, NULL), 0);
+	kube_config_free(kc);
+	kube_client_set_max_retries(dead, 1);
+	struct kube_metrics_registry *reg = kube_metrics_registry_new(), *reg2 = kube_metrics_registry_new();
+	struct kube_client *clients[] = {c, NULL}, *clients2[] = {dead, NULL};
+	struct kube_std_metrics *std = kube_std_metrics_new(reg, clients, "api:6443");
+	struct kube_std_metrics *std2 = kube_std_metrics_new(reg2, clients2, "dead:1");
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(kube_get(c, "/api/v1/namespaces", NULL, NULL), 0);
+	struct kube_metric *rl = kube_metrics_lookup(reg, "rest_client_rate_limiter_duration_seconds");
+	assert_int_equal((int)kube_metric_value(rl, KUBE_LABELS("api:6443", "GET")), 3);
+	assert_true(kube_histogram_sum(rl, KUBE_LABELS("api:6443", "GET")) > 0.3);
+	assert_true(kube_histogram_bucket_count(rl, KUBE_LABELS("api:6443", "GET"), 0.005) >= 1); /* the first: no wait */
+	struct kube_metric *retries = kube_metrics_lookup(reg, "rest_client_request_retries_total");
+	assert_non_null(retries);
+	assert_int_equal((int)kube_metric_value(retries, KUBE_LABELS("200", "api:6443", "GET")), 0); /* no retry */
+	assert_int_not_equal(kube_get(dead, "/api/v1/namespaces", NULL, NULL), 0);
+	struct kube_metric *retries2 = kube_metrics_lookup(reg2, "rest_client_request_retries_total");
+	assert_int_equal((int)kube_metric_value(retries2, KUBE_LABELS("<error>", "dead:1", "GET")), 1);
+	char *text = kube_metrics_render(reg2);
+	assert_non_null(strstr(text, "rest_client_request_retries_total{code=\"<error>\",host=\"dead:1\",verb=\"GET\"} 1\n"));
+	free(text);
+	kube_std_metrics_free(std);
+	kube_std_metrics_free(std2);
+	kube_metrics_registry_free(reg);
+	kube_metrics_registry_free(reg2);
+	kube_client_free(c);
+	kube_client_free(dead);
+	apis_server_stop(api);
+}
+
 static void test_unschedulable_and_moves(void **state)
 {
 	(void)state;
@@ -314,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_names_labels_buckets),
 		cmocka_unit_test(test_algorithm_and_preemption),
 		cmocka_unit_test(test_unschedulable_and_moves),
+		cmocka_unit_test(test_rest_limiter_and_retries),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

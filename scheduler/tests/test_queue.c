@@ -393,6 +393,70 @@ static void test_inflight_events(void **state)
 	sk_queue_free(q);
 }
 
+/* sk_queue_options.inflight / hint_observed (scheduler_inflight_events,
+ * scheduler_queueing_hint_execution_duration_seconds): "PodPopped" while a pod is in flight, an
+ * event's label while an attempt that can see it runs, back to zero when they are done; each hint
+ * call of a plugin registered for the event, with its answer. */
+static struct { char event[32]; int n; } infl[8];
+static int ninfl;
+static char hints_seen[512];
+static void on_inflight(void *ctx, const char *event, int delta)
+{
+	(void)ctx;
+	int i = 0;
+	while (i < ninfl && strcmp(infl[i].event, event))
+		i++;
+	if (i == ninfl)
+		snprintf(infl[ninfl++].event, sizeof infl[0].event, "%s", event);
+	infl[i].n += delta;
+}
+static int inflight_of(const char *event)
+{
+	for (int i = 0; i < ninfl; i++)
+		if (!strcmp(infl[i].event, event))
+			return infl[i].n;
+	return 0;
+}
+static void on_hint(void *ctx, const char *plugin, const char *event, const char *h, double seconds)
+{
+	(void)ctx;
+	assert_true(seconds >= 0 && seconds < 1);
+	size_t k = strlen(hints_seen);
+	snprintf(hints_seen + k, sizeof hints_seen - k, "%s/%s/%s ", plugin, event, h);
+}
+
+static void test_inflight_and_hint_metrics(void **state)
+{
+	(void)state;
+	ninfl = 0;
+	hints_seen[0] = 0;
+	struct sk_queue_ops ops = { .less = less, .pre_enqueue = pre_enqueue, .hint = hint, .now_ns = now };
+	struct sk_queue_options o = { .initial_backoff_ns = 1 * S, .max_backoff_ns = 10 * S,
+				      .inflight = on_inflight, .hint_observed = on_hint };
+	struct sk_queue *q = sk_queue_new(&ops, &o);
+	add(q, mkpod("p", 0, false));
+	add(q, mkpod("o", 0, false));
+	rules[nrules++] = (struct hint_rule){ "A", SK_EV_NODE, SK_ACT_ADD, SK_QUEUE };
+	rules[nrules++] = (struct hint_rule){ "B", SK_EV_NODE, SK_ACT_ADD, SK_QUEUE_SKIP };
+	struct sk_node *n = fx_node("{\"metadata\":{\"name\":\"n9\"}}");
+	sk_queue_move_all(q, &SK_EVENT_NODE_ADD, NULL, n); /* nothing in flight: not tracked */
+	assert_int_equal(inflight_of("NodeAdd"), 0);
+	struct sk_queued_pod *p = sk_queue_try_pop(q, NULL), *po = sk_queue_try_pop(q, NULL);
+	assert_int_equal(inflight_of("PodPopped"), 2);
+	po->unschedulable_plugins[po->nunschedulable_plugins++] = "B";
+	po->unschedulable_plugins[po->nunschedulable_plugins++] = "A";
+	assert_int_equal(sk_queue_add_unschedulable(q, po, NULL), SK_Q_UNSCHEDULABLE);
+	assert_int_equal(inflight_of("PodPopped"), 1);
+	sk_queue_move_all(q, &SK_EVENT_NODE_ADD, NULL, n); /* p is in flight: recorded; o is moved */
+	assert_int_equal(inflight_of("NodeAdd"), 1);
+	assert_string_equal(hints_seen, "B/NodeAdd/QueueSkip A/NodeAdd/Queue ");
+	sk_queue_done(q, p);
+	assert_int_equal(inflight_of("PodPopped"), 0);
+	assert_int_equal(inflight_of("NodeAdd"), 0);
+	sk_node_unref(n);
+	sk_queue_free(q);
+}
+
 static void test_hints_disabled(void **state)
 {
 	(void)state;
@@ -696,6 +760,7 @@ int main(void)
 		cmocka_unit_test_setup(test_gated_pods, setup),
 		cmocka_unit_test_setup(test_flush_unschedulable, setup),
 		cmocka_unit_test_setup(test_inflight_events, setup),
+		cmocka_unit_test_setup(test_inflight_and_hint_metrics, setup),
 		cmocka_unit_test_setup(test_hints_disabled, setup),
 		cmocka_unit_test_setup(test_update_delete_activate, setup),
 		cmocka_unit_test_setup(test_pop_blocks_until_add_or_close, setup),

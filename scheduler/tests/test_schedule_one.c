@@ -36,6 +36,60 @@ static uint64_t rand_value;
 static bool use_fixed_rand;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* env.evaluated / env.permit_waited: sums by "point plugin profile", and the waits seen */
+static struct { char key[96]; double n; } evals[32];
+static int nevals;
+static double permit_wait_s;
+static enum sk_code permit_wait_code;
+static int permit_waits;
+static void fw_evaluated(void *ctx, const char *profile, const char *point, const char *plugin, double n)
+{
+	(void)ctx;
+	char key[96];
+	snprintf(key, sizeof key, "%s %s %s", point, plugin, profile);
+	pthread_mutex_lock(&mu);
+	int i = 0;
+	while (i < nevals && strcmp(evals[i].key, key))
+		i++;
+	if (i == nevals && nevals < 32)
+		snprintf(evals[nevals++].key, sizeof evals[0].key, "%s", key);
+	if (i < 32)
+		evals[i].n += n;
+	pthread_mutex_unlock(&mu);
+}
+static double evals_of(const char *key)
+{
+	for (int i = 0; i < nevals; i++)
+		if (!strcmp(evals[i].key, key))
+			return evals[i].n;
+	return 0;
+}
+static void fw_permit_waited(void *ctx, enum sk_code code, double seconds)
+{
+	(void)ctx;
+	pthread_mutex_lock(&mu);
+	permit_waits++;
+	permit_wait_code = code;
+	permit_wait_s = seconds;
+	pthread_mutex_unlock(&mu);
+}
+
+/* env.working (both envs): scheduler_goroutines by operation, now and at most */
+static const char *const work_ops[] = { "binding", "Filter", "Score" };
+static int work_now[3], work_max[3];
+static void working(void *ctx, const char *operation, int delta)
+{
+	(void)ctx;
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(operation, work_ops[i])) {
+			work_now[i] += delta;
+			if (work_now[i] > work_max[i])
+				work_max[i] = work_now[i];
+		}
+	pthread_mutex_unlock(&mu);
+}
+
 static const struct sk_snapshot *fw_snapshot(void *ctx)
 {
 	(void)ctx;
@@ -145,16 +199,22 @@ static void start(int binder_threads)
 	struct sk_sched_env env = { .update_snapshot = update_snapshot, .assume = assume, .forget = forget,
 				    .finish_binding = finish, .patch_failure = patch, .observe = observe,
 				    .want_details = true, .rand = use_fixed_rand ? fixed_rand : NULL, .seed = 7,
-				    .binder_threads = binder_threads, .nominator = nom, .get_pod = get_pod };
+				    .binder_threads = binder_threads, .nominator = nom, .get_pod = get_pod,
+				    .working = working };
 	char *err = NULL;
 	sched = sk_scheduler_new(&env, &err);
 	assert_non_null(sched);
-	struct sk_framework_env fenv = { .pool = pool, .nominator = nom, .snapshot = fw_snapshot, .event = fw_event };
+	struct sk_framework_env fenv = { .pool = pool, .nominator = nom, .snapshot = fw_snapshot, .event = fw_event,
+					 .evaluated = fw_evaluated, .permit_waited = fw_permit_waited, .working = working };
+	memset(work_now, 0, sizeof work_now);
+	memset(work_max, 0, sizeof work_max);
 	struct sk_framework *fw = sk_framework_new(&cfg, &prof.p, &fenv, &err);
 	if (!fw)
 		fail_msg("framework: %s", err);
 	sk_scheduler_set_frameworks(sched, &fw, 1);
 	sk_framework_unref(fw);
+	memset(evals, 0, sizeof evals);
+	nevals = permit_waits = 0;
 }
 
 static int setup(void **state)
@@ -645,6 +705,50 @@ static void test_binding_failures(void **state)
 	sk_pod_unref(p);
 }
 
+/* scheduler_plugin_evaluation_total as upstream's instrumented plugins count: every PreFilter and
+ * PreScore call, every Filter call per node (a node rejected by the first plugin never reaches
+ * the second), every Score call per node; summed per chunk of nodes on the pool threads. And
+ * scheduler_permit_wait_duration_seconds for a pod that waited on Permit. */
+static void test_plugin_evaluations_and_permit_wait(void **state)
+{
+	(void)state;
+	make_nodes(40);
+	tk_profile_add(&prof, SK_EP_PRE_FILTER, TK_C, 0);
+	tk_profile_add(&prof, SK_EP_FILTER, TK_A, 0);
+	tk_profile_add(&prof, SK_EP_FILTER, TK_B, 0);
+	tk_profile_add(&prof, SK_EP_PRE_SCORE, TK_C, 0);
+	tk_profile_add(&prof, SK_EP_SCORE, TK_C, 1);
+	tk_profile_add(&prof, SK_EP_PERMIT, TK_D, 0);
+	tk_beh[TK_A].filter_nodes[0] = "n2";
+	tk_beh[TK_A].filter_nodes[1] = "n7";
+	tk_beh[TK_A].filter = SK_UNSCHEDULABLE;
+	tk_beh[TK_A].filter_reason = "nope";
+	tk_beh[TK_D].permit = SK_WAIT;
+	tk_beh[TK_D].permit_timeout_ms = 30;
+	start(0);
+	struct sk_pod *p = add_pod("p", NULL);
+	run_one();
+	for (int i = 0; getenv("SK_DEBUG_EVALS") && i < nevals; i++)
+		fprintf(stderr, "%s = %g\n", evals[i].key, evals[i].n);
+	/* 40 nodes, all of them searched (fewer than the 100 nodes upstream always scores) */
+	assert_int_equal((int)evals_of("PreFilter TestC default-scheduler"), 1);
+	assert_int_equal((int)evals_of("Filter TestA default-scheduler"), 40);
+	assert_int_equal((int)evals_of("Filter TestB default-scheduler"), 38);
+	assert_int_equal((int)evals_of("PreScore TestC default-scheduler"), 1);
+	assert_int_equal((int)evals_of("Score TestC default-scheduler"), 38);
+	assert_int_equal(permit_waits, 1);
+	assert_int_equal(permit_wait_code, SK_UNSCHEDULABLE); /* timed out */
+	assert_true(permit_wait_s >= 0.02);
+	/* scheduler_goroutines: each operation ran on at least one thread and none is left counted */
+	for (int i = 0; i < 3; i++) {
+		if (work_max[i] < 1 || work_now[i] != 0)
+			fail_msg("%s: max %d, now %d", work_ops[i], work_max[i], work_now[i]);
+	}
+	assert_true(work_max[0] == 1); /* one binding cycle */
+	sk_pod_unref(p);
+	make_nodes(3);
+}
+
 static void test_post_filter_and_nomination(void **state)
 {
 	(void)state;
@@ -738,6 +842,9 @@ static void test_async_binders(void **state)
 	assert_int_equal(outcomes, 40);
 	assert_int_equal(finished, 40);
 	assert_int_equal(tk_beh[TK_D].post_bind_calls, 0); /* D is not a PostBind plugin here */
+	/* scheduler_goroutines{operation="binding"}: at most the 3 binders at once, none left */
+	assert_int_equal(work_now[0], 0);
+	assert_true(work_max[0] >= 1 && work_max[0] <= 3);
 	struct sk_queue_counts c;
 	sk_queue_counts(sk_scheduler_queue(sched), &c);
 	assert_int_equal(c.active + c.backoff + c.unschedulable + c.gated, 0);
@@ -1089,6 +1196,7 @@ int main(void)
 		T(test_scoring_and_ties),
 		T(test_reserve_and_permit_rejection),
 		T(test_binding_failures),
+		T(test_plugin_evaluations_and_permit_wait),
 		T(test_post_filter_and_nomination),
 		T(test_nominated_node_first),
 		T(test_no_nodes_and_terminating),

@@ -143,6 +143,18 @@ static void test_rbac_enforced(void **state)
 			      NULL, NULL),
 			 0);
 	assert_int_equal(post(admin, "/api/v1/namespaces/default/configmaps", "{\"metadata\":{\"name\":\"theirs\"}}", NULL, NULL), 0);
+	/* bob may list and watch the one ConfigMap "theirs" (resourceNames: a list or watch narrowed
+	 * by fieldSelector metadata.name, as upstream's RequestInfo names it) */
+	assert_int_equal(post(admin, "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
+			      "{\"metadata\":{\"name\":\"one\"},\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"configmaps\"],"
+			      "\"resourceNames\":[\"theirs\"],\"verbs\":[\"list\",\"watch\"]}]}",
+			      NULL, NULL),
+			 0);
+	assert_int_equal(post(admin, "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+			      "{\"metadata\":{\"name\":\"bob-one\"},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"Role\",\"name\":\"one\"},"
+			      "\"subjects\":[{\"kind\":\"User\",\"name\":\"bob\"}]}",
+			      NULL, NULL),
+			 0);
 	struct kube_client *alice = client_with(s, "tok-alice"), *bob = client_with(s, "tok-bob");
 	struct kube_error e;
 	static const struct {
@@ -162,6 +174,11 @@ static void test_rbac_enforced(void **state)
 		 "nodes is forbidden: User \"alice\" cannot list resource \"nodes\" in API group \"\" at the cluster scope"},
 		{1, "GET", "/api/v1/namespaces/default/configmaps", NULL, 403,
 		 "configmaps is forbidden: User \"bob\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\""},
+		{1, "GET", "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dtheirs", NULL, 200, NULL},
+		{1, "GET", "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3D%3Dtheirs", NULL, 200, NULL},
+		{1, "GET", "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dmine", NULL, 403,
+		 "configmaps \"mine\" is forbidden: User \"bob\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\""},
+		{1, "GET", "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.namespace%3Ddefault", NULL, 403, NULL},
 		{1, "GET", "/api/v1", NULL, 200, NULL},   /* discovery: system:discovery */
 		{1, "GET", "/version", NULL, 200, NULL},
 		{0, "GET", "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1", NULL, 403,
