@@ -983,6 +983,8 @@ int sk_cache_update_snapshot(struct sk_cache *c, struct sk_snapshot *s, char **e
 		}
 		bool had_aff = existing->npods_with_affinity > 0;
 		bool had_anti = existing->npods_with_required_anti_affinity > 0;
+		if (existing->node != it->info->node)
+			sk_snap_node_replaced(s);
 		int32_t index = existing->index; /* the snapshot's numbering, not the cache's (none) */
 		uint32_t serial = existing->index_serial;
 		if (sk_node_info_copy_into(existing, it->info) != 0)

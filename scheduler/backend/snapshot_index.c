@@ -33,12 +33,17 @@ void sk_snap_index_assign(struct sk_snap_index *x, struct sk_snapshot *s, struct
 		s->index_end = 1; /* 0 means "not numbered" */
 	ni->index = x->nfree > 0 ? x->free[--x->nfree] : s->index_end++;
 	ni->index_serial = next_serial();
-	s->index_version = (uint64_t)sk_next_generation();
+	s->index_version = s->nodes_version = (uint64_t)sk_next_generation();
+}
+
+void sk_snap_node_replaced(struct sk_snapshot *s)
+{
+	s->nodes_version = (uint64_t)sk_next_generation();
 }
 
 void sk_snap_index_release(struct sk_snap_index *x, struct sk_snapshot *s, const struct sk_node_info *ni)
 {
-	s->index_version = (uint64_t)sk_next_generation();
+	s->index_version = s->nodes_version = (uint64_t)sk_next_generation();
 	if (ni->index < 1 || ni->index >= s->index_end)
 		return;
 	if (x->nfree == x->capfree) {
@@ -56,7 +61,7 @@ void sk_snap_index_reset(struct sk_snap_index *x, struct sk_snapshot *s)
 {
 	x->nfree = 0;
 	s->index_end = 1;
-	s->index_version = (uint64_t)sk_next_generation();
+	s->index_version = s->nodes_version = (uint64_t)sk_next_generation();
 }
 
 void sk_snap_index_free(struct sk_snap_index *x)

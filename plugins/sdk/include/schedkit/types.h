@@ -286,9 +286,12 @@ struct sk_snapshot {
 
 	/* Appended in ABI 1.2 (docs/plugins.md, "Per-node plugin data"): every node's index is below
 	 * index_end; index_version changes (to a value unique in the process) whenever a node enters
-	 * or leaves the snapshot, i.e. whenever any index or index_serial changes. */
+	 * or leaves the snapshot, i.e. whenever any index or index_serial changes; nodes_version
+	 * whenever index_version does and whenever a node's object (sk_node_info.node) is replaced.
+	 * Pods coming and going change neither. */
 	int32_t index_end;
 	uint64_t index_version;
+	uint64_t nodes_version;
 };
 const struct sk_node_info *sk_snapshot_get(const struct sk_snapshot *s, const char *node_name);
 
