@@ -765,7 +765,8 @@ static inline __attribute__((always_inline)) int64_t cr_node_score(const struct 
 	}
 	int64_t sum = k->w_cpu * free_percent(n->allocatable.milli_cpu, used_cpu) +
 		      k->w_mem * free_percent(n->allocatable.memory, used_mem);
-	return k->w_sum ? sum / k->w_sum : 0;
+	/* sum >= 0; the default weights (1 and 1) divide by 2 without a division instruction */
+	return k->w_sum == 2 ? sum >> 1 : k->w_sum ? sum / k->w_sum : 0;
 }
 
 #define CR_NO_STATE "reading \"PreScoreComputeResource\" from cycleState: not found"
@@ -792,8 +793,9 @@ static struct sk_status cr_score(struct sk_plugin *self, struct sk_cycle_state *
 /* Parallel: a worker's chunk of nodes in one call (ABI 1.1, docs/plugins.md "Batch scoring"):
  * the CycleState is read once instead of once per node. In blocks: first every node's entry is
  * found through the index by node (the node info's index and one element of an array) and its
- * line, and the node's allocatable, requested from memory; then the nodes are scored. The loads
- * of a block are independent, so their cache misses overlap instead of coming one per node. */
+ * line requested from memory (the node's own lines were read by Filter in this cycle); then the
+ * nodes are scored. The loads of a block are independent, so their cache misses overlap instead
+ * of coming one per node. */
 static struct sk_status cr_score_batch(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				       const struct sk_node_info *const *nodes, int n, int64_t *scores, int *failed)
 {
@@ -816,7 +818,6 @@ static struct sk_status cr_score_batch(struct sk_plugin *self, struct sk_cycle_s
 			}
 			es[j] = cr_score_entry(&k, nodes[b + j], node);
 			__builtin_prefetch(es[j]);
-			__builtin_prefetch(&node->allocatable);
 		}
 		for (int j = 0; j < len; j++)
 			scores[b + j] = cr_node_score(&k, nodes[b + j], nodes[b + j]->node, es[j]);

@@ -118,7 +118,7 @@ static inline struct cr_node_metrics *cr_lookup(const struct cr_by_index *x, con
 						const struct sk_node_info *ni, const char *name)
 {
 	uint32_t i = (uint32_t)ni->index;
-	if (x && i < (uint32_t)x->n && ni->index_serial && x->at[i].serial == ni->index_serial)
+	if (__builtin_expect(x && i < (uint32_t)x->n && ni->index_serial && x->at[i].serial == ni->index_serial, 1))
 		return x->at[i].e;
 	return cr_metrics_find(m, name);
 }
