@@ -2,14 +2,16 @@
  * bench_schedule.c (5,000 nodes, 1,000 existing pods, 10,000 pods to place) run twice in one
  * process, first with the default profile, then with the default plugins plus LocalReplicas,
  * FitIPResource and ComputeResource loaded as modules from the plugin dir, on the same cluster:
- * nodes with a /24 podCIDR, a NodeMetricsList for every node answered by sk_handle_api_get. Prints both runs and the slowdown (goal < 15%). Env: SK_BENCH_NODES,
+ * nodes with a /24 podCIDR, a NodeMetricsList for every node answered by sk_handle_api_get. Prints
+ * both runs (with the process CPU time per pod), the slowdown (goal < 15%) and the median of the
+ * pairs' CPU-time ratios. Env: SK_BENCH_NODES,
  * SK_BENCH_EXISTING, SK_BENCH_PODS, SK_BENCH_ROUNDS (pairs, default 3; the best of each is kept),
  * SK_BENCH_OWNERS=1 (pods owned by 10 ReplicaSets, so LocalReplicas counts replicas),
  * SK_BENCH_HOT=1 (a tenth of the nodes above the cpu threshold),
  * SK_BENCH_PLUGINS (a subset of "CLF": ComputeResource, LocalReplicas, FitIPResource; default all),
  * SK_BENCH_CR_ARGS (ComputeResourceArgs as YAML flow, default {usageThresholds: {cpu: 90, memory:
  * 90}}), SK_BENCH_NO_METRICS=1 (the metrics API answers 404),
- * SK_BENCH_ONLY (default or seed: run only that profile each round, for perf stat / perf record
+ * SK_BENCH_RUN (default or seed: run only that profile each round, for perf stat / perf record
  * of one of them; no slowdown is printed then),
  * SK_PLUGIN_DIR (default $SK_BIN/../lib/schedkit/plugins, else lib/schedkit/plugins). */
 #include <stdbool.h>
@@ -192,10 +194,10 @@ int main(void)
 	owners = skb_env_int("SK_BENCH_OWNERS", 0);
 	hot = skb_env_int("SK_BENCH_HOT", 0);
 	int rounds = skb_env_int("SK_BENCH_ROUNDS", 3);
-	const char *only = getenv("SK_BENCH_ONLY");
+	const char *only = getenv("SK_BENCH_RUN");
 	bool run_base = !only || !*only || !strcmp(only, "default"), run_seed = !only || !*only || !strcmp(only, "seed");
 	if (!run_base && !run_seed) {
-		fprintf(stderr, "bench: SK_BENCH_ONLY=%s: must be default or seed\n", only);
+		fprintf(stderr, "bench: SK_BENCH_RUN=%s: must be default or seed\n", only);
 		return 1;
 	}
 	char dir[4096];
@@ -267,7 +269,7 @@ int main(void)
 	}
 	if (!run_base || !run_seed) {
 		const struct result *b = run_base ? &best_base : &best_seed;
-		printf("  best of %d: %s %.0f pods/s (SK_BENCH_ONLY: no slowdown)\n", rounds, run_base ? "default" : "seed",
+		printf("  best of %d: %s %.0f pods/s (SK_BENCH_RUN: no slowdown)\n", rounds, run_base ? "default" : "seed",
 		       b->seconds > 0 ? b->scheduled / b->seconds : 0.0);
 		goto done;
 	}
