@@ -226,6 +226,8 @@ int sk_node_info_copy_into(struct sk_node_info *dst, const struct sk_node_info *
 	tmp.non_zero_milli_cpu = src->non_zero_milli_cpu;
 	tmp.non_zero_memory = src->non_zero_memory;
 	tmp.generation = src->generation;
+	tmp.index = src->index; /* a clone is the same node of the same snapshot */
+	tmp.index_serial = src->index_serial;
 	sk_node_info_clear(dst);
 	*dst = tmp;
 	return 0;

@@ -11,6 +11,7 @@
 #include "kube/log.h"
 #include "kube/util.h"
 #include "scheduler/backend/cache.h"
+#include "scheduler/backend/snapshot_index.h"
 
 /* ---------- string-keyed hash map (chained) ---------- */
 
@@ -176,6 +177,7 @@ struct snap_priv {
 	const struct sk_cache *cache; /* the cache this snapshot follows (consistency) */
 	int cap_nodes, cap_aff, cap_anti;
 	bool force_full;        /* an earlier update failed half-way: rebuild everything */
+	struct sk_snap_index index; /* sk_node_info.index of the nodes (snapshot_index.h) */
 };
 
 static int64_t monotonic_ms(void *ctx)
@@ -830,6 +832,7 @@ void sk_snapshot_free(struct sk_snapshot *s)
 	struct snap_priv *p = s->priv;
 	smap_free(&p->by_name, free_node_info_val);
 	smap_free(&p->images, free);
+	sk_snap_index_free(&p->index);
 	free(p);
 	free(s->nodes);
 	free(s->have_affinity);
@@ -955,6 +958,7 @@ int sk_cache_update_snapshot(struct sk_cache *c, struct sk_snapshot *s, char **e
 	int64_t since = copy_all ? -1 : s->generation;
 	if (p->cache != c) { /* first update, or following another cache: start over */
 		smap_free(&p->by_name, free_node_info_val);
+		sk_snap_index_reset(&p->index, s);
 		s->nnodes = s->nhave_affinity = s->nhave_required_anti_affinity = 0;
 		p->images_version = -1;
 	}
@@ -969,17 +973,24 @@ int sk_cache_update_snapshot(struct sk_cache *c, struct sk_snapshot *s, char **e
 		struct sk_node_info *existing = smap_get(&p->by_name, it->name);
 		if (!existing) {
 			update_all = true;
-			if (!(existing = calloc(1, sizeof(*existing))))
+			if (!(existing = sk_snap_node_info_alloc()))
 				goto oom;
 			if (smap_put(&p->by_name, it->name, existing) != 0) {
 				free(existing);
 				goto oom;
 			}
+			sk_snap_index_assign(&p->index, s, existing);
 		}
 		bool had_aff = existing->npods_with_affinity > 0;
 		bool had_anti = existing->npods_with_required_anti_affinity > 0;
+		if (existing->node != it->info->node)
+			sk_snap_node_replaced(s);
+		int32_t index = existing->index; /* the snapshot's numbering, not the cache's (none) */
+		uint32_t serial = existing->index_serial;
 		if (sk_node_info_copy_into(existing, it->info) != 0)
 			goto oom;
+		existing->index = index;
+		existing->index_serial = serial;
 		if (had_aff != (existing->npods_with_affinity > 0) ||
 		    had_anti != (existing->npods_with_required_anti_affinity > 0))
 			update_affinity = true;
@@ -998,8 +1009,12 @@ int sk_cache_update_snapshot(struct sk_cache *c, struct sk_snapshot *s, char **e
 			if (!it || !it->info->node)
 				gone[ngone++] = e->key;
 		}
-		for (int i = 0; i < ngone; i++)
-			sk_node_info_free(smap_del(&p->by_name, gone[i]));
+		for (int i = 0; i < ngone; i++) {
+			struct sk_node_info *ni = smap_del(&p->by_name, gone[i]);
+			if (ni)
+				sk_snap_index_release(&p->index, s, ni);
+			sk_node_info_free(ni);
+		}
 		free(gone);
 		update_all = true;
 	}
@@ -1064,6 +1079,7 @@ struct sk_snapshot *sk_snapshot_from_node_infos(struct sk_node_info **nis, int n
 		}
 		if (smap_put(&p->by_name, name, nis[i]) != 0)
 			goto fail;
+		sk_snap_index_assign(&p->index, s, nis[i]);
 		s->nodes[s->nnodes++] = nis[i];
 		if (s->generation < nis[i]->generation)
 			s->generation = nis[i]->generation;

@@ -308,6 +308,7 @@ struct cr {
 struct cr_state {
 	struct cr *c;
 	struct cr_metrics *m;
+	struct cr_by_index *ix;          /* m's entries by node index (a reference), or NULL */
 	int64_t now_ns;
 	int64_t est[CR_NRES];            /* the pod's estimated usage (scaled requests) */
 	int64_t req[CR_NRES];            /* the pod's non-zero requests (scoring by requests) */
@@ -561,6 +562,7 @@ static void cr_state_free(void *p)
 			    " profile=\"%s\" nodes=%d first=\"%s\"", sk_handle_profile_name(st->c->h), n,
 			    first ? first : "");
 	}
+	cr_by_index_unref(st->ix);
 	cr_metrics_unref(st->m);
 	free(st);
 }
@@ -598,19 +600,44 @@ static unsigned over_threshold(const struct cr *c, const struct cr_node_metrics 
 	return over;
 }
 
-/* Scheduling thread, under c->lock: (re)marks the table's nodes above a threshold against the
- * snapshot. */
+/* Scheduling thread, under c->lock: (re)numbers the table's entries by the snapshot's node index
+ * and (re)marks the nodes above a threshold against the snapshot. */
 static void evaluate_table(const struct cr *c, struct cr_metrics *m, const struct sk_snapshot *snap, int64_t now_ns)
 {
 	m->over_count = 0;
-	for (int k = 0; k < m->n; k++) {
-		struct cr_node_metrics *e = &m->nodes[k];
-		const struct sk_node_info *ni = snap ? sk_snapshot_get(snap, e->name) : NULL;
-		e->over = ni && ni->node && fresh(e, now_ns) && over_threshold(c, e, ni->node) != 0;
-		m->over_count += e->over;
+	for (int k = 0; k < m->n; k++)
+		m->nodes[k].over = false;
+	(void)cr_by_index_build(m, snap); /* out of memory: lookups hash the name */
+	for (int i = 0; snap && i < snap->nnodes; i++) {
+		const struct sk_node_info *ni = snap->nodes[i];
+		struct cr_node_metrics *e = ni->node ? cr_lookup(m->by_index, m, ni, ni->node->name) : NULL;
+		if (e && !e->over && fresh(e, now_ns) && over_threshold(c, e, ni->node)) {
+			e->over = true;
+			m->over_count++;
+		}
 	}
 	m->evaluated = true;
 	m->evaluated_nnodes = snap ? snap->nnodes : 0;
+	m->evaluated_version = snap ? snap->index_version : 0;
+}
+
+/* Scheduling thread: the cycle's table evaluated against the snapshot (again when the snapshot's
+ * nodes changed), its index taken into st. Returns how many nodes are above a threshold. */
+static int cr_state_evaluate(struct cr *c, struct cr_state *st)
+{
+	const struct sk_snapshot *snap = sk_handle_snapshot(c->h);
+	struct cr_metrics *m = st->m;
+	pthread_mutex_lock(&c->lock); /* Reserve marks nodes under it */
+	if (!m->evaluated || m->evaluated_nnodes != (snap ? snap->nnodes : 0) ||
+	    m->evaluated_version != (snap ? snap->index_version : 0))
+		evaluate_table(c, m, snap, st->now_ns);
+	if (m->by_index && !st->ix) {
+		st->ix = m->by_index;
+		atomic_fetch_add_explicit(&st->ix->refs, 1, memory_order_relaxed);
+	}
+	int over = m->over_count;
+	pthread_mutex_unlock(&c->lock);
+	return over;
 }
 
 /* Takes the cycle's table once. Filter is skipped for the pod when no threshold is set, or when
@@ -625,16 +652,8 @@ static struct sk_status cr_pre_filter(struct sk_plugin *self, struct sk_cycle_st
 	if (!st)
 		return sk_status(SK_ERROR, "out of memory");
 	sk_cycle_state_put(cs, self->slot, st, &cr_state_ops);
-	if (!c->filter_on)
-		return sk_status(SK_SKIP, NULL);
-	const struct sk_snapshot *snap = sk_handle_snapshot(c->h);
-	struct cr_metrics *m = st->m;
-	pthread_mutex_lock(&c->lock); /* Reserve marks nodes under it */
-	if (!m->evaluated || m->evaluated_nnodes != (snap ? snap->nnodes : 0))
-		evaluate_table(c, m, snap, st->now_ns);
-	int over = m->over_count;
-	pthread_mutex_unlock(&c->lock);
-	return over ? sk_ok() : sk_status(SK_SKIP, NULL);
+	int over = cr_state_evaluate(c, st);
+	return c->filter_on && over ? sk_ok() : sk_status(SK_SKIP, NULL);
 }
 
 /* Parallel; reads the cycle's table and the node. Usage is the sample plus the estimates of pods
@@ -650,7 +669,7 @@ static struct sk_status cr_filter(struct sk_plugin *self, struct sk_cycle_state 
 		return sk_status(SK_ERROR, "reading \"PreFilterComputeResource\" from cycleState: not found");
 	if (!ni->node)
 		return sk_status(SK_ERROR, "node not found");
-	struct cr_node_metrics *e = cr_metrics_find(st->m, ni->node->name);
+	struct cr_node_metrics *e = cr_lookup(st->ix, st->m, ni, ni->node->name);
 	if (!fresh(e, st->now_ns))
 		return sk_ok(); /* no fresh sample: never filtered */
 	unsigned over = over_threshold(c, e, ni->node);
@@ -675,6 +694,7 @@ static struct sk_status cr_pre_score(struct sk_plugin *self, struct sk_cycle_sta
 	if (!st)
 		return sk_status(SK_ERROR, "out of memory");
 	sk_cycle_state_put(cs, self->slot, st, &cr_state_ops);
+	(void)cr_state_evaluate(c, st); /* for the index by node */
 	return sk_ok();
 }
 
@@ -707,21 +727,31 @@ static inline int64_t free_percent(int64_t alloc, int64_t used)
 struct cr_score_ctx {
 	struct cr_state *st;
 	const struct cr_metrics *m; /* NULL when it holds no node */
+	const struct cr_by_index *ix;
 	int64_t now_ns, est_cpu, est_mem, req_cpu, req_mem, w_cpu, w_mem, w_sum;
 };
 
 static inline struct cr_score_ctx cr_score_ctx(const struct cr *c, struct cr_state *st)
 {
-	return (struct cr_score_ctx){ .st = st, .m = st->m && st->m->n > 0 ? st->m : NULL, .now_ns = st->now_ns, .est_cpu = st->est[CR_CPU],
+	return (struct cr_score_ctx){ .st = st, .m = st->m && st->m->n > 0 ? st->m : NULL, .ix = st->ix,
+				      .now_ns = st->now_ns, .est_cpu = st->est[CR_CPU],
 				      .est_mem = st->est[CR_MEM], .req_cpu = st->req[CR_CPU], .req_mem = st->req[CR_MEM],
 				      .w_cpu = c->weight[CR_CPU], .w_mem = c->weight[CR_MEM], .w_sum = c->weight_sum };
 }
 
-/* always_inline: the batch loop calls it for every scored node */
-static inline __attribute__((always_inline)) int64_t cr_node_score(const struct cr_score_ctx *k,
-								   const struct sk_node_info *ni, const struct sk_node *n)
+/* The node's entry (or NULL), through the index by node when the node info has one. */
+static inline __attribute__((always_inline)) const struct cr_node_metrics *cr_score_entry(const struct cr_score_ctx *k,
+											 const struct sk_node_info *ni,
+											 const struct sk_node *n)
 {
-	const struct cr_node_metrics *e = k->m ? cr_metrics_find_in(k->m, n->name) : NULL;
+	return k->m ? cr_lookup(k->ix, k->m, ni, n->name) : NULL;
+}
+
+/* always_inline: the batch loop calls it for every scored node; e is cr_score_entry's */
+static inline __attribute__((always_inline)) int64_t cr_node_score(const struct cr_score_ctx *k,
+								   const struct sk_node_info *ni, const struct sk_node *n,
+								   const struct cr_node_metrics *e)
+{
 	int64_t used_cpu, used_mem;
 	if (__builtin_expect(fresh(e, k->now_ns), 1)) {
 		used_cpu = sat_add(sat_add(e->cpu_milli, atomic_load_explicit(&e->extra_cpu, memory_order_relaxed)),
@@ -735,7 +765,8 @@ static inline __attribute__((always_inline)) int64_t cr_node_score(const struct 
 	}
 	int64_t sum = k->w_cpu * free_percent(n->allocatable.milli_cpu, used_cpu) +
 		      k->w_mem * free_percent(n->allocatable.memory, used_mem);
-	return k->w_sum ? sum / k->w_sum : 0;
+	/* sum >= 0; the default weights (1 and 1) divide by 2 without a division instruction */
+	return k->w_sum == 2 ? sum >> 1 : k->w_sum ? sum / k->w_sum : 0;
 }
 
 #define CR_NO_STATE "reading \"PreScoreComputeResource\" from cycleState: not found"
@@ -751,12 +782,20 @@ static struct sk_status cr_score(struct sk_plugin *self, struct sk_cycle_state *
 	if (!ni->node)
 		return sk_status(SK_ERROR, "node not found");
 	struct cr_score_ctx k = cr_score_ctx(self->priv, st);
-	*score = cr_node_score(&k, ni, ni->node);
+	*score = cr_node_score(&k, ni, ni->node, cr_score_entry(&k, ni, ni->node));
 	return sk_ok();
 }
 
+/* Nodes per block of cr_score_batch: the entries of a block are looked up (and fetched) before
+ * any is scored. */
+#define CR_BLOCK 32
+
 /* Parallel: a worker's chunk of nodes in one call (ABI 1.1, docs/plugins.md "Batch scoring"):
- * the CycleState is read once instead of once per node. */
+ * the CycleState is read once instead of once per node. In blocks: first every node's entry is
+ * found through the index by node (the node info's index and one element of an array) and its
+ * line requested from memory (the node's own lines were read by Filter in this cycle); then the
+ * nodes are scored. The loads of a block are independent, so their cache misses overlap instead
+ * of coming one per node. */
 static struct sk_status cr_score_batch(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				       const struct sk_node_info *const *nodes, int n, int64_t *scores, int *failed)
 {
@@ -768,13 +807,20 @@ static struct sk_status cr_score_batch(struct sk_plugin *self, struct sk_cycle_s
 		return sk_status(SK_ERROR, CR_NO_STATE);
 	}
 	const struct cr_score_ctx k = cr_score_ctx(c, st);
-	for (int i = 0; i < n; i++) {
-		const struct sk_node *node = nodes[i]->node;
-		if (!node) {
-			*failed = i;
-			return sk_status(SK_ERROR, "node not found");
+	const struct cr_node_metrics *es[CR_BLOCK];
+	for (int b = 0; b < n; b += CR_BLOCK) {
+		int len = n - b < CR_BLOCK ? n - b : CR_BLOCK;
+		for (int j = 0; j < len; j++) {
+			const struct sk_node *node = nodes[b + j]->node;
+			if (!node) {
+				*failed = b + j;
+				return sk_status(SK_ERROR, "node not found");
+			}
+			es[j] = cr_score_entry(&k, nodes[b + j], node);
+			__builtin_prefetch(es[j]);
 		}
-		scores[i] = cr_node_score(&k, nodes[i], node);
+		for (int j = 0; j < len; j++)
+			scores[b + j] = cr_node_score(&k, nodes[b + j], nodes[b + j]->node, es[j]);
 	}
 	return sk_ok();
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
+#include <schedkit/types.h>
 
 #define CR_NAME "ComputeResource"
 #define CR_METRICS_PATH "/apis/metrics.k8s.io/v1beta1/nodes"
@@ -17,13 +18,30 @@
  * estimates of pods this instance placed on the node after the sample was taken (Reserve adds,
  * Unreserve subtracts), read by Filter and Score on the pool threads. */
 struct cr_node_metrics {
-	const char *name;        /* interned */
+	_Alignas(64) const char *name; /* interned; _Alignas: one entry is one cache line */
 	int64_t cpu_milli;       /* usage.cpu, millicores */
 	int64_t mem_bytes;       /* usage.memory, bytes */
 	int64_t sample_unix_ns;  /* timestamp (metrics-server's clock); fetch time when absent */
 	int64_t fresh_until_ns;  /* on the handle's monotonic clock: older than this = stale */
 	_Atomic int64_t extra_cpu, extra_mem;
 	bool over;               /* above a usage threshold when last evaluated (scheduling thread) */
+};
+
+/* The table's entries in the order of a snapshot's node numbering (sk_node_info.index, plugin
+ * ABI 1.2, docs/plugins.md "Per-node plugin data"): at[i] is the entry of the node numbered i
+ * (NULL: the node has no sample), found by name once when built, so Filter and Score read one
+ * element instead of hashing the node's name (which also costs a read of the node). serial is the
+ * node's index_serial: an element is a node's only when both match. Built on the scheduling thread
+ * when the snapshot's numbering changes and never changed after; the table holds one reference,
+ * each CycleState that took it one more, so a cycle reads its own while a newer one is built. */
+struct cr_by_index {
+	atomic_int refs;
+	uint64_t version;            /* sk_snapshot.index_version it was built for */
+	int32_t n;                   /* elements: the snapshot's index_end */
+	struct cr_index_slot {
+		struct cr_node_metrics *e;
+		uint32_t serial;
+	} *at;
 };
 
 /* One refresh's result: immutable but for the extras, shared by reference between the instance
@@ -42,7 +60,9 @@ struct cr_metrics {
 	 * Filter for the pod. */
 	bool evaluated;
 	int evaluated_nnodes;
+	uint64_t evaluated_version; /* sk_snapshot.index_version */
 	int over_count;
+	struct cr_by_index *by_index; /* of the last evaluation (one reference); NULL when none */
 };
 
 /* Builds a table from a NodeMetricsList (metrics.k8s.io/v1beta1). fetched_mono_ns and
@@ -85,6 +105,22 @@ static inline struct cr_node_metrics *cr_metrics_find_in(const struct cr_metrics
 		if (m->nodes[k].name == name)
 			return &m->nodes[k];
 	}
+}
+
+/* Replaces m->by_index with one for snap's numbering (NULL when snap numbers no node); scheduling
+ * thread, under the instance's lock. -1 on ENOMEM (m->by_index is then NULL: lookups hash). */
+int cr_by_index_build(struct cr_metrics *m, const struct sk_snapshot *snap);
+void cr_by_index_unref(struct cr_by_index *x); /* NULL ok */
+
+/* The entry of node info ni (of the snapshot x was built for, or a clone of one of its nodes)
+ * through x, else by name in m (m may be NULL: no table). */
+static inline struct cr_node_metrics *cr_lookup(const struct cr_by_index *x, const struct cr_metrics *m,
+						const struct sk_node_info *ni, const char *name)
+{
+	uint32_t i = (uint32_t)ni->index;
+	if (__builtin_expect(x && i < (uint32_t)x->n && ni->index_serial && x->at[i].serial == ni->index_serial, 1))
+		return x->at[i].e;
+	return cr_metrics_find(m, name);
 }
 
 /* A resource quantity ("250m", "1.5", "123456789n", "512Mi", "1e3") scaled by 10^scale and

@@ -161,9 +161,45 @@ void cr_metrics_unref(struct cr_metrics *m)
 {
 	if (!m || atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1)
 		return;
+	cr_by_index_unref(m->by_index);
 	free(m->slots);
 	free(m->nodes);
 	free(m);
+}
+
+void cr_by_index_unref(struct cr_by_index *x)
+{
+	if (!x || atomic_fetch_sub_explicit(&x->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	free(x->at);
+	free(x);
+}
+
+int cr_by_index_build(struct cr_metrics *m, const struct sk_snapshot *snap)
+{
+	struct cr_by_index *x = NULL;
+	int rc = 0;
+	if (snap && snap->index_end > 0) {
+		if (!(x = calloc(1, sizeof(*x))) || !(x->at = calloc((size_t)snap->index_end, sizeof(*x->at)))) {
+			free(x);
+			x = NULL;
+			rc = -1;
+		}
+	}
+	if (x) {
+		atomic_init(&x->refs, 1);
+		x->version = snap->index_version;
+		x->n = snap->index_end;
+		for (int i = 0; i < snap->nnodes; i++) {
+			const struct sk_node_info *ni = snap->nodes[i];
+			if (ni->node && ni->index > 0 && ni->index < x->n)
+				x->at[ni->index] = (struct cr_index_slot){ .serial = ni->index_serial,
+									   .e = cr_metrics_find(m, ni->node->name) };
+		}
+	}
+	cr_by_index_unref(m->by_index); /* cycles that took it hold their own reference */
+	m->by_index = x;
+	return rc;
 }
 
 /* A table for n nodes with an index of at least 2n slots (a power of two). */
@@ -173,13 +209,16 @@ static struct cr_metrics *table_new(int n)
 	uint32_t nslots = 4;
 	while (nslots < (uint32_t)n * 2)
 		nslots <<= 1;
+	/* one cache line per entry (the struct is 64-byte aligned): Score reads one line per node */
+	size_t bytes = ((size_t)n + 1) * sizeof(*m->nodes);
 	if (!m || !(m->slots = malloc(nslots * sizeof(*m->slots))) ||
-	    !(m->nodes = calloc((size_t)n + 1, sizeof(*m->nodes)))) {
+	    !(m->nodes = aligned_alloc(_Alignof(struct cr_node_metrics), bytes))) {
 		if (m)
 			free(m->slots);
 		free(m);
 		return NULL;
 	}
+	memset(m->nodes, 0, bytes);
 	memset(m->slots, 0xff, nslots * sizeof(*m->slots));
 	m->mask = nslots - 1;
 	atomic_init(&m->refs, 1);

@@ -4,6 +4,7 @@
  * pod IP. A contrib module (fitipresource.so) built with the SDK alone; semantics in
  * docs/plugins.md ("FitIPResource"). */
 #define _POSIX_C_SOURCE 200809L /* strdup */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,9 +31,31 @@ struct fip_args {
 	int64_t reserved;    /* addresses of each podCIDR the pods cannot have */
 };
 
+/* Every node's capacity by the snapshot's node index (sk_node_info.index, plugin ABI 1.2,
+ * docs/plugins.md "Per-node plugin data"), computed once per change of the snapshot's nodes
+ * (sk_snapshot.nodes_version: a node added, removed or updated) on the scheduling thread, so
+ * Filter reads one element of a dense array instead of the node's allocatable and podCIDR size
+ * (a cache line of the node no other default Filter reads). at[i] is the node's only when
+ * serial matches its index_serial. min_cap is the smallest capacity of all the snapshot's nodes:
+ * a node holding fewer pods than that has a free address whatever its own capacity, so Filter
+ * decides most nodes from the node info's pod count alone (a line every Filter reads). Immutable
+ * once built; the instance holds one reference and each cycle that took it (CycleState) one
+ * more. */
+struct fip_caps {
+	atomic_int refs;
+	uint64_t version;
+	int64_t min_cap;
+	int32_t n;
+	struct fip_cap {
+		int64_t cap;
+		uint32_t serial;
+	} *at;
+};
+
 struct fip {
 	const struct fip_args *args;
 	int reported; /* atomic: the "not limited" start-up line was written */
+	struct fip_caps *caps; /* scheduling thread only; NULL until the first PreFilter */
 };
 
 /* ---------- args ---------- */
@@ -146,6 +169,45 @@ static inline __attribute__((always_inline)) int64_t fip_node_capacity(const str
 	return n > a->reserved ? n - a->reserved : 0;
 }
 
+static void fip_caps_unref(void *p)
+{
+	struct fip_caps *x = p;
+	if (!x || atomic_fetch_sub_explicit(&x->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	free(x->at);
+	free(x);
+}
+
+static const struct sk_state_ops fip_state_ops = { .free = fip_caps_unref, .clone = NULL };
+
+/* The capacities of snap's nodes; NULL when it numbers none or on ENOMEM (Filter then reads the
+ * nodes). */
+static struct fip_caps *fip_caps_build(const struct fip_args *a, const struct sk_snapshot *snap)
+{
+	if (!snap || snap->index_end <= 0)
+		return NULL;
+	struct fip_caps *x = calloc(1, sizeof(*x));
+	if (!x || !(x->at = calloc((size_t)snap->index_end, sizeof(*x->at)))) {
+		free(x);
+		return NULL;
+	}
+	atomic_init(&x->refs, 1);
+	x->version = snap->nodes_version;
+	x->n = snap->index_end;
+	x->min_cap = FIP_UNLIMITED;
+	for (int i = 0; i < snap->nnodes; i++) {
+		const struct sk_node_info *ni = snap->nodes[i];
+		if (!ni->node)
+			continue;
+		int64_t cap = fip_node_capacity(a, ni->node);
+		if (cap < x->min_cap)
+			x->min_cap = cap;
+		if (ni->index > 0 && ni->index < x->n)
+			x->at[ni->index] = (struct fip_cap){ .cap = cap, .serial = ni->index_serial };
+	}
+	return x;
+}
+
 static bool fip_uses_ip(const struct sk_pod *p)
 {
 	/* Finished pods gave their address back (the daemon drops them from its cache too). */
@@ -169,7 +231,10 @@ static int fip_init(struct sk_plugin *self, const void *args, char **err)
 
 static void fip_fini(struct sk_plugin *self)
 {
-	free(self->priv);
+	struct fip *f = self->priv;
+	if (f)
+		fip_caps_unref(f->caps);
+	free(f);
 	self->priv = NULL;
 }
 
@@ -195,14 +260,26 @@ static void fip_report_unlimited(struct fip *f, struct sk_handle *h)
 			    f->args->resource_name);
 }
 
-/* hostNetwork pods need no address: they skip Filter. */
+/* hostNetwork pods need no address: they skip Filter. Others take the capacities of the
+ * snapshot's nodes (rebuilt when its nodes changed) into the CycleState. */
 static struct sk_status fip_pre_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				       struct sk_prefilter_result *result)
 {
-	(void)cs;
 	(void)result;
-	fip_report_unlimited(self->priv, self->handle);
-	return pod->host_network ? sk_status(SK_SKIP, NULL) : sk_ok();
+	struct fip *f = self->priv;
+	fip_report_unlimited(f, self->handle);
+	if (pod->host_network)
+		return sk_status(SK_SKIP, NULL);
+	const struct sk_snapshot *snap = sk_handle_snapshot(self->handle);
+	if (snap && (!f->caps || f->caps->version != snap->nodes_version || f->caps->n != snap->index_end)) {
+		fip_caps_unref(f->caps);
+		f->caps = fip_caps_build(f->args, snap);
+	}
+	if (f->caps) {
+		atomic_fetch_add_explicit(&f->caps->refs, 1, memory_order_relaxed);
+		sk_cycle_state_put(cs, self->slot, f->caps, &fip_state_ops);
+	}
+	return sk_ok();
 }
 
 /* The slow path of fip_filter, out of line so the common one (fewer pods than addresses) saves
@@ -225,13 +302,18 @@ static __attribute__((noinline)) struct sk_status fip_filter_count(const struct 
 static struct sk_status fip_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				   const struct sk_node_info *ni)
 {
-	(void)cs;
 	const struct fip *f = self->priv;
 	if (!ni->node)
 		return sk_status(SK_ERROR, "node not found");
 	if (pod->host_network)
 		return sk_ok();
-	int64_t cap = fip_node_capacity(f->args, ni->node);
+	const struct fip_caps *x = sk_cycle_state_get(cs, self->slot);
+	if (x && ni->npods < x->min_cap)
+		return sk_ok(); /* fewer pods than any node of the snapshot has addresses */
+	uint32_t i = (uint32_t)ni->index;
+	int64_t cap = x && i < (uint32_t)x->n && ni->index_serial && x->at[i].serial == ni->index_serial
+			      ? x->at[i].cap
+			      : fip_node_capacity(f->args, ni->node);
 	if (cap == FIP_UNLIMITED)
 		return sk_ok();
 	/* Fewer pods than addresses: whatever they hold, one is free (the walk below reads every pod,

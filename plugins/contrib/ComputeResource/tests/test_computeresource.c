@@ -295,6 +295,94 @@ static void test_score_arithmetic(void **state)
 	teardown_body();
 }
 
+/* ---------- the index by node (sk_node_info.index, plugin ABI 1.2) ----------
+ * 75 nodes (more than two of cr_score_batch's blocks of 32) of 4 cpu / 16Gi; node i uses
+ * (100 + 40 i) millicores and (i % 16) Gi, every 7th has no NodeMetrics item. The pod requests
+ * 500m / 1Gi, estimated at 100%; weights 1 and 1: score = (cpu free % + memory free %) / 2, each
+ * (allocatable - usage - request) * 100 / allocatable (0 when negative), a node without metrics
+ * at usage 0 (no pods: its requests are 0). The snapshot is the cache's, updated in place: after
+ * node x5 leaves and then "fresh" (no metrics) arrives, "fresh" has x5's index but not its sample. */
+#define NIDX 75
+static int64_t free_pct(int64_t alloc, int64_t used)
+{
+	return used > alloc ? 0 : (alloc - used) * 100 / alloc;
+}
+
+static int64_t want_index_score(const char *name)
+{
+	int i = -1;
+	if (sscanf(name, "x%d", &i) != 1 || i % 7 == 0) /* "fresh" or no item */
+		return (free_pct(4000, 500) + free_pct(16 * GI, GI)) / 2;
+	return (free_pct(4000, 100 + 40 * i + 500) + free_pct(16 * GI, (int64_t)(i % 16) * GI + GI)) / 2;
+}
+
+static void test_index_many_nodes(void **state)
+{
+	(void)state;
+	static char body[NIDX * 160];
+	list_begin(body);
+	for (int i = 0; i < NIDX; i++) {
+		char name[16], cpu[16], mem[16];
+		snprintf(name, sizeof(name), "x%d", i);
+		snprintf(cpu, sizeof(cpu), "%dm", 100 + 40 * i);
+		snprintf(mem, sizeof(mem), "%dGi", i % 16);
+		if (i % 7)
+			item(body, sizeof(body), name, NULL, cpu, mem);
+	}
+	list_end(body, sizeof(body));
+	set_body(body);
+	struct ph *h = t_new("");
+	struct sk_cache *c = sk_cache_new(0);
+	struct sk_snapshot *snap = sk_snapshot_new();
+	for (int i = 0; i < NIDX; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "x%d", i);
+		struct sk_node *n = node(name, "4", "16Gi");
+		assert_int_equal(sk_cache_add_node(c, n, NULL), 0);
+		sk_node_unref(n);
+	}
+	assert_int_equal(sk_cache_update_snapshot(c, snap, NULL), 0);
+	ph_set_snapshot(h, snap); /* the harness owns it; the cache updates it in place */
+	struct sk_pod *p = pod("p", NULL, "500m", "1Gi");
+	struct sk_plugin *pl = ph_plugin(h, "ComputeResource");
+	int32_t index5 = sk_snapshot_get(snap, "x5")->index;
+	for (int round = 0; round < 2; round++) {
+		if (round) {
+			assert_int_equal(sk_cache_remove_node(c, "x5", NULL), 0);
+			assert_int_equal(sk_cache_update_snapshot(c, snap, NULL), 0);
+			struct sk_node *n = node("fresh", "4", "16Gi");
+			assert_int_equal(sk_cache_add_node(c, n, NULL), 0);
+			sk_node_unref(n);
+			assert_int_equal(sk_cache_update_snapshot(c, snap, NULL), 0);
+			assert_int_equal(sk_snapshot_get(snap, "fresh")->index, index5);
+		}
+		int64_t got[NIDX];
+		ph_scores(h, pl, p, got); /* also checks score_batch against score in chunks of every size */
+		for (int i = 0; i < snap->nnodes; i++) {
+			const struct sk_node_info *ni = snap->nodes[i];
+			int64_t want = want_index_score(ni->node->name);
+			if (got[i] != want)
+				fail_msg("round %d, node %s: score %lld, want %lld", round, ni->node->name, (long long)got[i],
+					 (long long)want);
+			/* the same node unnumbered (found by its name) scores the same */
+			struct sk_node_info *plain = sk_node_info_clone(ni);
+			plain->index = 0;
+			plain->index_serial = 0;
+			int64_t one = -1;
+			struct sk_status st = pl->desc->score(pl, h->cs, p, plain, &one);
+			assert_int_equal(st.code, SK_SUCCESS);
+			if (one != want)
+				fail_msg("round %d, node %s unnumbered: score %lld, want %lld", round, ni->node->name,
+					 (long long)one, (long long)want);
+			sk_node_info_free(plain);
+		}
+	}
+	sk_pod_unref(p);
+	ph_free(h);
+	sk_cache_free(c);
+	teardown_body();
+}
+
 /* Without any metrics (the API refuses), every node is scored as NodeResourcesFit's LeastAllocated
  * would (cpu and memory, weight 1 each): the same numbers on the same nodes. */
 static void test_no_metrics_api_scores_like_least_allocated(void **state)
@@ -740,6 +828,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_quantities),
 		cmocka_unit_test(test_score_arithmetic),
+		cmocka_unit_test(test_index_many_nodes),
 		cmocka_unit_test(test_no_metrics_api_scores_like_least_allocated),
 		cmocka_unit_test(test_thresholds),
 		cmocka_unit_test(test_skip_follows_nodes),

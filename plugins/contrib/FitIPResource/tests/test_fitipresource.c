@@ -173,6 +173,118 @@ static void test_victim_removed(void **state)
 	ph_free(h);
 }
 
+/* Several nodes in one snapshot: Filter decides from the capacities the PreFilter took for the
+ * snapshot's numbering (and from the smallest capacity, below which any node has room), and must
+ * say what the node itself says: each node is filtered as the snapshot holds it (numbered) and as
+ * an unnumbered copy (capacity from the node). A later snapshot where a node's capacity shrank
+ * (a node update) is taken again. */
+static struct sk_node_info *named(const char *name, const char *spec, const char *alloc, int pods)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"%s\"},\"spec\":{%s},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"pods\":\"110\"%s%s}}}",
+		 name, spec, *alloc ? "," : "", alloc);
+	struct sk_node_info *ni = fx_node_info(fx_node(buf), NULL);
+	for (int i = 0; i < pods; i++) {
+		char pn[64];
+		snprintf(pn, sizeof(pn), "%s-%d", name, i);
+		struct sk_pod *p = pod(pn, name, false, "Running");
+		assert_int_equal(sk_node_info_add_pod(ni, p), 0);
+		sk_pod_unref(p);
+	}
+	return ni;
+}
+
+static void test_snapshot_capacities(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name, *spec, *alloc;
+		int pods;
+		enum sk_code want, want_after; /* in the first snapshot; after "a" shrank to 1 address */
+	} nodes[] = {
+		{ "a", "", IPS(2), 1, SK_SUCCESS, SK_UNSCHEDULABLE },
+		{ "b", "", IPS(2), 2, SK_UNSCHEDULABLE, SK_UNSCHEDULABLE },
+		{ "c", CIDR("10.0.0.4/30"), "", 0, SK_SUCCESS, SK_SUCCESS },
+		{ "d", "", "", 300, SK_SUCCESS, SK_SUCCESS },
+		{ "e", CIDR("10.0.1.0/24"), "", 40, SK_SUCCESS, SK_SUCCESS },
+		{ "f", "", IPS(1), 1, SK_UNSCHEDULABLE, SK_UNSCHEDULABLE },
+	};
+	enum { N = sizeof(nodes) / sizeof(nodes[0]) };
+	struct ph *h = ph_new(profile(NULL));
+	struct sk_plugin *pl = ph_plugin(h, "FitIPResource");
+	struct sk_pod *p = pod("p", NULL, false, "Pending");
+	for (int round = 0; round < 2; round++) {
+		struct sk_node_info *nis[N];
+		for (int i = 0; i < N; i++)
+			nis[i] = named(nodes[i].name, nodes[i].spec, round && !strcmp(nodes[i].name, "a") ? IPS(1) : nodes[i].alloc,
+				       nodes[i].pods);
+		ph_set_snapshot(h, fx_snapshot_of(nis, N));
+		const struct sk_snapshot *snap = h->snap;
+		for (int i = 0; i < N; i++) {
+			const struct sk_node_info *ni = sk_snapshot_get(snap, nodes[i].name);
+			assert_non_null(ni);
+			assert_true(ni->index > 0);
+			struct sk_node_info *plain = sk_node_info_clone(ni);
+			plain->index = 0;
+			plain->index_serial = 0;
+			enum sk_code want = round ? nodes[i].want_after : nodes[i].want;
+			const struct sk_node_info *views[] = { ni, plain };
+			for (int v = 0; v < 2; v++) {
+				struct sk_status s = ph_filter(h, pl, p, views[v]);
+				if (s.code != want)
+					fail_msg("round %d, node %s (%s): got %s, want %s", round, nodes[i].name,
+						 v ? "unnumbered" : "numbered", sk_code_string(s.code), sk_code_string(want));
+				sk_status_reset(&s);
+			}
+			sk_node_info_free(plain);
+		}
+	}
+	sk_pod_unref(p);
+	ph_free(h);
+}
+
+/* The same snapshot object updated from the cache, as the scheduler's is: a node whose
+ * allocatable addresses shrink keeps its number and serial, and Filter must still see the new
+ * capacity (the snapshot's nodes_version changed, so PreFilter took the capacities again). */
+static void test_node_update_in_place(void **state)
+{
+	(void)state;
+	struct sk_cache *c = sk_cache_new(0);
+	struct sk_snapshot *snap = sk_snapshot_new();
+	static const char *const allocs[] = { IPS(3), IPS(1), IPS(4) };
+	static const enum sk_code want[] = { SK_SUCCESS, SK_UNSCHEDULABLE, SK_SUCCESS };
+	struct ph *h = ph_new(profile(NULL));
+	struct sk_plugin *pl = ph_plugin(h, "FitIPResource");
+	struct sk_pod *bound = pod("b", "a", false, "Running"), *p = pod("p", NULL, false, "Pending");
+	assert_int_equal(sk_cache_add_pod(c, bound, NULL), 0);
+	uint32_t serial = 0;
+	for (int i = 0; i < 3; i++) {
+		char buf[512];
+		snprintf(buf, sizeof(buf),
+			 "{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"%d\"},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"pods\":\"110\",%s}}}",
+			 i + 1, allocs[i]);
+		struct sk_node *n = fx_node(buf);
+		assert_int_equal(i ? sk_cache_update_node(c, n, NULL) : sk_cache_add_node(c, n, NULL), 0);
+		sk_node_unref(n);
+		assert_int_equal(sk_cache_update_snapshot(c, snap, NULL), 0);
+		if (i == 0)
+			ph_set_snapshot(h, snap); /* the harness owns it from here; the cache keeps updating it */
+		const struct sk_node_info *ni = sk_snapshot_get(snap, "a");
+		if (i == 0)
+			serial = ni->index_serial;
+		assert_int_equal(ni->index_serial, serial);
+		struct sk_status s = ph_filter(h, pl, p, ni);
+		if (s.code != want[i])
+			fail_msg("update %d: got %s, want %s", i, sk_code_string(s.code), sk_code_string(want[i]));
+		sk_status_reset(&s);
+	}
+	ph_free(h); /* frees the snapshot */
+	sk_cache_free(c);
+	sk_pod_unref(bound);
+	sk_pod_unref(p);
+}
+
 static char *load_errors(const char *args_yaml)
 {
 	char *text = NULL;
@@ -299,6 +411,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_filter_table),
 		cmocka_unit_test(test_victim_removed),
+		cmocka_unit_test(test_snapshot_capacities),
+		cmocka_unit_test(test_node_update_in_place),
 		cmocka_unit_test(test_args),
 		cmocka_unit_test(test_hints),
 		cmocka_unit_test(test_decoded_fields),

@@ -255,6 +255,17 @@ struct sk_node_info {
 	struct sk_resource requested;     /* sum of pod requests */
 	int64_t non_zero_milli_cpu, non_zero_memory; /* NonZeroRequested */
 	int64_t generation;              /* bumped on every change */
+
+	/* Appended in ABI 1.2 (docs/plugins.md, "Per-node plugin data"). A snapshot numbers its nodes
+	 * densely: index is in [1, sk_snapshot.index_end) and stays the node's while the node stays in
+	 * the snapshot (a removed node's index goes to a later node); index_serial is unique in the
+	 * process for this node's stay in this snapshot (a 32-bit counter of arrivals, never 0), so a
+	 * plugin's array indexed by index can check that an element is this node's. Clones keep both;
+	 * 0 for node infos outside a snapshot (the cache's own, tests' hand-made ones). 32 bits each:
+	 * they share the cache line of requested and the non-zero requests, which the default Filter
+	 * and Score plugins read anyway (a snapshot's node infos are 64-byte aligned). */
+	int32_t index;
+	uint32_t index_serial;
 };
 /* Image state lookup for a node in the current snapshot (ImageLocality). NULL if the node lacks it. */
 struct sk_snapshot;
@@ -277,6 +288,15 @@ struct sk_snapshot {
 	struct sk_node_info **have_required_anti_affinity;
 	int64_t generation;
 	void *priv;                          /* cache-private indexes (name -> node_info, images) */
+
+	/* Appended in ABI 1.2 (docs/plugins.md, "Per-node plugin data"): every node's index is below
+	 * index_end; index_version changes (to a value unique in the process) whenever a node enters
+	 * or leaves the snapshot, i.e. whenever any index or index_serial changes; nodes_version
+	 * whenever index_version does and whenever a node's object (sk_node_info.node) is replaced.
+	 * Pods coming and going change neither. */
+	int32_t index_end;
+	uint64_t index_version;
+	uint64_t nodes_version;
 };
 const struct sk_node_info *sk_snapshot_get(const struct sk_snapshot *s, const char *node_name);
 
