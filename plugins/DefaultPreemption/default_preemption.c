@@ -1,11 +1,14 @@
-/* DefaultPreemption (PostFilter): args, eligibility, candidate search (dry runs on copies of the
- * node and the cycle state), PDB accounting, node choice, victim eviction and nomination, with
- * upstream v1.34 semantics (pkg/scheduler/framework/preemption/preemption.go). SchedulerAsyncPreemption is not implemented: the
- * victims are evicted synchronously before the pod is nominated (the v1.32 behaviour).
+/* DefaultPreemption (PostFilter, PreEnqueue): args, eligibility, candidate search (dry runs on
+ * copies of the node and the cycle state), PDB accounting, node choice, victim eviction and
+ * nomination, with upstream v1.34 semantics (pkg/scheduler/framework/preemption/preemption.go).
+ * With the SchedulerAsyncPreemption gate on (v1.34's default) the victims are evicted off the
+ * scheduling thread after the nomination (dp_async.c) and PreEnqueue holds the preemptor back
+ * while that runs; with it off they are evicted before the pod is nominated.
  * Threads: PostFilter runs on the scheduling thread; the per-node dry runs fan out over the
  * framework's pool, each on its own NodeInfo and CycleState copies. The offset generator is an
  * atomic. */
 #include "default_preemption.h"
+#include "dp_async.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -82,6 +85,7 @@ static void dp_args_free(void *p) { free(p); }
 struct dp {
 	struct sk_default_preemption_args args;
 	atomic_uint_fast64_t rng; /* xorshift state for the candidate offset */
+	struct dp_async *async;   /* SchedulerAsyncPreemption on; NULL: synchronous */
 };
 
 static int32_t (*offset_fn)(int32_t n);
@@ -103,14 +107,41 @@ static int dp_init(struct sk_plugin *self, const void *args, char **err)
 	}
 	/* A fixed seed keeps `simulate` reproducible; upstream's offset is random, any value is valid. */
 	atomic_init(&d->rng, 0x9e3779b97f4a7c15ULL);
+	if (sk_handle_feature_enabled(self->handle, "SchedulerAsyncPreemption") &&
+	    !(d->async = dp_async_new(self, sk_handle_parallelism(self->handle)))) {
+		free(d);
+		*err = strdup("out of memory");
+		return -1;
+	}
 	self->priv = d;
 	return 0;
 }
 
 static void dp_fini(struct sk_plugin *self)
 {
-	free(self->priv);
+	struct dp *d = self->priv;
+	if (d)
+		dp_async_free(d->async); /* waits for the preemptions in flight */
+	free(d);
 	self->priv = NULL;
+}
+
+bool sk_dp_wait_async(struct sk_plugin *self)
+{
+	struct dp *d = self->priv;
+	return dp_async_wait_idle(d ? d->async : NULL);
+}
+
+bool sk_dp_is_async(struct sk_plugin *self)
+{
+	struct dp *d = self->priv;
+	return d && d->async;
+}
+
+bool sk_dp_running_preemption(struct sk_plugin *self, const char *uid)
+{
+	struct dp *d = self->priv;
+	return d && dp_async_running(d->async, uid);
 }
 
 static int32_t random_offset(struct dp *d, int32_t n)
@@ -544,16 +575,6 @@ static enum sk_code diag_code(const struct sk_filter_diagnosis *diag, const char
 	return diag->absent_unschedulable ? SK_UNSCHEDULABLE : SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
 }
 
-struct named_code {
-	const char *name;
-	enum sk_code code;
-};
-
-static int cmp_named_code(const void *a, const void *b)
-{
-	return strcmp(((const struct named_code *)a)->name, ((const struct named_code *)b)->name);
-}
-
 /* PodEligibleToPreemptOthers: NULL when eligible, else the reason. */
 static const char *eligible(struct sk_plugin *self, const struct sk_pod *pod, const struct sk_filter_diagnosis *diag,
 			    const struct sk_snapshot *snap)
@@ -599,31 +620,16 @@ static void evict_one(int i, void *arg)
 	pthread_mutex_unlock(&j->mu);
 	if (failed) /* upstream cancels the remaining work after the first error */
 		return;
-	if (sk_handle_is_waiting_pod(j->self->handle, v->uid) &&
-	    sk_handle_reject_waiting_pod(j->self->handle, v->uid, NAME, "preempted") == 0) {
-		klog_info(2, "Preemptor pod rejected a waiting pod", " preemptor=%s/%s waitingPod=%s/%s node=%s", pod->ns,
-			  pod->name, v->ns, v->name, j->c->node);
-	} else {
-		char *err = NULL;
-		int rc = sk_handle_preempt_victim(j->self->handle, pod, v, j->c->node, &err);
-		if (rc < 0) {
-			pthread_mutex_lock(&j->mu);
-			if (!j->err) {
-				j->err = err ? err : strdup("preempting a victim failed");
-				err = NULL;
-			}
-			pthread_mutex_unlock(&j->mu);
-			free(err);
-			return;
+	char *err = NULL;
+	if (dp_preempt_pod(j->self, pod, j->c->node, j->note, v, &err) != 0) {
+		pthread_mutex_lock(&j->mu);
+		if (!j->err) {
+			j->err = err;
+			err = NULL;
 		}
-		free(err);
-		if (rc > 0) { /* already gone: nothing to report */
-			klog_info(2, "Victim Pod is already deleted", " preemptor=%s/%s victim=%s/%s node=%s", pod->ns,
-				  pod->name, v->ns, v->name, j->c->node);
-			return;
-		}
+		pthread_mutex_unlock(&j->mu);
 	}
-	sk_handle_event(j->self->handle, v, "Normal", "Preempted", "Preempting", j->note);
+	free(err);
 }
 
 static struct sk_status prepare_candidate(struct sk_plugin *self, const struct sk_pod *pod,
@@ -640,51 +646,64 @@ static struct sk_status prepare_candidate(struct sk_plugin *self, const struct s
 		free(j.err);
 		return s;
 	}
-	struct sk_pod **nominated = NULL;
-	int nn = sk_handle_nominated_pods(self->handle, c->node, &nominated);
-	for (int i = 0; i < nn; i++) {
-		struct sk_pod *np = nominated[i];
-		if (np->priority < pod->priority && strcmp(np->uid, pod->uid) != 0) {
-			char *err = NULL;
-			if (sk_handle_clear_nominated(self->handle, np, &err) != 0)
-				klog_error("Cannot clear 'NominatedNodeName' field", " pod=%s/%s err=\"%s\"", np->ns,
-					   np->name, err ? err : "");
-			free(err);
-		}
-		sk_pod_unref(np);
-	}
-	free(nominated);
+	dp_clear_lower_nominated(self, pod, c->node); /* not critical (upstream) */
 	return sk_ok();
 }
 
 /* nodesWherePreemptionMightHelp: the nodes whose status is plain Unschedulable (nodes without a
  * status carry the absent one), in snapshot order, into potential (num_all slots). Returns their
- * count, or -1 when out of memory. */
+ * count, or -1 when out of memory. The diagnosis holds the snapshot's own node infos, so statuses
+ * are matched by pointer (sorted pointers, binary search); a status whose node info is not the
+ * snapshot's (a caller building its own diagnosis) is matched by name. */
+struct ptr_code {
+	const struct sk_node_info *ni;
+	enum sk_code code;
+};
+
+static int cmp_ptr_code(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct ptr_code *)a)->ni, y = (uintptr_t)((const struct ptr_code *)b)->ni;
+	return x < y ? -1 : x > y;
+}
+
 static int nodes_where_preemption_might_help(const struct sk_filter_diagnosis *diag, const struct sk_snapshot *snap,
 					     const struct sk_node_info **potential)
 {
-	/* statuses looked up by name */
-	struct named_code *codes = diag->n ? calloc((size_t)diag->n, sizeof(*codes)) : NULL;
+	struct ptr_code *codes = diag->n ? calloc((size_t)diag->n, sizeof(*codes)) : NULL;
 	if (diag->n && !codes)
 		return -1;
-	int ncodes = 0, npotential = 0;
+	int ncodes = 0, npotential = 0, matched = 0;
 	for (int i = 0; i < diag->n; i++)
 		if (diag->nodes[i].node && diag->nodes[i].node->node) {
-			codes[ncodes].name = diag->nodes[i].node->node->name;
+			codes[ncodes].ni = diag->nodes[i].node;
 			codes[ncodes].code = diag->nodes[i].status.code;
 			ncodes++;
 		}
 	if (ncodes > 1)
-		qsort(codes, (size_t)ncodes, sizeof(*codes), cmp_named_code);
+		qsort(codes, (size_t)ncodes, sizeof(*codes), cmp_ptr_code);
 	enum sk_code absent = diag->absent_unschedulable ? SK_UNSCHEDULABLE : SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
-	for (int i = 0; i < snap->nnodes; i++) {
-		const struct sk_node_info *ni = snap->nodes[i];
-		if (!ni->node)
-			continue;
-		struct named_code key = { .name = ni->node->name };
-		const struct named_code *hit = ncodes ? bsearch(&key, codes, (size_t)ncodes, sizeof(*codes), cmp_named_code) : NULL;
-		if ((hit ? hit->code : absent) == SK_UNSCHEDULABLE)
-			potential[npotential++] = ni;
+	for (int pass = 0; pass < 2; pass++) {
+		/* pass 0 by pointer; pass 1 (some status is not of a snapshot node info) by name */
+		npotential = 0;
+		for (int i = 0; i < snap->nnodes; i++) {
+			const struct sk_node_info *ni = snap->nodes[i];
+			if (!ni->node)
+				continue;
+			enum sk_code c;
+			if (pass == 0) {
+				struct ptr_code key = { .ni = ni };
+				const struct ptr_code *hit =
+					ncodes ? bsearch(&key, codes, (size_t)ncodes, sizeof(*codes), cmp_ptr_code) : NULL;
+				matched += hit != NULL;
+				c = hit ? hit->code : absent;
+			} else {
+				c = diag_code(diag, ni->node->name);
+			}
+			if (c == SK_UNSCHEDULABLE)
+				potential[npotential++] = ni;
+		}
+		if (matched == ncodes)
+			break;
 	}
 	free(codes);
 	return npotential;
@@ -914,7 +933,9 @@ static struct sk_status dp_post_filter(struct sk_plugin *self, struct sk_cycle_s
 		ret = prefixed(SK_UNSCHEDULABLE, "no candidate node for preemption");
 		goto out;
 	}
-	ret = prepare_candidate(self, pod, &cands[best]);
+	klog_info(2, "the target node for the preemption is determined", " node=%s pod=%s/%s", cands[best].node, pod->ns,
+		  pod->name);
+	ret = d->async ? dp_async_start(d->async, pod, &cands[best]) : prepare_candidate(self, pod, &cands[best]);
 	if (ret.code != SK_SUCCESS)
 		goto out;
 	result->nominated_node = sk_intern(cands[best].node);
@@ -933,13 +954,40 @@ out:
 	return ret;
 }
 
-/* Without async preemption nothing is gated by this plugin: no events (upstream returns none). */
-static int dp_events(struct sk_plugin *self, struct sk_event_registration *out, int max)
+/* PreEnqueue (pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go): a pod
+ * whose asynchronous preemption is in flight waits. */
+static struct sk_status dp_pre_enqueue(struct sk_plugin *self, const struct sk_pod *pod)
+{
+	struct dp *d = self->priv;
+	if (d->async && dp_async_running(d->async, pod->uid))
+		return sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for the preemption for this pod to be finished");
+	return sk_ok();
+}
+
+/* isPodSchedulableAfterAssignedPodDeletion: always Skip. The pods this plugin gates also carry the
+ * plugins whose failure the preemption resolves; their hints decide the requeue. */
+static enum sk_hint after_assigned_pod_delete(struct sk_plugin *self, const struct sk_pod *pod, const void *old_obj,
+					      const void *new_obj)
 {
 	(void)self;
-	(void)out;
-	(void)max;
-	return 0;
+	(void)pod;
+	(void)old_obj;
+	(void)new_obj;
+	return SK_QUEUE_SKIP;
+}
+
+/* With async preemption: AssignedPod/Delete, so a gated preemptor is reconsidered when its victims
+ * go; without it nothing is gated by this plugin: no events (upstream returns none). */
+static int dp_events(struct sk_plugin *self, struct sk_event_registration *out, int max)
+{
+	struct dp *d = self->priv;
+	if (!d || !d->async || max < 1)
+		return 0;
+	out[0] = (struct sk_event_registration){
+		.event = { SK_EV_ASSIGNED_POD, SK_ACT_DELETE, "AssignedPodDelete" },
+		.hint = after_assigned_pod_delete,
+	};
+	return 1;
 }
 
 const struct sk_plugin_desc sk_plugin_default_preemption = {
@@ -951,6 +999,7 @@ const struct sk_plugin_desc sk_plugin_default_preemption = {
 	.args_free = dp_args_free,
 	.init = dp_init,
 	.fini = dp_fini,
+	.pre_enqueue = dp_pre_enqueue,
 	.post_filter = dp_post_filter,
 	.events_to_register = dp_events,
 };

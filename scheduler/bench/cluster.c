@@ -6,7 +6,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "kube/featuregate.h"
 #include "kube/log.h"
+#include "plugins/DefaultPreemption/default_preemption.h"
 #include "scheduler/bench/cluster.h"
 #include "scheduler/framework/parallel.h"
 #include "scheduler/framework/runtime.h"
@@ -123,11 +125,50 @@ static int c_preempt_victim(void *ctx, const struct sk_pod *preemptor, const str
 	struct sk_pod *held = sk_pod_ref((struct sk_pod *)victim);
 	int rc = sk_cache_remove_pod(c->cache, held, err);
 	if (rc == 0) {
-		c->victims++;
+		__atomic_add_fetch(&c->victims, 1, __ATOMIC_RELAXED); /* async preemption's workers too */
 		sk_queue_move_all(sk_scheduler_queue(c->sched), &SK_EVENT_ASSIGNED_POD_DELETE, held, NULL);
 	}
 	sk_pod_unref(held);
 	return rc;
+}
+
+/* SchedulerAsyncPreemption as upstream v1.34 (on) unless SK_BENCH_ASYNC_PREEMPTION=0; every
+ * other gate at its default. */
+static bool c_feature_enabled(void *ctx, const char *gate)
+{
+	(void)ctx;
+	if (!strcmp(gate, "SchedulerAsyncPreemption"))
+		return skb_env_int("SK_BENCH_ASYNC_PREEMPTION", 1) != 0;
+	return kube_feature_gate_enabled(NULL, gate);
+}
+
+static void c_activate(void *ctx, const struct sk_pod *pod)
+{
+	struct skb_cluster *c = ctx;
+	char key[512];
+	snprintf(key, sizeof key, "%s/%s", pod->ns, pod->name);
+	char *keys[1] = { key };
+	sk_queue_activate(sk_scheduler_queue(c->sched), keys, 1);
+}
+
+/* A victim is gone once the cache no longer has it (c_preempt_victim removes it at once). */
+static bool c_pod_deleted(void *ctx, const struct sk_pod *pod)
+{
+	struct skb_cluster *c = ctx;
+	struct sk_pod *p = sk_cache_get_pod(c->cache, pod->uid);
+	sk_pod_unref(p);
+	return p == NULL;
+}
+
+/* The asynchronous preemptions in flight end (true when there were any). */
+static bool c_wait_async(struct skb_cluster *c)
+{
+	for (int i = 0; c->fw && i < sk_framework_point_len(c->fw, SK_EP_POST_FILTER); i++) {
+		struct sk_plugin *pl = sk_framework_point_plugin(c->fw, SK_EP_POST_FILTER, i);
+		if (pl->desc == &sk_plugin_default_preemption)
+			return sk_dp_wait_async(pl);
+	}
+	return false;
 }
 
 static int c_api_get(void *ctx, const char *path, cJSON **out, char **err)
@@ -171,6 +212,7 @@ struct skb_cluster *skb_cluster_new(const struct skb_cluster_opts *o, char **err
 	struct sk_framework_env fenv = {
 		.ctx = c, .now_ns = c_now, .pool = c->pool, .nominator = c->nom, .snapshot = c_fw_snapshot,
 		.bind = c_bind, .preempt_victim = c_preempt_victim, .api_get = c_api_get,
+		.feature_enabled = c_feature_enabled, .activate = c_activate, .pod_deleted = c_pod_deleted,
 	};
 	if (!(c->fw = sk_framework_new(o->cfg, &o->cfg->profiles[0], &fenv, err)) ||
 	    sk_scheduler_set_frameworks(c->sched, &c->fw, 1) != 0)
@@ -284,6 +326,8 @@ double skb_drain(struct skb_cluster *c, long budget, skb_tick_fn tick, void *tic
 		if (r < 0)
 			break;
 		if (r == 0) {
+			if (c_wait_async(c)) /* victims still being evicted: their preemptors come back */
+				continue;
 			if (!c->fake_clock)
 				break;
 			struct sk_queue_counts n;

@@ -120,6 +120,7 @@ struct lookup {
 	bool found;
 	int64_t start;
 	bool terminating;
+	bool deleting; /* deletionTimestamp set */
 	bool has_condition;
 };
 
@@ -132,6 +133,7 @@ static void lookup_fn(const cJSON *obj, void *u)
 	l->found = true;
 	l->start = sk_preempt_start_time_of(obj);
 	l->terminating = sk_preempt_terminating_of(obj);
+	l->deleting = kube_obj_get_string(obj, "metadata.deletionTimestamp") != NULL;
 	if (l->cond_message) {
 		const cJSON *c = kube_condition_find(kube_obj_get(obj, "status.conditions"), "DisruptionTarget");
 		const char *st = c ? kube_obj_get_string(c, "status") : NULL;
@@ -169,6 +171,14 @@ bool sk_preempt_terminating_by_preemption(struct sk_preempt_client *pc, const st
 	if (lookup(pc, pod, &l))
 		return l.terminating;
 	return false;
+}
+
+bool sk_preempt_pod_deleted(struct sk_preempt_client *pc, const struct sk_pod *pod)
+{
+	struct lookup l = { 0 };
+	if (!pc->pods)
+		return false; /* nothing to tell: assume it is still there */
+	return !lookup(pc, pod, &l) || l.deleting;
 }
 
 /* ---------- API calls ---------- */
