@@ -457,7 +457,8 @@ struct dry_run {
 	struct sk_pdb **pdbs;
 	int npdbs;
 	int64_t now_ns;
-	struct node_result *res; /* [npotential], by i (not node index) */
+	struct node_result *res; /* [nres]: the nodes tried so far, by i (not node index) */
+	int nres;
 };
 
 static void check_node(int j, void *arg)
@@ -653,34 +654,51 @@ static struct sk_status prepare_candidate(struct sk_plugin *self, const struct s
 /* nodesWherePreemptionMightHelp: the nodes whose status is plain Unschedulable (nodes without a
  * status carry the absent one), in snapshot order, into potential (num_all slots). Returns their
  * count, or -1 when out of memory. The diagnosis holds the snapshot's own node infos, so statuses
- * are matched by pointer (sorted pointers, binary search); a status whose node info is not the
- * snapshot's (a caller building its own diagnosis) is matched by name. */
+ * are found by pointer (an open-addressing table: no sort, no string compare); when a status's
+ * node info is not the snapshot's (a caller building its own diagnosis) they are matched by name. */
 struct ptr_code {
-	const struct sk_node_info *ni;
+	const struct sk_node_info *ni; /* NULL: empty slot */
 	enum sk_code code;
 };
 
-static int cmp_ptr_code(const void *a, const void *b)
+static size_t ptr_hash(const void *p, size_t mask)
 {
-	uintptr_t x = (uintptr_t)((const struct ptr_code *)a)->ni, y = (uintptr_t)((const struct ptr_code *)b)->ni;
-	return x < y ? -1 : x > y;
+	uint64_t x = (uint64_t)(uintptr_t)p;
+	return (size_t)(((x >> 4) * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
+}
+
+static const struct ptr_code *ptr_find(const struct ptr_code *t, size_t mask, const struct sk_node_info *ni)
+{
+	for (size_t i = ptr_hash(ni, mask);; i = (i + 1) & mask) {
+		if (t[i].ni == ni)
+			return &t[i];
+		if (!t[i].ni)
+			return NULL;
+	}
 }
 
 static int nodes_where_preemption_might_help(const struct sk_filter_diagnosis *diag, const struct sk_snapshot *snap,
 					     const struct sk_node_info **potential)
 {
-	struct ptr_code *codes = diag->n ? calloc((size_t)diag->n, sizeof(*codes)) : NULL;
-	if (diag->n && !codes)
+	size_t size = 16;
+	while (size < (size_t)diag->n * 2)
+		size *= 2;
+	size_t mask = size - 1;
+	struct ptr_code *t = calloc(size, sizeof(*t));
+	if (!t)
 		return -1;
 	int ncodes = 0, npotential = 0, matched = 0;
-	for (int i = 0; i < diag->n; i++)
-		if (diag->nodes[i].node && diag->nodes[i].node->node) {
-			codes[ncodes].ni = diag->nodes[i].node;
-			codes[ncodes].code = diag->nodes[i].status.code;
-			ncodes++;
-		}
-	if (ncodes > 1)
-		qsort(codes, (size_t)ncodes, sizeof(*codes), cmp_ptr_code);
+	for (int i = 0; i < diag->n; i++) {
+		const struct sk_node_info *ni = diag->nodes[i].node;
+		if (!ni || !ni->node)
+			continue;
+		size_t k = ptr_hash(ni, mask);
+		while (t[k].ni && t[k].ni != ni)
+			k = (k + 1) & mask;
+		ncodes += !t[k].ni;
+		t[k].ni = ni;
+		t[k].code = diag->nodes[i].status.code;
+	}
 	enum sk_code absent = diag->absent_unschedulable ? SK_UNSCHEDULABLE : SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
 	for (int pass = 0; pass < 2; pass++) {
 		/* pass 0 by pointer; pass 1 (some status is not of a snapshot node info) by name */
@@ -691,9 +709,7 @@ static int nodes_where_preemption_might_help(const struct sk_filter_diagnosis *d
 				continue;
 			enum sk_code c;
 			if (pass == 0) {
-				struct ptr_code key = { .ni = ni };
-				const struct ptr_code *hit =
-					ncodes ? bsearch(&key, codes, (size_t)ncodes, sizeof(*codes), cmp_ptr_code) : NULL;
+				const struct ptr_code *hit = ptr_find(t, mask, ni);
 				matched += hit != NULL;
 				c = hit ? hit->code : absent;
 			} else {
@@ -705,32 +721,53 @@ static int nodes_where_preemption_might_help(const struct sk_filter_diagnosis *d
 		if (matched == ncodes)
 			break;
 	}
-	free(codes);
+	free(t);
 	return npotential;
+}
+
+/* Grows *a (of *cap elements of size sz) to at least n, zeroing the new part. 0 or -1. */
+static int grow_zeroed(void **a, int *cap, int n, size_t sz)
+{
+	if (n <= *cap)
+		return 0;
+	void *x = realloc(*a, (size_t)n * sz);
+	if (!x)
+		return -1;
+	memset((char *)x + (size_t)*cap * sz, 0, (size_t)(n - *cap) * sz);
+	*a = x;
+	*cap = n;
+	return 0;
 }
 
 /* DryRunPreemption over dr->potential from dr->offset, in batches of `parallelism` nodes. Results
  * are taken in offset order, so the candidate list and the stopping point (want candidates once
- * one violates no PDB) do not depend on thread timing. Fills cands (npotential slots; the ones
- * violating no PDB first) and returns their count, or -1 when out of memory. */
-static int dry_run_preemption(struct sk_plugin *self, struct dry_run *dr, int32_t want, struct sk_dp_candidate *cands)
+ * one violates no PDB) do not depend on thread timing. The result slots grow with the batches
+ * (the search usually stops after a tenth of the nodes). *out: the candidates (the ones violating
+ * no PDB first; caller frees); returns their count, or -1 when out of memory. */
+static int dry_run_preemption(struct sk_plugin *self, struct dry_run *dr, int32_t want, struct sk_dp_candidate **out)
 {
 	int npotential = dr->npotential;
-	struct node_result *res = dr->res;
 	int batch = sk_handle_parallelism(self->handle);
 	if (batch < 1)
 		batch = 1;
-	int nonviolating = 0, violating = 0;
+	int nonviolating = 0, violating = 0, ccap = 0, vcap = 0, rc = 0;
 	bool stop = false;
-	struct sk_dp_candidate *viol = calloc((size_t)npotential, sizeof(*viol));
-	if (!viol)
-		return -1;
+	struct sk_dp_candidate *cands = NULL, *viol = NULL;
 	for (int base = 0; base < npotential && !stop; base += batch) {
 		int n = npotential - base < batch ? npotential - base : batch;
+		int ncap = dr->nres;
+		if (grow_zeroed((void **)&dr->res, &ncap, base + n, sizeof(*dr->res)) != 0 ||
+		    grow_zeroed((void **)&cands, &ccap, base + n, sizeof(*cands)) != 0 ||
+		    grow_zeroed((void **)&viol, &vcap, base + n, sizeof(*viol)) != 0) {
+			dr->nres = ncap;
+			rc = -1;
+			break;
+		}
+		dr->nres = ncap;
 		dr->base = base;
 		sk_handle_parallel_for(self->handle, n, check_node, dr);
 		for (int i = base; i < base + n; i++) {
-			struct node_result *r = &res[i];
+			struct node_result *r = &dr->res[i];
 			if (stop) { /* cancelled upstream: never ran */
 				sk_dp_candidate_clear(&r->cand);
 				sk_status_reset(&r->status);
@@ -748,9 +785,19 @@ static int dry_run_preemption(struct sk_plugin *self, struct dry_run *dr, int32_
 				stop = true;
 		}
 	}
-	memcpy(cands + nonviolating, viol, (size_t)violating * sizeof(*viol));
+	if (rc == 0 && violating)
+		memcpy(cands + nonviolating, viol, (size_t)violating * sizeof(*viol));
+	if (rc != 0) {
+		for (int i = 0; i < nonviolating; i++)
+			sk_dp_candidate_clear(&cands[i]);
+		for (int i = 0; i < violating; i++)
+			sk_dp_candidate_clear(&viol[i]);
+		free(cands);
+		cands = NULL;
+	}
 	free(viol);
-	return nonviolating + violating;
+	*out = cands;
+	return rc == 0 ? nonviolating + violating : -1;
 }
 
 /* No candidate: the dry-run errors first (an aggregate, bracketed when more than one), else the
@@ -864,7 +911,7 @@ static struct sk_status dp_post_filter(struct sk_plugin *self, struct sk_cycle_s
 	const struct sk_node_info **potential = NULL;
 	struct node_result *res = NULL;
 	struct sk_dp_candidate *cands = NULL;
-	int ncands = 0, npotential = 0;
+	int ncands = 0, npotential = 0, nres = 0;
 
 	struct sk_pod *pod = sk_handle_get_pod(self->handle, in);
 	if (!pod)
@@ -907,22 +954,19 @@ static struct sk_status dp_post_filter(struct sk_plugin *self, struct sk_cycle_s
 	free(err);
 	int32_t offset = random_offset(d, npotential);
 	int32_t want = sk_dp_num_candidates(&d->args, npotential);
-	res = calloc((size_t)npotential, sizeof(*res));
-	cands = calloc((size_t)npotential, sizeof(*cands));
-	if (!res || !cands) {
-		ret = prefixed(SK_ERROR, NULL);
-		goto out;
-	}
 	struct dry_run dr = { .self = self, .cs = cs, .pod = pod, .potential = potential, .npotential = npotential,
 			      .offset = offset, .pdbs = pdbs, .npdbs = npdbs,
-			      .now_ns = sk_handle_wall_now_ns(self->handle), .res = res };
-	if ((ncands = dry_run_preemption(self, &dr, want, cands)) < 0) {
+			      .now_ns = sk_handle_wall_now_ns(self->handle) };
+	ncands = dry_run_preemption(self, &dr, want, &cands);
+	res = dr.res;
+	nres = dr.nres;
+	if (ncands < 0) {
 		ncands = 0;
 		ret = prefixed(SK_ERROR, NULL);
 		goto out;
 	}
 	if (ncands == 0) {
-		ret = no_candidate_status(num_all, res, npotential, result);
+		ret = no_candidate_status(num_all, res, nres, result);
 		goto out;
 	}
 	ret = call_extenders(self, pod, dr.now_ns, cands, &ncands);
@@ -940,7 +984,7 @@ static struct sk_status dp_post_filter(struct sk_plugin *self, struct sk_cycle_s
 		goto out;
 	result->nominated_node = sk_intern(cands[best].node);
 out:
-	for (int i = 0; res && i < npotential; i++) {
+	for (int i = 0; res && i < nres; i++) {
 		sk_dp_candidate_clear(&res[i].cand);
 		sk_status_reset(&res[i].status);
 	}

@@ -2,8 +2,10 @@
  * hash of node name -> number of nominations on it answers the per-node question of the
  * nominated-pods Filter pass without scanning (docs/benchmarks.md, "Preemption": the scan with
  * strcmp was half of a preemption workload's instructions), and the scan that collects a
- * node's pods compares interned pointers. The count read without the lock keeps the per-node
- * Filter call free when nobody is nominated. */
+ * node's pods compares interned pointers. Two lock-free reads keep the per-node Filter call cheap:
+ * the count (nobody nominated), and a bit filter over the node names nominated to (set on add,
+ * cleared when the last nomination goes), which answers "nobody on this node" for most nodes
+ * without the lock or the hash. */
 #include "scheduler/backend/nominator.h"
 
 #include <pthread.h>
@@ -11,6 +13,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define BITS 65536
 
 struct nomination {
 	struct sk_pod *pod; /* one reference */
@@ -31,7 +35,24 @@ struct sk_nominator {
 	struct nomination *items;
 	struct node_slot *slots;
 	int nslots, nused; /* nslots: a power of two (or 0) */
+	_Atomic uint64_t bits[BITS / 64]; /* quick_hash of the node names nominated to */
 };
+
+/* A cheap hash of a node name: its length and its first and last 8 bytes. */
+static uint32_t quick_hash(const char *s)
+{
+	size_t n = strlen(s), k = n < 8 ? n : 8;
+	uint64_t a = 0, b = 0;
+	memcpy(&a, s, k);
+	memcpy(&b, s + n - k, k);
+	uint64_t h = a ^ (b * 0x9e3779b97f4a7c15ULL) ^ n;
+	h ^= h >> 33; /* murmur3's finalizer: every input bit reaches the low bits */
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return (uint32_t)(h % BITS);
+}
 
 static uint64_t name_hash(const char *s)
 {
@@ -134,6 +155,9 @@ static void remove_at_locked(struct sk_nominator *n, int i)
 	memmove(&n->items[i], &n->items[i + 1], (size_t)(n->n - i - 1) * sizeof(n->items[0]));
 	n->n--;
 	atomic_store(&n->count, n->n);
+	if (n->n == 0)
+		for (int w = 0; w < BITS / 64; w++)
+			atomic_store_explicit(&n->bits[w], 0, memory_order_relaxed);
 }
 
 static void add_locked(struct sk_nominator *n, struct sk_pod *pod, const char *override)
@@ -160,6 +184,8 @@ static void add_locked(struct sk_nominator *n, struct sk_pod *pod, const char *o
 	n->items[n->n].node = interned;
 	n->n++;
 	sl->count++;
+	uint32_t h = quick_hash(interned);
+	atomic_fetch_or(&n->bits[h / 64], 1ULL << (h % 64));
 	atomic_store(&n->count, n->n);
 }
 
@@ -198,6 +224,9 @@ int sk_nominator_pods_for_node(struct sk_nominator *n, const char *node, struct 
 {
 	*out = NULL;
 	if (atomic_load_explicit(&n->count, memory_order_relaxed) == 0)
+		return 0;
+	uint32_t h = quick_hash(node);
+	if (!(atomic_load_explicit(&n->bits[h / 64], memory_order_relaxed) & (1ULL << (h % 64))))
 		return 0;
 	pthread_mutex_lock(&n->mu);
 	const struct node_slot *sl = slot_find(n, node);
