@@ -3,9 +3,10 @@
  * gate names kube-scheduler v1.34 lists in its --help (alpha and beta gates) and the scheduler's
  * GA gates that v1.34 still knows, locked to true (others of the GA and deprecated gates are not
  * known here), each with its stage and default. An unknown
- * gate or a bad value is an error worded as upstream's. schedkit reads none of them to change
- * behaviour; they are validated so that a manifest written for kube-scheduler starts, and shown
- * with their values in the start-up log at --v=1. */
+ * gate or a bad value is an error worded as upstream's. schedkit reads one of them to change
+ * behaviour, SchedulerAsyncPreemption (DefaultPreemption, via sk_handle_feature_enabled); the
+ * others are validated so that a manifest written for kube-scheduler starts, and shown with their
+ * values in the start-up log at --v=1. */
 #ifndef KUBE_FEATUREGATE_H
 #define KUBE_FEATUREGATE_H
 
