@@ -8,7 +8,6 @@
 
 #include "kube/featuregate.h"
 #include "kube/log.h"
-#include "plugins/DefaultPreemption/default_preemption.h"
 #include "scheduler/bench/cluster.h"
 #include "scheduler/framework/parallel.h"
 #include "scheduler/framework/runtime.h"
@@ -160,13 +159,28 @@ static bool c_pod_deleted(void *ctx, const struct sk_pod *pod)
 	return p == NULL;
 }
 
-/* The asynchronous preemptions in flight end (true when there were any). */
+/* Asynchronous preemption may still be evicting victims when nothing is poppable: the bench sees
+ * that work only through its victim count (the core does not reach into a plugin). After a
+ * nomination, waits while something comes back to the queue or the count moves, and gives up
+ * after 20 ms without either. True when a pod became poppable. */
 static bool c_wait_async(struct skb_cluster *c)
 {
-	for (int i = 0; c->fw && i < sk_framework_point_len(c->fw, SK_EP_POST_FILTER); i++) {
-		struct sk_plugin *pl = sk_framework_point_plugin(c->fw, SK_EP_POST_FILTER, i);
-		if (pl->desc == &sk_plugin_default_preemption)
-			return sk_dp_wait_async(pl);
+	if (!c->nominated)
+		return false;
+	struct sk_queue *q = sk_scheduler_queue(c->sched);
+	int last = __atomic_load_n(&c->victims, __ATOMIC_RELAXED), idle_us = 0;
+	while (idle_us < 20000) {
+		struct sk_queue_counts n;
+		sk_queue_counts(q, &n);
+		if (n.active + n.backoff > 0)
+			return true;
+		if (n.unschedulable + n.gated == 0) /* nobody waits for an eviction */
+			return false;
+		struct timespec ts = { 0, 200000 };
+		nanosleep(&ts, NULL);
+		int v = __atomic_load_n(&c->victims, __ATOMIC_RELAXED);
+		idle_us = v == last ? idle_us + 200 : 0;
+		last = v;
 	}
 	return false;
 }
