@@ -368,6 +368,8 @@ struct sk_status dp_async_start(struct dp_async *a, const struct sk_pod *preempt
 	}
 	t->job = j;
 	t->index = -1;
+	for (int i = 0; i < j->nvictims; i++) /* the attempt's record names them now; the workers evict */
+		sk_handle_record_victim(a->self->handle, j->victims[i]);
 	pthread_mutex_lock(&a->mu);
 	struct entry **slot = entry_slot(a, uid);
 	bool inserted = !*slot; /* else a retry before the last one finished (PreEnqueue prevents it) */

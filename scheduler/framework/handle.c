@@ -175,6 +175,12 @@ bool sk_handle_pod_deleted(struct sk_handle *h, const struct sk_pod *pod)
 	return gone;
 }
 
+void sk_handle_record_victim(struct sk_handle *h, const struct sk_pod *victim)
+{
+	(void)h;
+	sk_rec_victim(victim);
+}
+
 bool sk_handle_is_waiting_pod(struct sk_handle *h, const char *pod_uid)
 {
 	return sk_waiting_has(h->fw->waiting, pod_uid);

@@ -98,7 +98,7 @@ static void test_extension_points(void **state)
 		{ "VolumeZone", { SK_EP_PRE_FILTER, SK_EP_FILTER }, 2 },
 		{ "PodTopologySpread", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 4 },
 		{ "InterPodAffinity", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 4 },
-		{ "DefaultPreemption", { SK_EP_POST_FILTER }, 1 },
+		{ "DefaultPreemption", { SK_EP_PRE_ENQUEUE, SK_EP_POST_FILTER }, 2 },
 		{ "NodeResourcesBalancedAllocation", { SK_EP_PRE_SCORE, SK_EP_SCORE }, 2 },
 		{ "ImageLocality", { SK_EP_SCORE }, 1 },
 		{ "DefaultBinder", { SK_EP_BIND }, 1 },
@@ -178,7 +178,7 @@ static void test_register(void **state)
 	assert_int_equal(sk_registry_register(&upstream, &err), -1);
 	free(err);
 	assert_int_equal(sk_registry_register(&old_abi, &err), -1);
-	assert_string_equal(err, "plugin \"OldPlugin\": ABI 0.3 is not supported by this scheduler (ABI 1.1)");
+	assert_string_equal(err, "plugin \"OldPlugin\": ABI 0.3 is not supported by this scheduler (ABI 1.2)");
 	free(err);
 	/* score_batch (ABI 1.1) needs score beside it */
 	assert_int_equal(sk_registry_register(&batch_only, &err), -1);

@@ -173,7 +173,8 @@
 	/* plugin.h: asynchronous preemption (feature gates, Activate, victim deletion), appended in 1.2 */ \
 	F(bool, sk_handle_feature_enabled, (struct sk_handle *h, const char *gate), (h, gate)) \
 	P(void, sk_handle_activate_pod, (struct sk_handle *h, const struct sk_pod *pod), (h, pod)) \
-	F(bool, sk_handle_pod_deleted, (struct sk_handle *h, const struct sk_pod *pod), (h, pod))
+	F(bool, sk_handle_pod_deleted, (struct sk_handle *h, const struct sk_pod *pod), (h, pod)) \
+	P(void, sk_handle_record_victim, (struct sk_handle *h, const struct sk_pod *victim), (h, victim))
 
 /* Begins with the same three fields as every ABI struct; then one pointer per function, in list
  * order. size is sizeof(struct sk_host_api) of the scheduler's build: a module built against

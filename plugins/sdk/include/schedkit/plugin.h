@@ -427,5 +427,9 @@ void sk_handle_activate_pod(struct sk_handle *h, const struct sk_pod *pod);
 /* Whether the informer no longer holds pod (by uid) or holds it with a deletionTimestamp (any
  * scheduler's pod). Safe in PreEnqueue (quick, no queue call). */
 bool sk_handle_pod_deleted(struct sk_handle *h, const struct sk_pod *pod);
+/* Names victim in the attempt's decision record (docs/explain.md), when one is being made on
+ * this thread. sk_handle_preempt_victim does so itself; a plugin that evicts later, off the
+ * scheduling thread, calls this from PostFilter for each victim it is going to evict. */
+void sk_handle_record_victim(struct sk_handle *h, const struct sk_pod *victim);
 
 #endif
