@@ -80,6 +80,17 @@ static cJSON *get_pod(struct env *v, const char *name, struct kube_error *ke)
 	return out;
 }
 
+/* A started and synced informer on every pod (caller kube_informer_free's). */
+static struct kube_informer *pod_informer(struct env *v)
+{
+	struct kube_informer *inf = NULL;
+	struct kube_informer_opts o = { .version = "v1", .resource = "pods" };
+	assert_int_equal(kube_informer_new(v->c, &o, &inf), 0);
+	assert_int_equal(kube_informer_start(inf), 0);
+	assert_true(kube_informer_wait_for_sync(inf, 10000));
+	return inf;
+}
+
 static void test_victim_patch_then_delete(void **state)
 {
 	struct env *v = *state;
@@ -131,11 +142,7 @@ static void test_condition_already_present_skips_patch(void **state)
 	assert_int_equal(kube_patch(v->c, spath, KUBE_PATCH_STRATEGIC, patch, NULL, &ke), 0);
 	cJSON_Delete(patch);
 	free(spath);
-	struct kube_informer *inf = NULL;
-	struct kube_informer_opts o = { .version = "v1", .resource = "pods" };
-	assert_int_equal(kube_informer_new(v->c, &o, &inf), 0);
-	assert_int_equal(kube_informer_start(inf), 0);
-	assert_true(kube_informer_wait_for_sync(inf, 10000));
+	struct kube_informer *inf = pod_informer(v);
 	struct sk_preempt_client *pc = sk_preempt_client_new(v->c, inf, NULL);
 	cJSON *obj = get_pod(v, "again", &ke);
 	char *e = NULL;
@@ -165,11 +172,7 @@ static void test_pod_deleted(void **state)
 	create(v, "", "v1", "pods", "default",
 	       "{apiVersion: v1, kind: Pod, metadata: {name: kept, namespace: default, finalizers: [test/keep]}, "
 	       "spec: {nodeName: n1, containers: [{name: c, image: x}]}}");
-	struct kube_informer *inf = NULL;
-	struct kube_informer_opts o = { .version = "v1", .resource = "pods" };
-	assert_int_equal(kube_informer_new(v->c, &o, &inf), 0);
-	assert_int_equal(kube_informer_start(inf), 0);
-	assert_true(kube_informer_wait_for_sync(inf, 10000));
+	struct kube_informer *inf = pod_informer(v);
 	struct sk_preempt_client *pc = sk_preempt_client_new(v->c, inf, NULL);
 	struct kube_error ke = { 0 };
 	cJSON *obj = get_pod(v, "kept", &ke);
