@@ -51,7 +51,9 @@ static void test_nominations_by_node(void **state)
 	sk_nominator_add(n, b, "n1");          /* ModeOverride */
 	sk_nominator_add(n, c, NULL);
 	sk_nominator_add(n, bound, NULL);      /* bound: not nominated */
-	sk_nominator_add(n, mkpod("e", NULL, NULL), NULL); /* nothing to nominate */
+	struct sk_pod *none = mkpod("e", NULL, NULL);
+	sk_nominator_add(n, none, NULL); /* nothing to nominate */
+	sk_pod_unref(none);
 	char got[256];
 	const struct {
 		const char *node, *want;
