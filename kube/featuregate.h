@@ -6,8 +6,9 @@
  * list of upstream's v1.33 table that v1.34 still carries, locked or not as there), each with its
  * stage and default. An unknown gate or a bad value is an error worded as upstream's; setting a
  * GA or deprecated gate logs upstream's warning ("Setting GA feature gate X=true. It will be
- * removed in a future release."), setting a locked gate to the other value is an error. schedkit reads none of them to change
- * behaviour; they are validated so that a manifest written for kube-scheduler starts, and shown
+ * removed in a future release."), setting a locked gate to the other value is an error. schedkit reads one of them to change
+ * behaviour, SchedulerAsyncPreemption (DefaultPreemption, via sk_handle_feature_enabled); the others
+ * are validated so that a manifest written for kube-scheduler starts, and shown
  * with their values in the start-up log at --v=1. */
 #ifndef KUBE_FEATUREGATE_H
 #define KUBE_FEATUREGATE_H

@@ -247,7 +247,8 @@ static void add_plugin_status(struct attempt *a, const struct sk_status *st)
 static int add_node_status(struct attempt *a, const struct sk_node_info *ni, struct sk_status st)
 {
 	if (a->diag.n == a->cap_nodes) {
-		int c = a->cap_nodes ? a->cap_nodes * 2 : 16;
+		/* the first failure sizes the array for every node (a preemptor fails on all of them) */
+		int c = a->cap_nodes ? a->cap_nodes * 2 : a->diag.num_all_nodes > 16 ? a->diag.num_all_nodes : 16;
 		struct sk_node_status *x = realloc(a->diag.nodes, (size_t)c * sizeof(*x));
 		if (!x) {
 			sk_status_reset(&st);

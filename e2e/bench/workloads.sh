@@ -20,6 +20,9 @@ set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 SK_BIN=${SK_BIN:-$SK_ROOT/bin}
 SK_BENCH_BIN=${SK_BENCH_BIN:-$SK_ROOT/build/bench}
+# SK_BENCH_FEATURE_GATES: a --feature-gates value for the scheduler; SchedulerAsyncPreemption=false
+# there also turns asynchronous preemption off in process (SK_BENCH_ASYNC_PREEMPTION=0).
+case "${SK_BENCH_FEATURE_GATES:-}" in *SchedulerAsyncPreemption=false*) export SK_BENCH_ASYNC_PREEMPTION=0 ;; esac
 WL=$SK_BENCH_BIN/scheduler_bench_workloads
 MODE=${SK_BENCH_MODE:-both}
 . "$SK_ROOT/e2e/lib/scheduler_lib.sh"
@@ -139,7 +142,7 @@ CFG
   for _ in 1 2 3; do # a free port may be taken by another process before the scheduler binds it
     port=$(sk_free_port)
     ${SK_BENCH_SCHED_WRAP:-} "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$work/kubeconfig" --secure-port "$port" --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
-      --bind-address 127.0.0.1 --v=2 >"$work/scheduler.log" 2>&1 &
+      --bind-address 127.0.0.1 --v=2 ${SK_BENCH_FEATURE_GATES:+--feature-gates "$SK_BENCH_FEATURE_GATES"} >"$work/scheduler.log" 2>&1 &
     sched_pid=$!
     sched_up && break
     kill "$sched_pid" 2>/dev/null; wait "$sched_pid" 2>/dev/null

@@ -1,11 +1,14 @@
-/* DefaultPreemption (PostFilter): args, eligibility, candidate search (dry runs on copies of the
- * node and the cycle state), PDB accounting, node choice, victim eviction and nomination, with
- * upstream v1.34 semantics (pkg/scheduler/framework/preemption/preemption.go). SchedulerAsyncPreemption is not implemented: the
- * victims are evicted synchronously before the pod is nominated (the v1.32 behaviour).
+/* DefaultPreemption (PostFilter, PreEnqueue): args, eligibility, candidate search (dry runs on
+ * copies of the node and the cycle state), PDB accounting, node choice, victim eviction and
+ * nomination, with upstream v1.34 semantics (pkg/scheduler/framework/preemption/preemption.go).
+ * With the SchedulerAsyncPreemption gate on (v1.34's default) the victims are evicted off the
+ * scheduling thread after the nomination (dp_async.c) and PreEnqueue holds the preemptor back
+ * while that runs; with it off they are evicted before the pod is nominated.
  * Threads: PostFilter runs on the scheduling thread; the per-node dry runs fan out over the
  * framework's pool, each on its own NodeInfo and CycleState copies. The offset generator is an
  * atomic. */
 #include "default_preemption.h"
+#include "dp_async.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -82,6 +85,7 @@ static void dp_args_free(void *p) { free(p); }
 struct dp {
 	struct sk_default_preemption_args args;
 	atomic_uint_fast64_t rng; /* xorshift state for the candidate offset */
+	struct dp_async *async;   /* SchedulerAsyncPreemption on; NULL: synchronous */
 };
 
 static int32_t (*offset_fn)(int32_t n);
@@ -103,14 +107,41 @@ static int dp_init(struct sk_plugin *self, const void *args, char **err)
 	}
 	/* A fixed seed keeps `simulate` reproducible; upstream's offset is random, any value is valid. */
 	atomic_init(&d->rng, 0x9e3779b97f4a7c15ULL);
+	if (sk_handle_feature_enabled(self->handle, "SchedulerAsyncPreemption") &&
+	    !(d->async = dp_async_new(self, sk_handle_parallelism(self->handle)))) {
+		free(d);
+		*err = strdup("out of memory");
+		return -1;
+	}
 	self->priv = d;
 	return 0;
 }
 
 static void dp_fini(struct sk_plugin *self)
 {
-	free(self->priv);
+	struct dp *d = self->priv;
+	if (d)
+		dp_async_free(d->async); /* waits for the preemptions in flight */
+	free(d);
 	self->priv = NULL;
+}
+
+bool sk_dp_wait_async(struct sk_plugin *self)
+{
+	struct dp *d = self->priv;
+	return dp_async_wait_idle(d ? d->async : NULL);
+}
+
+bool sk_dp_is_async(struct sk_plugin *self)
+{
+	struct dp *d = self->priv;
+	return d && d->async;
+}
+
+bool sk_dp_running_preemption(struct sk_plugin *self, const char *uid)
+{
+	struct dp *d = self->priv;
+	return d && dp_async_running(d->async, uid);
 }
 
 static int32_t random_offset(struct dp *d, int32_t n)
@@ -426,7 +457,8 @@ struct dry_run {
 	struct sk_pdb **pdbs;
 	int npdbs;
 	int64_t now_ns;
-	struct node_result *res; /* [npotential], by i (not node index) */
+	struct node_result *res; /* [nres]: the nodes tried so far, by i (not node index) */
+	int nres;
 };
 
 static void check_node(int j, void *arg)
@@ -544,16 +576,6 @@ static enum sk_code diag_code(const struct sk_filter_diagnosis *diag, const char
 	return diag->absent_unschedulable ? SK_UNSCHEDULABLE : SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
 }
 
-struct named_code {
-	const char *name;
-	enum sk_code code;
-};
-
-static int cmp_named_code(const void *a, const void *b)
-{
-	return strcmp(((const struct named_code *)a)->name, ((const struct named_code *)b)->name);
-}
-
 /* PodEligibleToPreemptOthers: NULL when eligible, else the reason. */
 static const char *eligible(struct sk_plugin *self, const struct sk_pod *pod, const struct sk_filter_diagnosis *diag,
 			    const struct sk_snapshot *snap)
@@ -599,31 +621,16 @@ static void evict_one(int i, void *arg)
 	pthread_mutex_unlock(&j->mu);
 	if (failed) /* upstream cancels the remaining work after the first error */
 		return;
-	if (sk_handle_is_waiting_pod(j->self->handle, v->uid) &&
-	    sk_handle_reject_waiting_pod(j->self->handle, v->uid, NAME, "preempted") == 0) {
-		klog_info(2, "Preemptor pod rejected a waiting pod", " preemptor=%s/%s waitingPod=%s/%s node=%s", pod->ns,
-			  pod->name, v->ns, v->name, j->c->node);
-	} else {
-		char *err = NULL;
-		int rc = sk_handle_preempt_victim(j->self->handle, pod, v, j->c->node, &err);
-		if (rc < 0) {
-			pthread_mutex_lock(&j->mu);
-			if (!j->err) {
-				j->err = err ? err : strdup("preempting a victim failed");
-				err = NULL;
-			}
-			pthread_mutex_unlock(&j->mu);
-			free(err);
-			return;
+	char *err = NULL;
+	if (dp_preempt_pod(j->self, pod, j->c->node, j->note, v, &err) != 0) {
+		pthread_mutex_lock(&j->mu);
+		if (!j->err) {
+			j->err = err;
+			err = NULL;
 		}
-		free(err);
-		if (rc > 0) { /* already gone: nothing to report */
-			klog_info(2, "Victim Pod is already deleted", " preemptor=%s/%s victim=%s/%s node=%s", pod->ns,
-				  pod->name, v->ns, v->name, j->c->node);
-			return;
-		}
+		pthread_mutex_unlock(&j->mu);
 	}
-	sk_handle_event(j->self->handle, v, "Normal", "Preempted", "Preempting", j->note);
+	free(err);
 }
 
 static struct sk_status prepare_candidate(struct sk_plugin *self, const struct sk_pod *pod,
@@ -640,78 +647,127 @@ static struct sk_status prepare_candidate(struct sk_plugin *self, const struct s
 		free(j.err);
 		return s;
 	}
-	struct sk_pod **nominated = NULL;
-	int nn = sk_handle_nominated_pods(self->handle, c->node, &nominated);
-	for (int i = 0; i < nn; i++) {
-		struct sk_pod *np = nominated[i];
-		if (np->priority < pod->priority && strcmp(np->uid, pod->uid) != 0) {
-			char *err = NULL;
-			if (sk_handle_clear_nominated(self->handle, np, &err) != 0)
-				klog_error("Cannot clear 'NominatedNodeName' field", " pod=%s/%s err=\"%s\"", np->ns,
-					   np->name, err ? err : "");
-			free(err);
-		}
-		sk_pod_unref(np);
-	}
-	free(nominated);
+	dp_clear_lower_nominated(self, pod, c->node); /* not critical (upstream) */
 	return sk_ok();
 }
 
 /* nodesWherePreemptionMightHelp: the nodes whose status is plain Unschedulable (nodes without a
  * status carry the absent one), in snapshot order, into potential (num_all slots). Returns their
- * count, or -1 when out of memory. */
+ * count, or -1 when out of memory. The diagnosis holds the snapshot's own node infos, so statuses
+ * are found by pointer (an open-addressing table: no sort, no string compare); when a status's
+ * node info is not the snapshot's (a caller building its own diagnosis) they are matched by name. */
+struct ptr_code {
+	const struct sk_node_info *ni; /* NULL: empty slot */
+	enum sk_code code;
+};
+
+static size_t ptr_hash(const void *p, size_t mask)
+{
+	uint64_t x = (uint64_t)(uintptr_t)p;
+	return (size_t)(((x >> 4) * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
+}
+
+static const struct ptr_code *ptr_find(const struct ptr_code *t, size_t mask, const struct sk_node_info *ni)
+{
+	for (size_t i = ptr_hash(ni, mask);; i = (i + 1) & mask) {
+		if (t[i].ni == ni)
+			return &t[i];
+		if (!t[i].ni)
+			return NULL;
+	}
+}
+
 static int nodes_where_preemption_might_help(const struct sk_filter_diagnosis *diag, const struct sk_snapshot *snap,
 					     const struct sk_node_info **potential)
 {
-	/* statuses looked up by name */
-	struct named_code *codes = diag->n ? calloc((size_t)diag->n, sizeof(*codes)) : NULL;
-	if (diag->n && !codes)
+	size_t size = 16;
+	while (size < (size_t)diag->n * 2)
+		size *= 2;
+	size_t mask = size - 1;
+	struct ptr_code *t = calloc(size, sizeof(*t));
+	if (!t)
 		return -1;
-	int ncodes = 0, npotential = 0;
-	for (int i = 0; i < diag->n; i++)
-		if (diag->nodes[i].node && diag->nodes[i].node->node) {
-			codes[ncodes].name = diag->nodes[i].node->node->name;
-			codes[ncodes].code = diag->nodes[i].status.code;
-			ncodes++;
-		}
-	if (ncodes > 1)
-		qsort(codes, (size_t)ncodes, sizeof(*codes), cmp_named_code);
-	enum sk_code absent = diag->absent_unschedulable ? SK_UNSCHEDULABLE : SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
-	for (int i = 0; i < snap->nnodes; i++) {
-		const struct sk_node_info *ni = snap->nodes[i];
-		if (!ni->node)
+	int ncodes = 0, npotential = 0, matched = 0;
+	for (int i = 0; i < diag->n; i++) {
+		const struct sk_node_info *ni = diag->nodes[i].node;
+		if (!ni || !ni->node)
 			continue;
-		struct named_code key = { .name = ni->node->name };
-		const struct named_code *hit = ncodes ? bsearch(&key, codes, (size_t)ncodes, sizeof(*codes), cmp_named_code) : NULL;
-		if ((hit ? hit->code : absent) == SK_UNSCHEDULABLE)
-			potential[npotential++] = ni;
+		size_t k = ptr_hash(ni, mask);
+		while (t[k].ni && t[k].ni != ni)
+			k = (k + 1) & mask;
+		ncodes += !t[k].ni;
+		t[k].ni = ni;
+		t[k].code = diag->nodes[i].status.code;
 	}
-	free(codes);
+	enum sk_code absent = diag->absent_unschedulable ? SK_UNSCHEDULABLE : SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
+	for (int pass = 0; pass < 2; pass++) {
+		/* pass 0 by pointer; pass 1 (some status is not of a snapshot node info) by name */
+		npotential = 0;
+		for (int i = 0; i < snap->nnodes; i++) {
+			const struct sk_node_info *ni = snap->nodes[i];
+			if (!ni->node)
+				continue;
+			enum sk_code c;
+			if (pass == 0) {
+				const struct ptr_code *hit = ptr_find(t, mask, ni);
+				matched += hit != NULL;
+				c = hit ? hit->code : absent;
+			} else {
+				c = diag_code(diag, ni->node->name);
+			}
+			if (c == SK_UNSCHEDULABLE)
+				potential[npotential++] = ni;
+		}
+		if (matched == ncodes)
+			break;
+	}
+	free(t);
 	return npotential;
+}
+
+/* Grows *a (of *cap elements of size sz) to at least n, zeroing the new part. 0 or -1. */
+static int grow_zeroed(void **a, int *cap, int n, size_t sz)
+{
+	if (n <= *cap)
+		return 0;
+	void *x = realloc(*a, (size_t)n * sz);
+	if (!x)
+		return -1;
+	memset((char *)x + (size_t)*cap * sz, 0, (size_t)(n - *cap) * sz);
+	*a = x;
+	*cap = n;
+	return 0;
 }
 
 /* DryRunPreemption over dr->potential from dr->offset, in batches of `parallelism` nodes. Results
  * are taken in offset order, so the candidate list and the stopping point (want candidates once
- * one violates no PDB) do not depend on thread timing. Fills cands (npotential slots; the ones
- * violating no PDB first) and returns their count, or -1 when out of memory. */
-static int dry_run_preemption(struct sk_plugin *self, struct dry_run *dr, int32_t want, struct sk_dp_candidate *cands)
+ * one violates no PDB) do not depend on thread timing. The result slots grow with the batches
+ * (the search usually stops after a tenth of the nodes). *out: the candidates (the ones violating
+ * no PDB first; caller frees); returns their count, or -1 when out of memory. */
+static int dry_run_preemption(struct sk_plugin *self, struct dry_run *dr, int32_t want, struct sk_dp_candidate **out)
 {
 	int npotential = dr->npotential;
-	struct node_result *res = dr->res;
 	int batch = sk_handle_parallelism(self->handle);
 	if (batch < 1)
 		batch = 1;
-	int nonviolating = 0, violating = 0;
+	int nonviolating = 0, violating = 0, ccap = 0, vcap = 0, rc = 0;
 	bool stop = false;
-	struct sk_dp_candidate *viol = calloc((size_t)npotential, sizeof(*viol));
-	if (!viol)
-		return -1;
+	struct sk_dp_candidate *cands = NULL, *viol = NULL;
 	for (int base = 0; base < npotential && !stop; base += batch) {
 		int n = npotential - base < batch ? npotential - base : batch;
+		int ncap = dr->nres;
+		if (grow_zeroed((void **)&dr->res, &ncap, base + n, sizeof(*dr->res)) != 0 ||
+		    grow_zeroed((void **)&cands, &ccap, base + n, sizeof(*cands)) != 0 ||
+		    grow_zeroed((void **)&viol, &vcap, base + n, sizeof(*viol)) != 0) {
+			dr->nres = ncap;
+			rc = -1;
+			break;
+		}
+		dr->nres = ncap;
 		dr->base = base;
 		sk_handle_parallel_for(self->handle, n, check_node, dr);
 		for (int i = base; i < base + n; i++) {
-			struct node_result *r = &res[i];
+			struct node_result *r = &dr->res[i];
 			if (stop) { /* cancelled upstream: never ran */
 				sk_dp_candidate_clear(&r->cand);
 				sk_status_reset(&r->status);
@@ -729,9 +785,19 @@ static int dry_run_preemption(struct sk_plugin *self, struct dry_run *dr, int32_
 				stop = true;
 		}
 	}
-	memcpy(cands + nonviolating, viol, (size_t)violating * sizeof(*viol));
+	if (rc == 0 && violating)
+		memcpy(cands + nonviolating, viol, (size_t)violating * sizeof(*viol));
+	if (rc != 0) {
+		for (int i = 0; i < nonviolating; i++)
+			sk_dp_candidate_clear(&cands[i]);
+		for (int i = 0; i < violating; i++)
+			sk_dp_candidate_clear(&viol[i]);
+		free(cands);
+		cands = NULL;
+	}
 	free(viol);
-	return nonviolating + violating;
+	*out = cands;
+	return rc == 0 ? nonviolating + violating : -1;
 }
 
 /* No candidate: the dry-run errors first (an aggregate, bracketed when more than one), else the
@@ -845,7 +911,7 @@ static struct sk_status dp_post_filter(struct sk_plugin *self, struct sk_cycle_s
 	const struct sk_node_info **potential = NULL;
 	struct node_result *res = NULL;
 	struct sk_dp_candidate *cands = NULL;
-	int ncands = 0, npotential = 0;
+	int ncands = 0, npotential = 0, nres = 0;
 
 	struct sk_pod *pod = sk_handle_get_pod(self->handle, in);
 	if (!pod)
@@ -888,22 +954,19 @@ static struct sk_status dp_post_filter(struct sk_plugin *self, struct sk_cycle_s
 	free(err);
 	int32_t offset = random_offset(d, npotential);
 	int32_t want = sk_dp_num_candidates(&d->args, npotential);
-	res = calloc((size_t)npotential, sizeof(*res));
-	cands = calloc((size_t)npotential, sizeof(*cands));
-	if (!res || !cands) {
-		ret = prefixed(SK_ERROR, NULL);
-		goto out;
-	}
 	struct dry_run dr = { .self = self, .cs = cs, .pod = pod, .potential = potential, .npotential = npotential,
 			      .offset = offset, .pdbs = pdbs, .npdbs = npdbs,
-			      .now_ns = sk_handle_wall_now_ns(self->handle), .res = res };
-	if ((ncands = dry_run_preemption(self, &dr, want, cands)) < 0) {
+			      .now_ns = sk_handle_wall_now_ns(self->handle) };
+	ncands = dry_run_preemption(self, &dr, want, &cands);
+	res = dr.res;
+	nres = dr.nres;
+	if (ncands < 0) {
 		ncands = 0;
 		ret = prefixed(SK_ERROR, NULL);
 		goto out;
 	}
 	if (ncands == 0) {
-		ret = no_candidate_status(num_all, res, npotential, result);
+		ret = no_candidate_status(num_all, res, nres, result);
 		goto out;
 	}
 	ret = call_extenders(self, pod, dr.now_ns, cands, &ncands);
@@ -914,12 +977,14 @@ static struct sk_status dp_post_filter(struct sk_plugin *self, struct sk_cycle_s
 		ret = prefixed(SK_UNSCHEDULABLE, "no candidate node for preemption");
 		goto out;
 	}
-	ret = prepare_candidate(self, pod, &cands[best]);
+	klog_info(2, "the target node for the preemption is determined", " node=%s pod=%s/%s", cands[best].node, pod->ns,
+		  pod->name);
+	ret = d->async ? dp_async_start(d->async, pod, &cands[best]) : prepare_candidate(self, pod, &cands[best]);
 	if (ret.code != SK_SUCCESS)
 		goto out;
 	result->nominated_node = sk_intern(cands[best].node);
 out:
-	for (int i = 0; res && i < npotential; i++) {
+	for (int i = 0; res && i < nres; i++) {
 		sk_dp_candidate_clear(&res[i].cand);
 		sk_status_reset(&res[i].status);
 	}
@@ -933,13 +998,40 @@ out:
 	return ret;
 }
 
-/* Without async preemption nothing is gated by this plugin: no events (upstream returns none). */
-static int dp_events(struct sk_plugin *self, struct sk_event_registration *out, int max)
+/* PreEnqueue (pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go): a pod
+ * whose asynchronous preemption is in flight waits. */
+static struct sk_status dp_pre_enqueue(struct sk_plugin *self, const struct sk_pod *pod)
+{
+	struct dp *d = self->priv;
+	if (d->async && dp_async_running(d->async, pod->uid))
+		return sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for the preemption for this pod to be finished");
+	return sk_ok();
+}
+
+/* isPodSchedulableAfterAssignedPodDeletion: always Skip. The pods this plugin gates also carry the
+ * plugins whose failure the preemption resolves; their hints decide the requeue. */
+static enum sk_hint after_assigned_pod_delete(struct sk_plugin *self, const struct sk_pod *pod, const void *old_obj,
+					      const void *new_obj)
 {
 	(void)self;
-	(void)out;
-	(void)max;
-	return 0;
+	(void)pod;
+	(void)old_obj;
+	(void)new_obj;
+	return SK_QUEUE_SKIP;
+}
+
+/* With async preemption: AssignedPod/Delete, so a gated preemptor is reconsidered when its victims
+ * go; without it nothing is gated by this plugin: no events (upstream returns none). */
+static int dp_events(struct sk_plugin *self, struct sk_event_registration *out, int max)
+{
+	struct dp *d = self->priv;
+	if (!d || !d->async || max < 1)
+		return 0;
+	out[0] = (struct sk_event_registration){
+		.event = { SK_EV_ASSIGNED_POD, SK_ACT_DELETE, "AssignedPodDelete" },
+		.hint = after_assigned_pod_delete,
+	};
+	return 1;
 }
 
 const struct sk_plugin_desc sk_plugin_default_preemption = {
@@ -951,6 +1043,7 @@ const struct sk_plugin_desc sk_plugin_default_preemption = {
 	.args_free = dp_args_free,
 	.init = dp_init,
 	.fini = dp_fini,
+	.pre_enqueue = dp_pre_enqueue,
 	.post_filter = dp_post_filter,
 	.events_to_register = dp_events,
 };

@@ -49,5 +49,11 @@ int sk_dp_pick_one_node(const struct sk_dp_candidate *cands, int n);
 /* Test hook for the random offset (upstream getOffsetRand): fn(n) in [0, n). NULL restores the
  * internal generator. Not thread-safe against a running PostFilter. */
 void sk_dp_set_offset_fn(int32_t (*fn)(int32_t n));
+/* Asynchronous preemption (dp_async.h), for tests and the benchmark: whether the instance runs it
+ * (the SchedulerAsyncPreemption gate at init), waiting until no preemption is in flight (true
+ * when one was), and IsPodRunningPreemption. */
+bool sk_dp_is_async(struct sk_plugin *self);
+bool sk_dp_wait_async(struct sk_plugin *self);
+bool sk_dp_running_preemption(struct sk_plugin *self, const char *uid);
 
 #endif

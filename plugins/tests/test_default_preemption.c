@@ -2,6 +2,7 @@
  * TestPostFilter, TestDryRunPreemption / SelectVictimsOnNode, PDB accounting, eligibility
  * (TestPodEligibleToPreemptOthers), pickOneNodeForPreemption criteria, number of candidates,
  * args), plus victim eviction, waiting victims, nominated pods and the NULL-callback paths. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "plugins/DefaultPreemption/default_preemption.h"
+#include "kube/featuregate.h"
 #include "scheduler/config/config.h"
 #include "scheduler/framework/parallel.h"
 #include "scheduler/framework/runtime.h"
@@ -25,7 +27,20 @@
 
 /* ---------- a framework with a controllable env ---------- */
 
+/* SchedulerAsyncPreemption for the frameworks built next: main runs every test with it off, then
+ * on (the victims are then evicted by DefaultPreemption's workers; post_filter waits for them). */
+static bool g_async;
+
 struct tenv {
+	pthread_mutex_t mu; /* the callbacks below run on the preemption workers too */
+	pthread_cond_t cv;
+	int nactivated;
+	char activated[64];
+	const char *block;     /* preempt_victim of this victim ("*": any) waits while block is set */
+	char blocked_name[64]; /* the last victim that waited there */
+	int nblocked;          /* calls waiting there */
+	char marked_gone[64];  /* pod_deleted answers true for this victim (its deletion arrived) */
+	bool no_wait;          /* post_filter returns without waiting for the evictions */
 	struct sk_config *cfg;
 	struct sk_framework *fw;
 	struct sk_pool *pool;
@@ -72,17 +87,53 @@ static int t_preempt(void *ctx, const struct sk_pod *preemptor, const struct sk_
 	struct tenv *t = ctx;
 	(void)preemptor;
 	(void)node;
-	t->npreempt_calls++;
-	if (t->gone && !strcmp(t->gone, victim->name))
-		return 1;
-	if (t->delete_error) {
-		*err = strdup(t->delete_error);
-		return -1;
+	pthread_mutex_lock(&t->mu);
+	int rc = 0;
+	if (t->block && (!strcmp(t->block, victim->name) || !strcmp(t->block, "*"))) {
+		snprintf(t->blocked_name, sizeof(t->blocked_name), "%s", victim->name);
+		t->nblocked++;
+		pthread_cond_broadcast(&t->cv);
+		while (t->block && (!strcmp(t->block, victim->name) || !strcmp(t->block, "*")))
+			pthread_cond_wait(&t->cv, &t->mu);
+		t->nblocked--;
 	}
-	snprintf(t->cond_msg, sizeof(t->cond_msg), "%s", msg);
-	assert_true(t->ndeleted < 16);
-	snprintf(t->deleted[t->ndeleted++], 64, "%s", victim->name);
-	return 0;
+	t->npreempt_calls++;
+	if (t->gone && !strcmp(t->gone, victim->name)) {
+		rc = 1;
+	} else if (t->delete_error) {
+		*err = strdup(t->delete_error);
+		rc = -1;
+	} else {
+		snprintf(t->cond_msg, sizeof(t->cond_msg), "%s", msg);
+		assert_true(t->ndeleted < 16);
+		snprintf(t->deleted[t->ndeleted++], 64, "%s", victim->name);
+	}
+	pthread_mutex_unlock(&t->mu);
+	return rc;
+}
+
+static bool t_feature(void *ctx, const char *gate)
+{
+	(void)ctx;
+	return strcmp(gate, "SchedulerAsyncPreemption") ? kube_feature_gate_enabled(NULL, gate) : g_async;
+}
+
+static bool t_pod_deleted(void *ctx, const struct sk_pod *pod)
+{
+	struct tenv *t = ctx;
+	pthread_mutex_lock(&t->mu);
+	bool gone = !strcmp(t->marked_gone, pod->name);
+	pthread_mutex_unlock(&t->mu);
+	return gone;
+}
+
+static void t_activate(void *ctx, const struct sk_pod *pod)
+{
+	struct tenv *t = ctx;
+	pthread_mutex_lock(&t->mu);
+	t->nactivated++;
+	snprintf(t->activated, sizeof(t->activated), "%s", pod->name);
+	pthread_mutex_unlock(&t->mu);
 }
 
 static int64_t t_start(void *ctx, const struct sk_pod *pod)
@@ -107,8 +158,10 @@ static void t_event(void *ctx, const struct sk_pod *pod, const char *type, const
 		    const char *note)
 {
 	struct tenv *t = ctx;
+	pthread_mutex_lock(&t->mu);
 	t->nevents++;
 	snprintf(t->last_event, sizeof(t->last_event), "%s %s %s %s %s", pod->name, type, reason, action, note);
+	pthread_mutex_unlock(&t->mu);
 }
 
 /* "error=true" node label makes this PreFilter plugin's AddPod/RemovePod fail (upstream TestPlugin). */
@@ -157,6 +210,8 @@ static struct tenv *tenv_new(const char *extra_plugins, const char *args, int fl
 	}
 	struct tenv *t = calloc(1, sizeof(*t));
 	assert_non_null(t);
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->cv, NULL);
 	char *text = NULL;
 	assert_true(asprintf(&text,
 			     "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
@@ -184,6 +239,7 @@ static struct tenv *tenv_new(const char *extra_plugins, const char *args, int fl
 		.ctx = t, .snapshot = t_snapshot, .nominator = t->nom, .pool = t->pool, .event = t_event,
 		.list_pdbs = t_list_pdbs, .pod_start_time = t_start, .terminating_by_preemption = t_terminating,
 		.preempt_victim = (flags & WITH_DELETE) ? t_preempt : NULL,
+		.feature_enabled = t_feature, .activate = t_activate, .pod_deleted = t_pod_deleted,
 	};
 	t->fw = sk_framework_new(t->cfg, &t->cfg->profiles[0], &env, &err);
 	if (!t->fw)
@@ -198,6 +254,8 @@ static void tenv_free(struct tenv *t)
 	sk_nominator_free(t->nom);
 	sk_pool_free(t->pool);
 	sk_snapshot_free(t->snap);
+	pthread_mutex_destroy(&t->mu);
+	pthread_cond_destroy(&t->cv);
 	free(t);
 }
 
@@ -294,6 +352,9 @@ static struct pf_out post_filter(struct tenv *t, const struct sk_pod *pod, const
 	struct sk_postfilter_result r = { 0 };
 	struct sk_plugin *pl = dp(t);
 	struct sk_status s = pl->desc->post_filter(pl, cs, pod, &diag, &r);
+	assert_int_equal(sk_dp_is_async(pl), g_async);
+	if (!t->no_wait)
+		sk_dp_wait_async(pl); /* the evictions are done when the checks run */
 	out.code = s.code;
 	char *m = sk_status_message(&s);
 	snprintf(out.msg, sizeof(out.msg), "%s", m ? m : "");
@@ -490,19 +551,126 @@ static void test_post_filter_without_api_callbacks(void **state)
 			      NULL);
 	struct sk_pod *p = mk_pod("p", NULL, HIGH, "", NULL);
 	struct pf_out o = post_filter(t, p, "node1=U");
-	assert_int_equal(o.code, SK_ERROR);
-	assert_string_equal(o.msg, "preemption: cannot preempt pod default/p1: profile default-scheduler has no API "
-				   "client to delete victims");
-	assert_string_equal(o.nominated, "");
-	/* a failing delete is an Error too */
+	if (g_async) {
+		/* asynchronous (upstream prepareCandidateAsync): nominated at once; the worker's error
+		 * activates the preemptor, which is then no longer preempting */
+		assert_int_equal(o.code, SK_SUCCESS);
+		assert_string_equal(o.nominated, "node1");
+		assert_int_equal(t->nactivated, 1);
+		assert_string_equal(t->activated, "p");
+		assert_false(sk_dp_running_preemption(dp(t), "p"));
+	} else {
+		assert_int_equal(o.code, SK_ERROR);
+		assert_string_equal(o.msg, "preemption: cannot preempt pod default/p1: profile default-scheduler has no "
+					   "API client to delete victims");
+		assert_string_equal(o.nominated, "");
+		assert_int_equal(t->nactivated, 0);
+	}
+	/* a failing delete is an Error too (asynchronous: the preemptor is activated) */
 	tenv_free(t);
 	t = tenv_new(NULL, NULL, WITH_DELETE);
 	t->delete_error = "pods \"p1\" is forbidden";
 	t->snap = fx_snapshot(fx_node_info(mk_node("node1", "1", "", NULL), mk_pod("p1", "node1", LOW, "", NULL), NULL),
 			      NULL);
 	o = post_filter(t, p, "node1=U");
-	assert_int_equal(o.code, SK_ERROR);
-	assert_string_equal(o.msg, "preemption: pods \"p1\" is forbidden");
+	if (g_async) {
+		assert_int_equal(o.code, SK_SUCCESS);
+		assert_string_equal(o.nominated, "node1");
+		assert_int_equal(t->nactivated, 1);
+		assert_int_equal(t->nevents, 0);
+	} else {
+		assert_int_equal(o.code, SK_ERROR);
+		assert_string_equal(o.msg, "preemption: pods \"p1\" is forbidden");
+		assert_int_equal(t->nactivated, 0);
+	}
+	sk_pod_unref(p);
+	tenv_free(t);
+}
+
+/* Waits until a call waits on `name` ("*": any); copies the victim's name into out. */
+static void wait_blocked(struct tenv *t, const char *name, char out[64])
+{
+	pthread_mutex_lock(&t->mu);
+	while (t->nblocked == 0 || (strcmp(name, "*") && strcmp(t->blocked_name, name)))
+		pthread_cond_wait(&t->cv, &t->mu);
+	snprintf(out, 64, "%s", t->blocked_name);
+	pthread_mutex_unlock(&t->mu);
+}
+
+static void unblock(struct tenv *t, const char *next)
+{
+	pthread_mutex_lock(&t->mu);
+	t->block = next;
+	pthread_cond_broadcast(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+}
+
+static bool pre_enqueue_waits(struct sk_plugin *pl, const struct sk_pod *p)
+{
+	struct sk_status s = pl->desc->pre_enqueue(pl, p);
+	bool waits = s.code != SK_SUCCESS;
+	if (waits) {
+		assert_int_equal(s.code, SK_UNSCHEDULABLE_AND_UNRESOLVABLE);
+		char *m = sk_status_message(&s);
+		assert_string_equal(m, "waiting for the preemption for this pod to be finished");
+		free(m);
+	}
+	sk_status_reset(&s);
+	return waits;
+}
+
+/* Asynchronous preemption (upstream prepareCandidateAsync / IsPodRunningPreemption / PreEnqueue):
+ * nominated before any eviction; while the evictions run PreEnqueue holds the preemptor back;
+ * once the last victim's eviction has begun, its deletion arriving lets the preemptor through
+ * even before the API call returns. Without the gate PreEnqueue never holds a pod and no event is
+ * registered. */
+static void test_async_preemption_in_flight(void **state)
+{
+	(void)state;
+	struct tenv *t = tenv_new(NULL, NULL, WITH_DELETE);
+	struct sk_plugin *pl = dp(t);
+	struct sk_event_registration regs[4];
+	int nregs = pl->desc->events_to_register(pl, regs, 4);
+	struct sk_pod *p = mk_pod("p", NULL, HIGH, "large", NULL);
+	if (!g_async) {
+		assert_int_equal(nregs, 0);
+		assert_false(pre_enqueue_waits(pl, p));
+		sk_pod_unref(p);
+		tenv_free(t);
+		return;
+	}
+	assert_int_equal(nregs, 1);
+	assert_int_equal(regs[0].event.resource, SK_EV_ASSIGNED_POD);
+	assert_int_equal(regs[0].event.action, SK_ACT_DELETE);
+	assert_int_equal(regs[0].hint(pl, p, NULL, NULL), SK_QUEUE_SKIP);
+	/* two victims must go (300m node, 100m each, the preemptor asks 300m): v1, then v2 last */
+	t->snap = fx_snapshot(fx_node_info(mk_node("node1", "32", "large", NULL), mk_pod("v1", "node1", LOW, "small", NULL),
+					   mk_pod("v2", "node1", LOW, "small", NULL), NULL),
+			      NULL);
+	assert_false(pre_enqueue_waits(pl, p));
+	t->block = "*";
+	t->no_wait = true;
+	struct pf_out o = post_filter(t, p, "node1=U");
+	assert_int_equal(o.code, SK_SUCCESS);
+	assert_string_equal(o.nominated, "node1"); /* nominated while nothing is evicted yet */
+	char first[64], last[64];
+	wait_blocked(t, "*", first); /* the first victim's call hangs */
+	assert_int_equal(t->ndeleted, 0);
+	assert_true(sk_dp_running_preemption(pl, "p"));
+	assert_true(pre_enqueue_waits(pl, p)); /* not retried while in flight */
+	const char *other = !strcmp(first, "v1") ? "v2" : "v1";
+	unblock(t, other); /* the first goes; the last victim's call hangs */
+	wait_blocked(t, other, last);
+	assert_true(pre_enqueue_waits(pl, p));
+	pthread_mutex_lock(&t->mu);
+	snprintf(t->marked_gone, sizeof(t->marked_gone), "%s", last); /* its deletion arrives first */
+	pthread_mutex_unlock(&t->mu);
+	assert_false(pre_enqueue_waits(pl, p));
+	unblock(t, NULL);
+	sk_dp_wait_async(pl);
+	assert_false(sk_dp_running_preemption(pl, "p"));
+	assert_deleted(t, "v1,v2");
+	assert_int_equal(t->nactivated, 0); /* success: the deletions requeue it, not Activate */
 	sk_pod_unref(p);
 	tenv_free(t);
 }
@@ -1005,6 +1173,7 @@ int main(void)
 		cmocka_unit_test(test_post_filter_add_remove_errors),
 		cmocka_unit_test(test_post_filter_without_api_callbacks),
 		cmocka_unit_test(test_terminating_and_gone_victims),
+		cmocka_unit_test(test_async_preemption_in_flight),
 		cmocka_unit_test(test_waiting_victim_and_nominated_pods),
 		cmocka_unit_test(test_eligibility),
 		cmocka_unit_test(test_select_victims_tables),
@@ -1015,5 +1184,8 @@ int main(void)
 		cmocka_unit_test(test_more_important_and_pdb_violations),
 		cmocka_unit_test(test_args),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	g_async = false;
+	int failed = cmocka_run_group_tests_name("SchedulerAsyncPreemption=false", tests, NULL, NULL);
+	g_async = true;
+	return failed + cmocka_run_group_tests_name("SchedulerAsyncPreemption=true", tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
  * (scheduler/tests/fake_extender.h): the candidates of the dry run reach the preempt verb (full
  * pods or UIDs), a vetoed node is not used, the extender's victims are the ones evicted, an error
  * fails the preemption unless the extender is ignorable, an uninterested extender is not called. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,12 +15,18 @@
 #include <cmocka.h>
 
 #include "plugins/DefaultPreemption/default_preemption.h"
+#include "kube/featuregate.h"
 #include "scheduler/config/config.h"
 #include "scheduler/framework/runtime.h"
 #include "scheduler/tests/fake_extender.h"
 #include "scheduler/tests/fixtures.h"
 
+/* SchedulerAsyncPreemption: main runs the cases with it off, then on (post_filter then waits for
+ * DefaultPreemption's workers). */
+static bool g_async;
+
 struct tenv {
+	pthread_mutex_t mu; /* t_preempt runs on the preemption workers too */
 	struct sk_config *cfg;
 	struct sk_framework *fw;
 	struct sk_snapshot *snap;
@@ -36,10 +43,20 @@ static int t_preempt(void *ctx, const struct sk_pod *preemptor, const struct sk_
 {
 	struct tenv *t = ctx;
 	(void)preemptor, (void)node, (void)msg, (void)err;
+	pthread_mutex_lock(&t->mu);
 	assert_true(t->ndeleted < 8);
 	snprintf(t->deleted[t->ndeleted++], 64, "%s", victim->name);
+	pthread_mutex_unlock(&t->mu);
 	return 0;
 }
+
+static bool t_feature(void *ctx, const char *gate)
+{
+	(void)ctx;
+	return strcmp(gate, "SchedulerAsyncPreemption") ? kube_feature_gate_enabled(NULL, gate) : g_async;
+}
+
+static int cmp_names(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
 
 static int32_t offset0(int32_t n)
 {
@@ -53,6 +70,7 @@ static struct tenv *tenv_new(const char *ext)
 {
 	struct tenv *t = calloc(1, sizeof(*t));
 	assert_non_null(t);
+	pthread_mutex_init(&t->mu, NULL);
 	char *text = NULL;
 	char extenders[512] = "";
 	if (ext)
@@ -71,7 +89,8 @@ static struct tenv *tenv_new(const char *ext)
 		fail_msg("config: %s", sk_errors_join(&e, "\n"));
 	free(text);
 	char *err = NULL;
-	struct sk_framework_env env = { .ctx = t, .snapshot = t_snapshot, .preempt_victim = t_preempt };
+	struct sk_framework_env env = { .ctx = t, .snapshot = t_snapshot, .preempt_victim = t_preempt,
+					.feature_enabled = t_feature };
 	t->fw = sk_framework_new(t->cfg, &t->cfg->profiles[0], &env, &err);
 	if (!t->fw)
 		fail_msg("framework: %s", err);
@@ -97,6 +116,7 @@ static void tenv_free(struct tenv *t)
 	sk_framework_unref(t->fw);
 	sk_config_free(t->cfg);
 	sk_snapshot_free(t->snap);
+	pthread_mutex_destroy(&t->mu);
 	free(t);
 }
 
@@ -135,6 +155,9 @@ static void post_filter(struct tenv *t, const char *pod_extra, char *out, size_t
 	struct sk_plugin *pl = dp(t);
 	t->ndeleted = 0;
 	struct sk_status s = pl->desc->post_filter(pl, cs, pod, &diag, &r);
+	assert_int_equal(sk_dp_is_async(pl), g_async);
+	sk_dp_wait_async(pl);
+	qsort(t->deleted, (size_t)t->ndeleted, sizeof(t->deleted[0]), cmp_names); /* workers: any order */
 	char *m = sk_status_message(&s);
 	char del[256] = "";
 	for (int i = 0; i < t->ndeleted; i++)
@@ -222,5 +245,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_preemption_through_extender),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	g_async = false;
+	int failed = cmocka_run_group_tests_name("SchedulerAsyncPreemption=false", tests, setup, teardown);
+	g_async = true;
+	return failed + cmocka_run_group_tests_name("SchedulerAsyncPreemption=true", tests, setup, teardown);
 }

@@ -415,17 +415,24 @@ static enum strategy worth_requeuing(struct sk_queue *q, struct qitem *it, const
 				     const void *old_obj, const void *new_obj)
 {
 	const struct sk_queued_pod *qp = &it->qp;
-	const char *rejectors[32];
+	const char *rejectors[33];
 	int n = 0;
-	if (qp->gating_plugin) {
+	/* A gated pod moves only on an event its gating plugin registered for (upstream
+	 * podMatchesEvent on GatingPluginEvents); the hints asked are then those of every plugin that
+	 * rejected it: the gating one, which upstream's runPreEnqueuePlugins inserts into
+	 * UnschedulablePlugins, and those of its last attempt (a preemptor held back while its
+	 * asynchronous preemption runs still carries the Filter plugins the preemption resolves). */
+	if (qp->gating_plugin && !(ev->resource & SK_EV_WILDCARD) && q->ops.hint &&
+	    q->ops.hint(q->ops.ctx, qp->pod, qp->gating_plugin, ev, old_obj, new_obj) < 0)
+		return Q_SKIP;
+	if (qp->gating_plugin)
 		rejectors[n++] = qp->gating_plugin;
-	} else {
-		for (int i = 0; i < qp->nunschedulable_plugins && n < 32; i++)
+	for (int i = 0; i < qp->nunschedulable_plugins && n < 32; i++)
+		if (!has_name(rejectors, n, qp->unschedulable_plugins[i]))
 			rejectors[n++] = qp->unschedulable_plugins[i];
-		for (int i = 0; i < qp->npending_plugins && n < 32; i++)
-			if (!has_name(rejectors, n, qp->pending_plugins[i]))
-				rejectors[n++] = qp->pending_plugins[i];
-	}
+	for (int i = 0; i < qp->npending_plugins && n < 32; i++)
+		if (!has_name(rejectors, n, qp->pending_plugins[i]))
+			rejectors[n++] = qp->pending_plugins[i];
 	if (n == 0)
 		return Q_AFTER_BACKOFF;
 	if (ev->resource & SK_EV_WILDCARD) {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kube/featuregate.h"
 #include "kube/hash.h"
 #include "kube/log.h"
 #include "kube/object.h"
@@ -265,6 +266,39 @@ static int fw_clear_nominated(void *ctx, const struct sk_pod *pod, char **err)
 	return sk_preempt_clear_nominated(pc_daemon(ctx)->preempt, pod, err);
 }
 
+/* --feature-gates (validated at start-up): the given value, else the gate's default. Asked at
+ * plugin init only. */
+static bool fw_feature_enabled(void *ctx, const char *gate)
+{
+	struct sk_daemon *d = pc_daemon(ctx);
+	int *set = malloc(kube_nfeature_gates * sizeof(*set));
+	if (!set)
+		return kube_feature_gate_enabled(NULL, gate);
+	for (size_t i = 0; i < kube_nfeature_gates; i++)
+		set[i] = -1;
+	for (int i = 0; d->opts.feature_gates && d->opts.feature_gates[i]; i++) {
+		char *e = NULL;
+		if (kube_feature_gates_parse(d->opts.feature_gates[i], set, &e) != 0)
+			free(e); /* refused at start-up already */
+	}
+	bool on = kube_feature_gate_enabled(set, gate);
+	free(set);
+	return on;
+}
+
+static void fw_activate(void *ctx, const struct sk_pod *pod)
+{
+	char key[512];
+	snprintf(key, sizeof key, "%s/%s", pod->ns, pod->name);
+	char *keys[1] = { key };
+	sk_queue_activate(sk_scheduler_queue(pc_daemon(ctx)->sched), keys, 1);
+}
+
+static bool fw_pod_deleted(void *ctx, const struct sk_pod *pod)
+{
+	return sk_preempt_pod_deleted(pc_daemon(ctx)->preempt, pod);
+}
+
 /* sk_handle_patch_pod_annotation: a JSON merge patch of metadata.annotations, synchronous (the
  * plugin calls it at PreBind or later, on a binder thread; its result decides the binding). */
 static int fw_patch_annotation(void *ctx, const struct sk_pod *pod, const char *key, const char *value, char **err)
@@ -463,6 +497,7 @@ void sk_dm_framework_env(struct profile_ctx *pc, struct sk_framework_env *out)
 		.preempt_victim = fw_preempt_victim, .clear_nominated = fw_clear_nominated,
 		.patch_pod_annotation = fw_patch_annotation, .api_get = fw_api_get,
 		.volumes = pc->d->volumes, .api_patch = sk_dm_api_patch, .listers = &pc->d->listers,
+		.feature_enabled = fw_feature_enabled, .activate = fw_activate, .pod_deleted = fw_pod_deleted,
 	};
 }
 

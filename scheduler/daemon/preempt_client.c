@@ -117,9 +117,11 @@ bool sk_preempt_terminating_of(const cJSON *pod)
 struct lookup {
 	const char *uid;
 	const char *cond_message; /* when set: does the pod carry this DisruptionTarget condition? */
+	bool only_deleting;       /* only found/deleting wanted */
 	bool found;
 	int64_t start;
 	bool terminating;
+	bool deleting; /* deletionTimestamp set */
 	bool has_condition;
 };
 
@@ -130,6 +132,9 @@ static void lookup_fn(const cJSON *obj, void *u)
 	if (!uid || strcmp(uid, l->uid) != 0)
 		return;
 	l->found = true;
+	l->deleting = kube_obj_get_string(obj, "metadata.deletionTimestamp") != NULL;
+	if (l->only_deleting) /* PreEnqueue's question: nothing else is parsed */
+		return;
 	l->start = sk_preempt_start_time_of(obj);
 	l->terminating = sk_preempt_terminating_of(obj);
 	if (l->cond_message) {
@@ -145,8 +150,10 @@ static void lookup_fn(const cJSON *obj, void *u)
 static bool lookup(struct sk_preempt_client *pc, const struct sk_pod *pod, struct lookup *l)
 {
 	const char *cond = l->cond_message;
+	bool only = l->only_deleting;
 	memset(l, 0, sizeof(*l));
 	l->cond_message = cond;
+	l->only_deleting = only;
 	l->uid = pod->uid ? pod->uid : "";
 	l->start = -1;
 	if (!pc->pods)
@@ -169,6 +176,14 @@ bool sk_preempt_terminating_by_preemption(struct sk_preempt_client *pc, const st
 	if (lookup(pc, pod, &l))
 		return l.terminating;
 	return false;
+}
+
+bool sk_preempt_pod_deleted(struct sk_preempt_client *pc, const struct sk_pod *pod)
+{
+	struct lookup l = { .only_deleting = true };
+	if (!pc->pods)
+		return false; /* nothing to tell: assume it is still there */
+	return !lookup(pc, pod, &l) || l.deleting;
 }
 
 /* ---------- API calls ---------- */

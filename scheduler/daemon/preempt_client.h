@@ -27,6 +27,9 @@ void sk_preempt_client_free(struct sk_preempt_client *pc); /* NULL ok */
 int sk_preempt_list_pdbs(struct sk_preempt_client *pc, struct sk_pdb ***out, char **err);
 int64_t sk_preempt_pod_start_time(struct sk_preempt_client *pc, const struct sk_pod *pod);
 bool sk_preempt_terminating_by_preemption(struct sk_preempt_client *pc, const struct sk_pod *pod);
+/* The informer no longer has pod (by namespace/name and uid) or has it with a deletionTimestamp
+ * (asynchronous preemption's last-victim check). false without a pod informer. */
+bool sk_preempt_pod_deleted(struct sk_preempt_client *pc, const struct sk_pod *pod);
 /* Strategic-merge patch of pods/<name>/status adding {DisruptionTarget, True, PreemptionByScheduler,
  * condition_message} (skipped when the informer's copy already carries that condition), then
  * DELETE pods/<name>. 0 done; 1 the victim was already gone (404 on either call); -1 and *err =

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/featuregate.h"
 #include "kube/util.h"
 #include "scheduler/framework/extender.h"
 #include "scheduler/framework/fw_internal.h"
@@ -147,6 +148,37 @@ int sk_handle_clear_nominated(struct sk_handle *h, const struct sk_pod *pod, cha
 	if (!h->fw->env.clear_nominated)
 		return 0;
 	return h->fw->env.clear_nominated(h->fw->env.ctx, pod, err);
+}
+
+bool sk_handle_feature_enabled(struct sk_handle *h, const char *gate)
+{
+	if (!gate)
+		return false;
+	if (h->fw->env.feature_enabled)
+		return h->fw->env.feature_enabled(h->fw->env.ctx, gate);
+	return kube_feature_gate_enabled(NULL, gate);
+}
+
+void sk_handle_activate_pod(struct sk_handle *h, const struct sk_pod *pod)
+{
+	if (pod && h->fw->env.activate)
+		h->fw->env.activate(h->fw->env.ctx, pod);
+}
+
+bool sk_handle_pod_deleted(struct sk_handle *h, const struct sk_pod *pod)
+{
+	if (h->fw->env.pod_deleted)
+		return h->fw->env.pod_deleted(h->fw->env.ctx, pod);
+	struct sk_pod *cur = sk_handle_get_pod(h, pod);
+	bool gone = !cur || cur->terminating || (pod->uid && cur->uid && strcmp(cur->uid, pod->uid) != 0);
+	sk_pod_unref(cur);
+	return gone;
+}
+
+void sk_handle_record_victim(struct sk_handle *h, const struct sk_pod *victim)
+{
+	(void)h;
+	sk_rec_victim(victim);
 }
 
 bool sk_handle_is_waiting_pod(struct sk_handle *h, const char *pod_uid)

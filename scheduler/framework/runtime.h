@@ -81,6 +81,17 @@ struct sk_framework_env {
 	 * the parallel work of operation "Filter" or "Score" (upstream's parallelizer counts each
 	 * piece it runs, by the same operation names). */
 	void (*working)(void *ctx, const char *operation, int delta);
+	/* ---- asynchronous preemption (DefaultPreemption, docs/framework.md); each may be NULL ---- */
+	/* Whether a feature gate is on (the daemon's --feature-gates). NULL: the gate's v1.34 default
+	 * (kube/featuregate.h). */
+	bool (*feature_enabled)(void *ctx, const char *gate);
+	/* Activate (pkg/scheduler/framework/interface.go Handle.Activate): move the pod from the
+	 * unschedulable pool or backoffQ to activeQ. Called from plugins' own threads. NULL: nothing. */
+	void (*activate)(void *ctx, const struct sk_pod *pod);
+	/* Whether the informer no longer holds pod (by uid, any scheduler) or holds it with a
+	 * deletionTimestamp. NULL: get_pod answers (NULL or terminating). Called under the
+	 * scheduling queue's lock (PreEnqueue): quick, never calls the queue. */
+	bool (*pod_deleted)(void *ctx, const struct sk_pod *pod);
 };
 
 struct sk_framework;

@@ -520,7 +520,8 @@ static void test_default_profile_points(void **state)
 	(void)state;
 	struct sk_config *cfg = load_ok(HDR);
 	const struct sk_profile_config *p = &cfg->profiles[0];
-	POINT(p, SK_EP_PRE_ENQUEUE, { "SchedulingGates", 0 });
+	/* DefaultPreemption implements PreEnqueue (asynchronous preemption), as upstream v1.34 */
+	POINT(p, SK_EP_PRE_ENQUEUE, { "SchedulingGates", 0 }, { "DefaultPreemption", 0 });
 	POINT(p, SK_EP_QUEUE_SORT, { "PrioritySort", 0 });
 	POINT(p, SK_EP_PRE_FILTER, { "NodeAffinity", 0 }, { "NodePorts", 0 }, { "NodeResourcesFit", 0 }, VOLUME_PLUGINS
 	      { "PodTopologySpread", 0 }, { "InterPodAffinity", 0 });

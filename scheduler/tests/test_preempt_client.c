@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -79,6 +80,17 @@ static cJSON *get_pod(struct env *v, const char *name, struct kube_error *ke)
 	return out;
 }
 
+/* A started and synced informer on every pod (caller kube_informer_free's). */
+static struct kube_informer *pod_informer(struct env *v)
+{
+	struct kube_informer *inf = NULL;
+	struct kube_informer_opts o = { .version = "v1", .resource = "pods" };
+	assert_int_equal(kube_informer_new(v->c, &o, &inf), 0);
+	assert_int_equal(kube_informer_start(inf), 0);
+	assert_true(kube_informer_wait_for_sync(inf, 10000));
+	return inf;
+}
+
 static void test_victim_patch_then_delete(void **state)
 {
 	struct env *v = *state;
@@ -130,11 +142,7 @@ static void test_condition_already_present_skips_patch(void **state)
 	assert_int_equal(kube_patch(v->c, spath, KUBE_PATCH_STRATEGIC, patch, NULL, &ke), 0);
 	cJSON_Delete(patch);
 	free(spath);
-	struct kube_informer *inf = NULL;
-	struct kube_informer_opts o = { .version = "v1", .resource = "pods" };
-	assert_int_equal(kube_informer_new(v->c, &o, &inf), 0);
-	assert_int_equal(kube_informer_start(inf), 0);
-	assert_true(kube_informer_wait_for_sync(inf, 10000));
+	struct kube_informer *inf = pod_informer(v);
 	struct sk_preempt_client *pc = sk_preempt_client_new(v->c, inf, NULL);
 	cJSON *obj = get_pod(v, "again", &ke);
 	char *e = NULL;
@@ -151,6 +159,46 @@ static void test_condition_already_present_skips_patch(void **state)
 	assert_true(kube_error_is_not_found(&ke));
 	sk_pod_unref(victim);
 	sk_pod_unref(pre);
+	sk_preempt_client_free(pc);
+	kube_informer_free(inf);
+}
+
+/* The last-victim check of asynchronous preemption: present -> false; deletionTimestamp set (a
+ * finalizer keeps the object) -> true; another uid under the name, or no such pod -> true; no
+ * pod informer -> false (nothing to tell). */
+static void test_pod_deleted(void **state)
+{
+	struct env *v = *state;
+	create(v, "", "v1", "pods", "default",
+	       "{apiVersion: v1, kind: Pod, metadata: {name: kept, namespace: default, finalizers: [test/keep]}, "
+	       "spec: {nodeName: n1, containers: [{name: c, image: x}]}}");
+	struct kube_informer *inf = pod_informer(v);
+	struct sk_preempt_client *pc = sk_preempt_client_new(v->c, inf, NULL);
+	struct kube_error ke = { 0 };
+	cJSON *obj = get_pod(v, "kept", &ke);
+	char *e = NULL;
+	struct sk_pod *kept = sk_pod_decode(obj, &e);
+	cJSON_Delete(obj);
+	assert_non_null(kept);
+	struct sk_pod *other = fx_pod("{metadata: {name: kept, namespace: default, uid: not-the-same}, spec: {containers: [{name: c}]}}");
+	struct sk_pod *absent = fx_pod("{metadata: {name: nobody, namespace: default, uid: u}, spec: {containers: [{name: c}]}}");
+	assert_false(sk_preempt_pod_deleted(pc, kept));
+	assert_true(sk_preempt_pod_deleted(pc, other));
+	assert_true(sk_preempt_pod_deleted(pc, absent));
+	assert_false(sk_preempt_pod_deleted(v->pc, absent)); /* no informer */
+	char *path = kube_path("", "v1", "pods", "default", "kept", NULL);
+	assert_int_equal(kube_delete(v->c, path, &ke), 0);
+	free(path);
+	bool seen = false;
+	for (int i = 0; i < 500 && !seen; i++) { /* the informer's copy gets its deletionTimestamp */
+		seen = sk_preempt_pod_deleted(pc, kept);
+		if (!seen)
+			nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+	}
+	assert_true(seen);
+	sk_pod_unref(kept);
+	sk_pod_unref(other);
+	sk_pod_unref(absent);
 	sk_preempt_client_free(pc);
 	kube_informer_free(inf);
 }
@@ -224,6 +272,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_condition_already_present_skips_patch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_pdbs_by_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clear_nominated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pod_deleted, setup, teardown),
 		cmocka_unit_test(test_json_helpers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,11 +37,18 @@ static bool less(void *ctx, const struct sk_queued_pod *a, const struct sk_queue
 }
 
 static int pre_enqueue_calls;
+static bool preempting; /* DefaultPreemption's stand-in: pods named "pre*" wait while set */
 
 static struct sk_status pre_enqueue(void *ctx, const struct sk_pod *pod)
 {
 	(void)ctx;
 	pre_enqueue_calls++;
+	if (preempting && !strncmp(pod->name, "pre", 3)) {
+		struct sk_status s = sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE,
+					       "waiting for the preemption for this pod to be finished");
+		s.plugin = "DefaultPreemption";
+		return s;
+	}
 	if (pod->nscheduling_gates > 0) {
 		struct sk_status s = sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for scheduling gates");
 		s.plugin = "SchedulingGates";
@@ -624,6 +631,44 @@ static void test_flush_leaves_gated_pods_alone(void **state)
 	sk_queue_free(q);
 }
 
+/* Asynchronous preemption: the preemptor (rejected by NodeResourcesFit) is held back by
+ * DefaultPreemption's PreEnqueue while its victims go; as a gated pod it moves only on
+ * AssignedPod/Delete (DefaultPreemption's registration, hint Skip), where NodeResourcesFit's hint
+ * decides; once the preemption is over the next deletion lets it through. */
+static void test_preemptor_gated_until_its_victims_go(void **state)
+{
+	(void)state;
+	rules[nrules++] = (struct hint_rule){ "NodeResourcesFit", SK_EV_ASSIGNED_POD, SK_ACT_DELETE, SK_QUEUE };
+	rules[nrules++] = (struct hint_rule){ "NodeResourcesFit", SK_EV_NODE, SK_ACT_ADD, SK_QUEUE };
+	rules[nrules++] = (struct hint_rule){ "DefaultPreemption", SK_EV_ASSIGNED_POD, SK_ACT_DELETE, SK_QUEUE_SKIP };
+	struct sk_queue *q = mkq(true);
+	const char *uid = add(q, mkpod("pre", 10, false));
+	preempting = true; /* PostFilter nominated it and started the evictions */
+	assert_int_equal(fail_with(q, "NodeResourcesFit", false), SK_Q_UNSCHEDULABLE);
+	struct sk_pod *victim = mkpod("v", 0, false);
+	const struct {
+		const struct sk_cluster_event *ev;
+		bool preempting;
+		enum sk_queue_where want;
+	} steps[] = {
+		{ &SK_EVENT_ASSIGNED_POD_DELETE, true, SK_Q_GATED },   /* first victim: NRF says Queue, PreEnqueue holds it */
+		{ &SK_EVENT_NODE_ADD, true, SK_Q_GATED },              /* not an event of the gating plugin */
+		{ &SK_EVENT_ASSIGNED_POD_DELETE, true, SK_Q_GATED },   /* still preempting */
+		{ &SK_EVENT_NODE_ADD, false, SK_Q_GATED },             /* over, but a NodeAdd does not move it */
+		{ &SK_EVENT_ASSIGNED_POD_DELETE, false, SK_Q_BACKOFF }, /* the last victim's deletion */
+	};
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		preempting = steps[i].preempting;
+		bool node = steps[i].ev == &SK_EVENT_NODE_ADD;
+		sk_queue_move_all(q, steps[i].ev, node ? NULL : victim, NULL);
+		if (sk_queue_where_is(q, uid) != steps[i].want)
+			fail_msg("step %zu: where %d, want %d", i, sk_queue_where_is(q, uid), steps[i].want);
+	}
+	preempting = false;
+	sk_pod_unref(victim);
+	sk_queue_free(q);
+}
+
 static void *blocked_pop(void *arg)
 {
 	return sk_queue_pop(arg, NULL);
@@ -771,6 +816,7 @@ int main(void)
 		cmocka_unit_test_setup(test_backoff_duration_table, setup),
 		cmocka_unit_test_setup(test_force_activate_targets_one_in_flight_pod, setup),
 		cmocka_unit_test_setup(test_flush_leaves_gated_pods_alone, setup),
+		cmocka_unit_test_setup(test_preemptor_gated_until_its_victims_go, setup),
 		cmocka_unit_test_setup(test_activate_in_flight_without_hints, setup),
 		cmocka_unit_test(test_node_update_classification),
 	};

@@ -99,7 +99,7 @@ static void test_extension_points(void **state)
 		{ "VolumeZone", { SK_EP_PRE_FILTER, SK_EP_FILTER }, 2 },
 		{ "PodTopologySpread", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 4 },
 		{ "InterPodAffinity", { SK_EP_PRE_FILTER, SK_EP_FILTER, SK_EP_PRE_SCORE, SK_EP_SCORE }, 4 },
-		{ "DefaultPreemption", { SK_EP_POST_FILTER }, 1 },
+		{ "DefaultPreemption", { SK_EP_PRE_ENQUEUE, SK_EP_POST_FILTER }, 2 },
 		{ "NodeResourcesBalancedAllocation", { SK_EP_PRE_SCORE, SK_EP_SCORE }, 2 },
 		{ "ImageLocality", { SK_EP_SCORE }, 1 },
 		{ "DefaultBinder", { SK_EP_BIND }, 1 },

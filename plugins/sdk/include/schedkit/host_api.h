@@ -181,7 +181,12 @@
 	F(const char *, sk_csi_migration_plugin_of_volume, (const struct sk_pod_volume *v), (v)) \
 	F(int, sk_csi_migration_translate, (const char *source_field, const char *id, const struct sk_labels *labels, const char **driver, char *handle, size_t n), (source_field, id, labels, driver, handle, n)) \
 	F(int, sk_csi_migration_translate_volume, (const struct sk_pod_volume *v, const char **driver, char *handle, size_t n), (v, driver, handle, n)) \
-	F(bool, sk_csi_node_plugin_migrated, (const struct sk_csi_node *n, const char *intree_plugin), (n, intree_plugin))
+	F(bool, sk_csi_node_plugin_migrated, (const struct sk_csi_node *n, const char *intree_plugin), (n, intree_plugin)) \
+	/* plugin.h: asynchronous preemption (feature gates, Activate, victim deletion), appended in 1.2 */ \
+	F(bool, sk_handle_feature_enabled, (struct sk_handle *h, const char *gate), (h, gate)) \
+	P(void, sk_handle_activate_pod, (struct sk_handle *h, const struct sk_pod *pod), (h, pod)) \
+	F(bool, sk_handle_pod_deleted, (struct sk_handle *h, const struct sk_pod *pod), (h, pod)) \
+	P(void, sk_handle_record_victim, (struct sk_handle *h, const struct sk_pod *victim), (h, victim))
 
 /* Begins with the same three fields as every ABI struct; then one pointer per function, in list
  * order. size is sizeof(struct sk_host_api) of the scheduler's build: a module built against

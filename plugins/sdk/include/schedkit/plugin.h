@@ -420,4 +420,19 @@ void sk_victims_free(struct sk_victims *list, int n);
 int sk_handle_preempt_extenders(struct sk_handle *h, const struct sk_pod *pod, struct sk_victims **list, int *n,
 				char **err);
 
+/* ABI 1.2: asynchronous preemption (upstream SchedulerAsyncPreemption, docs/framework.md). */
+/* Whether the scheduler's feature gate `gate` (a kube-scheduler --feature-gates name) is on; the
+ * v1.34 default when the scheduler was given none; false for a name it does not know. */
+bool sk_handle_feature_enabled(struct sk_handle *h, const char *gate);
+/* Handle.Activate: moves pod (by namespace/name) from the unschedulable pool or backoffQ to
+ * activeQ, through PreEnqueue; a pod in flight is requeued when it comes back. Any thread. */
+void sk_handle_activate_pod(struct sk_handle *h, const struct sk_pod *pod);
+/* Whether the informer no longer holds pod (by uid) or holds it with a deletionTimestamp (any
+ * scheduler's pod). Safe in PreEnqueue (quick, no queue call). */
+bool sk_handle_pod_deleted(struct sk_handle *h, const struct sk_pod *pod);
+/* Names victim in the attempt's decision record (docs/explain.md), when one is being made on
+ * this thread. sk_handle_preempt_victim does so itself; a plugin that evicts later, off the
+ * scheduling thread, calls this from PostFilter for each victim it is going to evict. */
+void sk_handle_record_victim(struct sk_handle *h, const struct sk_pod *victim);
+
 #endif

@@ -1,0 +1,133 @@
+/* Tests for scheduler/backend/nominator.c: nominations by node in nomination order, override and
+ * no-op modes, replacement, deletion, update keeping an in-memory nomination, lookups by a name that
+ * is not interned, and enough nodes to grow the node index (and to exercise its bit filter). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "scheduler/backend/nominator.h"
+#include "scheduler/tests/fixtures.h"
+
+static struct sk_pod *mkpod(const char *name, const char *nominated, const char *node)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"%s\"},\"spec\":{%s%s%s"
+		 "\"containers\":[{\"name\":\"c\"}]},\"status\":{%s%s%s}}",
+		 name, name, node ? "\"nodeName\":\"" : "", node ? node : "", node ? "\"," : "",
+		 nominated ? "\"nominatedNodeName\":\"" : "", nominated ? nominated : "", nominated ? "\"" : "");
+	return fx_pod(buf);
+}
+
+/* "a,b" for the pods nominated to node (a name built in a fresh buffer: never the interned one). */
+static void pods_on(struct sk_nominator *n, const char *node, char *out, size_t len)
+{
+	char *copy = strdup(node);
+	struct sk_pod **pods = NULL;
+	int k = sk_nominator_pods_for_node(n, copy, &pods);
+	assert_true(k >= 0);
+	out[0] = '\0';
+	for (int i = 0; i < k; i++) {
+		snprintf(out + strlen(out), len - strlen(out), "%s%s", i ? "," : "", pods[i]->name);
+		sk_pod_unref(pods[i]);
+	}
+	free(pods);
+	free(copy);
+}
+
+static void test_nominations_by_node(void **state)
+{
+	(void)state;
+	struct sk_nominator *n = sk_nominator_new();
+	struct sk_pod *a = mkpod("a", "n1", NULL), *b = mkpod("b", NULL, NULL), *c = mkpod("c", "n2", NULL);
+	struct sk_pod *bound = mkpod("d", "n1", "n1");
+	sk_nominator_add(n, a, NULL);          /* ModeNoop: status.nominatedNodeName */
+	sk_nominator_add(n, b, "n1");          /* ModeOverride */
+	sk_nominator_add(n, c, NULL);
+	sk_nominator_add(n, bound, NULL);      /* bound: not nominated */
+	struct sk_pod *none = mkpod("e", NULL, NULL);
+	sk_nominator_add(n, none, NULL); /* nothing to nominate */
+	sk_pod_unref(none);
+	char got[256];
+	const struct {
+		const char *node, *want;
+	} before[] = { { "n1", "a,b" }, { "n2", "c" }, { "n3", "" } };
+	for (size_t i = 0; i < sizeof(before) / sizeof(before[0]); i++) {
+		pods_on(n, before[i].node, got, sizeof(got));
+		if (strcmp(got, before[i].want))
+			fail_msg("%s: got %s want %s", before[i].node, got, before[i].want);
+	}
+	assert_int_equal(sk_nominator_count(n), 3);
+	/* a moves to n2 (after c), b is cleared by an override with "" */
+	sk_nominator_add(n, a, "n2");
+	sk_nominator_add(n, b, "");
+	pods_on(n, "n1", got, sizeof(got));
+	assert_string_equal(got, "");
+	pods_on(n, "n2", got, sizeof(got));
+	assert_string_equal(got, "c,a");
+	assert_string_equal(sk_nominator_node_of(n, "a"), "n2");
+	assert_null(sk_nominator_node_of(n, "b"));
+	/* an update carrying no nominatedNodeName keeps the in-memory one */
+	struct sk_pod *c2 = mkpod("c", NULL, NULL), *c0 = mkpod("c", NULL, NULL);
+	sk_nominator_add(n, c, "n3");
+	sk_nominator_update(n, c0, c2);
+	assert_string_equal(sk_nominator_node_of(n, "c"), "n3");
+	/* deleting everything empties every node; a new nomination is found again */
+	sk_nominator_delete(n, "a");
+	sk_nominator_delete(n, "c");
+	assert_int_equal(sk_nominator_count(n), 0);
+	pods_on(n, "n3", got, sizeof(got));
+	assert_string_equal(got, "");
+	sk_nominator_add(n, b, "n3");
+	pods_on(n, "n3", got, sizeof(got));
+	assert_string_equal(got, "b");
+	sk_pod_unref(a);
+	sk_pod_unref(b);
+	sk_pod_unref(c);
+	sk_pod_unref(c2);
+	sk_pod_unref(c0);
+	sk_pod_unref(bound);
+	sk_nominator_free(n);
+}
+
+/* 3,000 pods over 1,000 nodes (the node index grows several times): every node answers its three
+ * pods, in order; the other 4,000 names answer none. */
+static void test_many_nodes(void **state)
+{
+	(void)state;
+	struct sk_nominator *n = sk_nominator_new();
+	char name[64], node[64], want[256], got[256];
+	for (int i = 0; i < 3000; i++) {
+		snprintf(name, sizeof(name), "p%04d", i);
+		snprintf(node, sizeof(node), "node-%05d", i % 1000);
+		struct sk_pod *p = mkpod(name, node, NULL);
+		sk_nominator_add(n, p, NULL);
+		sk_pod_unref(p);
+	}
+	assert_int_equal(sk_nominator_count(n), 3000);
+	for (int k = 0; k < 5000; k++) {
+		snprintf(node, sizeof(node), "node-%05d", k);
+		want[0] = '\0';
+		if (k < 1000)
+			snprintf(want, sizeof(want), "p%04d,p%04d,p%04d", k, k + 1000, k + 2000);
+		pods_on(n, node, got, sizeof(got));
+		if (strcmp(got, want))
+			fail_msg("%s: got %s want %s", node, got, want);
+	}
+	sk_nominator_free(n);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nominations_by_node),
+		cmocka_unit_test(test_many_nodes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
