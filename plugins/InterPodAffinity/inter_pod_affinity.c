@@ -26,6 +26,8 @@
 #include "schedkit/selector.h"
 #include "schedkit/tpmap.h"
 
+#include "ipa_memo.h"
+
 #define ERR_REASON_EXISTING_ANTI_AFFINITY "node(s) didn't satisfy existing pods anti-affinity rules"
 #define ERR_REASON_AFFINITY "node(s) didn't match pod affinity rules"
 #define ERR_REASON_ANTI_AFFINITY "node(s) didn't match pod anti-affinity rules"
@@ -83,14 +85,44 @@ static cJSON *args_encode(const void *p)
 
 static const struct ipa_args default_args = { .hard_pod_affinity_weight = 1 };
 
+/* An instance: its args (borrowed) and the PreFilter counts kept across cycles (ipa_memo.h):
+ * existing pods' anti-affinity against the incoming pod, the incoming pod's terms against
+ * existing pods. */
+struct ipa {
+	const struct ipa_args *args;
+	struct ipa_memo existing, incoming;
+};
+
 static int ipa_init(struct sk_plugin *self, const void *args, char **err)
 {
-	(void)err;
-	self->priv = (void *)(args ? args : &default_args);
+	struct ipa *pl = calloc(1, sizeof(*pl));
+	if (!pl) {
+		*err = strdup("InterPodAffinity: out of memory");
+		return -1;
+	}
+	pl->args = args ? args : &default_args;
+	ipa_memo_init(&pl->existing);
+	ipa_memo_init(&pl->incoming);
+	self->priv = pl;
 	return 0;
 }
 
-static const struct ipa_args *ipa_args(const struct sk_plugin *self) { return self->priv; }
+static void ipa_fini(struct sk_plugin *self)
+{
+	struct ipa *pl = self->priv;
+	if (!pl)
+		return;
+	ipa_memo_destroy(&pl->existing);
+	ipa_memo_destroy(&pl->incoming);
+	free(pl);
+	self->priv = NULL;
+}
+
+static const struct ipa_args *ipa_args(const struct sk_plugin *self)
+{
+	const struct ipa *pl = self->priv;
+	return pl->args;
+}
 
 /* ---------- namespaces of one cycle ---------- */
 
@@ -180,9 +212,9 @@ static bool term_selects_namespace(const struct ns_view *v, const struct sk_affi
 				   const struct sk_pod *owner, const char *ns)
 {
 	if (t->nnamespaces == 0 && !t->ns_selector)
-		return strcmp(owner->ns, ns) == 0;
+		return owner->ns == ns || strcmp(owner->ns, ns) == 0;
 	for (int i = 0; i < t->nnamespaces; i++)
-		if (strcmp(t->namespaces[i], ns) == 0)
+		if (t->namespaces[i] == ns || strcmp(t->namespaces[i], ns) == 0)
 			return true;
 	if (!t->ns_selector || kube_label_selector_is_nothing(t->ns_selector))
 		return false;
@@ -224,22 +256,28 @@ static bool matches_all(const struct ns_view *v, const struct sk_affinity_term *
 
 /* ---------- PreFilter / Filter ---------- */
 
+/* The counts are aggregates (ipa_memo.h), shared with the memo and with clones until changed:
+ * existing->maps[0] holds existing pods' required anti-affinity matching the pod (existing->keys:
+ * its topology keys); incoming->maps[0] the existing pods matching all the pod's required
+ * affinity terms, incoming->maps[1] those matching the pod's required anti-affinity terms. */
 struct ipa_filter_state {
 	const struct sk_pod *pod;        /* the incoming pod (lives for the cycle) */
 	struct ns_view *view;            /* one reference */
-	struct sk_tpmap existing_anti;   /* existing pods' required anti-affinity matching the pod */
-	struct sk_tpmap affinity;        /* existing pods matching all the pod's required affinity terms */
-	struct sk_tpmap anti;            /* existing pods matching the pod's required anti-affinity terms */
+	struct ipa_agg *existing;        /* one reference each */
+	struct ipa_agg *incoming;
 };
+
+#define EXISTING_ANTI(s) (&(s)->existing->maps[0])
+#define AFFINITY(s) (&(s)->incoming->maps[0])
+#define ANTI(s) (&(s)->incoming->maps[1])
 
 static void filter_state_free(void *p)
 {
 	struct ipa_filter_state *s = p;
 	if (!s)
 		return;
-	sk_tpmap_free(&s->existing_anti);
-	sk_tpmap_free(&s->affinity);
-	sk_tpmap_free(&s->anti);
+	ipa_agg_unref(s->existing);
+	ipa_agg_unref(s->incoming);
 	ns_view_unref(s->view);
 	free(s);
 }
@@ -252,23 +290,20 @@ static void *filter_state_clone(const void *p)
 		return NULL;
 	c->pod = s->pod;
 	c->view = ns_view_ref(s->view);
-	if (sk_tpmap_copy(&c->existing_anti, &s->existing_anti) < 0 || sk_tpmap_copy(&c->affinity, &s->affinity) < 0 ||
-	    sk_tpmap_copy(&c->anti, &s->anti) < 0) {
-		filter_state_free(c);
-		return NULL;
-	}
+	c->existing = ipa_agg_ref(s->existing); /* copied by the first AddPod/RemovePod */
+	c->incoming = ipa_agg_ref(s->incoming);
 	return c;
 }
 
 static const struct sk_state_ops filter_state_ops = { .free = filter_state_free, .clone = filter_state_clone };
 
-/* m[(key, node's value)] += delta when the node has the key; 0 or -1 (OOM). */
-static int bump(struct sk_tpmap *m, const struct sk_node *node, const char *key, int64_t delta)
+/* a->maps[map][(key, node's value)] += delta when the node has the key; 0 or -1 (OOM). */
+static int bump(struct ipa_agg *a, int map, const struct sk_node *node, const char *key, int64_t delta)
 {
 	const char *v = sk_labels_get(&node->labels, key);
 	if (!v)
 		return 0;
-	return sk_tpmap_add_or_delete(m, key, v, delta);
+	return ipa_agg_add(a, map, key, v, delta);
 }
 
 /* Counts one existing pod `other` on `node` into the incoming pod's affinity/anti maps. */
@@ -278,11 +313,11 @@ static int count_incoming_terms(struct ipa_filter_state *s, const struct sk_pod 
 	const struct sk_pod *pod = s->pod;
 	if (matches_all(s->view, pod->affinity, pod->naffinity, pod, other))
 		for (int t = 0; t < pod->naffinity; t++)
-			if (bump(&s->affinity, node, pod->affinity[t].topology_key, delta) < 0)
+			if (bump(s->incoming, 0, node, pod->affinity[t].topology_key, delta) < 0)
 				return -1;
 	for (int t = 0; t < pod->nanti_affinity; t++)
 		if (term_matches(s->view, &pod->anti_affinity[t], pod, other) &&
-		    bump(&s->anti, node, pod->anti_affinity[t].topology_key, delta) < 0)
+		    bump(s->incoming, 1, node, pod->anti_affinity[t].topology_key, delta) < 0)
 			return -1;
 	return 0;
 }
@@ -293,71 +328,177 @@ static int count_existing_anti(struct ipa_filter_state *s, const struct sk_pod *
 {
 	for (int t = 0; t < other->nanti_affinity; t++)
 		if (term_matches(s->view, &other->anti_affinity[t], other, s->pod) &&
-		    bump(&s->existing_anti, node, other->anti_affinity[t].topology_key, delta) < 0)
+		    bump(s->existing, 0, node, other->anti_affinity[t].topology_key, delta) < 0)
 			return -1;
 	return 0;
 }
 
-/* Per-node counts of existing pods matching the incoming pod's required terms, computed in
- * parallel: row i holds, for node i, [naffinity] pods matching all affinity terms (the same count
- * for every term) and [nanti_affinity] pods matching each anti-affinity term. */
-struct incoming_job {
-	const struct sk_snapshot *snap;
-	const struct sk_pod *pod;
-	const struct ns_view *view;
-	int64_t *counts;
-	int nterms;
-};
-
-static void count_incoming_node(int i, void *ctx)
+/* One node's contribution to existing->maps[0]: its pods' required anti-affinity terms that match
+ * the incoming pod (upstream getExistingAntiAffinityCounts, per node). */
+static int existing_contrib(const struct sk_node_info *ni, void *ctx, struct ipa_contribs *out)
 {
-	struct incoming_job *j = ctx;
-	const struct sk_pod *pod = j->pod;
-	int64_t *row = &j->counts[(size_t)i * (size_t)j->nterms];
-	memset(row, 0, (size_t)j->nterms * sizeof(*row));
-	const struct sk_node_info *ni = j->snap->nodes[i];
-	if (!ni->node)
-		return;
+	const struct ipa_filter_state *s = ctx;
 	for (int k = 0; k < ni->npods; k++) {
 		const struct sk_pod *other = ni->pods[k].pod;
-		if (matches_all(j->view, pod->affinity, pod->naffinity, pod, other))
-			for (int t = 0; t < pod->naffinity; t++)
-				row[t]++;
-		for (int t = 0; t < pod->nanti_affinity; t++)
-			row[pod->naffinity + t] += term_matches(j->view, &pod->anti_affinity[t], pod, other);
-	}
-}
-
-static int count_incoming_all(struct ipa_filter_state *s, struct sk_handle *handle, const struct sk_snapshot *snap)
-{
-	const struct sk_pod *pod = s->pod;
-	int nt = pod->naffinity + pod->nanti_affinity;
-	if (!snap || snap->nnodes == 0 || nt == 0)
-		return 0;
-	struct incoming_job j = { .snap = snap, .pod = pod, .view = s->view, .nterms = nt };
-	if (!(j.counts = malloc((size_t)snap->nnodes * (size_t)nt * sizeof(*j.counts))))
-		return -1;
-	sk_handle_parallel_for(handle, snap->nnodes, count_incoming_node, &j);
-	int rc = 0;
-	for (int i = 0; i < snap->nnodes && rc == 0; i++) {
-		const struct sk_node *node = snap->nodes[i]->node;
-		const int64_t *row = &j.counts[(size_t)i * (size_t)nt];
-		for (int t = 0; t < nt && rc == 0; t++) {
-			if (row[t] == 0)
+		for (int t = 0; t < other->nanti_affinity; t++) {
+			const struct sk_affinity_term *term = &other->anti_affinity[t];
+			if (!term_matches(s->view, term, other, s->pod))
 				continue;
-			bool aff = t < pod->naffinity;
-			const char *key = aff ? pod->affinity[t].topology_key : pod->anti_affinity[t - pod->naffinity].topology_key;
-			rc = bump(aff ? &s->affinity : &s->anti, node, key, row[t]);
+			const char *v = sk_labels_get(&ni->node->labels, term->topology_key);
+			if (v && ipa_contribs_add(out, 0, term->topology_key, v, 1) < 0)
+				return -1;
 		}
 	}
-	free(j.counts);
-	return rc;
+	return 0;
+}
+
+/* One node's contribution to incoming->maps: existing pods matching all the incoming pod's
+ * affinity terms (counted once per term) and each of its anti-affinity terms (upstream
+ * getIncomingAffinityAntiAffinityCounts, per node). */
+static int incoming_contrib(const struct sk_node_info *ni, void *ctx, struct ipa_contribs *out)
+{
+	const struct ipa_filter_state *s = ctx;
+	const struct sk_pod *pod = s->pod;
+	const struct sk_labels *labels = &ni->node->labels;
+	if (pod->naffinity > 0) {
+		int64_t n = 0;
+		for (int k = 0; k < ni->npods; k++)
+			n += matches_all(s->view, pod->affinity, pod->naffinity, pod, ni->pods[k].pod);
+		for (int t = 0; n && t < pod->naffinity; t++) {
+			const char *v = sk_labels_get(labels, pod->affinity[t].topology_key);
+			if (v && ipa_contribs_add(out, 0, pod->affinity[t].topology_key, v, n) < 0)
+				return -1;
+		}
+	}
+	for (int t = 0; t < pod->nanti_affinity; t++) {
+		const struct sk_affinity_term *term = &pod->anti_affinity[t];
+		const char *v = sk_labels_get(labels, term->topology_key);
+		if (!v)
+			continue;
+		int64_t n = 0;
+		for (int k = 0; k < ni->npods; k++)
+			n += term_matches(s->view, term, pod, ni->pods[k].pod);
+		if (n && ipa_contribs_add(out, 1, term->topology_key, v, n) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---------- signatures: what a memo's counts depend on ---------- */
+
+/* The incoming pod of the cycle the memo's counts were made for (a reference) and that cycle's
+ * namespace view (its pod_ns_labels and resolved namespaceSelectors). */
+struct ipa_sig {
+	struct sk_pod *pod;
+	struct ns_view *view;
+};
+
+static void sig_free(void *p)
+{
+	struct ipa_sig *g = p;
+	sk_pod_unref(g->pod);
+	ns_view_unref(g->view);
+	free(g);
+}
+
+static struct ipa_sig *sig_new(const struct ipa_filter_state *s)
+{
+	struct ipa_sig *g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->pod = sk_pod_ref((struct sk_pod *)s->pod);
+	g->view = ns_view_ref(s->view);
+	return g;
+}
+
+static bool labels_ptr_equal(const struct sk_labels *a, const struct sk_labels *b)
+{
+	if (!a || !b)
+		return a == b;
+	return sk_labels_equal(a, b);
+}
+
+/* Existing pods' terms match the incoming pod through its namespace, its labels and its
+ * namespace's labels. */
+static bool existing_sig_equal(const struct ipa_sig *g, const struct ipa_filter_state *s)
+{
+	return strcmp(g->pod->ns, s->pod->ns) == 0 && sk_labels_equal(&g->pod->labels, &s->pod->labels) &&
+	       labels_ptr_equal(g->view->pod_ns_labels, s->view->pod_ns_labels);
+}
+
+static const struct ns_resolved *resolved_of(const struct ns_view *v, const struct sk_affinity_term *t)
+{
+	for (int i = 0; i < v->nres; i++)
+		if (v->res[i].term == t)
+			return &v->res[i];
+	return NULL;
+}
+
+static bool names_equal(const char *const *a, int na, const char *const *b, int nb)
+{
+	if (na != nb)
+		return false;
+	for (int i = 0; i < na; i++)
+		if (a[i] != b[i] && strcmp(a[i], b[i]) != 0)
+			return false;
+	return true;
+}
+
+/* Two of the incoming pods' terms select the same pods into the same topology key. */
+static bool term_equal(const struct ns_view *va, const struct sk_affinity_term *a, const struct ns_view *vb,
+		       const struct sk_affinity_term *b)
+{
+	if (strcmp(a->topology_key, b->topology_key) != 0 || !kube_label_selector_equal(a->selector, b->selector) ||
+	    !names_equal(a->namespaces, a->nnamespaces, b->namespaces, b->nnamespaces) ||
+	    !kube_label_selector_equal(a->ns_selector, b->ns_selector))
+		return false;
+	if (!needs_listing(a))
+		return true;
+	const struct ns_resolved *ra = resolved_of(va, a), *rb = resolved_of(vb, b);
+	return ra && rb && names_equal(ra->names, ra->n, rb->names, rb->n);
+}
+
+/* The incoming pod's required terms, and its namespace (a term's default). */
+static bool incoming_sig_equal(const struct ipa_sig *g, const struct ipa_filter_state *s)
+{
+	const struct sk_pod *a = g->pod, *b = s->pod;
+	if (strcmp(a->ns, b->ns) != 0 || a->naffinity != b->naffinity || a->nanti_affinity != b->nanti_affinity)
+		return false;
+	for (int i = 0; i < a->naffinity; i++)
+		if (!term_equal(g->view, &a->affinity[i], s->view, &b->affinity[i]))
+			return false;
+	for (int i = 0; i < a->nanti_affinity; i++)
+		if (!term_equal(g->view, &a->anti_affinity[i], s->view, &b->anti_affinity[i]))
+			return false;
+	return true;
+}
+
+/* The aggregate over list for s: from the memo when this thread has it (recounting only what
+ * changed), else from scratch. NULL on OOM. */
+static struct ipa_agg *count_over(struct ipa_memo *m, bool (*eq)(const struct ipa_sig *, const struct ipa_filter_state *),
+				  const struct ipa_filter_state *s, struct sk_node_info *const *list, int n,
+				  ipa_contrib_fn fn)
+{
+	if (!m || !ipa_memo_try_lock(m))
+		return ipa_count_fresh(list, n, fn, (void *)s);
+	struct ipa_agg *a = NULL;
+	if (!m->sig || !eq(m->sig, s)) {
+		struct ipa_sig *g = sig_new(s);
+		if (!g)
+			goto out;
+		ipa_memo_reset(m, g, sig_free);
+	}
+	a = ipa_memo_update(m, list, n, fn, (void *)s);
+out:
+	ipa_memo_unlock(m);
+	return a;
 }
 
 static struct sk_status ipa_pre_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				       struct sk_prefilter_result *result)
 {
 	(void)result;
+	struct ipa *pl = self->priv;
 	const struct sk_snapshot *snap = sk_handle_snapshot(self->handle);
 	struct ipa_filter_state *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -365,17 +506,19 @@ static struct sk_status ipa_pre_filter(struct sk_plugin *self, struct sk_cycle_s
 	s->pod = pod;
 	if (!(s->view = ns_view_new(self->handle, pod, false)))
 		goto oom;
-	for (int i = 0; snap && i < snap->nhave_required_anti_affinity; i++) {
-		const struct sk_node_info *ni = snap->have_required_anti_affinity[i];
-		if (!ni->node)
-			continue;
-		for (int k = 0; k < ni->npods; k++)
-			if (ni->pods[k].pod->nanti_affinity > 0 && count_existing_anti(s, ni->pods[k].pod, ni->node, 1) < 0)
-				goto oom;
-	}
-	if (count_incoming_all(s, self->handle, snap) < 0)
+	static struct sk_node_info *const none[1];
+	struct sk_node_info *const *anti_list = snap ? snap->have_required_anti_affinity : none;
+	struct sk_node_info *const *all = snap ? snap->nodes : none;
+	int nanti_list = snap ? snap->nhave_required_anti_affinity : 0, nall = snap ? snap->nnodes : 0;
+	if (!(s->existing = count_over(&pl->existing, existing_sig_equal, s, anti_list, nanti_list, existing_contrib)))
 		goto oom;
-	if (s->existing_anti.n == 0 && pod->naffinity == 0 && pod->nanti_affinity == 0) {
+	if (pod->naffinity + pod->nanti_affinity == 0)
+		s->incoming = ipa_agg_new();
+	else
+		s->incoming = count_over(&pl->incoming, incoming_sig_equal, s, all, nall, incoming_contrib);
+	if (!s->incoming)
+		goto oom;
+	if (EXISTING_ANTI(s)->n == 0 && pod->naffinity == 0 && pod->nanti_affinity == 0) {
 		filter_state_free(s);
 		return sk_status(SK_SKIP, NULL);
 	}
@@ -394,7 +537,8 @@ static struct sk_status add_remove(struct sk_plugin *self, struct sk_cycle_state
 		return sk_status(SK_ERROR, "error reading \"PreFilterInterPodAffinity\" from cycleState: not found");
 	if (!ni->node)
 		return sk_ok();
-	if (count_existing_anti(s, other, ni->node, delta) < 0 || count_incoming_terms(s, other, ni->node, delta) < 0)
+	if (ipa_agg_own(&s->existing) < 0 || ipa_agg_own(&s->incoming) < 0 ||
+	    count_existing_anti(s, other, ni->node, delta) < 0 || count_incoming_terms(s, other, ni->node, delta) < 0)
 		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
 	return sk_ok();
 }
@@ -422,7 +566,7 @@ static bool satisfy_pod_affinity(const struct ipa_filter_state *s, const struct 
 		const char *v = sk_labels_get(&node->labels, key);
 		if (!v)
 			return false; /* every topology label must exist on the node */
-		const int64_t *c = sk_tpmap_find(&s->affinity, key, v);
+		const int64_t *c = sk_tpmap_find(AFFINITY(s), key, v);
 		if (!c || *c <= 0)
 			pods_exist = false;
 	}
@@ -430,29 +574,31 @@ static bool satisfy_pod_affinity(const struct ipa_filter_state *s, const struct 
 		return true;
 	/* The first pod of a series with affinity to itself: no pod anywhere matches the terms, and the
 	 * pod matches them itself. */
-	return s->affinity.n == 0 && matches_all(s->view, pod->affinity, pod->naffinity, pod, pod);
+	return AFFINITY(s)->n == 0 && matches_all(s->view, pod->affinity, pod->naffinity, pod, pod);
 }
 
 static bool satisfy_pod_anti_affinity(const struct ipa_filter_state *s, const struct sk_node *node)
 {
-	if (s->anti.n == 0)
+	if (ANTI(s)->n == 0)
 		return true;
 	for (int t = 0; t < s->pod->nanti_affinity; t++) {
 		const char *key = s->pod->anti_affinity[t].topology_key;
 		const char *v = sk_labels_get(&node->labels, key);
-		const int64_t *c = v ? sk_tpmap_find(&s->anti, key, v) : NULL;
+		const int64_t *c = v ? sk_tpmap_find(ANTI(s), key, v) : NULL;
 		if (c && *c > 0)
 			return false;
 	}
 	return true;
 }
 
+/* Any node label (k, v) counted: only the counted keys can be (existing->keys). */
 static bool satisfy_existing_anti_affinity(const struct ipa_filter_state *s, const struct sk_node *node)
 {
-	if (s->existing_anti.n == 0)
+	if (EXISTING_ANTI(s)->n == 0)
 		return true;
-	for (int i = 0; i < node->labels.n; i++) {
-		const int64_t *c = sk_tpmap_find(&s->existing_anti, node->labels.items[i].key, node->labels.items[i].value);
+	for (int i = 0; i < s->existing->nkeys; i++) {
+		const char *v = sk_labels_get(&node->labels, s->existing->keys[i]);
+		const int64_t *c = v ? sk_tpmap_find(EXISTING_ANTI(s), s->existing->keys[i], v) : NULL;
 		if (c && *c > 0)
 			return false;
 	}
@@ -578,6 +724,15 @@ static bool has_any_affinity(const struct sk_pod *p)
 {
 	return p->naffinity || p->nanti_affinity || p->npreferred_affinity || p->npreferred_anti_affinity;
 }
+
+/* Per-node counts computed in parallel: row i holds node i's counts of nterms terms. */
+struct incoming_job {
+	const struct sk_snapshot *snap;
+	const struct sk_pod *pod;
+	const struct ns_view *view;
+	int64_t *counts;
+	int nterms;
+};
 
 /* Per-node counts of existing pods matching each of the incoming pod's preferred terms
  * ([npreferred_affinity] then [npreferred_anti_affinity]), computed in parallel. */
@@ -789,6 +944,7 @@ const struct sk_plugin_desc sk_plugin_inter_pod_affinity = {
 	.args_encode = args_encode,
 	.args_free = args_free,
 	.init = ipa_init,
+	.fini = ipa_fini,
 	.pre_filter = ipa_pre_filter,
 	.pre_filter_add_pod = ipa_add_pod,
 	.pre_filter_remove_pod = ipa_remove_pod,

@@ -169,7 +169,9 @@
 	F(int, sk_handle_get_object, (struct sk_handle *h, const char *kind, const char *ns, const char *name, void (*fn)(const cJSON *obj, void *u), void *u), (h, kind, ns, name, fn, u)) \
 	/* plugin.h: preemption through the HTTP extenders, appended in 1.1 */ \
 	P(void, sk_victims_free, (struct sk_victims *list, int n), (list, n)) \
-	F(int, sk_handle_preempt_extenders, (struct sk_handle *h, const struct sk_pod *pod, struct sk_victims **list, int *n, char **err), (h, pod, list, n, err))
+	F(int, sk_handle_preempt_extenders, (struct sk_handle *h, const struct sk_pod *pod, struct sk_victims **list, int *n, char **err), (h, pod, list, n, err)) \
+	/* selector.h: selector equality (ABI 1.2) */ \
+	F(bool, kube_label_selector_equal, (const struct kube_label_selector *a, const struct kube_label_selector *b), (a, b))
 
 /* Begins with the same three fields as every ABI struct; then one pointer per function, in list
  * order. size is sizeof(struct sk_host_api) of the scheduler's build: a module built against

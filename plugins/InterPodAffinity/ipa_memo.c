@@ -1,0 +1,339 @@
+/* InterPodAffinity's counts across cycles (ipa_memo.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipa_memo.h"
+
+/* ---------- aggregates ---------- */
+
+struct ipa_agg *ipa_agg_new(void)
+{
+	struct ipa_agg *a = calloc(1, sizeof(*a));
+	if (a)
+		atomic_init(&a->refs, 1);
+	return a;
+}
+
+struct ipa_agg *ipa_agg_ref(struct ipa_agg *a)
+{
+	if (a)
+		atomic_fetch_add(&a->refs, 1);
+	return a;
+}
+
+void ipa_agg_unref(struct ipa_agg *a)
+{
+	if (!a || atomic_fetch_sub(&a->refs, 1) != 1)
+		return;
+	for (int i = 0; i < IPA_AGG_MAPS; i++)
+		sk_tpmap_free(&a->maps[i]);
+	free(a->keys);
+	free(a);
+}
+
+static int note_key(struct ipa_agg *a, const char *key)
+{
+	for (int i = 0; i < a->nkeys; i++)
+		if (a->keys[i] == key || strcmp(a->keys[i], key) == 0)
+			return 0;
+	if (a->nkeys == a->capkeys) {
+		int cap = a->capkeys ? a->capkeys * 2 : 4;
+		const char **k = realloc(a->keys, (size_t)cap * sizeof(*k));
+		if (!k)
+			return -1;
+		a->keys = k;
+		a->capkeys = cap;
+	}
+	a->keys[a->nkeys++] = key;
+	return 0;
+}
+
+static struct ipa_agg *agg_copy(const struct ipa_agg *src)
+{
+	struct ipa_agg *a = ipa_agg_new();
+	if (!a)
+		return NULL;
+	for (int i = 0; i < IPA_AGG_MAPS; i++)
+		if (sk_tpmap_copy(&a->maps[i], &src->maps[i]) < 0)
+			goto oom;
+	for (int i = 0; i < src->nkeys; i++)
+		if (note_key(a, src->keys[i]) < 0)
+			goto oom;
+	return a;
+oom:
+	ipa_agg_unref(a);
+	return NULL;
+}
+
+int ipa_agg_own(struct ipa_agg **a)
+{
+	if (atomic_load(&(*a)->refs) == 1)
+		return 0;
+	struct ipa_agg *c = agg_copy(*a);
+	if (!c)
+		return -1;
+	ipa_agg_unref(*a);
+	*a = c;
+	return 0;
+}
+
+int ipa_agg_add(struct ipa_agg *a, int map, const char *key, const char *value, int64_t delta)
+{
+	if (map == 0 && note_key(a, key) < 0)
+		return -1;
+	return sk_tpmap_add_or_delete(&a->maps[map], key, value, delta);
+}
+
+/* ---------- contributions ---------- */
+
+int ipa_contribs_add(struct ipa_contribs *cs, int map, const char *key, const char *value, int64_t delta)
+{
+	for (int i = 0; i < cs->n; i++) {
+		struct ipa_contrib *c = &cs->c[i];
+		if (c->map == map && (c->key == key || strcmp(c->key, key) == 0) &&
+		    (c->value == value || strcmp(c->value, value) == 0)) {
+			c->delta += delta;
+			return 0;
+		}
+	}
+	if (cs->n == cs->cap) {
+		int cap = cs->cap ? cs->cap * 2 : 2;
+		struct ipa_contrib *c = realloc(cs->c, (size_t)cap * sizeof(*c));
+		if (!c)
+			return -1;
+		cs->c = c;
+		cs->cap = cap;
+	}
+	cs->c[cs->n++] = (struct ipa_contrib){ .key = key, .value = value, .delta = delta, .map = map };
+	return 0;
+}
+
+static int apply(struct ipa_agg *a, const struct ipa_contribs *cs, int64_t sign)
+{
+	for (int i = 0; i < cs->n; i++)
+		if (cs->c[i].delta != 0 &&
+		    ipa_agg_add(a, cs->c[i].map, cs->c[i].key, cs->c[i].value, sign * cs->c[i].delta) < 0)
+			return -1;
+	return 0;
+}
+
+/* ---------- the memo ---------- */
+
+struct ipa_memo_node {
+	const struct sk_node_info *ni;
+	int64_t gen;            /* ni->generation the contribution was computed at; 0 = recount */
+	uint32_t epoch;         /* the last update that saw ni in its list */
+	struct ipa_contribs c;
+};
+
+void ipa_memo_init(struct ipa_memo *m)
+{
+	memset(m, 0, sizeof(*m));
+	pthread_mutex_init(&m->mu, NULL);
+}
+
+static void forget_nodes(struct ipa_memo *m)
+{
+	for (int i = 0; i < m->n; i++)
+		free(m->nodes[i].c.c);
+	m->n = 0;
+	free(m->index);
+	m->index = NULL;
+	m->icap = 0;
+}
+
+void ipa_memo_reset(struct ipa_memo *m, void *sig, void (*sig_free)(void *))
+{
+	forget_nodes(m);
+	ipa_agg_unref(m->agg);
+	m->agg = NULL;
+	if (m->sig && m->sig_free)
+		m->sig_free(m->sig);
+	m->sig = sig;
+	m->sig_free = sig_free;
+}
+
+void ipa_memo_destroy(struct ipa_memo *m)
+{
+	ipa_memo_reset(m, NULL, NULL);
+	free(m->nodes);
+	m->nodes = NULL;
+	m->cap = 0;
+	pthread_mutex_destroy(&m->mu);
+}
+
+bool ipa_memo_try_lock(struct ipa_memo *m) { return pthread_mutex_trylock(&m->mu) == 0; }
+void ipa_memo_unlock(struct ipa_memo *m) { pthread_mutex_unlock(&m->mu); }
+
+static size_t ptr_hash(const void *p)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 17);
+}
+
+/* Rebuilds the index over nodes[0..n); -1 on OOM. */
+static int reindex(struct ipa_memo *m)
+{
+	int cap = 16;
+	while (cap < 2 * m->n + 2)
+		cap *= 2;
+	if (cap != m->icap) {
+		int *ix = malloc((size_t)cap * sizeof(*ix));
+		if (!ix)
+			return -1;
+		free(m->index);
+		m->index = ix;
+		m->icap = cap;
+	}
+	memset(m->index, 0, (size_t)m->icap * sizeof(*m->index));
+	size_t mask = (size_t)m->icap - 1;
+	for (int i = 0; i < m->n; i++) {
+		size_t j = ptr_hash(m->nodes[i].ni) & mask;
+		while (m->index[j])
+			j = (j + 1) & mask;
+		m->index[j] = i + 1;
+	}
+	return 0;
+}
+
+static int find(const struct ipa_memo *m, const struct sk_node_info *ni)
+{
+	if (!m->icap)
+		return -1;
+	size_t mask = (size_t)m->icap - 1;
+	for (size_t j = ptr_hash(ni) & mask; m->index[j]; j = (j + 1) & mask)
+		if (m->nodes[m->index[j] - 1].ni == ni)
+			return m->index[j] - 1;
+	return -1;
+}
+
+/* Appends a node not yet known (its contribution empty, to be counted); -1 on OOM. */
+static int append(struct ipa_memo *m, const struct sk_node_info *ni)
+{
+	if (m->n == m->cap) {
+		int cap = m->cap ? m->cap * 2 : 64;
+		struct ipa_memo_node *nn = realloc(m->nodes, (size_t)cap * sizeof(*nn));
+		if (!nn)
+			return -1;
+		m->nodes = nn;
+		m->cap = cap;
+	}
+	m->nodes[m->n] = (struct ipa_memo_node){ .ni = ni, .gen = 0 };
+	m->n++;
+	if (m->n * 2 + 2 > m->icap) {
+		if (reindex(m) < 0)
+			return -1;
+	} else {
+		size_t mask = (size_t)m->icap - 1, j = ptr_hash(ni) & mask;
+		while (m->index[j])
+			j = (j + 1) & mask;
+		m->index[j] = m->n;
+	}
+	return m->n - 1;
+}
+
+static int recount(struct ipa_memo *m, struct ipa_memo_node *e, const struct sk_node_info *ni, ipa_contrib_fn fn,
+		   void *ctx)
+{
+	if (apply(m->agg, &e->c, -1) < 0)
+		return -1;
+	e->c.n = 0;
+	e->gen = 0;
+	if (fn(ni, ctx, &e->c) < 0 || apply(m->agg, &e->c, 1) < 0)
+		return -1;
+	e->gen = ni->generation;
+	m->last_recounted++;
+	return 0;
+}
+
+/* Drops the nodes this update did not see (their contributions subtracted) and puts the others
+ * in list order, so that the next walk of an unchanged list finds each node at its position. */
+static int sweep_and_order(struct ipa_memo *m, struct sk_node_info *const *list, int n, bool reorder)
+{
+	int kept = 0;
+	for (int i = 0; i < m->n; i++) {
+		struct ipa_memo_node *e = &m->nodes[i];
+		if (e->epoch == m->epoch) {
+			kept++;
+			continue;
+		}
+		if (apply(m->agg, &e->c, -1) < 0)
+			return -1;
+		m->last_dropped++;
+	}
+	if (!reorder && kept == m->n)
+		return 0;
+	struct ipa_memo_node *nn = malloc((size_t)(kept ? kept : 1) * sizeof(*nn));
+	if (!nn)
+		return -1;
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		if (!list[i]->node)
+			continue;
+		int pos = find(m, list[i]);
+		if (pos >= 0 && m->nodes[pos].epoch == m->epoch) {
+			nn[k++] = m->nodes[pos];
+			m->nodes[pos].c.c = NULL; /* moved */
+			m->nodes[pos].epoch = m->epoch - 1;
+		}
+	}
+	for (int i = 0; i < m->n; i++)
+		free(m->nodes[i].c.c);
+	free(m->nodes);
+	m->nodes = nn;
+	m->n = k;
+	m->cap = kept ? kept : 1;
+	return reindex(m);
+}
+
+struct ipa_agg *ipa_memo_update(struct ipa_memo *m, struct sk_node_info *const *list, int n, ipa_contrib_fn fn,
+				void *ctx)
+{
+	m->last_recounted = m->last_dropped = 0;
+	if (!m->agg && !(m->agg = ipa_agg_new()))
+		goto oom;
+	if (ipa_agg_own(&m->agg) < 0) /* the last cycle's state may still hold the sums */
+		goto oom;
+	m->epoch++;
+	bool reorder = false;
+	for (int i = 0; i < n; i++) {
+		const struct sk_node_info *ni = list[i];
+		if (!ni->node)
+			continue;
+		int pos = i < m->n && m->nodes[i].ni == ni ? i : find(m, ni);
+		if (pos != i)
+			reorder = true;
+		if (pos < 0 && (pos = append(m, ni)) < 0)
+			goto oom;
+		struct ipa_memo_node *e = &m->nodes[pos];
+		e->epoch = m->epoch;
+		if ((e->gen == 0 || e->gen != ni->generation) && recount(m, e, ni, fn, ctx) < 0)
+			goto oom;
+	}
+	if (sweep_and_order(m, list, n, reorder) < 0)
+		goto oom;
+	return ipa_agg_ref(m->agg);
+oom:
+	ipa_memo_reset(m, NULL, NULL);
+	return NULL;
+}
+
+struct ipa_agg *ipa_count_fresh(struct sk_node_info *const *list, int n, ipa_contrib_fn fn, void *ctx)
+{
+	struct ipa_agg *a = ipa_agg_new();
+	struct ipa_contribs c = { 0 };
+	if (!a)
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		if (!list[i]->node)
+			continue;
+		c.n = 0;
+		if (fn(list[i], ctx, &c) < 0 || apply(a, &c, 1) < 0) {
+			ipa_agg_unref(a);
+			free(c.c);
+			return NULL;
+		}
+	}
+	free(c.c);
+	return a;
+}
