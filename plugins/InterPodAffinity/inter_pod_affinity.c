@@ -90,7 +90,8 @@ static const struct ipa_args default_args = { .hard_pod_affinity_weight = 1 };
  * existing pods. */
 struct ipa {
 	const struct ipa_args *args;
-	struct ipa_memo existing, incoming;
+	struct ipa_memo existing, incoming;             /* PreFilter */
+	struct ipa_memo score_existing, score_preferred; /* PreScore */
 };
 
 static int ipa_init(struct sk_plugin *self, const void *args, char **err)
@@ -103,6 +104,8 @@ static int ipa_init(struct sk_plugin *self, const void *args, char **err)
 	pl->args = args ? args : &default_args;
 	ipa_memo_init(&pl->existing);
 	ipa_memo_init(&pl->incoming);
+	ipa_memo_init(&pl->score_existing);
+	ipa_memo_init(&pl->score_preferred);
 	self->priv = pl;
 	return 0;
 }
@@ -114,14 +117,10 @@ static void ipa_fini(struct sk_plugin *self)
 		return;
 	ipa_memo_destroy(&pl->existing);
 	ipa_memo_destroy(&pl->incoming);
+	ipa_memo_destroy(&pl->score_existing);
+	ipa_memo_destroy(&pl->score_preferred);
 	free(pl);
 	self->priv = NULL;
-}
-
-static const struct ipa_args *ipa_args(const struct sk_plugin *self)
-{
-	const struct ipa *pl = self->priv;
-	return pl->args;
 }
 
 /* ---------- namespaces of one cycle ---------- */
@@ -401,13 +400,13 @@ static void sig_free(void *p)
 	free(g);
 }
 
-static struct ipa_sig *sig_new(const struct ipa_filter_state *s)
+static struct ipa_sig *sig_new(const struct sk_pod *pod, struct ns_view *view)
 {
 	struct ipa_sig *g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL;
-	g->pod = sk_pod_ref((struct sk_pod *)s->pod);
-	g->view = ns_view_ref(s->view);
+	g->pod = sk_pod_ref((struct sk_pod *)pod);
+	g->view = ns_view_ref(view);
 	return g;
 }
 
@@ -420,10 +419,10 @@ static bool labels_ptr_equal(const struct sk_labels *a, const struct sk_labels *
 
 /* Existing pods' terms match the incoming pod through its namespace, its labels and its
  * namespace's labels. */
-static bool existing_sig_equal(const struct ipa_sig *g, const struct ipa_filter_state *s)
+static bool existing_sig_equal(const struct ipa_sig *g, const struct sk_pod *pod, const struct ns_view *view)
 {
-	return strcmp(g->pod->ns, s->pod->ns) == 0 && sk_labels_equal(&g->pod->labels, &s->pod->labels) &&
-	       labels_ptr_equal(g->view->pod_ns_labels, s->view->pod_ns_labels);
+	return strcmp(g->pod->ns, pod->ns) == 0 && sk_labels_equal(&g->pod->labels, &pod->labels) &&
+	       labels_ptr_equal(g->view->pod_ns_labels, view->pod_ns_labels);
 }
 
 static const struct ns_resolved *resolved_of(const struct ns_view *v, const struct sk_affinity_term *t)
@@ -458,37 +457,56 @@ static bool term_equal(const struct ns_view *va, const struct sk_affinity_term *
 	return ra && rb && names_equal(ra->names, ra->n, rb->names, rb->n);
 }
 
-/* The incoming pod's required terms, and its namespace (a term's default). */
-static bool incoming_sig_equal(const struct ipa_sig *g, const struct ipa_filter_state *s)
+static bool terms_equal(const struct ns_view *va, const struct sk_affinity_term *a, int na, const struct ns_view *vb,
+			const struct sk_affinity_term *b, int nb, bool weights)
 {
-	const struct sk_pod *a = g->pod, *b = s->pod;
-	if (strcmp(a->ns, b->ns) != 0 || a->naffinity != b->naffinity || a->nanti_affinity != b->nanti_affinity)
+	if (na != nb)
 		return false;
-	for (int i = 0; i < a->naffinity; i++)
-		if (!term_equal(g->view, &a->affinity[i], s->view, &b->affinity[i]))
-			return false;
-	for (int i = 0; i < a->nanti_affinity; i++)
-		if (!term_equal(g->view, &a->anti_affinity[i], s->view, &b->anti_affinity[i]))
+	for (int i = 0; i < na; i++)
+		if ((weights && a[i].weight != b[i].weight) || !term_equal(va, &a[i], vb, &b[i]))
 			return false;
 	return true;
 }
 
-/* The aggregate over list for s: from the memo when this thread has it (recounting only what
- * changed), else from scratch. NULL on OOM. */
-static struct ipa_agg *count_over(struct ipa_memo *m, bool (*eq)(const struct ipa_sig *, const struct ipa_filter_state *),
-				  const struct ipa_filter_state *s, struct sk_node_info *const *list, int n,
-				  ipa_contrib_fn fn)
+/* The incoming pod's required terms, and its namespace (a term's default). */
+static bool incoming_sig_equal(const struct ipa_sig *g, const struct sk_pod *pod, const struct ns_view *view)
+{
+	const struct sk_pod *a = g->pod;
+	return strcmp(a->ns, pod->ns) == 0 &&
+	       terms_equal(g->view, a->affinity, a->naffinity, view, pod->affinity, pod->naffinity, false) &&
+	       terms_equal(g->view, a->anti_affinity, a->nanti_affinity, view, pod->anti_affinity, pod->nanti_affinity,
+			   false);
+}
+
+/* The incoming pod's preferred terms with their weights, and its namespace. */
+static bool preferred_sig_equal(const struct ipa_sig *g, const struct sk_pod *pod, const struct ns_view *view)
+{
+	const struct sk_pod *a = g->pod;
+	return strcmp(a->ns, pod->ns) == 0 &&
+	       terms_equal(g->view, a->preferred_affinity_terms, a->npreferred_affinity, view,
+			   pod->preferred_affinity_terms, pod->npreferred_affinity, true) &&
+	       terms_equal(g->view, a->preferred_anti_affinity_terms, a->npreferred_anti_affinity, view,
+			   pod->preferred_anti_affinity_terms, pod->npreferred_anti_affinity, true);
+}
+
+typedef bool (*sig_equal_fn)(const struct ipa_sig *g, const struct sk_pod *pod, const struct ns_view *view);
+
+/* The aggregate over list: from the memo when this thread has it (recounting only what changed
+ * since a cycle of the same signature), else from scratch. NULL on OOM. */
+static struct ipa_agg *count_over(struct sk_handle *h, struct ipa_memo *m, sig_equal_fn eq, const struct sk_pod *pod,
+				  struct ns_view *view, struct sk_node_info *const *list, int n, ipa_contrib_fn fn,
+				  void *ctx)
 {
 	if (!m || !ipa_memo_try_lock(m))
-		return ipa_count_fresh(list, n, fn, (void *)s);
+		return ipa_count_fresh(h, list, n, fn, ctx);
 	struct ipa_agg *a = NULL;
-	if (!m->sig || !eq(m->sig, s)) {
-		struct ipa_sig *g = sig_new(s);
+	if (!m->sig || !eq(m->sig, pod, view)) {
+		struct ipa_sig *g = sig_new(pod, view);
 		if (!g)
 			goto out;
 		ipa_memo_reset(m, g, sig_free);
 	}
-	a = ipa_memo_update(m, list, n, fn, (void *)s);
+	a = ipa_memo_update(m, h, list, n, fn, ctx);
 out:
 	ipa_memo_unlock(m);
 	return a;
@@ -510,12 +528,13 @@ static struct sk_status ipa_pre_filter(struct sk_plugin *self, struct sk_cycle_s
 	struct sk_node_info *const *anti_list = snap ? snap->have_required_anti_affinity : none;
 	struct sk_node_info *const *all = snap ? snap->nodes : none;
 	int nanti_list = snap ? snap->nhave_required_anti_affinity : 0, nall = snap ? snap->nnodes : 0;
-	if (!(s->existing = count_over(&pl->existing, existing_sig_equal, s, anti_list, nanti_list, existing_contrib)))
+	if (!(s->existing = count_over(self->handle, &pl->existing, existing_sig_equal, pod, s->view, anti_list, nanti_list,
+				       existing_contrib, s)))
 		goto oom;
 	if (pod->naffinity + pod->nanti_affinity == 0)
 		s->incoming = ipa_agg_new();
 	else
-		s->incoming = count_over(&pl->incoming, incoming_sig_equal, s, all, nall, incoming_contrib);
+		s->incoming = count_over(self->handle, &pl->incoming, incoming_sig_equal, pod, s->view, all, nall, incoming_contrib, s);
 	if (!s->incoming)
 		goto oom;
 	if (EXISTING_ANTI(s)->n == 0 && pod->naffinity == 0 && pod->nanti_affinity == 0) {
@@ -625,10 +644,13 @@ static struct sk_status ipa_filter(struct sk_plugin *self, struct sk_cycle_state
 
 /* ---------- PreScore / Score / NormalizeScore ---------- */
 
+/* The (topology key, value) -> summed weight map in two parts, each an aggregate (ipa_memo.h)
+ * over nodes: parts[0] the existing pods' own terms matching the incoming pod, parts[1] the
+ * incoming pod's preferred terms against the existing pods (NULL when it has none). In each,
+ * maps[0] holds the weights and maps[1] how many weights were added for the pair: a pair exists
+ * (upstream's topologyScore entry, which may sum to 0) while maps[1] counts it. */
 struct ipa_score_state {
-	struct sk_tpmap scores;  /* (topology key, value) -> summed weight */
-	int nkeys, capkeys;
-	const char **keys;       /* distinct topology keys in scores */
+	struct ipa_agg *parts[2];
 };
 
 static void score_state_free(void *p)
@@ -636,88 +658,31 @@ static void score_state_free(void *p)
 	struct ipa_score_state *s = p;
 	if (!s)
 		return;
-	sk_tpmap_free(&s->scores);
-	free(s->keys);
+	ipa_agg_unref(s->parts[0]);
+	ipa_agg_unref(s->parts[1]);
 	free(s);
 }
 
 static const struct sk_state_ops score_state_ops = { .free = score_state_free, .clone = NULL };
 
-struct score_ctx {
-	struct ipa_score_state *s;
+static int score_pairs(const struct ipa_score_state *s)
+{
+	return (s->parts[0] ? s->parts[0]->maps[1].n : 0) + (s->parts[1] ? s->parts[1]->maps[1].n : 0);
+}
+
+struct score_job {
 	const struct sk_pod *pod;
 	const struct ns_view *view;
 	const struct ipa_args *args;
-	int oom;
-	/* the last lookup: pods on one node mostly repeat the same (key, value) */
-	const struct sk_node *last_node;
-	const char *last_key;
-	int64_t *last_slot;          /* valid until the next insert, which refreshes it */
 };
 
-/* scores[(key, node's value)] += w when the node has the key. */
-static void add_score_at(struct score_ctx *x, const char *key, int64_t w, const struct sk_node *node)
+/* Adds weight w for (key, node's value) when the node has the key. */
+static int score_add(struct ipa_contribs *out, const struct sk_node *node, const char *key, int64_t w)
 {
-	if (x->last_slot && node == x->last_node && key == x->last_key) {
-		*x->last_slot += w;
-		return;
-	}
 	const char *v = sk_labels_get(&node->labels, key);
 	if (!v)
-		return;
-	struct ipa_score_state *s = x->s;
-	int before = s->scores.n;
-	int64_t *slot = sk_tpmap_slot(&s->scores, key, v);
-	if (!slot) {
-		x->oom = 1;
-		return;
-	}
-	*slot += w;
-	x->last_node = node;
-	x->last_key = key;
-	x->last_slot = slot;
-	if (s->scores.n == before)
-		return;
-	for (int i = 0; i < s->nkeys; i++)
-		if (strcmp(s->keys[i], key) == 0)
-			return;
-	if (s->nkeys == s->capkeys) {
-		int cap = s->capkeys ? s->capkeys * 2 : 4;
-		const char **k = realloc(s->keys, (size_t)cap * sizeof(*k));
-		if (!k) {
-			x->oom = 1;
-			return;
-		}
-		s->keys = k;
-		s->capkeys = cap;
-	}
-	s->keys[s->nkeys++] = key;
-}
-
-static void add_score(struct score_ctx *x, const struct sk_affinity_term *t, int64_t w, const struct sk_pod *owner,
-		      const struct sk_pod *target, const struct sk_node *node)
-{
-	if (term_matches(x->view, t, owner, target))
-		add_score_at(x, t->topology_key, w, node);
-}
-
-/* The existing pod's own terms that match the incoming pod (upstream processExistingPod, the part
- * that depends on the existing pod's affinity; the incoming pod's preferred terms are counted by
- * count_preferred_all). */
-static void process_existing_pod(struct score_ctx *x, const struct sk_pod *existing, const struct sk_node *node)
-{
-	if (node->labels.n == 0)
-		return;
-	const struct sk_pod *pod = x->pod;
-	if (x->args->hard_pod_affinity_weight > 0)
-		for (int i = 0; i < existing->naffinity; i++)
-			add_score(x, &existing->affinity[i], x->args->hard_pod_affinity_weight, existing, pod, node);
-	for (int i = 0; i < existing->npreferred_affinity; i++)
-		add_score(x, &existing->preferred_affinity_terms[i], existing->preferred_affinity_terms[i].weight,
-			  existing, pod, node);
-	for (int i = 0; i < existing->npreferred_anti_affinity; i++)
-		add_score(x, &existing->preferred_anti_affinity_terms[i],
-			  -(int64_t)existing->preferred_anti_affinity_terms[i].weight, existing, pod, node);
+		return 0;
+	return ipa_contribs_add(out, 0, key, v, w) < 0 || ipa_contribs_add(out, 1, key, v, 1) < 0 ? -1 : 0;
 }
 
 static bool has_any_affinity(const struct sk_pod *p)
@@ -725,109 +690,111 @@ static bool has_any_affinity(const struct sk_pod *p)
 	return p->naffinity || p->nanti_affinity || p->npreferred_affinity || p->npreferred_anti_affinity;
 }
 
-/* Per-node counts computed in parallel: row i holds node i's counts of nterms terms. */
-struct incoming_job {
-	const struct sk_snapshot *snap;
-	const struct sk_pod *pod;
-	const struct ns_view *view;
-	int64_t *counts;
-	int nterms;
-};
-
-/* Per-node counts of existing pods matching each of the incoming pod's preferred terms
- * ([npreferred_affinity] then [npreferred_anti_affinity]), computed in parallel. */
-static void count_preferred_node(int i, void *ctx)
+/* One node's existing pods: their own terms that match the incoming pod (upstream
+ * processExistingPod, the part that depends on the existing pod's affinity). */
+static int score_existing_contrib(const struct sk_node_info *ni, void *ctx, struct ipa_contribs *out)
 {
-	struct incoming_job *j = ctx;
-	const struct sk_pod *pod = j->pod;
-	int64_t *row = &j->counts[(size_t)i * (size_t)j->nterms];
-	memset(row, 0, (size_t)j->nterms * sizeof(*row));
-	const struct sk_node_info *ni = j->snap->nodes[i];
-	if (!ni->node || ni->node->labels.n == 0)
-		return;
-	for (int k = 0; k < ni->npods; k++) {
-		const struct sk_pod *other = ni->pods[k].pod;
-		for (int t = 0; t < pod->npreferred_affinity; t++)
-			row[t] += term_matches(j->view, &pod->preferred_affinity_terms[t], pod, other);
-		for (int t = 0; t < pod->npreferred_anti_affinity; t++)
-			row[pod->npreferred_affinity + t] +=
-				term_matches(j->view, &pod->preferred_anti_affinity_terms[t], pod, other);
-	}
-}
-
-static void count_preferred_all(struct score_ctx *x, struct sk_handle *handle, const struct sk_snapshot *snap)
-{
+	const struct score_job *x = ctx;
+	const struct sk_node *node = ni->node;
 	const struct sk_pod *pod = x->pod;
-	int na = pod->npreferred_affinity, nt = na + pod->npreferred_anti_affinity;
-	if (snap->nnodes == 0 || nt == 0)
-		return;
-	struct incoming_job j = { .snap = snap, .pod = pod, .view = x->view, .nterms = nt };
-	if (!(j.counts = malloc((size_t)snap->nnodes * (size_t)nt * sizeof(*j.counts)))) {
-		x->oom = 1;
-		return;
-	}
-	sk_handle_parallel_for(handle, snap->nnodes, count_preferred_node, &j);
-	for (int i = 0; i < snap->nnodes && !x->oom; i++) {
-		const struct sk_node *node = snap->nodes[i]->node;
-		const int64_t *row = &j.counts[(size_t)i * (size_t)nt];
-		for (int t = 0; t < nt && !x->oom; t++) {
-			if (row[t] == 0)
-				continue;
-			const struct sk_affinity_term *term =
-				t < na ? &pod->preferred_affinity_terms[t] : &pod->preferred_anti_affinity_terms[t - na];
-			add_score_at(x, term->topology_key, (t < na ? 1 : -1) * (int64_t)term->weight * row[t], node);
+	int32_t hard = x->args->hard_pod_affinity_weight;
+	if (node->labels.n == 0)
+		return 0;
+	for (int k = 0; k < ni->npods; k++) {
+		const struct sk_pod *e = ni->pods[k].pod;
+		if (!has_any_affinity(e))
+			continue;
+		for (int i = 0; hard > 0 && i < e->naffinity; i++)
+			if (term_matches(x->view, &e->affinity[i], e, pod) &&
+			    score_add(out, node, e->affinity[i].topology_key, hard) < 0)
+				return -1;
+		for (int i = 0; i < e->npreferred_affinity; i++) {
+			const struct sk_affinity_term *t = &e->preferred_affinity_terms[i];
+			if (term_matches(x->view, t, e, pod) && score_add(out, node, t->topology_key, t->weight) < 0)
+				return -1;
+		}
+		for (int i = 0; i < e->npreferred_anti_affinity; i++) {
+			const struct sk_affinity_term *t = &e->preferred_anti_affinity_terms[i];
+			if (term_matches(x->view, t, e, pod) &&
+			    score_add(out, node, t->topology_key, -(int64_t)t->weight) < 0)
+				return -1;
 		}
 	}
-	free(j.counts);
+	return 0;
+}
+
+/* One node: the existing pods matching each of the incoming pod's preferred terms, times the
+ * term's weight (negative for anti-affinity). */
+static int score_preferred_contrib(const struct sk_node_info *ni, void *ctx, struct ipa_contribs *out)
+{
+	const struct score_job *x = ctx;
+	const struct sk_pod *pod = x->pod;
+	if (ni->node->labels.n == 0)
+		return 0;
+	int na = pod->npreferred_affinity, nt = na + pod->npreferred_anti_affinity;
+	for (int t = 0; t < nt; t++) {
+		const struct sk_affinity_term *term =
+			t < na ? &pod->preferred_affinity_terms[t] : &pod->preferred_anti_affinity_terms[t - na];
+		int64_t n = 0;
+		for (int k = 0; k < ni->npods; k++)
+			n += term_matches(x->view, term, pod, ni->pods[k].pod);
+		if (n && score_add(out, ni->node, term->topology_key, (t < na ? 1 : -1) * (int64_t)term->weight * n) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 static struct sk_status ipa_pre_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				      const struct sk_node_info *const *nodes, int nnodes)
 {
 	(void)nodes;
-	const struct ipa_args *args = ipa_args(self);
+	struct ipa *pl = self->priv;
 	if (nnodes == 0)
 		return sk_status(SK_SKIP, NULL);
 	bool has_constraints = pod->npreferred_affinity > 0 || pod->npreferred_anti_affinity > 0;
-	if (args->ignore_preferred_terms_of_existing_pods && !has_constraints)
+	if (pl->args->ignore_preferred_terms_of_existing_pods && !has_constraints)
 		return sk_status(SK_SKIP, NULL);
 	const struct sk_snapshot *snap = sk_handle_snapshot(self->handle);
 	if (!snap)
 		return sk_status(SK_SKIP, NULL);
 	struct ipa_score_state *s = calloc(1, sizeof(*s));
-	if (!s)
-		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
-	struct ns_view *view = ns_view_new(self->handle, pod, true);
+	struct ns_view *view = s ? ns_view_new(self->handle, pod, true) : NULL;
 	if (!view) {
 		score_state_free(s);
 		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
 	}
-	struct score_ctx x = { .s = s, .pod = pod, .args = args, .view = view };
-	/* the incoming pod's preferred terms against every pod (only when it has some) */
-	if (has_constraints)
-		count_preferred_all(&x, self->handle, snap);
+	struct score_job x = { .pod = pod, .view = view, .args = pl->args };
 	/* the existing pods' own terms: only pods with affinity have any */
-	for (int i = 0; i < snap->nhave_affinity && !x.oom; i++) {
-		const struct sk_node_info *ni = snap->have_affinity[i];
-		if (!ni->node)
-			continue;
-		for (int k = 0; k < ni->npods && !x.oom; k++) {
-			const struct sk_pod *p = ni->pods[k].pod;
-			if (has_any_affinity(p))
-				process_existing_pod(&x, p, ni->node);
-		}
-	}
+	s->parts[0] = count_over(self->handle, &pl->score_existing, existing_sig_equal, pod, view, snap->have_affinity,
+				 snap->nhave_affinity, score_existing_contrib, &x);
+	/* the incoming pod's preferred terms against every pod (only when it has some) */
+	bool oom = !s->parts[0];
+	if (!oom && has_constraints)
+		oom = !(s->parts[1] = count_over(self->handle, &pl->score_preferred, preferred_sig_equal, pod, view, snap->nodes,
+						 snap->nnodes, score_preferred_contrib, &x));
 	ns_view_unref(view);
-	if (x.oom) {
+	if (oom) {
 		score_state_free(s);
 		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
 	}
-	if (s->scores.n == 0) {
+	if (score_pairs(s) == 0) {
 		score_state_free(s);
 		return sk_status(SK_SKIP, NULL);
 	}
 	sk_cycle_state_put(cs, self->slot, s, &score_state_ops);
 	return sk_ok();
+}
+
+static int64_t part_score(const struct ipa_agg *a, const struct sk_node *node)
+{
+	int64_t sum = 0;
+	for (int i = 0; a && i < a->nkeys; i++) {
+		const char *v = sk_labels_get(&node->labels, a->keys[i]);
+		const int64_t *c = v ? sk_tpmap_find(&a->maps[0], a->keys[i], v) : NULL;
+		if (c)
+			sum += *c;
+	}
+	return sum;
 }
 
 static struct sk_status ipa_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
@@ -840,14 +807,7 @@ static struct sk_status ipa_score(struct sk_plugin *self, struct sk_cycle_state 
 		return sk_status(SK_ERROR, "failed to read \"PreScoreInterPodAffinity\" from cycleState: not found");
 	if (!ni->node)
 		return sk_status(SK_ERROR, "node not found");
-	int64_t sum = 0;
-	for (int i = 0; i < s->nkeys; i++) {
-		const char *v = sk_labels_get(&ni->node->labels, s->keys[i]);
-		const int64_t *c = v ? sk_tpmap_find(&s->scores, s->keys[i], v) : NULL;
-		if (c)
-			sum += *c;
-	}
-	*score = sum;
+	*score = part_score(s->parts[0], ni->node) + part_score(s->parts[1], ni->node);
 	return sk_ok();
 }
 
@@ -858,7 +818,7 @@ static struct sk_status ipa_normalize(struct sk_plugin *self, struct sk_cycle_st
 	const struct ipa_score_state *s = sk_cycle_state_get(cs, self->slot);
 	if (!s)
 		return sk_status(SK_ERROR, "failed to read \"PreScoreInterPodAffinity\" from cycleState: not found");
-	if (s->scores.n == 0)
+	if (score_pairs(s) == 0)
 		return sk_ok();
 	int64_t min = INT64_MAX, max = INT64_MIN;
 	for (int i = 0; i < n; i++) {

@@ -232,17 +232,53 @@ static int append(struct ipa_memo *m, const struct sk_node_info *ni)
 	return m->n - 1;
 }
 
-static int recount(struct ipa_memo *m, struct ipa_memo_node *e, const struct sk_node_info *ni, ipa_contrib_fn fn,
-		   void *ctx)
+/* Below this many nodes to recount, the caller's thread counts them alone. */
+#define PARALLEL_MIN 64
+
+struct recount_job {
+	struct ipa_memo *m;
+	const int *todo;
+	ipa_contrib_fn fn;
+	void *ctx;
+	atomic_int failed;
+};
+
+static void recount_one(int i, void *p)
 {
-	if (apply(m->agg, &e->c, -1) < 0)
-		return -1;
+	struct recount_job *j = p;
+	struct ipa_memo_node *e = &j->m->nodes[j->todo[i]];
 	e->c.n = 0;
-	e->gen = 0;
-	if (fn(ni, ctx, &e->c) < 0 || apply(m->agg, &e->c, 1) < 0)
+	if (j->fn(e->ni, j->ctx, &e->c) < 0)
+		atomic_store(&j->failed, 1);
+}
+
+/* Recounts nodes[todo[0..n)]: their old contributions out of the sums, the new ones counted (in
+ * parallel: each touches only its own entry) and added. */
+static int recount(struct ipa_memo *m, struct sk_handle *h, const int *todo, int n, ipa_contrib_fn fn, void *ctx)
+{
+	for (int i = 0; i < n; i++) {
+		struct ipa_memo_node *e = &m->nodes[todo[i]];
+		if (apply(m->agg, &e->c, -1) < 0)
+			return -1;
+		e->c.n = 0;
+		e->gen = 0;
+	}
+	struct recount_job j = { .m = m, .todo = todo, .fn = fn, .ctx = ctx };
+	atomic_init(&j.failed, 0);
+	if (h && n >= PARALLEL_MIN)
+		sk_handle_parallel_for(h, n, recount_one, &j);
+	else
+		for (int i = 0; i < n; i++)
+			recount_one(i, &j);
+	if (atomic_load(&j.failed))
 		return -1;
-	e->gen = ni->generation;
-	m->last_recounted++;
+	for (int i = 0; i < n; i++) {
+		struct ipa_memo_node *e = &m->nodes[todo[i]];
+		if (apply(m->agg, &e->c, 1) < 0)
+			return -1;
+		e->gen = e->ni->generation;
+	}
+	m->last_recounted += n;
 	return 0;
 }
 
@@ -286,9 +322,10 @@ static int sweep_and_order(struct ipa_memo *m, struct sk_node_info *const *list,
 	return reindex(m);
 }
 
-struct ipa_agg *ipa_memo_update(struct ipa_memo *m, struct sk_node_info *const *list, int n, ipa_contrib_fn fn,
-				void *ctx)
+struct ipa_agg *ipa_memo_update(struct ipa_memo *m, struct sk_handle *h, struct sk_node_info *const *list, int n,
+				ipa_contrib_fn fn, void *ctx)
 {
+	int *todo = NULL, ntodo = 0, captodo = 0;
 	m->last_recounted = m->last_dropped = 0;
 	if (!m->agg && !(m->agg = ipa_agg_new()))
 		goto oom;
@@ -307,33 +344,34 @@ struct ipa_agg *ipa_memo_update(struct ipa_memo *m, struct sk_node_info *const *
 			goto oom;
 		struct ipa_memo_node *e = &m->nodes[pos];
 		e->epoch = m->epoch;
-		if ((e->gen == 0 || e->gen != ni->generation) && recount(m, e, ni, fn, ctx) < 0)
-			goto oom;
+		if (e->gen != 0 && e->gen == ni->generation)
+			continue;
+		if (ntodo == captodo) {
+			int cap = captodo ? captodo * 2 : 16;
+			int *t = realloc(todo, (size_t)cap * sizeof(*t));
+			if (!t)
+				goto oom;
+			todo = t;
+			captodo = cap;
+		}
+		todo[ntodo++] = pos;
 	}
-	if (sweep_and_order(m, list, n, reorder) < 0)
+	if (recount(m, h, todo, ntodo, fn, ctx) < 0 || sweep_and_order(m, list, n, reorder) < 0)
 		goto oom;
+	free(todo);
 	return ipa_agg_ref(m->agg);
 oom:
+	free(todo);
 	ipa_memo_reset(m, NULL, NULL);
 	return NULL;
 }
 
-struct ipa_agg *ipa_count_fresh(struct sk_node_info *const *list, int n, ipa_contrib_fn fn, void *ctx)
+struct ipa_agg *ipa_count_fresh(struct sk_handle *h, struct sk_node_info *const *list, int n, ipa_contrib_fn fn,
+				void *ctx)
 {
-	struct ipa_agg *a = ipa_agg_new();
-	struct ipa_contribs c = { 0 };
-	if (!a)
-		return NULL;
-	for (int i = 0; i < n; i++) {
-		if (!list[i]->node)
-			continue;
-		c.n = 0;
-		if (fn(list[i], ctx, &c) < 0 || apply(a, &c, 1) < 0) {
-			ipa_agg_unref(a);
-			free(c.c);
-			return NULL;
-		}
-	}
-	free(c.c);
+	struct ipa_memo m;
+	ipa_memo_init(&m);
+	struct ipa_agg *a = ipa_memo_update(&m, h, list, n, fn, ctx);
+	ipa_memo_destroy(&m);
 	return a;
 }

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "schedkit/plugin.h"
 #include "schedkit/tpmap.h"
 #include "schedkit/types.h"
 
@@ -86,11 +87,13 @@ void ipa_memo_unlock(struct ipa_memo *m);
 void ipa_memo_reset(struct ipa_memo *m, void *sig, void (*sig_free)(void *));
 
 /* Brings the sums up to date with list[0..n) (nodes without a node are skipped) and returns a
- * new reference to them, or NULL on OOM (the memo is then reset). */
-struct ipa_agg *ipa_memo_update(struct ipa_memo *m, struct sk_node_info *const *list, int n, ipa_contrib_fn fn,
-				void *ctx);
+ * new reference to them, or NULL on OOM (the memo is then reset). Many nodes to recount (a new
+ * signature) are counted in parallel on h's pool (fn must then be thread-safe); h may be NULL. */
+struct ipa_agg *ipa_memo_update(struct ipa_memo *m, struct sk_handle *h, struct sk_node_info *const *list, int n,
+				ipa_contrib_fn fn, void *ctx);
 
 /* The sums for list computed from scratch, without a memo (a new aggregate, or NULL on OOM). */
-struct ipa_agg *ipa_count_fresh(struct sk_node_info *const *list, int n, ipa_contrib_fn fn, void *ctx);
+struct ipa_agg *ipa_count_fresh(struct sk_handle *h, struct sk_node_info *const *list, int n, ipa_contrib_fn fn,
+				void *ctx);
 
 #endif
