@@ -24,9 +24,8 @@
 #include "schedkit/args.h"
 #include "schedkit/plugin.h"
 #include "schedkit/selector.h"
+#include "schedkit/node_memo.h"
 #include "schedkit/tpmap.h"
-
-#include "ipa_memo.h"
 
 #define ERR_REASON_EXISTING_ANTI_AFFINITY "node(s) didn't satisfy existing pods anti-affinity rules"
 #define ERR_REASON_AFFINITY "node(s) didn't match pod affinity rules"
@@ -90,9 +89,11 @@ static const struct ipa_args default_args = { .hard_pod_affinity_weight = 1 };
  * existing pods. */
 struct ipa {
 	const struct ipa_args *args;
-	struct ipa_memo existing, incoming;             /* PreFilter */
-	struct ipa_memo score_existing, score_preferred; /* PreScore */
+	struct sk_node_memo *existing, *incoming;             /* PreFilter */
+	struct sk_node_memo *score_existing, *score_preferred; /* PreScore */
 };
+
+static void ipa_fini(struct sk_plugin *self);
 
 static int ipa_init(struct sk_plugin *self, const void *args, char **err)
 {
@@ -102,11 +103,13 @@ static int ipa_init(struct sk_plugin *self, const void *args, char **err)
 		return -1;
 	}
 	pl->args = args ? args : &default_args;
-	ipa_memo_init(&pl->existing);
-	ipa_memo_init(&pl->incoming);
-	ipa_memo_init(&pl->score_existing);
-	ipa_memo_init(&pl->score_preferred);
 	self->priv = pl;
+	if (!(pl->existing = sk_node_memo_new()) || !(pl->incoming = sk_node_memo_new()) ||
+	    !(pl->score_existing = sk_node_memo_new()) || !(pl->score_preferred = sk_node_memo_new())) {
+		ipa_fini(self);
+		*err = strdup("InterPodAffinity: out of memory");
+		return -1;
+	}
 	return 0;
 }
 
@@ -115,10 +118,10 @@ static void ipa_fini(struct sk_plugin *self)
 	struct ipa *pl = self->priv;
 	if (!pl)
 		return;
-	ipa_memo_destroy(&pl->existing);
-	ipa_memo_destroy(&pl->incoming);
-	ipa_memo_destroy(&pl->score_existing);
-	ipa_memo_destroy(&pl->score_preferred);
+	sk_node_memo_free(pl->existing);
+	sk_node_memo_free(pl->incoming);
+	sk_node_memo_free(pl->score_existing);
+	sk_node_memo_free(pl->score_preferred);
 	free(pl);
 	self->priv = NULL;
 }
@@ -262,8 +265,8 @@ static bool matches_all(const struct ns_view *v, const struct sk_affinity_term *
 struct ipa_filter_state {
 	const struct sk_pod *pod;        /* the incoming pod (lives for the cycle) */
 	struct ns_view *view;            /* one reference */
-	struct ipa_agg *existing;        /* one reference each */
-	struct ipa_agg *incoming;
+	struct sk_node_sums *existing;        /* one reference each */
+	struct sk_node_sums *incoming;
 };
 
 #define EXISTING_ANTI(s) (&(s)->existing->maps[0])
@@ -275,8 +278,8 @@ static void filter_state_free(void *p)
 	struct ipa_filter_state *s = p;
 	if (!s)
 		return;
-	ipa_agg_unref(s->existing);
-	ipa_agg_unref(s->incoming);
+	sk_node_sums_unref(s->existing);
+	sk_node_sums_unref(s->incoming);
 	ns_view_unref(s->view);
 	free(s);
 }
@@ -289,20 +292,20 @@ static void *filter_state_clone(const void *p)
 		return NULL;
 	c->pod = s->pod;
 	c->view = ns_view_ref(s->view);
-	c->existing = ipa_agg_ref(s->existing); /* copied by the first AddPod/RemovePod */
-	c->incoming = ipa_agg_ref(s->incoming);
+	c->existing = sk_node_sums_ref(s->existing); /* copied by the first AddPod/RemovePod */
+	c->incoming = sk_node_sums_ref(s->incoming);
 	return c;
 }
 
 static const struct sk_state_ops filter_state_ops = { .free = filter_state_free, .clone = filter_state_clone };
 
 /* a->maps[map][(key, node's value)] += delta when the node has the key; 0 or -1 (OOM). */
-static int bump(struct ipa_agg *a, int map, const struct sk_node *node, const char *key, int64_t delta)
+static int bump(struct sk_node_sums *a, int map, const struct sk_node *node, const char *key, int64_t delta)
 {
 	const char *v = sk_labels_get(&node->labels, key);
 	if (!v)
 		return 0;
-	return ipa_agg_add(a, map, key, v, delta);
+	return sk_node_sums_add(a, map, key, v, delta);
 }
 
 /* Counts one existing pod `other` on `node` into the incoming pod's affinity/anti maps. */
@@ -334,7 +337,7 @@ static int count_existing_anti(struct ipa_filter_state *s, const struct sk_pod *
 
 /* One node's contribution to existing->maps[0]: its pods' required anti-affinity terms that match
  * the incoming pod (upstream getExistingAntiAffinityCounts, per node). */
-static int existing_contrib(const struct sk_node_info *ni, void *ctx, struct ipa_contribs *out)
+static int existing_contrib(const struct sk_node_info *ni, void *ctx, struct sk_node_contribs *out)
 {
 	const struct ipa_filter_state *s = ctx;
 	for (int k = 0; k < ni->npods; k++) {
@@ -344,7 +347,7 @@ static int existing_contrib(const struct sk_node_info *ni, void *ctx, struct ipa
 			if (!term_matches(s->view, term, other, s->pod))
 				continue;
 			const char *v = sk_labels_get(&ni->node->labels, term->topology_key);
-			if (v && ipa_contribs_add(out, 0, term->topology_key, v, 1) < 0)
+			if (v && sk_node_contribs_add(out, 0, term->topology_key, v, 1) < 0)
 				return -1;
 		}
 	}
@@ -354,7 +357,7 @@ static int existing_contrib(const struct sk_node_info *ni, void *ctx, struct ipa
 /* One node's contribution to incoming->maps: existing pods matching all the incoming pod's
  * affinity terms (counted once per term) and each of its anti-affinity terms (upstream
  * getIncomingAffinityAntiAffinityCounts, per node). */
-static int incoming_contrib(const struct sk_node_info *ni, void *ctx, struct ipa_contribs *out)
+static int incoming_contrib(const struct sk_node_info *ni, void *ctx, struct sk_node_contribs *out)
 {
 	const struct ipa_filter_state *s = ctx;
 	const struct sk_pod *pod = s->pod;
@@ -365,7 +368,7 @@ static int incoming_contrib(const struct sk_node_info *ni, void *ctx, struct ipa
 			n += matches_all(s->view, pod->affinity, pod->naffinity, pod, ni->pods[k].pod);
 		for (int t = 0; n && t < pod->naffinity; t++) {
 			const char *v = sk_labels_get(labels, pod->affinity[t].topology_key);
-			if (v && ipa_contribs_add(out, 0, pod->affinity[t].topology_key, v, n) < 0)
+			if (v && sk_node_contribs_add(out, 0, pod->affinity[t].topology_key, v, n) < 0)
 				return -1;
 		}
 	}
@@ -377,7 +380,7 @@ static int incoming_contrib(const struct sk_node_info *ni, void *ctx, struct ipa
 		int64_t n = 0;
 		for (int k = 0; k < ni->npods; k++)
 			n += term_matches(s->view, term, pod, ni->pods[k].pod);
-		if (n && ipa_contribs_add(out, 1, term->topology_key, v, n) < 0)
+		if (n && sk_node_contribs_add(out, 1, term->topology_key, v, n) < 0)
 			return -1;
 	}
 	return 0;
@@ -493,22 +496,23 @@ typedef bool (*sig_equal_fn)(const struct ipa_sig *g, const struct sk_pod *pod, 
 
 /* The aggregate over list: from the memo when this thread has it (recounting only what changed
  * since a cycle of the same signature), else from scratch. NULL on OOM. */
-static struct ipa_agg *count_over(struct sk_handle *h, struct ipa_memo *m, sig_equal_fn eq, const struct sk_pod *pod,
-				  struct ns_view *view, struct sk_node_info *const *list, int n, ipa_contrib_fn fn,
+static struct sk_node_sums *count_over(struct sk_handle *h, struct sk_node_memo *m, sig_equal_fn eq, const struct sk_pod *pod,
+				  struct ns_view *view, struct sk_node_info *const *list, int n, sk_node_contrib_fn fn,
 				  void *ctx)
 {
-	if (!m || !ipa_memo_try_lock(m))
-		return ipa_count_fresh(h, list, n, fn, ctx);
-	struct ipa_agg *a = NULL;
-	if (!m->sig || !eq(m->sig, pod, view)) {
+	if (!m || !sk_node_memo_try_lock(m))
+		return sk_node_sums_count(h, list, n, fn, ctx);
+	struct sk_node_sums *a = NULL;
+	const struct ipa_sig *old = sk_node_memo_sig(m);
+	if (!old || !eq(old, pod, view)) {
 		struct ipa_sig *g = sig_new(pod, view);
 		if (!g)
 			goto out;
-		ipa_memo_reset(m, g, sig_free);
+		sk_node_memo_reset(m, g, sig_free);
 	}
-	a = ipa_memo_update(m, h, list, n, fn, ctx);
+	a = sk_node_memo_update(m, h, list, n, fn, ctx);
 out:
-	ipa_memo_unlock(m);
+	sk_node_memo_unlock(m);
 	return a;
 }
 
@@ -528,13 +532,13 @@ static struct sk_status ipa_pre_filter(struct sk_plugin *self, struct sk_cycle_s
 	struct sk_node_info *const *anti_list = snap ? snap->have_required_anti_affinity : none;
 	struct sk_node_info *const *all = snap ? snap->nodes : none;
 	int nanti_list = snap ? snap->nhave_required_anti_affinity : 0, nall = snap ? snap->nnodes : 0;
-	if (!(s->existing = count_over(self->handle, &pl->existing, existing_sig_equal, pod, s->view, anti_list, nanti_list,
+	if (!(s->existing = count_over(self->handle, pl->existing, existing_sig_equal, pod, s->view, anti_list, nanti_list,
 				       existing_contrib, s)))
 		goto oom;
 	if (pod->naffinity + pod->nanti_affinity == 0)
-		s->incoming = ipa_agg_new();
+		s->incoming = sk_node_sums_new();
 	else
-		s->incoming = count_over(self->handle, &pl->incoming, incoming_sig_equal, pod, s->view, all, nall, incoming_contrib, s);
+		s->incoming = count_over(self->handle, pl->incoming, incoming_sig_equal, pod, s->view, all, nall, incoming_contrib, s);
 	if (!s->incoming)
 		goto oom;
 	if (EXISTING_ANTI(s)->n == 0 && pod->naffinity == 0 && pod->nanti_affinity == 0) {
@@ -556,7 +560,7 @@ static struct sk_status add_remove(struct sk_plugin *self, struct sk_cycle_state
 		return sk_status(SK_ERROR, "error reading \"PreFilterInterPodAffinity\" from cycleState: not found");
 	if (!ni->node)
 		return sk_ok();
-	if (ipa_agg_own(&s->existing) < 0 || ipa_agg_own(&s->incoming) < 0 ||
+	if (sk_node_sums_own(&s->existing) < 0 || sk_node_sums_own(&s->incoming) < 0 ||
 	    count_existing_anti(s, other, ni->node, delta) < 0 || count_incoming_terms(s, other, ni->node, delta) < 0)
 		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
 	return sk_ok();
@@ -650,7 +654,7 @@ static struct sk_status ipa_filter(struct sk_plugin *self, struct sk_cycle_state
  * maps[0] holds the weights and maps[1] how many weights were added for the pair: a pair exists
  * (upstream's topologyScore entry, which may sum to 0) while maps[1] counts it. */
 struct ipa_score_state {
-	struct ipa_agg *parts[2];
+	struct sk_node_sums *parts[2];
 };
 
 static void score_state_free(void *p)
@@ -658,8 +662,8 @@ static void score_state_free(void *p)
 	struct ipa_score_state *s = p;
 	if (!s)
 		return;
-	ipa_agg_unref(s->parts[0]);
-	ipa_agg_unref(s->parts[1]);
+	sk_node_sums_unref(s->parts[0]);
+	sk_node_sums_unref(s->parts[1]);
 	free(s);
 }
 
@@ -677,12 +681,12 @@ struct score_job {
 };
 
 /* Adds weight w for (key, node's value) when the node has the key. */
-static int score_add(struct ipa_contribs *out, const struct sk_node *node, const char *key, int64_t w)
+static int score_add(struct sk_node_contribs *out, const struct sk_node *node, const char *key, int64_t w)
 {
 	const char *v = sk_labels_get(&node->labels, key);
 	if (!v)
 		return 0;
-	return ipa_contribs_add(out, 0, key, v, w) < 0 || ipa_contribs_add(out, 1, key, v, 1) < 0 ? -1 : 0;
+	return sk_node_contribs_add(out, 0, key, v, w) < 0 || sk_node_contribs_add(out, 1, key, v, 1) < 0 ? -1 : 0;
 }
 
 static bool has_any_affinity(const struct sk_pod *p)
@@ -692,7 +696,7 @@ static bool has_any_affinity(const struct sk_pod *p)
 
 /* One node's existing pods: their own terms that match the incoming pod (upstream
  * processExistingPod, the part that depends on the existing pod's affinity). */
-static int score_existing_contrib(const struct sk_node_info *ni, void *ctx, struct ipa_contribs *out)
+static int score_existing_contrib(const struct sk_node_info *ni, void *ctx, struct sk_node_contribs *out)
 {
 	const struct score_job *x = ctx;
 	const struct sk_node *node = ni->node;
@@ -725,7 +729,7 @@ static int score_existing_contrib(const struct sk_node_info *ni, void *ctx, stru
 
 /* One node: the existing pods matching each of the incoming pod's preferred terms, times the
  * term's weight (negative for anti-affinity). */
-static int score_preferred_contrib(const struct sk_node_info *ni, void *ctx, struct ipa_contribs *out)
+static int score_preferred_contrib(const struct sk_node_info *ni, void *ctx, struct sk_node_contribs *out)
 {
 	const struct score_job *x = ctx;
 	const struct sk_pod *pod = x->pod;
@@ -765,12 +769,12 @@ static struct sk_status ipa_pre_score(struct sk_plugin *self, struct sk_cycle_st
 	}
 	struct score_job x = { .pod = pod, .view = view, .args = pl->args };
 	/* the existing pods' own terms: only pods with affinity have any */
-	s->parts[0] = count_over(self->handle, &pl->score_existing, existing_sig_equal, pod, view, snap->have_affinity,
+	s->parts[0] = count_over(self->handle, pl->score_existing, existing_sig_equal, pod, view, snap->have_affinity,
 				 snap->nhave_affinity, score_existing_contrib, &x);
 	/* the incoming pod's preferred terms against every pod (only when it has some) */
 	bool oom = !s->parts[0];
 	if (!oom && has_constraints)
-		oom = !(s->parts[1] = count_over(self->handle, &pl->score_preferred, preferred_sig_equal, pod, view, snap->nodes,
+		oom = !(s->parts[1] = count_over(self->handle, pl->score_preferred, preferred_sig_equal, pod, view, snap->nodes,
 						 snap->nnodes, score_preferred_contrib, &x));
 	ns_view_unref(view);
 	if (oom) {
@@ -785,7 +789,7 @@ static struct sk_status ipa_pre_score(struct sk_plugin *self, struct sk_cycle_st
 	return sk_ok();
 }
 
-static int64_t part_score(const struct ipa_agg *a, const struct sk_node *node)
+static int64_t part_score(const struct sk_node_sums *a, const struct sk_node *node)
 {
 	int64_t sum = 0;
 	for (int i = 0; a && i < a->nkeys; i++) {

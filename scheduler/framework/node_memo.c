@@ -1,37 +1,42 @@
-/* InterPodAffinity's counts across cycles (ipa_memo.h). */
+/* Per-node sums kept across scheduling cycles (schedkit/node_memo.h): contributions per node
+ * info (keyed by its pointer, trusted while its generation is unchanged) in the order of the last
+ * list walked, so that walking an unchanged list finds each node at its position without hashing;
+ * an open-addressing index (node info pointer -> position) for the others. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ipa_memo.h"
+#include "schedkit/node_memo.h"
+#include "schedkit/plugin.h"
 
 /* ---------- aggregates ---------- */
 
-struct ipa_agg *ipa_agg_new(void)
+struct sk_node_sums *sk_node_sums_new(void)
 {
-	struct ipa_agg *a = calloc(1, sizeof(*a));
+	struct sk_node_sums *a = calloc(1, sizeof(*a));
 	if (a)
 		atomic_init(&a->refs, 1);
 	return a;
 }
 
-struct ipa_agg *ipa_agg_ref(struct ipa_agg *a)
+struct sk_node_sums *sk_node_sums_ref(struct sk_node_sums *a)
 {
 	if (a)
 		atomic_fetch_add(&a->refs, 1);
 	return a;
 }
 
-void ipa_agg_unref(struct ipa_agg *a)
+void sk_node_sums_unref(struct sk_node_sums *a)
 {
 	if (!a || atomic_fetch_sub(&a->refs, 1) != 1)
 		return;
-	for (int i = 0; i < IPA_AGG_MAPS; i++)
+	for (int i = 0; i < SK_NODE_SUMS_MAPS; i++)
 		sk_tpmap_free(&a->maps[i]);
 	free(a->keys);
 	free(a);
 }
 
-static int note_key(struct ipa_agg *a, const char *key)
+static int note_key(struct sk_node_sums *a, const char *key)
 {
 	for (int i = 0; i < a->nkeys; i++)
 		if (a->keys[i] == key || strcmp(a->keys[i], key) == 0)
@@ -48,12 +53,12 @@ static int note_key(struct ipa_agg *a, const char *key)
 	return 0;
 }
 
-static struct ipa_agg *agg_copy(const struct ipa_agg *src)
+static struct sk_node_sums *agg_copy(const struct sk_node_sums *src)
 {
-	struct ipa_agg *a = ipa_agg_new();
+	struct sk_node_sums *a = sk_node_sums_new();
 	if (!a)
 		return NULL;
-	for (int i = 0; i < IPA_AGG_MAPS; i++)
+	for (int i = 0; i < SK_NODE_SUMS_MAPS; i++)
 		if (sk_tpmap_copy(&a->maps[i], &src->maps[i]) < 0)
 			goto oom;
 	for (int i = 0; i < src->nkeys; i++)
@@ -61,23 +66,23 @@ static struct ipa_agg *agg_copy(const struct ipa_agg *src)
 			goto oom;
 	return a;
 oom:
-	ipa_agg_unref(a);
+	sk_node_sums_unref(a);
 	return NULL;
 }
 
-int ipa_agg_own(struct ipa_agg **a)
+int sk_node_sums_own(struct sk_node_sums **a)
 {
 	if (atomic_load(&(*a)->refs) == 1)
 		return 0;
-	struct ipa_agg *c = agg_copy(*a);
+	struct sk_node_sums *c = agg_copy(*a);
 	if (!c)
 		return -1;
-	ipa_agg_unref(*a);
+	sk_node_sums_unref(*a);
 	*a = c;
 	return 0;
 }
 
-int ipa_agg_add(struct ipa_agg *a, int map, const char *key, const char *value, int64_t delta)
+int sk_node_sums_add(struct sk_node_sums *a, int map, const char *key, const char *value, int64_t delta)
 {
 	if (map == 0 && note_key(a, key) < 0)
 		return -1;
@@ -86,10 +91,10 @@ int ipa_agg_add(struct ipa_agg *a, int map, const char *key, const char *value, 
 
 /* ---------- contributions ---------- */
 
-int ipa_contribs_add(struct ipa_contribs *cs, int map, const char *key, const char *value, int64_t delta)
+int sk_node_contribs_add(struct sk_node_contribs *cs, int map, const char *key, const char *value, int64_t delta)
 {
 	for (int i = 0; i < cs->n; i++) {
-		struct ipa_contrib *c = &cs->c[i];
+		struct sk_node_contrib *c = &cs->c[i];
 		if (c->map == map && (c->key == key || strcmp(c->key, key) == 0) &&
 		    (c->value == value || strcmp(c->value, value) == 0)) {
 			c->delta += delta;
@@ -98,41 +103,72 @@ int ipa_contribs_add(struct ipa_contribs *cs, int map, const char *key, const ch
 	}
 	if (cs->n == cs->cap) {
 		int cap = cs->cap ? cs->cap * 2 : 2;
-		struct ipa_contrib *c = realloc(cs->c, (size_t)cap * sizeof(*c));
+		struct sk_node_contrib *c = realloc(cs->c, (size_t)cap * sizeof(*c));
 		if (!c)
 			return -1;
 		cs->c = c;
 		cs->cap = cap;
 	}
-	cs->c[cs->n++] = (struct ipa_contrib){ .key = key, .value = value, .delta = delta, .map = map };
+	cs->c[cs->n++] = (struct sk_node_contrib){ .key = key, .value = value, .delta = delta, .map = map };
 	return 0;
 }
 
-static int apply(struct ipa_agg *a, const struct ipa_contribs *cs, int64_t sign)
+static int apply(struct sk_node_sums *a, const struct sk_node_contribs *cs, int64_t sign)
 {
 	for (int i = 0; i < cs->n; i++)
 		if (cs->c[i].delta != 0 &&
-		    ipa_agg_add(a, cs->c[i].map, cs->c[i].key, cs->c[i].value, sign * cs->c[i].delta) < 0)
+		    sk_node_sums_add(a, cs->c[i].map, cs->c[i].key, cs->c[i].value, sign * cs->c[i].delta) < 0)
 			return -1;
 	return 0;
 }
 
 /* ---------- the memo ---------- */
 
-struct ipa_memo_node {
+struct memo_node;
+
+struct sk_node_memo {
+	pthread_mutex_t mu;              /* held between try_lock and unlock */
+	void *sig;                       /* the signature the contributions belong to (owner: sig_free) */
+	void (*sig_free)(void *sig);
+	int n, cap;
+	struct memo_node *nodes;         /* in the order of the last list walked */
+	int icap;
+	int *index;                      /* open addressing: node info pointer -> position + 1 */
+	struct sk_node_sums *agg;        /* the sums; one reference */
+	uint32_t epoch;
+	int last_recounted, last_dropped;
+};
+
+struct memo_node {
 	const struct sk_node_info *ni;
 	int64_t gen;            /* ni->generation the contribution was computed at; 0 = recount */
 	uint32_t epoch;         /* the last update that saw ni in its list */
-	struct ipa_contribs c;
+	struct sk_node_contribs c;
 };
 
-void ipa_memo_init(struct ipa_memo *m)
+static void memo_init(struct sk_node_memo *m)
 {
 	memset(m, 0, sizeof(*m));
 	pthread_mutex_init(&m->mu, NULL);
 }
 
-static void forget_nodes(struct ipa_memo *m)
+struct sk_node_memo *sk_node_memo_new(void)
+{
+	struct sk_node_memo *m = malloc(sizeof(*m));
+	if (m)
+		memo_init(m);
+	return m;
+}
+
+void *sk_node_memo_sig(const struct sk_node_memo *m) { return m->sig; }
+
+void sk_node_memo_last(const struct sk_node_memo *m, int *recounted, int *dropped)
+{
+	*recounted = m->last_recounted;
+	*dropped = m->last_dropped;
+}
+
+static void forget_nodes(struct sk_node_memo *m)
 {
 	for (int i = 0; i < m->n; i++)
 		free(m->nodes[i].c.c);
@@ -142,10 +178,10 @@ static void forget_nodes(struct ipa_memo *m)
 	m->icap = 0;
 }
 
-void ipa_memo_reset(struct ipa_memo *m, void *sig, void (*sig_free)(void *))
+void sk_node_memo_reset(struct sk_node_memo *m, void *sig, void (*sig_free)(void *))
 {
 	forget_nodes(m);
-	ipa_agg_unref(m->agg);
+	sk_node_sums_unref(m->agg);
 	m->agg = NULL;
 	if (m->sig && m->sig_free)
 		m->sig_free(m->sig);
@@ -153,17 +189,25 @@ void ipa_memo_reset(struct ipa_memo *m, void *sig, void (*sig_free)(void *))
 	m->sig_free = sig_free;
 }
 
-void ipa_memo_destroy(struct ipa_memo *m)
+static void memo_destroy(struct sk_node_memo *m)
 {
-	ipa_memo_reset(m, NULL, NULL);
+	sk_node_memo_reset(m, NULL, NULL);
 	free(m->nodes);
 	m->nodes = NULL;
 	m->cap = 0;
 	pthread_mutex_destroy(&m->mu);
 }
 
-bool ipa_memo_try_lock(struct ipa_memo *m) { return pthread_mutex_trylock(&m->mu) == 0; }
-void ipa_memo_unlock(struct ipa_memo *m) { pthread_mutex_unlock(&m->mu); }
+void sk_node_memo_free(struct sk_node_memo *m)
+{
+	if (!m)
+		return;
+	memo_destroy(m);
+	free(m);
+}
+
+bool sk_node_memo_try_lock(struct sk_node_memo *m) { return pthread_mutex_trylock(&m->mu) == 0; }
+void sk_node_memo_unlock(struct sk_node_memo *m) { pthread_mutex_unlock(&m->mu); }
 
 static size_t ptr_hash(const void *p)
 {
@@ -172,7 +216,7 @@ static size_t ptr_hash(const void *p)
 }
 
 /* Rebuilds the index over nodes[0..n); -1 on OOM. */
-static int reindex(struct ipa_memo *m)
+static int reindex(struct sk_node_memo *m)
 {
 	int cap = 16;
 	while (cap < 2 * m->n + 2)
@@ -196,7 +240,7 @@ static int reindex(struct ipa_memo *m)
 	return 0;
 }
 
-static int find(const struct ipa_memo *m, const struct sk_node_info *ni)
+static int find(const struct sk_node_memo *m, const struct sk_node_info *ni)
 {
 	if (!m->icap)
 		return -1;
@@ -208,17 +252,17 @@ static int find(const struct ipa_memo *m, const struct sk_node_info *ni)
 }
 
 /* Appends a node not yet known (its contribution empty, to be counted); -1 on OOM. */
-static int append(struct ipa_memo *m, const struct sk_node_info *ni)
+static int append(struct sk_node_memo *m, const struct sk_node_info *ni)
 {
 	if (m->n == m->cap) {
 		int cap = m->cap ? m->cap * 2 : 64;
-		struct ipa_memo_node *nn = realloc(m->nodes, (size_t)cap * sizeof(*nn));
+		struct memo_node *nn = realloc(m->nodes, (size_t)cap * sizeof(*nn));
 		if (!nn)
 			return -1;
 		m->nodes = nn;
 		m->cap = cap;
 	}
-	m->nodes[m->n] = (struct ipa_memo_node){ .ni = ni, .gen = 0 };
+	m->nodes[m->n] = (struct memo_node){ .ni = ni, .gen = 0 };
 	m->n++;
 	if (m->n * 2 + 2 > m->icap) {
 		if (reindex(m) < 0)
@@ -236,9 +280,9 @@ static int append(struct ipa_memo *m, const struct sk_node_info *ni)
 #define PARALLEL_MIN 64
 
 struct recount_job {
-	struct ipa_memo *m;
+	struct sk_node_memo *m;
 	const int *todo;
-	ipa_contrib_fn fn;
+	sk_node_contrib_fn fn;
 	void *ctx;
 	atomic_int failed;
 };
@@ -246,7 +290,7 @@ struct recount_job {
 static void recount_one(int i, void *p)
 {
 	struct recount_job *j = p;
-	struct ipa_memo_node *e = &j->m->nodes[j->todo[i]];
+	struct memo_node *e = &j->m->nodes[j->todo[i]];
 	e->c.n = 0;
 	if (j->fn(e->ni, j->ctx, &e->c) < 0)
 		atomic_store(&j->failed, 1);
@@ -254,10 +298,10 @@ static void recount_one(int i, void *p)
 
 /* Recounts nodes[todo[0..n)]: their old contributions out of the sums, the new ones counted (in
  * parallel: each touches only its own entry) and added. */
-static int recount(struct ipa_memo *m, struct sk_handle *h, const int *todo, int n, ipa_contrib_fn fn, void *ctx)
+static int recount(struct sk_node_memo *m, struct sk_handle *h, const int *todo, int n, sk_node_contrib_fn fn, void *ctx)
 {
 	for (int i = 0; i < n; i++) {
-		struct ipa_memo_node *e = &m->nodes[todo[i]];
+		struct memo_node *e = &m->nodes[todo[i]];
 		if (apply(m->agg, &e->c, -1) < 0)
 			return -1;
 		e->c.n = 0;
@@ -273,7 +317,7 @@ static int recount(struct ipa_memo *m, struct sk_handle *h, const int *todo, int
 	if (atomic_load(&j.failed))
 		return -1;
 	for (int i = 0; i < n; i++) {
-		struct ipa_memo_node *e = &m->nodes[todo[i]];
+		struct memo_node *e = &m->nodes[todo[i]];
 		if (apply(m->agg, &e->c, 1) < 0)
 			return -1;
 		e->gen = e->ni->generation;
@@ -284,11 +328,11 @@ static int recount(struct ipa_memo *m, struct sk_handle *h, const int *todo, int
 
 /* Drops the nodes this update did not see (their contributions subtracted) and puts the others
  * in list order, so that the next walk of an unchanged list finds each node at its position. */
-static int sweep_and_order(struct ipa_memo *m, struct sk_node_info *const *list, int n, bool reorder)
+static int sweep_and_order(struct sk_node_memo *m, struct sk_node_info *const *list, int n, bool reorder)
 {
 	int kept = 0;
 	for (int i = 0; i < m->n; i++) {
-		struct ipa_memo_node *e = &m->nodes[i];
+		struct memo_node *e = &m->nodes[i];
 		if (e->epoch == m->epoch) {
 			kept++;
 			continue;
@@ -299,7 +343,7 @@ static int sweep_and_order(struct ipa_memo *m, struct sk_node_info *const *list,
 	}
 	if (!reorder && kept == m->n)
 		return 0;
-	struct ipa_memo_node *nn = malloc((size_t)(kept ? kept : 1) * sizeof(*nn));
+	struct memo_node *nn = malloc((size_t)(kept ? kept : 1) * sizeof(*nn));
 	if (!nn)
 		return -1;
 	int k = 0;
@@ -322,14 +366,14 @@ static int sweep_and_order(struct ipa_memo *m, struct sk_node_info *const *list,
 	return reindex(m);
 }
 
-struct ipa_agg *ipa_memo_update(struct ipa_memo *m, struct sk_handle *h, struct sk_node_info *const *list, int n,
-				ipa_contrib_fn fn, void *ctx)
+struct sk_node_sums *sk_node_memo_update(struct sk_node_memo *m, struct sk_handle *h, struct sk_node_info *const *list, int n,
+				sk_node_contrib_fn fn, void *ctx)
 {
 	int *todo = NULL, ntodo = 0, captodo = 0;
 	m->last_recounted = m->last_dropped = 0;
-	if (!m->agg && !(m->agg = ipa_agg_new()))
+	if (!m->agg && !(m->agg = sk_node_sums_new()))
 		goto oom;
-	if (ipa_agg_own(&m->agg) < 0) /* the last cycle's state may still hold the sums */
+	if (sk_node_sums_own(&m->agg) < 0) /* the last cycle's state may still hold the sums */
 		goto oom;
 	m->epoch++;
 	bool reorder = false;
@@ -342,7 +386,7 @@ struct ipa_agg *ipa_memo_update(struct ipa_memo *m, struct sk_handle *h, struct 
 			reorder = true;
 		if (pos < 0 && (pos = append(m, ni)) < 0)
 			goto oom;
-		struct ipa_memo_node *e = &m->nodes[pos];
+		struct memo_node *e = &m->nodes[pos];
 		e->epoch = m->epoch;
 		if (e->gen != 0 && e->gen == ni->generation)
 			continue;
@@ -359,19 +403,19 @@ struct ipa_agg *ipa_memo_update(struct ipa_memo *m, struct sk_handle *h, struct 
 	if (recount(m, h, todo, ntodo, fn, ctx) < 0 || sweep_and_order(m, list, n, reorder) < 0)
 		goto oom;
 	free(todo);
-	return ipa_agg_ref(m->agg);
+	return sk_node_sums_ref(m->agg);
 oom:
 	free(todo);
-	ipa_memo_reset(m, NULL, NULL);
+	sk_node_memo_reset(m, NULL, NULL);
 	return NULL;
 }
 
-struct ipa_agg *ipa_count_fresh(struct sk_handle *h, struct sk_node_info *const *list, int n, ipa_contrib_fn fn,
+struct sk_node_sums *sk_node_sums_count(struct sk_handle *h, struct sk_node_info *const *list, int n, sk_node_contrib_fn fn,
 				void *ctx)
 {
-	struct ipa_memo m;
-	ipa_memo_init(&m);
-	struct ipa_agg *a = ipa_memo_update(&m, h, list, n, fn, ctx);
-	ipa_memo_destroy(&m);
+	struct sk_node_memo m;
+	memo_init(&m);
+	struct sk_node_sums *a = sk_node_memo_update(&m, h, list, n, fn, ctx);
+	memo_destroy(&m);
 	return a;
 }

@@ -1,4 +1,4 @@
-/* InterPodAffinity's counts across cycles (plugins/InterPodAffinity/ipa_memo.h): a table of cache
+/* Per-node sums across cycles (schedkit/node_memo.h, scheduler/framework/node_memo.c): a table of cache
  * events (pod add, remove, assume, forget, update; node add, remove, relabel), each followed by a
  * snapshot update. After each step the test checks that the snapshot's have-affinity lists are
  * the nodes whose pods have (required anti-)affinity, in node order; that the memo's sums over
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "plugins/InterPodAffinity/ipa_memo.h"
+#include "schedkit/node_memo.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/tests/fixtures.h"
 
@@ -47,7 +47,7 @@ static struct sk_pod *mk_pod(const char *name, const char *node, char kind)
 
 /* The counted contribution: per pod, +1 for (each anti term's key, the node's value) in map 0 and
  * +1 for (zone, the node's zone) in map 1. */
-static int contrib(const struct sk_node_info *ni, void *ctx, struct ipa_contribs *out)
+static int contrib(const struct sk_node_info *ni, void *ctx, struct sk_node_contribs *out)
 {
 	int *calls = ctx;
 	__atomic_add_fetch(calls, 1, __ATOMIC_RELAXED);
@@ -56,19 +56,19 @@ static int contrib(const struct sk_node_info *ni, void *ctx, struct ipa_contribs
 		const struct sk_pod *p = ni->pods[k].pod;
 		for (int t = 0; t < p->nanti_affinity; t++) {
 			const char *v = sk_labels_get(&ni->node->labels, p->anti_affinity[t].topology_key);
-			if (v && ipa_contribs_add(out, 0, p->anti_affinity[t].topology_key, v, 1) < 0)
+			if (v && sk_node_contribs_add(out, 0, p->anti_affinity[t].topology_key, v, 1) < 0)
 				return -1;
 		}
-		if (zone && ipa_contribs_add(out, 1, sk_intern(ZONE), zone, 1) < 0)
+		if (zone && sk_node_contribs_add(out, 1, sk_intern(ZONE), zone, 1) < 0)
 			return -1;
 	}
 	return 0;
 }
 
 /* a and b hold the same entries with the same counts, in both maps; a's keys cover b's map 0. */
-static void assert_same_sums(const struct ipa_agg *a, const struct ipa_agg *b)
+static void assert_same_sums(const struct sk_node_sums *a, const struct sk_node_sums *b)
 {
-	for (int m = 0; m < IPA_AGG_MAPS; m++) {
+	for (int m = 0; m < SK_NODE_SUMS_MAPS; m++) {
 		assert_int_equal(a->maps[m].n, b->maps[m].n);
 		for (int i = 0; i < b->maps[m].cap; i++) {
 			const struct sk_tpmap_entry *e = &b->maps[m].e[i];
@@ -171,23 +171,25 @@ static void apply_step(struct sk_cache *c, const struct step *st)
 	assert_int_equal(rc, 0);
 }
 
-static void check_memo(struct ipa_memo *m, struct sk_node_info *const *list, int n, int want_recounted,
-		       int want_dropped, struct ipa_agg **held, struct ipa_agg **held_copy)
+static void check_memo(struct sk_node_memo *m, struct sk_node_info *const *list, int n, int want_recounted,
+		       int want_dropped, struct sk_node_sums **held, struct sk_node_sums **held_copy)
 {
 	int calls = 0, fresh_calls = 0;
-	struct ipa_agg *a = ipa_memo_update(m, NULL, list, n, contrib, &calls);
+	struct sk_node_sums *a = sk_node_memo_update(m, NULL, list, n, contrib, &calls);
 	assert_non_null(a);
-	struct ipa_agg *f = ipa_count_fresh(NULL, list, n, contrib, &fresh_calls);
+	struct sk_node_sums *f = sk_node_sums_count(NULL, list, n, contrib, &fresh_calls);
 	assert_non_null(f);
 	assert_same_sums(a, f);
-	assert_int_equal(m->last_recounted, want_recounted);
+	int recounted, dropped;
+	sk_node_memo_last(m, &recounted, &dropped);
+	assert_int_equal(recounted, want_recounted);
 	assert_int_equal(calls, want_recounted);
-	assert_int_equal(m->last_dropped, want_dropped);
+	assert_int_equal(dropped, want_dropped);
 	/* what the last step handed out is unchanged (its holder reads it while we count) */
 	if (*held) {
 		assert_same_sums(*held, *held_copy);
-		ipa_agg_unref(*held);
-		ipa_agg_unref(*held_copy);
+		sk_node_sums_unref(*held);
+		sk_node_sums_unref(*held_copy);
 	}
 	*held = a;
 	*held_copy = f;
@@ -215,29 +217,29 @@ static void test_steps(void **state)
 	sk_pod_unref(p2);
 	sk_pod_unref(p3);
 
-	struct ipa_memo anti, all;
-	ipa_memo_init(&anti);
-	ipa_memo_init(&all);
-	struct ipa_agg *held[2] = { NULL, NULL }, *copy[2] = { NULL, NULL };
+	struct sk_node_memo *anti = sk_node_memo_new(), *all = sk_node_memo_new();
+	assert_non_null(anti);
+	assert_non_null(all);
+	struct sk_node_sums *held[2] = { NULL, NULL }, *copy[2] = { NULL, NULL };
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		const struct step *st = &steps[i];
 		apply_step(c, st);
 		if (!strcmp(st->op, "reset")) {
-			ipa_memo_reset(&anti, NULL, NULL);
-			ipa_memo_reset(&all, NULL, NULL);
+			sk_node_memo_reset(anti, NULL, NULL);
+			sk_node_memo_reset(all, NULL, NULL);
 		}
 		assert_int_equal(sk_cache_update_snapshot(c, s, &err), 0);
 		assert_lists(s);
-		check_memo(&anti, s->have_required_anti_affinity, s->nhave_required_anti_affinity, st->anti_recounted,
+		check_memo(anti, s->have_required_anti_affinity, s->nhave_required_anti_affinity, st->anti_recounted,
 			   st->anti_dropped, &held[0], &copy[0]);
-		check_memo(&all, s->nodes, s->nnodes, st->all_recounted, st->all_dropped, &held[1], &copy[1]);
+		check_memo(all, s->nodes, s->nnodes, st->all_recounted, st->all_dropped, &held[1], &copy[1]);
 	}
 	for (int i = 0; i < 2; i++) {
-		ipa_agg_unref(held[i]);
-		ipa_agg_unref(copy[i]);
+		sk_node_sums_unref(held[i]);
+		sk_node_sums_unref(copy[i]);
 	}
-	ipa_memo_destroy(&anti);
-	ipa_memo_destroy(&all);
+	sk_node_memo_free(anti);
+	sk_node_memo_free(all);
 	sk_snapshot_free(s);
 	sk_cache_free(c);
 }
@@ -262,47 +264,49 @@ static void test_generation_zero_and_order(void **state)
 		{ "b left", { c, a, NULL }, 2, 1, 1 },
 		{ "b back", { a, b, c }, 3, 2, 0 },
 	};
-	struct ipa_memo m;
-	ipa_memo_init(&m);
+	struct sk_node_memo *m = sk_node_memo_new();
+	assert_non_null(m);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int calls = 0;
-		struct ipa_agg *got = ipa_memo_update(&m, NULL, cases[i].list, cases[i].n, contrib, &calls);
-		struct ipa_agg *want = ipa_count_fresh(NULL, cases[i].list, cases[i].n, contrib, &calls);
+		struct sk_node_sums *got = sk_node_memo_update(m, NULL, cases[i].list, cases[i].n, contrib, &calls);
+		struct sk_node_sums *want = sk_node_sums_count(NULL, cases[i].list, cases[i].n, contrib, &calls);
 		assert_non_null(got);
 		assert_non_null(want);
 		assert_same_sums(got, want);
-		if (m.last_recounted != cases[i].recounted || m.last_dropped != cases[i].dropped) {
-			print_error("%s: recounted %d dropped %d\n", cases[i].name, m.last_recounted, m.last_dropped);
+		int recounted, dropped;
+		sk_node_memo_last(m, &recounted, &dropped);
+		if (recounted != cases[i].recounted || dropped != cases[i].dropped) {
+			print_error("%s: recounted %d dropped %d\n", cases[i].name, recounted, dropped);
 			fail();
 		}
-		ipa_agg_unref(got);
-		ipa_agg_unref(want);
+		sk_node_sums_unref(got);
+		sk_node_sums_unref(want);
 	}
-	ipa_memo_destroy(&m);
+	sk_node_memo_free(m);
 	sk_node_info_free(a);
 	sk_node_info_free(b);
 	sk_node_info_free(c);
 }
 
-/* ipa_agg_own copies a shared aggregate and keeps a private one. */
+/* sk_node_sums_own copies a shared aggregate and keeps a private one. */
 static void test_agg_own(void **state)
 {
 	(void)state;
 	const char *k = sk_intern("k"), *v = sk_intern("v");
-	struct ipa_agg *a = ipa_agg_new();
-	assert_int_equal(ipa_agg_add(a, 0, k, v, 2), 0);
-	struct ipa_agg *mine = a;
-	assert_int_equal(ipa_agg_own(&mine), 0);
+	struct sk_node_sums *a = sk_node_sums_new();
+	assert_int_equal(sk_node_sums_add(a, 0, k, v, 2), 0);
+	struct sk_node_sums *mine = a;
+	assert_int_equal(sk_node_sums_own(&mine), 0);
 	assert_ptr_equal(mine, a); /* private: kept */
-	struct ipa_agg *shared = ipa_agg_ref(a);
-	assert_int_equal(ipa_agg_own(&shared), 0);
+	struct sk_node_sums *shared = sk_node_sums_ref(a);
+	assert_int_equal(sk_node_sums_own(&shared), 0);
 	assert_true(shared != a);
-	assert_int_equal(ipa_agg_add(shared, 0, k, v, -2), 0);
+	assert_int_equal(sk_node_sums_add(shared, 0, k, v, -2), 0);
 	assert_int_equal(shared->maps[0].n, 0);  /* down to 0: removed */
 	assert_int_equal(*sk_tpmap_find(&a->maps[0], k, v), 2); /* the original is untouched */
 	assert_int_equal(a->nkeys, 1);
-	ipa_agg_unref(shared);
-	ipa_agg_unref(a);
+	sk_node_sums_unref(shared);
+	sk_node_sums_unref(a);
 }
 
 int main(void)
