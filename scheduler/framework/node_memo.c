@@ -376,16 +376,18 @@ struct sk_node_sums *sk_node_memo_update(struct sk_node_memo *m, struct sk_handl
 	if (sk_node_sums_own(&m->agg) < 0) /* the last cycle's state may still hold the sums */
 		goto oom;
 	m->epoch++;
-	bool reorder = false;
+	/* Each node is first looked for right after the previous one's entry: a list that only
+	 * gained or lost a few nodes stays aligned without hashing. Many misses: put the entries in
+	 * list order again. */
+	int cur = 0, misses = 0;
 	for (int i = 0; i < n; i++) {
 		const struct sk_node_info *ni = list[i];
 		if (!ni->node)
 			continue;
-		int pos = i < m->n && m->nodes[i].ni == ni ? i : find(m, ni);
-		if (pos != i)
-			reorder = true;
+		int pos = cur < m->n && m->nodes[cur].ni == ni ? cur : (misses++, find(m, ni));
 		if (pos < 0 && (pos = append(m, ni)) < 0)
 			goto oom;
+		cur = pos + 1;
 		struct memo_node *e = &m->nodes[pos];
 		e->epoch = m->epoch;
 		if (e->gen != 0 && e->gen == ni->generation)
@@ -400,7 +402,7 @@ struct sk_node_sums *sk_node_memo_update(struct sk_node_memo *m, struct sk_handl
 		}
 		todo[ntodo++] = pos;
 	}
-	if (recount(m, h, todo, ntodo, fn, ctx) < 0 || sweep_and_order(m, list, n, reorder) < 0)
+	if (recount(m, h, todo, ntodo, fn, ctx) < 0 || sweep_and_order(m, list, n, misses > 16 + m->n / 16) < 0)
 		goto oom;
 	free(todo);
 	return sk_node_sums_ref(m->agg);
