@@ -789,38 +789,53 @@ cJSON *kube_store_list(struct kube_informer *inf)
 	return arr;
 }
 
+struct copy_ctx {
+	cJSON *arr;
+	bool oom;
+};
+
+static void copy_into(const cJSON *obj, void *u)
+{
+	struct copy_ctx *c = u;
+	cJSON *d = c->oom ? NULL : cJSON_Duplicate(obj, 1);
+	if (d)
+		cJSON_AddItemToArray(c->arr, d);
+	else
+		c->oom = true;
+}
+
 int kube_store_by_index(struct kube_informer *inf, const char *index, const char *value, cJSON **out)
 {
 	*out = NULL;
+	struct copy_ctx c = { cJSON_CreateArray(), false };
+	if (!c.arr)
+		return -1;
+	if (kube_store_by_index_with(inf, index, value, copy_into, &c) != 0 || c.oom) {
+		cJSON_Delete(c.arr);
+		return -1;
+	}
+	*out = c.arr;
+	return 0;
+}
+
+int kube_store_by_index_with(struct kube_informer *inf, const char *index, const char *value,
+			     void (*fn)(const cJSON *obj, void *u), void *u)
+{
 	struct index *ix = NULL;
 	for (size_t i = 0; i < inf->nindexes; i++)
 		if (strcmp(inf->indexes[i].name, index) == 0)
 			ix = &inf->indexes[i];
 	if (!ix)
 		return -1;
-	cJSON *arr = cJSON_CreateArray();
-	if (!arr)
-		return -1;
-	int rc = 0;
 	pthread_rwlock_rdlock(&inf->store_lock);
 	struct hnode *hn = hmap_find(&ix->values, value);
 	struct keyset *ks = hn ? hn->val : NULL;
 	for (size_t k = 0; ks && k < ks->n; k++) {
 		struct hnode *on = hmap_find(&inf->objects, ks->keys[k]);
-		cJSON *c = on ? cJSON_Duplicate(on->val, 1) : NULL;
-		if (on && !c) {
-			rc = -1;
-			break;
-		}
-		if (c)
-			cJSON_AddItemToArray(arr, c);
+		if (on)
+			fn(on->val, u);
 	}
 	pthread_rwlock_unlock(&inf->store_lock);
-	if (rc) {
-		cJSON_Delete(arr);
-		return -1;
-	}
-	*out = arr;
 	return 0;
 }
 

@@ -67,6 +67,10 @@ cJSON *kube_store_list(struct kube_informer *);   /* JSON array, caller frees; N
 /* *out_array: JSON array of copies of the objects whose index function produced value.
  * Returns 0, or -1 for an unknown index / OOM. */
 int kube_store_by_index(struct kube_informer *, const char *index, const char *value, cJSON **out_array);
+/* fn for every object whose index function produced value, under the read lock, without copying
+ * (unspecified order). Returns 0, or -1 for an unknown index. fn must not call back into the store. */
+int kube_store_by_index_with(struct kube_informer *, const char *index, const char *value,
+			     void (*fn)(const cJSON *obj, void *u), void *u);
 size_t kube_store_len(struct kube_informer *);
 /* fn(obj or NULL when absent, u) under the read lock. fn must not call back into the store. */
 void kube_store_get_with(struct kube_informer *, const char *key, void (*fn)(const cJSON *obj, void *u), void *u);

@@ -49,7 +49,9 @@ static const char cluster_role_rules[] =
 	"- apiGroups: ['']\n  resources: [namespaces, replicationcontrollers, services]\n  verbs: [list, watch]\n"
 	"- apiGroups: [apps]\n  resources: [replicasets, statefulsets]\n  verbs: [list, watch]\n"
 	"- apiGroups: [policy]\n  resources: [poddisruptionbudgets]\n  verbs: [list, watch]\n"
-	"- apiGroups: [storage.k8s.io]\n  resources: [csidrivers, csinodes, storageclasses]\n  verbs: [list, watch]\n"
+	/* VolumeBinding's CSIStorageCapacity check and NodeVolumeLimits' VolumeAttachments too */
+	"- apiGroups: [storage.k8s.io]\n  resources: [csidrivers, csinodes, csistoragecapacities, storageclasses, "
+	"volumeattachments]\n  verbs: [list, watch]\n"
 	/* the delegated authentication and authorization of /metrics and /configz (scheduler/daemon/
 	 * serve.c, kube/delegate.c), upstream's system:auth-delegator */
 	"- apiGroups: [authentication.k8s.io]\n  resources: [tokenreviews]\n  verbs: [create]\n"

@@ -468,24 +468,20 @@ static int pass_extenders(struct sk_framework *fw, const struct sk_pod *pod, str
 	return 0;
 }
 
-/* Prioritize extenders (serially; upstream runs them in parallel and waits for all): adds
- * Score × weight × 10 to totals. Errors are ignored, as upstream does. */
+/* Prioritize extenders, all at once as upstream (sk_extenders_prioritize, extender_parallel.c):
+ * adds Score × weight × 10 to totals. Errors are ignored, as upstream does. */
 static void run_prioritize_extenders(struct sk_framework *fw, const struct sk_pod *pod,
 				     const struct sk_node_info *const *nodes, int n, int64_t *totals)
 {
 	int next = sk_framework_nextenders(fw);
-	for (int i = 0; i < next; i++) {
-		const struct sk_extender *e = sk_framework_extender(fw, i);
-		if (!sk_extender_is_prioritizer(e) || !sk_extender_is_interested(e, pod))
-			continue;
-		char *msg = NULL;
-		if (sk_extender_prioritize(e, pod, nodes, n, totals, &msg) != 0) {
-			klog_info(5, "Failed to run extender's priority function. No score given by this extender.",
-				  " pod=%s/%s extender=%s err=\"%s\"", pod->ns, pod->name, sk_extender_name(e),
-				  msg ? msg : "");
-			free(msg);
-		}
-	}
+	const struct sk_extender *list[16], **es = next <= 16 ? list : malloc((size_t)next * sizeof(*es));
+	if (!es)
+		return;
+	for (int i = 0; i < next; i++)
+		es[i] = sk_framework_extender(fw, i);
+	sk_extenders_prioritize(es, next, pod, nodes, n, totals);
+	if (es != list)
+		free(es);
 }
 
 /* extendersBinding: the first interested binder binds. Returns false when no extender bound

@@ -177,6 +177,8 @@ static const struct {
 	{"PersistentVolume", &k_plain},
 	{"StorageClass", &k_plain},
 	{"CSIDriver", &k_plain},
+	{"CSIStorageCapacity", &k_plain},
+	{"VolumeAttachment", &k_plain},
 	{"Role", &k_plain},
 	{"RoleBinding", &k_plain},
 	{"ClusterRole", &k_plain},

@@ -67,6 +67,8 @@ static const struct builtin BUILTINS[] = {
 	{ "rbac.authorization.k8s.io", "v1", "roles", "role", "Role", true, "", "", 0, NULL },
 	{ "storage.k8s.io", "v1", "csidrivers", "csidriver", "CSIDriver", false, "", "", 0, NULL },
 	{ "storage.k8s.io", "v1", "csinodes", "csinode", "CSINode", false, "", "", 0, NULL },
+	{ "storage.k8s.io", "v1", "csistoragecapacities", "csistoragecapacity", "CSIStorageCapacity", true, "", "", 0, NULL },
+	{ "storage.k8s.io", "v1", "volumeattachments", "volumeattachment", "VolumeAttachment", false, "", "", ST, NULL },
 	{ "storage.k8s.io", "v1", "storageclasses", "storageclass", "StorageClass", false, "sc", "", 0, NULL },
 	{ "policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true, "pdb", "", ST | RST | GEN, NULL },
 	{ "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", false, "pc", "", 0, NULL },

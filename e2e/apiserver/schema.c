@@ -952,6 +952,8 @@ KT(top_sc, {"provisioner", NULL, false}, {"parameters", NULL, false},
    {"allowVolumeExpansion", NULL, false}, {"volumeBindingMode", NULL, false},
    {"allowedTopologies", NULL, false});
 KT(top_spec_only, {"spec", NULL, false});
+KT(top_csc, {"storageClassName", NULL, false}, {"capacity", NULL, false}, {"maximumVolumeSize", NULL, false},
+   {"nodeTopology", NULL, false});
 KT(top_event, {"involvedObject", NULL, false}, {"reason", NULL, false}, {"message", NULL, false},
    {"source", NULL, false}, {"firstTimestamp", NULL, false}, {"lastTimestamp", NULL, false},
    {"count", NULL, false}, {"type", NULL, false}, {"eventTime", NULL, false},
@@ -993,6 +995,8 @@ static const struct {
 	{"storage.k8s.io", "StorageClass", &top_sc},
 	{"storage.k8s.io", "CSINode", &top_spec_only},
 	{"storage.k8s.io", "CSIDriver", &top_spec_only},
+	{"storage.k8s.io", "CSIStorageCapacity", &top_csc},
+	{"storage.k8s.io", "VolumeAttachment", &top_pvc},
 	{"events.k8s.io", "Event", &top_events_v1},
 };
 

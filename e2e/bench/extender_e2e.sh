@@ -53,11 +53,17 @@ pct() { # metric q [label text]
     END { for (i = 0; i < n; i++) if (c[order[i]] >= q * t) { print order[i]; exit } }' "$work/metrics.txt"
 }
 
+cpu_ticks() { # pid... -> utime+stime clock ticks of each, space-separated
+  local p
+  for p in "$@"; do awk '{sub(/^.*\) /, ""); printf "%d ", $12 + $13}' "/proc/$p/stat"; done
+}
+
 run_mode() { # cache(true|false) pods
-  local cache=$1 npods=$2
+  local cache=$1 npods=$2 api_pid ext_pid
   rm -f "$work/kubeconfig" "$work/ext.port"
   "$SK_BIN/schedkit-apiserver" --port 0 --write-kubeconfig "$work/kubeconfig" --history 200000 >"$work/apiserver.log" 2>&1 &
-  pids+=($!)
+  api_pid=$!
+  pids+=($api_pid)
   export KUBECONFIG=$work/kubeconfig
   sk_wait_for 20 test -s "$work/kubeconfig" || die "API server did not start"
   local server
@@ -67,7 +73,8 @@ run_mode() { # cache(true|false) pods
   gen_cfg "$server" pod "$npods" >"$work/pods.cfg"
   post_all "$work/nodes.cfg"
   "$SK_BIN/schedkit-sample-extender" --port 0 --port-file "$work/ext.port" --prefer-node node-00007 >"$work/extender.log" 2>&1 &
-  pids+=($!)
+  ext_pid=$!
+  pids+=($ext_pid)
   sk_wait_for 10 test -s "$work/ext.port" || die "extender did not start"
   cat >"$work/config.yaml" <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -82,7 +89,7 @@ extenders:
   nodeCacheCapable: $cache
   httpTimeout: 30s
 EOF
-  local port sched_pid
+  local port sched_pid cpu0 cpu1
   port=$(sk_free_port)
   "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$KUBECONFIG" --secure-port "$port" --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
     --bind-address 127.0.0.1 --v=2 >"$work/scheduler.log" 2>&1 &
@@ -97,11 +104,13 @@ EOF
     perf record -g -o "$SK_BENCH_PERF.$cache" -p "$sched_pid" >/dev/null 2>&1 &
     perf_pid=$!
   fi
+  cpu0=$(cpu_ticks "$sched_pid" "$ext_pid" "$api_pid")
   t0=$(date +%s.%N)
   post_all "$work/pods.cfg"
   all_done() { [ "$(scheduled)" -ge "$npods" ]; }
   sk_wait_for 600 all_done || die "nodeCacheCapable=$cache: only $(scheduled) of $npods pods scheduled"
   if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null; fi
+  cpu1=$(cpu_ticks "$sched_pid" "$ext_pid" "$api_pid")
   rss_kib=$(awk '$1 == "VmHWM:" {print $2}' "/proc/$sched_pid/status")
   curl -sfk "https://127.0.0.1:$port/metrics" >"$work/metrics.txt"
   last=$(grep '"Successfully bound pod to node"' "$work/scheduler.log" | tail -1 | awk '{print $1, $2}')
@@ -109,6 +118,7 @@ EOF
   t_last=$(date -u -d "$year-${last:1:2}-${last:3:2} ${last#* }" +%s.%N)
   nbound=$(grep -c '"Successfully bound pod to node"' "$work/scheduler.log")
   awk -v t0="$t0" -v tl="$t_last" -v n="$npods" -v nb="$nbound" -v rss="$rss_kib" -v cache="$cache" -v nodes="$NODES" \
+      -v cpu0="$cpu0" -v cpu1="$cpu1" -v hz="$(getconf CLK_TCK)" \
       -v a50="$(pct scheduler_scheduling_attempt_duration_seconds 0.5)" \
       -v a99="$(pct scheduler_scheduling_attempt_duration_seconds 0.99)" \
       -v f50="$(pct scheduler_extender_request_duration_seconds 0.5 'verb="filter"')" \
@@ -119,6 +129,8 @@ EOF
     printf "  throughput: %.0f pods/s first creation -> last binding, %.2f s\n", n / (tl - t0), tl - t0
     printf "  attempt latency (histogram bounds): p50 <= %s s, p99 <= %s s\n", a50, a99
     printf "  extender calls (histogram bounds): filter p50 <= %s s, p99 <= %s s; prioritize p50 <= %s s, p99 <= %s s\n", f50, f99, p50, p99
+    split(cpu0, c0, " "); split(cpu1, c1, " ")
+    printf "  CPU used while placing (utime+stime): scheduler %.2f s, extender %.2f s, API server %.2f s\n", (c1[1] - c0[1]) / hz, (c1[2] - c0[2]) / hz, (c1[3] - c0[3]) / hz
     printf "  scheduler peak RSS (VmHWM): %.1f MiB\n", rss / 1024
   }'
   stop_all

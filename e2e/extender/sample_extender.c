@@ -17,7 +17,8 @@
  *                          (preempt: "candidates=<node:uid+uid,...>"; bind: "node=<n>")
  *   --port P (0: any), --port-file F (the bound port is written there), --bind-address A
  *
- * Every list flag may be repeated. One thread per connection, HTTP/1.1 keep-alive. */
+ * Every list flag may be repeated. One thread per connection (not per request), HTTP/1.1
+ * keep-alive; the filter and prioritize answers are written straight into one buffer. */
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
@@ -111,62 +112,148 @@ static bool has_taint(const cJSON *node)
 	return false;
 }
 
-/* ---------- verbs ---------- */
+/* ---------- output: replies written straight into one buffer (no cJSON trees for the large
+ * node lists; the sample's own speed is part of the extender benchmark) ---------- */
 
-static cJSON *do_filter(const cJSON *args)
+struct out {
+	char *p;
+	size_t n, cap;
+	bool oom;
+};
+
+static void out_put(struct out *o, const char *s, size_t k)
 {
-	char pd[512], names[4096] = "";
-	pod_desc(get(args, "Pod"), pd, sizeof(pd));
-	cJSON *res = cJSON_CreateObject();
-	cJSON *failed = cJSON_AddObjectToObject(res, "FailedNodes");
-	cJSON *unres = cJSON_AddObjectToObject(res, "FailedAndUnresolvableNodes");
-	const cJSON *nn = get(args, "NodeNames");
-	const cJSON *items = get(get(args, "Nodes"), "items");
-	bool cache = cJSON_IsArray(nn);
-	cJSON *kept = cache ? cJSON_AddArrayToObject(res, "NodeNames") : NULL;
-	cJSON *kept_items = NULL;
-	if (!cache) {
-		cJSON *nodes = cJSON_AddObjectToObject(res, "Nodes");
-		cJSON_AddObjectToObject(nodes, "metadata");
-		kept_items = cJSON_AddArrayToObject(nodes, "items");
+	if (o->oom)
+		return;
+	if (o->n + k + 1 > o->cap) {
+		size_t cap = o->cap ? o->cap : 4096;
+		while (cap < o->n + k + 1)
+			cap *= 2;
+		char *x = realloc(o->p, cap);
+		if (!x) {
+			o->oom = true;
+			return;
+		}
+		o->p = x;
+		o->cap = cap;
 	}
-	for (const cJSON *x = cache ? nn->child : cJSON_IsArray(items) ? items->child : NULL; x; x = x->next) {
-		const char *name = cache ? (cJSON_IsString(x) ? x->valuestring : "") : str_at(x, "metadata", "name");
-		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", *names ? "," : "", name);
-		if (in_list(&opt.unresolvable, name))
-			cJSON_AddStringToObject(unres, name, "unresolvable for the sample extender");
-		else if (in_list(&opt.reject, name))
-			cJSON_AddStringToObject(failed, name, "rejected by the sample extender");
-		else if (!cache && has_taint(x))
-			cJSON_AddStringToObject(failed, name, "tainted node rejected by the sample extender");
-		else if (cache)
-			cJSON_AddItemToArray(kept, cJSON_CreateString(name));
-		else
-			cJSON_AddItemToArray(kept_items, cJSON_Duplicate(x, 1));
-	}
-	cJSON_AddStringToObject(res, "Error", "");
-	logf_line("filter %s nodes=%s mode=%s", pd, names, cache ? "names" : "objects");
-	return res;
+	memcpy(o->p + o->n, s, k);
+	o->n += k;
+	o->p[o->n] = '\0';
 }
 
-static cJSON *do_prioritize(const cJSON *args)
+static void out_s(struct out *o, const char *s) { out_put(o, s, strlen(s)); }
+
+/* A JSON string literal (RFC 8259 escapes). */
+static void out_str(struct out *o, const char *s)
 {
-	char pd[512], names[4096] = "";
+	out_put(o, "\"", 1);
+	const char *run = s;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		out_put(o, run, (size_t)(s - run));
+		char esc[8] = { '\\', (char)c, 0 };
+		if (c < 0x20)
+			snprintf(esc, sizeof(esc), "\\u%04x", c);
+		out_s(o, esc);
+		run = s + 1;
+	}
+	out_put(o, run, (size_t)(s - run));
+	out_put(o, "\"", 1);
+}
+
+static void out_json(struct out *o, const cJSON *v)
+{
+	char *t = cJSON_PrintUnformatted(v);
+	if (!t)
+		o->oom = true;
+	else
+		out_s(o, t);
+	free(t);
+}
+
+/* The comma-separated node names of the --log line (only built when logging). */
+static void log_name(struct out *names, const char *name)
+{
+	if (!log_f)
+		return;
+	if (names->n)
+		out_put(names, ",", 1);
+	out_s(names, name);
+}
+
+/* ---------- verbs ---------- */
+
+static void do_filter(const cJSON *args, struct out *o)
+{
+	char pd[512];
+	struct out names = { 0 }, failed = { 0 }, unres = { 0 };
 	pod_desc(get(args, "Pod"), pd, sizeof(pd));
-	cJSON *res = cJSON_CreateArray();
 	const cJSON *nn = get(args, "NodeNames");
 	const cJSON *items = get(get(args, "Nodes"), "items");
 	bool cache = cJSON_IsArray(nn);
+	out_s(o, cache ? "{\"NodeNames\":[" : "{\"Nodes\":{\"metadata\":{},\"items\":[");
+	bool first = true;
 	for (const cJSON *x = cache ? nn->child : cJSON_IsArray(items) ? items->child : NULL; x; x = x->next) {
 		const char *name = cache ? (cJSON_IsString(x) ? x->valuestring : "") : str_at(x, "metadata", "name");
-		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", *names ? "," : "", name);
-		cJSON *hp = cJSON_CreateObject();
-		cJSON_AddStringToObject(hp, "Host", name);
-		cJSON_AddNumberToObject(hp, "Score", in_list(&opt.prefer, name) ? 10 : 1);
-		cJSON_AddItemToArray(res, hp);
+		log_name(&names, name);
+		struct out *to = NULL;
+		const char *why = NULL;
+		if (in_list(&opt.unresolvable, name))
+			to = &unres, why = "unresolvable for the sample extender";
+		else if (in_list(&opt.reject, name))
+			to = &failed, why = "rejected by the sample extender";
+		else if (!cache && has_taint(x))
+			to = &failed, why = "tainted node rejected by the sample extender";
+		if (to) {
+			out_s(to, to->n ? "," : "{");
+			out_str(to, name);
+			out_put(to, ":", 1);
+			out_str(to, why);
+			continue;
+		}
+		if (!first)
+			out_put(o, ",", 1);
+		first = false;
+		if (cache)
+			out_str(o, name);
+		else
+			out_json(o, x);
 	}
-	logf_line("prioritize %s nodes=%s", pd, names);
-	return res;
+	out_s(o, cache ? "],\"FailedNodes\":" : "]},\"FailedNodes\":");
+	out_s(o, failed.n ? failed.p : "{");
+	out_s(o, "},\"FailedAndUnresolvableNodes\":");
+	out_s(o, unres.n ? unres.p : "{");
+	out_s(o, "},\"Error\":\"\"}");
+	if (failed.oom || unres.oom)
+		o->oom = true;
+	logf_line("filter %s nodes=%s mode=%s", pd, names.n ? names.p : "", cache ? "names" : "objects");
+	free(names.p);
+	free(failed.p);
+	free(unres.p);
+}
+
+static void do_prioritize(const cJSON *args, struct out *o)
+{
+	char pd[512];
+	struct out names = { 0 };
+	pod_desc(get(args, "Pod"), pd, sizeof(pd));
+	const cJSON *nn = get(args, "NodeNames");
+	const cJSON *items = get(get(args, "Nodes"), "items");
+	bool cache = cJSON_IsArray(nn);
+	out_put(o, "[", 1);
+	for (const cJSON *x = cache ? nn->child : cJSON_IsArray(items) ? items->child : NULL; x; x = x->next) {
+		const char *name = cache ? (cJSON_IsString(x) ? x->valuestring : "") : str_at(x, "metadata", "name");
+		log_name(&names, name);
+		out_s(o, x == (cache ? nn->child : items->child) ? "{\"Host\":" : ",{\"Host\":");
+		out_str(o, name);
+		out_s(o, in_list(&opt.prefer, name) ? ",\"Score\":10}" : ",\"Score\":1}");
+	}
+	out_put(o, "]", 1);
+	logf_line("prioritize %s nodes=%s", pd, names.n ? names.p : "");
+	free(names.p);
 }
 
 static size_t discard(char *p, size_t s, size_t n, void *u)
@@ -317,15 +404,16 @@ static void serve(int fd, const char *method, const char *path, char *body, bool
 		nanosleep(&ts, NULL);
 	}
 	cJSON *res = NULL;
+	struct out o = { 0 };
 	if (in_list(&opt.fail, verb)) {
 		logf_line("%s failed-by-flag", verb);
 		reply(fd, 500, "text/plain", "failing on purpose (--fail)", keep);
 	} else if (!args) {
 		reply(fd, 400, "text/plain", "request body is not JSON", keep);
 	} else if (!strcmp(verb, "filter")) {
-		res = do_filter(args);
+		do_filter(args, &o);
 	} else if (!strcmp(verb, "prioritize")) {
-		res = do_prioritize(args);
+		do_prioritize(args, &o);
 	} else if (!strcmp(verb, "bind")) {
 		res = do_bind(args);
 	} else if (!strcmp(verb, "preempt")) {
@@ -334,11 +422,14 @@ static void serve(int fd, const char *method, const char *path, char *body, bool
 		reply(fd, 404, "text/plain", "404 page not found", keep);
 	}
 	if (res) {
-		char *s = cJSON_PrintUnformatted(res);
-		reply(fd, 200, "application/json", s ? s : "{}", keep);
-		free(s);
+		out_json(&o, res);
 		cJSON_Delete(res);
 	}
+	if (o.oom)
+		reply(fd, 500, "text/plain", "out of memory", keep);
+	else if (o.n)
+		reply(fd, 200, "application/json", o.p, keep);
+	free(o.p);
 	cJSON_Delete(args);
 }
 

@@ -7,7 +7,9 @@
 # pod lands on the emptiest node; a Policy that does not translate is Accepted=False naming the
 # predicate; provider ClusterAutoscalerProvider is translated; the scheduler's own
 # --policy-config-file works for --validate, simulate and the daemon; `convert` writes a file
-# --validate accepts. Prints TAP-style "ok"/"not ok" lines.
+# --validate accepts; a changed Policy file alone reloads (a bad one is rejected, the good one
+# stays); --policy-configmap is read through the API (a missing ConfigMap stops the start, a
+# kubectl apply of a new policy.cfg reloads, a bad one is rejected). Prints TAP-style "ok"/"not ok" lines.
 # Env: SK_BIN (binaries, default $SK_ROOT/bin), SK_ROOT (repo, default: this script's ../..).
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -228,6 +230,63 @@ eventually "schedkit-scheduler --policy-config-file binds a default-scheduler po
 	bash -c "$(declare -f k node_of); [ -n \"\$(node_of default-pod)\" ]"
 expect "... where the Policy says (zone-b)" '^zone-b$' node_of default-pod
 expect "... and logged what the Policy could not carry over" 'Legacy Policy translation.*NodePreferAvoidPods' cat "$TMP/daemon.log"
+stop_pid "$DAEMON_PID"; DAEMON_PID=
+
+# ------------------------------------------------------------------ a changed Policy alone reloads
+# The spreading Policy: no zone predicate, LeastRequestedPriority: the emptiest node (big-unlabelled).
+cat >"$TMP/spread-policy.json" <<'EOF'
+{"kind": "Policy", "apiVersion": "v1", "predicates": [{"name": "GeneralPredicates"}],
+ "priorities": [{"name": "LeastRequestedPriority", "weight": 1}]}
+EOF
+printf '{"kind": "Policy", "apiVersion": "v1", "predicates": [{"name": "NoSuchPredicate"}]}\n' >"$TMP/bad-policy.cfg"
+lands() { # pod node: the pod is bound there
+	[ "$(k get pod "$1" -o jsonpath='{.spec.nodeName}')" = "$2" ]
+}
+cp "$TMP/policy.json" "$TMP/live-policy.json"
+"$SK_BIN/schedkit-scheduler" --policy-config-file "$TMP/live-policy.json" --kubeconfig "$KUBECONFIG" --leader-elect=false \
+	--secure-port=0 >"$TMP/daemon-file.log" 2>&1 &
+DAEMON_PID=$!
+pod file-pod-1 default-scheduler | k apply -f - >/dev/null
+eventually "--policy-config-file: a pod lands where the Policy says (zone-b)" lands file-pod-1 zone-b
+cp "$TMP/spread-policy.json" "$TMP/live-policy.json"
+eventually "... the Policy file changed alone (no --config): reloaded" grep -q 'the Policy changed; loading it' "$TMP/daemon-file.log"
+pod file-pod-2 default-scheduler | k apply -f - >/dev/null
+eventually "... the next pod follows the new Policy (big-unlabelled, the emptiest)" lands file-pod-2 big-unlabelled
+cp "$TMP/bad-policy.cfg" "$TMP/live-policy.json"
+eventually "... a bad Policy file is rejected" grep -q 'Configuration reload rejected.*NoSuchPredicate' "$TMP/daemon-file.log"
+pod file-pod-3 default-scheduler | k apply -f - >/dev/null
+eventually "... and the good one keeps running (big-unlabelled)" lands file-pod-3 big-unlabelled
+stop_pid "$DAEMON_PID"; DAEMON_PID=
+
+# ------------------------------------------------------------------ --policy-configmap, read through the API
+k delete pod default-pod file-pod-1 file-pod-2 file-pod-3 --wait=false >/dev/null 2>&1 # room on zone-b again
+"$SK_BIN/schedkit-scheduler" --policy-configmap sched-policy --kubeconfig "$KUBECONFIG" --leader-elect=false \
+	--secure-port=0 >"$TMP/daemon-nocm.log" 2>&1
+expect "--policy-configmap naming a missing ConfigMap: the scheduler does not start, naming it" \
+	'failed to get policy config map kube-system/sched-policy' cat "$TMP/daemon-nocm.log"
+check "kubectl create configmap sched-policy --from-file=policy.cfg (kube-system)" \
+	k -n kube-system create configmap sched-policy --from-file=policy.cfg="$TMP/policy.json"
+"$SK_BIN/schedkit-scheduler" --policy-configmap sched-policy --policy-configmap-namespace kube-system \
+	--kubeconfig "$KUBECONFIG" --leader-elect=false --secure-port=0 >"$TMP/daemon-cm.log" 2>&1 &
+DAEMON_PID=$!
+pod cm-pod-1 default-scheduler | k apply -f - >/dev/null
+eventually "--policy-configmap: a pod lands where the ConfigMap's Policy says (zone-b)" lands cm-pod-1 zone-b
+expect "... the Policy was read from the ConfigMap (the translation notes name it)" \
+	'policy config map kube-system/sched-policy' cat "$TMP/daemon-cm.log"
+set_policy_cm() { # file
+	k -n kube-system create configmap sched-policy --from-file=policy.cfg="$1" --dry-run=client -o yaml | k apply -f - >/dev/null 2>&1
+}
+set_policy_cm "$TMP/spread-policy.json"
+eventually "... kubectl apply of a new policy.cfg: reloaded without a restart" grep -q 'the Policy changed; loading it' "$TMP/daemon-cm.log"
+pod cm-pod-2 default-scheduler | k apply -f - >/dev/null
+eventually "... the next pod follows it (big-unlabelled)" lands cm-pod-2 big-unlabelled
+set_policy_cm "$TMP/bad-policy.cfg"
+eventually "... a bad policy.cfg is rejected, naming the ConfigMap and the predicate" \
+	grep -q 'Configuration reload rejected.*policy config map kube-system/sched-policy.*NoSuchPredicate' "$TMP/daemon-cm.log"
+pod cm-pod-3 default-scheduler | k apply -f - >/dev/null
+eventually "... and the good Policy keeps running (big-unlabelled)" lands cm-pod-3 big-unlabelled
+k -n kube-system patch configmap sched-policy --type merge -p '{"data":{"policy.cfg":null}}' >/dev/null 2>&1
+eventually "... the key removed: logged, the running Policy stays" grep -q 'missing policy config map value at key' "$TMP/daemon-cm.log"
 stop_pid "$DAEMON_PID"; DAEMON_PID=
 
 if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' "$TMP"/*.log 2>/dev/null; then

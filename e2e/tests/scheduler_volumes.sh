@@ -11,7 +11,12 @@
 # - a ReadWriteOncePod claim in use: a second pod naming it is Unschedulable with upstream's
 #   reason and is bound once the first pod is deleted;
 # - a CSI attach limit of 1 on node-c: a second volume of that driver does not go there;
-# - an Immediate claim without a PV: the pod waits (UU) and is requeued when the claim is bound.
+# - an Immediate claim without a PV: the pod waits (UU) and is requeued when the claim is bound;
+# - storage capacity (a CSIDriver with storageCapacity: true, CSIStorageCapacity per zone): the
+#   nodes of the zone without room are avoided; a claim too big for every zone is Unschedulable
+#   with "node(s) did not have enough free storage" and is bound once a capacity grows;
+# - a VolumeAttachment on node-a fills its attach limit of 1: the pod goes to node-b instead, and
+#   one pinned to node-a is Unschedulable with "node(s) exceed max volume count".
 # Prints TAP-style ok / not ok lines. Env: SK_BIN (binaries), SK_ROOT (repo).
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -134,6 +139,10 @@ pod() { # name claim [nodeSelector-json]
 }
 node_of() { kubectl get pod "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
 phase_of() { kubectl get pvc "$1" -o jsonpath='{.status.phase}' 2>/dev/null; }
+claim() { # name class size: a ReadWriteOnce claim in default, as a YAML document
+  printf -- '---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: %s, namespace: default}\n' "$1"
+  printf 'spec: {storageClassName: %s, accessModes: [ReadWriteOnce], resources: {requests: {storage: %s}}}\n' "$2" "$3"
+}
 
 # The Immediate claim is bound by the PV controller before any pod exists.
 sk_wait_for 20 bash -c '[ "$(kubectl get pvc zonal -o jsonpath={.spec.volumeName})" = pv-zone-b ]'
@@ -250,7 +259,100 @@ sk_wait_for 30 bash -c '[ "$(kubectl get pod late-pod -o jsonpath={.spec.nodeNam
 check "once the controller binds the claim to the new PV, the pod is requeued and lands on its node" \
   bash -c '[ "$(kubectl get pod late-pod -o jsonpath={.spec.nodeName})" = node-b ]'
 
+# 7. Storage capacity tracking: zone-a has 10Gi for the class, zone-b 1Gi.
+kubectl apply -f - >/dev/null <<'YAML' || fatal "create the capacity objects"
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: cap.csi.example.com}
+spec: {attachRequired: false, storageCapacity: true}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: cap-wffc}
+provisioner: cap.csi.example.com
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIStorageCapacity
+metadata: {name: cap-zone-a, namespace: default}
+storageClassName: cap-wffc
+capacity: 10Gi
+nodeTopology: {matchLabels: {topology.kubernetes.io/zone: zone-a}}
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIStorageCapacity
+metadata: {name: cap-zone-b, namespace: default}
+storageClassName: cap-wffc
+capacity: 1Gi
+nodeTopology: {matchLabels: {topology.kubernetes.io/zone: zone-b}}
+YAML
+{ claim cap-5g cap-wffc 5Gi; claim cap-20g cap-wffc 20Gi; } | kubectl apply -f - >/dev/null || fatal "create the capacity claims"
+check "kubectl lists the CSIStorageCapacities" bash -c '[ "$(kubectl get csistoragecapacities -o name | wc -l)" = 2 ]'
+pod cap-pod cap-5g | kubectl create -f - >/dev/null || fatal "create cap-pod"
+sk_wait_for 30 bash -c '[ -n "$(kubectl get pod cap-pod -o jsonpath={.spec.nodeName})" ]'
+check "a 5Gi claim goes to the zone with room (node-a), not zone-b's 1Gi ($(node_of cap-pod))" \
+  bash -c '[ "$(kubectl get pod cap-pod -o jsonpath={.spec.nodeName})" = node-a ]'
+sk_wait_for 30 bash -c '[ "$(kubectl get pvc cap-5g -o jsonpath={.status.phase})" = Bound ]'
+pod cap-big cap-20g | kubectl create -f - >/dev/null || fatal "create cap-big"
+space="node(s) did not have enough free storage"
+sk_wait_for 30 bash -c 'kubectl get pod cap-big -o jsonpath="{.status.conditions[?(@.type==\"PodScheduled\")].message}" | grep -q "$1"' _ "$space"
+check "a 20Gi claim fits no zone: '0/3 nodes are available: 3 $space.'" \
+  bash -c 'kubectl get pod cap-big -o jsonpath="{.status.conditions[?(@.type==\"PodScheduled\")].message}" | grep -q "^0/3 nodes are available: 3 $1\."' _ "$space"
+kubectl patch csistoragecapacity cap-zone-b --type=merge -p '{"capacity":"50Gi"}' >/dev/null || fatal "grow cap-zone-b"
+sk_wait_for 30 bash -c '[ -n "$(kubectl get pod cap-big -o jsonpath={.spec.nodeName})" ]'
+check "once zone-b's capacity grows (CSIStorageCapacityUpdate), the pod lands in zone-b ($(node_of cap-big))" \
+  bash -c 'case "$(kubectl get pod cap-big -o jsonpath={.spec.nodeName})" in node-b|node-c) true;; *) false;; esac'
+
+# 8. A VolumeAttachment counts toward the attach limit: node-a and node-b take one volume of
+# va.csi.example.com each, and node-a already has one attached.
+kubectl apply -f - >/dev/null <<'YAML' || fatal "create the attachment objects"
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: va-wffc}
+provisioner: va.csi.example.com
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: storage.k8s.io/v1
+kind: CSINode
+metadata: {name: node-a}
+spec:
+  drivers: [{name: va.csi.example.com, nodeID: node-a, allocatable: {count: 1}}]
+---
+apiVersion: storage.k8s.io/v1
+kind: CSINode
+metadata: {name: node-b}
+spec:
+  drivers: [{name: va.csi.example.com, nodeID: node-b, allocatable: {count: 1}}]
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-attached}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  csi: {driver: va.csi.example.com, volumeHandle: vol-attached}
+---
+apiVersion: storage.k8s.io/v1
+kind: VolumeAttachment
+metadata: {name: va-node-a}
+spec:
+  attacher: va.csi.example.com
+  nodeName: node-a
+  source: {persistentVolumeName: pv-attached}
+YAML
+{ claim va-1 va-wffc 1Gi; claim va-2 va-wffc 1Gi; } | kubectl apply -f - >/dev/null || fatal "create the attachment claims"
+check "kubectl lists the VolumeAttachment" bash -c '[ "$(kubectl get volumeattachments -o name)" = volumeattachment.storage.k8s.io/va-node-a ]'
+ab='"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"kubernetes.io/hostname","operator":"In","values":["node-a","node-b"]}]}]}}},'
+pod va-pod va-1 "$ab" | kubectl create -f - >/dev/null || fatal "create va-pod"
+sk_wait_for 30 bash -c '[ -n "$(kubectl get pod va-pod -o jsonpath={.spec.nodeName})" ]'
+check "node-a's attachment fills its limit: the pod goes to node-b ($(node_of va-pod))" \
+  bash -c '[ "$(kubectl get pod va-pod -o jsonpath={.spec.nodeName})" = node-b ]'
+pod va-pinned va-2 '"nodeSelector":{"kubernetes.io/hostname":"node-a"},' | kubectl create -f - >/dev/null || fatal "create va-pinned"
+sk_wait_for 30 bash -c 'kubectl get pod va-pinned -o jsonpath="{.status.conditions[?(@.type==\"PodScheduled\")].message}" | grep -q "$1"' _ "$limit"
+check "a pod pinned to node-a is Unschedulable: '$limit'" \
+  bash -c 'kubectl get pod va-pinned -o jsonpath="{.status.conditions[?(@.type==\"PodScheduled\")].message}" | grep -q "1 $1"' _ "$limit"
+
 check "every claim of a bound pod ends Bound" bash -c '
-  for c in zonal static provisioned solo lim-1 late; do [ "$(kubectl get pvc $c -o jsonpath={.status.phase})" = Bound ] || exit 1; done'
+  for c in zonal static provisioned solo lim-1 late cap-5g cap-20g va-1; do [ "$(kubectl get pvc $c -o jsonpath={.status.phase})" = Bound ] || exit 1; done'
 check "no sanitizer report in the scheduler and API server logs" \
   bash -c '! grep -q "ERROR: AddressSanitizer\|runtime error:" "$1" "$2"' _ "$work/scheduler.log" "$work/apiserver.log"

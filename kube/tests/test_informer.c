@@ -147,6 +147,12 @@ static void idle_watch(struct env *e)
 	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1", 0, HANG, 0, 0, FAKE_END_HANG);
 }
 
+static void count_obj(const cJSON *o, void *u)
+{
+	(void)o;
+	(*(int *)u)++;
+}
+
 static void test_list_watch_handlers_and_store(void **state)
 {
 	struct env *e = *state;
@@ -184,6 +190,14 @@ static void test_list_watch_handlers_and_store(void **state)
 	cJSON_Delete(on_n2);
 	cJSON_Delete(on_n1);
 	assert_int_equal(kube_store_by_index(e->inf, "nope", "n1", &on_n1), -1);
+	/* the same through the callback variant (no copies) */
+	int seen = 0;
+	assert_int_equal(kube_store_by_index_with(e->inf, "node", "n2", count_obj, &seen), 0);
+	assert_int_equal(seen, 2);
+	seen = 0;
+	assert_int_equal(kube_store_by_index_with(e->inf, "node", "n1", count_obj, &seen), 0);
+	assert_int_equal(seen, 0);
+	assert_int_equal(kube_store_by_index_with(e->inf, "nope", "n1", count_obj, &seen), -1);
 	assert_int_equal(kube_informer_list_count(e->inf), 1);
 }
 
@@ -276,11 +290,6 @@ static void test_wait_for_sync_times_out(void **state)
 	assert_false(kube_informer_has_synced(e->inf));
 }
 
-static void count_obj(const cJSON *o, void *u)
-{
-	(void)o;
-	(*(int *)u)++;
-}
 static void get_rv(const cJSON *o, void *u) { snprintf(u, 16, "%s", o ? rv_of(o) : "none"); }
 
 static void test_resync_and_with_readers(void **state)

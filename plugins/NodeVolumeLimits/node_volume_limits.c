@@ -1,11 +1,14 @@
 /* NodeVolumeLimits (pkg/scheduler/framework/plugins/nodevolumelimits/csi.go, v1.34): PreFilter,
  * Filter, EnqueueExtensions. A node's CSI attach limit per driver (CSINode
  * spec.drivers[].allocatable.count, else the node's allocatable attachable-volumes-csi-<driver>)
- * must hold the pod's new unique volumes plus those its pods already use. A volume is
- * "<driver>/<volumeHandle>" of the bound CSI PV, or, for a claim not bound yet, the provisioner of
- * its StorageClass with a handle unique to the claim; a volume several pods share counts once.
- * Not reproduced: in-tree volumes migrated to CSI (the csi-translation library) are not counted
- * (they only keep PreFilter from skipping and requeue on deletion), nor VolumeAttachments. */
+ * must hold the pod's new unique volumes plus those already attached: the volumes of its pods and
+ * of the VolumeAttachments naming the node. A volume is "<driver>/<volumeHandle>" of the bound CSI
+ * PV, or, for a claim not bound yet, the provisioner of its StorageClass with a handle unique to
+ * the claim; a volume several pods share counts once. In-tree volumes (PVs, classes' in-tree
+ * provisioners and inline volumes of AWS EBS, GCE PD, Azure Disk, Cinder, Portworx) count under
+ * the CSI driver they migrate to (csi-translation-lib, schedkit/volume.h) when migration is on for
+ * the node (utils.go isCSIMigrationOn: a CSINode exists; Portworx also needs the plugin in the
+ * CSINode's migrated-plugins annotation). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +75,12 @@ static int vols_add(struct vols *s, const char *driver, const char *handle)
 	return 0;
 }
 
+/* Adds an already formed unique name "<driver>/<handle>". */
+static int vols_add_unique(struct vols *s, const char *unique, const char *driver)
+{
+	return vols_add(s, driver, unique + strlen(driver) + 1);
+}
+
 static int nvl_init(struct sk_plugin *self, const void *args, char **err)
 {
 	(void)args;
@@ -90,8 +99,27 @@ static void nvl_fini(struct sk_plugin *self)
 	free(self->priv);
 }
 
-/* getCSIDriverInfoFromSC: the provisioner and a handle unique to the claim; NULL driver = uncounted. */
-static const char *driver_from_class(struct sk_plugin *self, const struct sk_pvc *pvc, char *handle, size_t n)
+/* isCSIMigrationOn (utils.go, v1.34): AWS EBS, GCE PD, Azure Disk and Cinder are migrated
+ * wherever a CSINode exists; Portworx (CSIMigrationPortworx, on by default) only where the CSINode
+ * lists it in its migrated-plugins annotation; the others are not counted. */
+static bool migration_on(const struct sk_csi_node *csi, const char *plugin)
+{
+	if (!csi || !plugin || !*plugin)
+		return false;
+	static const char *const always[] = { "kubernetes.io/aws-ebs", "kubernetes.io/gce-pd",
+					      "kubernetes.io/azure-disk", "kubernetes.io/cinder" };
+	for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
+		if (strcmp(plugin, always[i]) == 0)
+			return true;
+	if (strcmp(plugin, "kubernetes.io/portworx-volume") == 0)
+		return sk_csi_node_plugin_migrated(csi, plugin);
+	return false;
+}
+
+/* getCSIDriverInfoFromSC: the provisioner (an in-tree one translated when migrated) and a handle
+ * unique to the claim; NULL driver = uncounted. */
+static const char *driver_from_class(struct sk_plugin *self, const struct sk_csi_node *csi, const struct sk_pvc *pvc,
+				     char *handle, size_t n)
 {
 	if (!pvc->class_name || !*pvc->class_name)
 		return NULL;
@@ -100,35 +128,79 @@ static const char *driver_from_class(struct sk_plugin *self, const struct sk_pvc
 		return NULL;
 	const char *drv = sc->provisioner;
 	sk_vobj_unref(sc); /* provisioner is interned */
+	if (sk_csi_migration_driver(drv)) { /* IsMigratableIntreePluginByName */
+		if (!migration_on(csi, drv))
+			return NULL;
+		drv = sk_csi_migration_driver(drv);
+	}
 	const struct nvl *p = self->priv;
 	snprintf(handle, n, "%s-%s/%s", p->prefix, pvc->meta.ns, pvc->meta.name);
 	return drv;
 }
 
+/* The CSI driver and handle of a PV: its csi source, or its in-tree source translated when
+ * migration is on for the node; NULL = not counted. */
+static const char *pv_driver(const struct sk_csi_node *csi, const struct sk_pv *pv, char *handle, size_t n)
+{
+	if (pv->csi_driver) {
+		snprintf(handle, n, "%s", pv->csi_handle);
+		return pv->csi_driver;
+	}
+	const char *plugin = sk_csi_migration_plugin_of_source(pv->source); /* IsPVMigratable */
+	const char *drv = NULL;
+	if (!plugin || !migration_on(csi, plugin) ||
+	    sk_csi_migration_translate(pv->source, pv->intree_id, &pv->labels, &drv, handle, n) != 0)
+		return NULL;
+	return drv;
+}
+
 /* getCSIDriverInfo: driver and handle of the claim's volume; NULL driver = not counted. */
-static const char *driver_info(struct sk_plugin *self, const struct sk_pvc *pvc, char *handle, size_t n)
+static const char *driver_info(struct sk_plugin *self, const struct sk_csi_node *csi, const struct sk_pvc *pvc,
+			       char *handle, size_t n)
 {
 	if (!pvc->volume_name)
-		return driver_from_class(self, pvc, handle, n);
+		return driver_from_class(self, csi, pvc, handle, n);
 	struct sk_pv *pv = sk_handle_get_pv(self->handle, pvc->volume_name);
 	if (!pv)
-		return driver_from_class(self, pvc, handle, n);
-	const char *drv = pv->csi_driver;
-	if (drv)
-		snprintf(handle, n, "%s", pv->csi_handle);
-	sk_vobj_unref(pv); /* driver and handle are interned */
+		return driver_from_class(self, csi, pvc, handle, n);
+	const char *drv = pv_driver(csi, pv, handle, n);
+	sk_vobj_unref(pv); /* driver and handle are interned or copied */
 	return drv;
+}
+
+/* checkAttachableInlineVolume: an inline in-tree volume counts under its CSI driver when migrated. */
+static int inline_volume(const struct sk_csi_node *csi, const struct sk_pod_volume *v, struct vols *out,
+			 struct sk_status *st)
+{
+	const char *plugin = sk_csi_migration_plugin_of_volume(v); /* IsInlineMigratable */
+	if (!plugin || !migration_on(csi, plugin))
+		return 0;
+	char handle[512];
+	const char *drv = NULL;
+	if (sk_csi_migration_translate_volume(v, &drv, handle, sizeof handle) != 0) {
+		*st = sk_statusf(SK_ERROR, "converting volume(%s) from inline to csi: cannot translate %s",
+				 v->name ? v->name : "", v->id ? v->id : "");
+		return -1;
+	}
+	if (vols_add(out, drv, handle) != 0) {
+		*st = sk_status(SK_ERROR, "out of memory");
+		return -1;
+	}
+	return 0;
 }
 
 /* filterAttachableVolumes. For the new pod a missing claim is an error (*not_found set); for pods
  * already on the node it is skipped. 0, or -1 with *st set. */
-static int attachable_volumes(struct sk_plugin *self, const struct sk_pod *pod, bool new_pod, struct vols *out,
-			      struct sk_status *st)
+static int attachable_volumes(struct sk_plugin *self, const struct sk_csi_node *csi, const struct sk_pod *pod,
+			      bool new_pod, struct vols *out, struct sk_status *st)
 {
 	for (int i = 0; i < pod->nvolumes; i++) {
 		const struct sk_pod_volume *v = &pod->volumes[i];
-		if (v->source != SK_VOL_PVC && v->source != SK_VOL_EPHEMERAL)
-			continue; /* inline volumes: counted only when migrated to CSI (not reproduced) */
+		if (v->source != SK_VOL_PVC && v->source != SK_VOL_EPHEMERAL) {
+			if (inline_volume(csi, v, out, st) != 0)
+				return -1;
+			continue;
+		}
 		if (!v->claim || !*v->claim) {
 			*st = sk_status(SK_ERROR, "PersistentVolumeClaim had no name");
 			return -1;
@@ -149,7 +221,7 @@ static int attachable_volumes(struct sk_plugin *self, const struct sk_pod *pod, 
 			return -1;
 		}
 		char handle[512];
-		const char *drv = driver_info(self, pvc, handle, sizeof handle);
+		const char *drv = driver_info(self, csi, pvc, handle, sizeof handle);
 		sk_vobj_unref(pvc);
 		if (!drv || !*drv || !handle[0])
 			continue;
@@ -161,10 +233,10 @@ static int attachable_volumes(struct sk_plugin *self, const struct sk_pod *pod, 
 	return 0;
 }
 
-/* IsInlineMigratable, for the in-tree sources the pod view names (GCE PD, AWS EBS). */
+/* IsInlineMigratable: an inline source csi-translation-lib translates. */
 static bool inline_migratable(const struct sk_pod_volume *v)
 {
-	return v->source == SK_VOL_GCE_PD || v->source == SK_VOL_AWS_EBS;
+	return sk_csi_migration_plugin_of_volume(v) != NULL;
 }
 
 static bool counts_for_limits(const struct sk_pod_volume *v)
@@ -210,11 +282,60 @@ static int count_driver(const struct vols *s, const char *driver)
 	return n;
 }
 
-static struct sk_status check_limits(const struct sk_node *node, const struct sk_csi_node *csi, struct vols *newv,
-				     const struct vols *attached)
+/* The volume of a VolumeAttachment: the PV's (csi, or in-tree translated), an inline spec's, or,
+ * when the PV is not known or not translated, "<attacher>/<PV name>" so it still counts. */
+static int attachment_volume(struct sk_plugin *self, const struct sk_csi_node *csi,
+			     const struct sk_volume_attachment *va, struct vols *out)
 {
-	/* A volume already attached for another pod is not new. */
-	for (int i = 0; i < attached->n; i++) {
+	char handle[512];
+	const char *drv = NULL;
+	if (va->pv_name) {
+		struct sk_pv *pv = sk_handle_get_pv(self->handle, va->pv_name);
+		drv = pv ? pv_driver(csi, pv, handle, sizeof handle) : NULL;
+		sk_vobj_unref(pv);
+		if (!drv) {
+			drv = va->attacher;
+			snprintf(handle, sizeof handle, "%s", va->pv_name);
+		}
+	} else if (va->inline_csi_driver) {
+		drv = va->inline_csi_driver;
+		snprintf(handle, sizeof handle, "%s", va->inline_csi_handle);
+	} else if (va->inline_source && va->inline_intree_id) {
+		if (sk_csi_migration_translate(va->inline_source, va->inline_intree_id, NULL, &drv, handle,
+					       sizeof handle) != 0)
+			return 0;
+	} else {
+		return 0;
+	}
+	return vols_add(out, drv, handle);
+}
+
+/* The node's VolumeAttachments not already counted through its pods (getNodeVolumeAttachmentInfo). */
+static int attached_by_vas(struct sk_plugin *self, const struct sk_csi_node *csi, const char *node,
+			   struct vols *attached, struct sk_status *st)
+{
+	struct sk_volume_attachment **vas = NULL;
+	int n = sk_handle_list_volume_attachments(self->handle, node, &vas);
+	struct vols from_vas = { 0 };
+	int rc = n < 0 ? -1 : 0;
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = attachment_volume(self, csi, vas[i], &from_vas);
+	for (int i = 0; i < from_vas.n && rc == 0; i++)
+		if (vols_find(attached, from_vas.v[i].unique) < 0)
+			rc = vols_add_unique(attached, from_vas.v[i].unique, from_vas.v[i].driver);
+	vols_free(&from_vas);
+	sk_vobj_list_free(vas, n);
+	if (rc != 0)
+		*st = sk_status(SK_ERROR, "out of memory");
+	return rc;
+}
+
+static struct sk_status check_limits(const struct sk_node *node, const struct sk_csi_node *csi, struct vols *newv,
+				     const struct vols *attached, int nfrom_pods)
+{
+	/* A volume already attached for another pod is not new (the VolumeAttachments' are not
+	 * subtracted: upstream counts them on top of the pod's new volumes). */
+	for (int i = 0; i < nfrom_pods; i++) {
 		int k = vols_find(newv, attached->v[i].unique);
 		if (k >= 0) {
 			free(newv->v[k].unique);
@@ -246,12 +367,15 @@ static struct sk_status nvl_filter(struct sk_plugin *self, struct sk_cycle_state
 	struct sk_csi_node *csi = sk_handle_get_csi_node(self->handle, ni->node->name); /* may be absent */
 	struct vols newv = { 0 }, attached = { 0 };
 	struct sk_status st = sk_ok();
-	if (attachable_volumes(self, pod, true, &newv, &st) != 0 || newv.n == 0)
+	if (attachable_volumes(self, csi, pod, true, &newv, &st) != 0 || newv.n == 0)
 		goto out;
 	for (int i = 0; i < ni->npods; i++)
-		if (attachable_volumes(self, ni->pods[i].pod, false, &attached, &st) != 0)
+		if (attachable_volumes(self, csi, ni->pods[i].pod, false, &attached, &st) != 0)
 			goto out;
-	st = check_limits(ni->node, csi, &newv, &attached);
+	int nfrom_pods = attached.n;
+	if (attached_by_vas(self, csi, ni->node->name, &attached, &st) != 0)
+		goto out;
+	st = check_limits(ni->node, csi, &newv, &attached, nfrom_pods);
 out:
 	vols_free(&newv);
 	vols_free(&attached);
@@ -297,6 +421,36 @@ static enum sk_hint nvl_hint_pvc_added(struct sk_plugin *self, const struct sk_p
 	return SK_QUEUE_SKIP;
 }
 
+/* isSchedulableAfterVolumeAttachmentDeleted: the attachment was of the PV one of the pod's claims
+ * is bound to, or of the CSI driver one of its inline migratable volumes translates to. */
+static enum sk_hint nvl_hint_va_deleted(struct sk_plugin *self, const struct sk_pod *pod, const void *old_obj,
+					const void *new_obj)
+{
+	(void)new_obj;
+	const struct sk_volume_attachment *va = old_obj;
+	if (!va)
+		return SK_QUEUE;
+	const char *va_driver = va->inline_csi_driver ? va->inline_csi_driver : va->attacher;
+	for (int i = 0; i < pod->nvolumes; i++) {
+		const struct sk_pod_volume *v = &pod->volumes[i];
+		if (v->source == SK_VOL_PVC || v->source == SK_VOL_EPHEMERAL) {
+			if (!va->pv_name || !v->claim)
+				continue;
+			struct sk_pvc *pvc = sk_handle_get_pvc(self->handle, pod->ns, v->claim);
+			bool match = pvc && pvc->volume_name && strcmp(pvc->volume_name, va->pv_name) == 0;
+			sk_vobj_unref(pvc);
+			if (match)
+				return SK_QUEUE;
+			continue;
+		}
+		const char *plugin = sk_csi_migration_plugin_of_volume(v);
+		const char *drv = plugin ? sk_csi_migration_driver(plugin) : NULL;
+		if (!va->pv_name && drv && strcmp(drv, va_driver) == 0)
+			return SK_QUEUE;
+	}
+	return SK_QUEUE_SKIP;
+}
+
 static int nvl_events(struct sk_plugin *self, struct sk_event_registration *out, int max)
 {
 	(void)self;
@@ -305,6 +459,8 @@ static int nvl_events(struct sk_plugin *self, struct sk_event_registration *out,
 		{ { SK_EV_CSI_NODE, SK_ACT_ADD, "CSINodeAdd" }, NULL },
 		{ { SK_EV_POD, SK_ACT_DELETE, "PodDelete" }, nvl_hint_pod_deleted },
 		{ { SK_EV_PVC, SK_ACT_ADD, "PersistentVolumeClaimAdd" }, nvl_hint_pvc_added },
+		/* an attachment that went away frees a slot (attached_by_vas) */
+		{ { SK_EV_VOLUME_ATTACHMENT, SK_ACT_DELETE, "VolumeAttachmentDelete" }, nvl_hint_va_deleted },
 	};
 	int n = 0;
 	for (size_t i = 0; i < sizeof regs / sizeof regs[0] && n < max; i++)

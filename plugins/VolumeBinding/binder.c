@@ -423,9 +423,21 @@ static int check_provisions(struct sk_plugin *self, struct sk_pvc **claims, int 
 		bool can_provision = sc->provisioner && *sc->provisioner && strcmp(sc->provisioner, NOT_SUPPORTED_PROVISIONER) != 0;
 		bool topology_ok = !sc->allowed_topologies ||
 				   kube_node_selector_matches(sc->allowed_topologies, "", sk_labels_get, &node->labels);
+		bool enough = true;
+		int rc = can_provision && topology_ok
+				 ? vb_has_enough_capacity(self, sc->provisioner, claim, sc->meta.name, node, &enough)
+				 : 0;
 		sk_vobj_unref(sc);
+		if (rc != 0) {
+			*err = strdup("out of memory");
+			return -1;
+		}
 		if (!can_provision || !topology_ok) {
 			*satisfied = false;
+			return 0;
+		}
+		if (!enough) {
+			*sufficient = false; /* hasEnoughCapacity logged why */
 			return 0;
 		}
 		if (add_dynamic(out, claims[i]) != 0) {

@@ -90,6 +90,11 @@ int vb_find_pod_volumes(struct sk_plugin *self, struct vb_cache *c, const struct
 			const struct sk_node *node, struct pod_volumes **pv, const char **reasons, int *nreasons,
 			char **err);
 void vb_pod_volumes_free(struct pod_volumes *pv);
+/* hasEnoughCapacity (capacity.c): *sufficient unless the claim's provisioner is a CSI driver with
+ * spec.storageCapacity and no CSIStorageCapacity of class_name accessible from node holds the
+ * requested size. 0, or -1 (out of memory). */
+int vb_has_enough_capacity(struct sk_plugin *self, const char *provisioner, const struct sk_pvc *claim,
+			   const char *class_name, const struct sk_node *node, bool *sufficient);
 /* CheckNodeAffinity: labels only, as upstream builds a node without a name for the check. */
 bool vb_check_node_affinity(const struct sk_pv *pv, const struct sk_node *node);
 

@@ -5,8 +5,9 @@
  *   upstream's text; an unbound claim of an Immediate class (or a prebound one) is UU
  *   "pod has unbound immediate PersistentVolumeClaims": the PV controller binds it first.
  * - Filter (binder.c): bound claims' PVs must admit the node; unbound WaitForFirstConsumer claims
- *   need an available PV that matches here, or a class that can provision here; UU with every
- *   reason that applies.
+ *   need an available PV that matches here, or a class that can provision here (for a CSI driver
+ *   with spec.storageCapacity, a CSIStorageCapacity accessible from the node must hold the size,
+ *   capacity.c); UU with every reason that applies.
  * - Reserve assumes the chosen bindings (the assume cache, binder.c); PreBind merge-patches the
  *   PVs' claimRef and the provisioned claims' volume.kubernetes.io/selected-node, then waits up to
  *   bindTimeoutSeconds for the PV controller to complete them; Unreserve reverts the assumptions.
@@ -640,27 +641,68 @@ static enum sk_hint vb_hint_pvc(struct sk_plugin *self, const struct sk_pod *pod
 	return SK_QUEUE_SKIP;
 }
 
-/* A new class may be the missing one; an update only matters through allowedTopologies, which the
- * view keeps compiled: every update is taken as a change. */
+/* isSchedulableAfterStorageClassChange: any new class; an update only through allowedTopologies
+ * (volumeBindingMode is immutable). */
 static enum sk_hint vb_hint_storage_class(struct sk_plugin *self, const struct sk_pod *pod, const void *old_obj,
 					  const void *new_obj)
 {
 	(void)self;
 	(void)pod;
-	(void)old_obj;
-	(void)new_obj;
-	return SK_QUEUE;
+	const struct sk_storage_class *o = old_obj, *n = new_obj;
+	if (!o || !n)
+		return SK_QUEUE;
+	const char *a = o->allowed_topologies_json ? o->allowed_topologies_json : "";
+	const char *b = n->allowed_topologies_json ? n->allowed_topologies_json : "";
+	return strcmp(a, b) != 0 ? SK_QUEUE : SK_QUEUE_SKIP;
 }
 
+/* isSchedulableAfterCSINodeChange: a new CSINode, or a change of its migrated-plugins annotation
+ * (the in-tree PVs translated to CSI). */
+static enum sk_hint vb_hint_csi_node(struct sk_plugin *self, const struct sk_pod *pod, const void *old_obj,
+				     const void *new_obj)
+{
+	(void)self;
+	(void)pod;
+	const struct sk_csi_node *o = old_obj, *n = new_obj;
+	if (!o || !n)
+		return SK_QUEUE;
+	const char *a = o->migrated_plugins ? o->migrated_plugins : "";
+	const char *b = n->migrated_plugins ? n->migrated_plugins : "";
+	return strcmp(a, b) != 0 ? SK_QUEUE : SK_QUEUE_SKIP;
+}
+
+/* isSchedulableAfterCSIDriverChange: a pod's inline CSI volume of the driver, whose capacity
+ * tracking got turned off. */
 static enum sk_hint vb_hint_csi_driver(struct sk_plugin *self, const struct sk_pod *pod, const void *old_obj,
 				       const void *new_obj)
 {
 	(void)self;
-	(void)pod;
 	const struct sk_csi_driver *o = old_obj, *n = new_obj;
 	if (!o || !n)
 		return SK_QUEUE;
-	return o->storage_capacity != n->storage_capacity ? SK_QUEUE : SK_QUEUE_SKIP;
+	for (int i = 0; i < pod->nvolumes; i++) {
+		const struct sk_pod_volume *v = &pod->volumes[i];
+		if (v->source != SK_VOL_CSI || !v->id || strcmp(v->id, n->meta.name) != 0)
+			continue;
+		if (o->storage_capacity && !n->storage_capacity)
+			return SK_QUEUE;
+	}
+	return SK_QUEUE_SKIP;
+}
+
+/* isSchedulableAfterCSIStorageCapacityChange: a new capacity, or a volume limit (maximumVolumeSize,
+ * else capacity) that appeared or grew; nodeTopology and storageClassName are immutable. */
+static enum sk_hint vb_hint_capacity(struct sk_plugin *self, const struct sk_pod *pod, const void *old_obj,
+				     const void *new_obj)
+{
+	(void)self;
+	(void)pod;
+	const struct sk_csi_storage_capacity *o = old_obj, *n = new_obj;
+	if (!o || !n)
+		return SK_QUEUE;
+	int64_t ol = 0, nl = 0;
+	bool has_old = sk_csi_storage_capacity_limit(o, &ol), has_new = sk_csi_storage_capacity_limit(n, &nl);
+	return has_new && (!has_old || nl > ol) ? SK_QUEUE : SK_QUEUE_SKIP;
 }
 
 static int vb_events(struct sk_plugin *self, struct sk_event_registration *out, int max)
@@ -671,9 +713,12 @@ static int vb_events(struct sk_plugin *self, struct sk_event_registration *out, 
 		{ { SK_EV_PVC, SK_ACT_ADD | SK_ACT_UPDATE, "PersistentVolumeClaimAdd|Update" }, vb_hint_pvc },
 		{ { SK_EV_PV, SK_ACT_ADD | SK_ACT_UPDATE, "PersistentVolumeAdd|Update" }, NULL },
 		{ { SK_EV_NODE, SK_ACT_ADD | SK_ACT_UPDATE_NODE_LABEL, "NodeAdd|UpdateNodeLabel" }, NULL },
-		/* upstream's hint compares the migrated-plugins annotation, which the view does not keep */
-		{ { SK_EV_CSI_NODE, SK_ACT_ADD | SK_ACT_UPDATE, "CSINodeAdd|Update" }, NULL },
+		/* in-tree PVs are translated to CSI per the CSINode's migrated-plugins annotation */
+		{ { SK_EV_CSI_NODE, SK_ACT_ADD | SK_ACT_UPDATE, "CSINodeAdd|Update" }, vb_hint_csi_node },
+		/* storage capacity tracking (hasEnoughCapacity) */
 		{ { SK_EV_CSI_DRIVER, SK_ACT_UPDATE, "CSIDriverUpdate" }, vb_hint_csi_driver },
+		{ { SK_EV_CSI_STORAGE_CAPACITY, SK_ACT_ADD | SK_ACT_UPDATE, "CSIStorageCapacityAdd|Update" },
+		  vb_hint_capacity },
 	};
 	int n = 0;
 	for (size_t i = 0; i < sizeof regs / sizeof regs[0] && n < max; i++)

@@ -25,6 +25,12 @@ static const struct vsrc sources[] = {
 	{ "rbd", SK_VOL_RBD, "image" },
 	{ "iscsi", SK_VOL_ISCSI, "iqn" },
 	{ "csi", SK_VOL_CSI, "driver" },
+	/* the other in-tree sources csi-translation-lib migrates (NodeVolumeLimits counts them) */
+	{ "azureDisk", SK_VOL_AZURE_DISK, "diskURI" },
+	{ "cinder", SK_VOL_CINDER, "volumeID" },
+	{ "portworxVolume", SK_VOL_PORTWORX, "volumeID" },
+	{ "vsphereVolume", SK_VOL_VSPHERE, "volumePath" },
+	{ "azureFile", SK_VOL_AZURE_FILE, "shareName" },
 };
 
 static int string_field(const cJSON *o, const char *field, const char *path, const char **out, char **err)

@@ -243,9 +243,16 @@ static void vobj_free(struct sk_vobj *m)
 	switch (m->kind) {
 	case SK_VOBJ_PVC: pvc_free((struct sk_pvc *)m); break;
 	case SK_VOBJ_PV: pv_free((struct sk_pv *)m); break;
-	case SK_VOBJ_STORAGE_CLASS: kube_node_selector_free(((struct sk_storage_class *)m)->allowed_topologies); break;
+	case SK_VOBJ_STORAGE_CLASS:
+		kube_node_selector_free(((struct sk_storage_class *)m)->allowed_topologies);
+		free(((struct sk_storage_class *)m)->allowed_topologies_json);
+		break;
 	case SK_VOBJ_CSI_NODE: csi_node_free((struct sk_csi_node *)m); break;
 	case SK_VOBJ_CSI_DRIVER: break;
+	case SK_VOBJ_CSI_STORAGE_CAPACITY:
+		kube_label_selector_free(((struct sk_csi_storage_capacity *)m)->node_topology);
+		break;
+	case SK_VOBJ_VOLUME_ATTACHMENT: break;
 	}
 	free(m->ns);
 	free(m->name);
@@ -310,6 +317,8 @@ struct sk_pvc *sk_pvc_decode(const cJSON *obj, char **err)
 	const cJSON *res = vobj(&c, spec, "resources", "spec.resources");
 	const cJSON *req = vobj(&c, res, "requests", "spec.resources.requests");
 	p->request_storage = decode_storage(&c, req, "spec.resources.requests[storage]");
+	const cJSON *rs = req ? cJSON_GetObjectItemCaseSensitive(req, "storage") : NULL;
+	p->has_request_storage = rs && !cJSON_IsNull(rs);
 	p->block_mode = decode_block_mode(&c, spec);
 	const cJSON *sel = vobj(&c, spec, "selector", "spec.selector");
 	if (sel && !c.failed) {
@@ -361,6 +370,48 @@ static void decode_labels(struct vctx *c, const cJSON *meta, struct sk_labels *o
 	qsort(out->items, (size_t)out->n, sizeof *out->items, label_cmp);
 }
 
+/* The id field of the in-tree sources csi-translation-lib migrates (ABI 1.2, struct sk_pv.intree_id). */
+static const char *decode_intree_id(struct vctx *c, const cJSON *spec, const char *source, const char *at)
+{
+	static const struct {
+		const char *source, *field;
+	} ids[] = { { "awsElasticBlockStore", "volumeID" }, { "gcePersistentDisk", "pdName" },
+		    { "azureDisk", "diskURI" },		   { "azureFile", "shareName" },
+		    { "cinder", "volumeID" },		   { "vsphereVolume", "volumePath" },
+		    { "portworxVolume", "volumeID" } };
+	for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+		if (strcmp(ids[i].source, source) != 0)
+			continue;
+		char path[160];
+		snprintf(path, sizeof path, "%s.%s", at, source);
+		const cJSON *src = vobj(c, spec, source, path);
+		snprintf(path, sizeof path, "%s.%s.%s", at, source, ids[i].field);
+		return vintern(c, vstr(c, src, ids[i].field, path));
+	}
+	return NULL;
+}
+
+/* spec.csi.driver and volumeHandle (both required); at is the path of spec. */
+static void decode_csi_source(struct vctx *c, const cJSON *spec, const char *at, const char **driver,
+			      const char **handle)
+{
+	char path[160];
+	snprintf(path, sizeof path, "%s.csi", at);
+	const cJSON *csi = vobj(c, spec, "csi", path);
+	snprintf(path, sizeof path, "%s.csi.driver", at);
+	const char *drv = vstr(c, csi, "driver", path);
+	snprintf(path, sizeof path, "%s.csi.volumeHandle", at);
+	const char *h = vstr(c, csi, "volumeHandle", path);
+	if (c->failed)
+		return;
+	if (!drv || !*drv || !h || !*h) {
+		vfail(c, "%s.csi.%s: Required value", at, !drv || !*drv ? "driver" : "volumeHandle");
+		return;
+	}
+	*driver = vintern(c, drv);
+	*handle = vintern(c, h);
+}
+
 /* The PV's volume source: the one field of spec that is a known source (csi read further). */
 static void decode_pv_source(struct vctx *c, const cJSON *spec, struct sk_pv *p)
 {
@@ -377,19 +428,11 @@ static void decode_pv_source(struct vctx *c, const cJSON *spec, struct sk_pv *p)
 	}
 	if (!p->source)
 		p->source = "";
-	if (strcmp(p->source, "csi") != 0)
-		return;
-	const cJSON *csi = vobj(c, spec, "csi", "spec.csi");
-	const char *drv = vstr(c, csi, "driver", "spec.csi.driver");
-	const char *handle = vstr(c, csi, "volumeHandle", "spec.csi.volumeHandle");
-	if (c->failed)
-		return;
-	if (!drv || !*drv || !handle || !*handle) {
-		vfail(c, "spec.csi.%s: Required value", !drv || !*drv ? "driver" : "volumeHandle");
+	if (strcmp(p->source, "csi") != 0) {
+		p->intree_id = decode_intree_id(c, spec, p->source, "spec");
 		return;
 	}
-	p->csi_driver = vintern(c, drv);
-	p->csi_handle = vintern(c, handle);
+	decode_csi_source(c, spec, "spec", &p->csi_driver, &p->csi_handle);
 }
 
 static void decode_pv_claim_ref(struct vctx *c, const cJSON *spec, struct sk_pv *p)
@@ -585,6 +628,11 @@ struct sk_storage_class *sk_storage_class_decode(const cJSON *obj, char **err)
 		vfail(&c, "volumeBindingMode: Unsupported value: \"%s\": supported values: \"Immediate\", "
 			  "\"WaitForFirstConsumer\"", mode);
 	decode_allowed_topologies(&c, obj, sc);
+	const cJSON *at = cJSON_GetObjectItemCaseSensitive(obj, "allowedTopologies");
+	if (!c.failed && at && !cJSON_IsNull(at) && cJSON_GetArraySize(at) > 0) {
+		if (!(sc->allowed_topologies_json = cJSON_PrintUnformatted(at)))
+			vfail(&c, "out of memory");
+	}
 	const char *def = annotation(&c, meta, "storageclass.kubernetes.io/is-default-class");
 	sc->is_default = def && strcmp(def, "true") == 0;
 	return finish(&c, &sc->meta);
@@ -640,8 +688,10 @@ struct sk_csi_node *sk_csi_node_decode(const cJSON *obj, char **err)
 		kube_errf(err, "csinode: out of memory");
 		return NULL;
 	}
-	if (!decode_meta(&c, obj, &n->meta, SK_VOBJ_CSI_NODE, false))
+	const cJSON *meta = decode_meta(&c, obj, &n->meta, SK_VOBJ_CSI_NODE, false);
+	if (!meta)
 		return finish(&c, &n->meta);
+	n->migrated_plugins = vintern(&c, annotation(&c, meta, SK_ANN_MIGRATED_PLUGINS));
 	const cJSON *spec = vobj(&c, obj, "spec", "spec");
 	const cJSON *drivers = varr(&c, spec, "drivers", "spec.drivers");
 	int nd = drivers ? cJSON_GetArraySize(drivers) : 0;
@@ -685,6 +735,124 @@ struct sk_csi_driver *sk_csi_driver_decode(const cJSON *obj, char **err)
 	return finish(&c, &d->meta);
 }
 
+/* ---------- CSIStorageCapacity and VolumeAttachment (ABI 1.2) ---------- */
+
+/* A quantity field; *set false when absent. */
+static int64_t decode_quantity(struct vctx *c, const cJSON *obj, const char *field, bool *set)
+{
+	const char *q = vstr(c, obj, field, field);
+	*set = false;
+	if (!q || c->failed)
+		return 0;
+	struct kube_quantity qq;
+	char *qerr = NULL;
+	int64_t v = 0;
+	if (kube_quantity_parse(q, &qq, &qerr) != 0 || (v = kube_quantity_value(&qq)) < 0)
+		vfail(c, "%s: Invalid value: \"%s\": %s", field, q, qerr ? qerr : "must be a non-negative quantity");
+	free(qerr);
+	*set = !c->failed;
+	return v;
+}
+
+struct sk_csi_storage_capacity *sk_csi_storage_capacity_decode(const cJSON *obj, char **err)
+{
+	if (err)
+		*err = NULL;
+	struct vctx c = { .kind = "csistoragecapacity", .err = err };
+	struct sk_csi_storage_capacity *cap = calloc(1, sizeof *cap);
+	if (!cap) {
+		kube_errf(err, "csistoragecapacity: out of memory");
+		return NULL;
+	}
+	if (!decode_meta(&c, obj, &cap->meta, SK_VOBJ_CSI_STORAGE_CAPACITY, true))
+		return finish(&c, &cap->meta);
+	const char *cls = vstr(&c, obj, "storageClassName", "storageClassName");
+	if (!c.failed && (!cls || !*cls))
+		vfail(&c, "storageClassName: Required value");
+	cap->class_name = vintern(&c, cls);
+	cap->capacity = decode_quantity(&c, obj, "capacity", &cap->has_capacity);
+	cap->maximum_volume_size = decode_quantity(&c, obj, "maximumVolumeSize", &cap->has_maximum_volume_size);
+	const cJSON *topo = vobj(&c, obj, "nodeTopology", "nodeTopology");
+	if (topo && !c.failed) {
+		char *serr = NULL;
+		if (kube_label_selector_from_json(topo, &cap->node_topology, &serr) != 0)
+			vfail(&c, "nodeTopology: %s", serr ? serr : "invalid");
+		free(serr);
+	}
+	return finish(&c, &cap->meta);
+}
+
+bool sk_csi_storage_capacity_limit(const struct sk_csi_storage_capacity *c, int64_t *limit)
+{
+	if (c->has_maximum_volume_size) {
+		*limit = c->maximum_volume_size;
+		return true;
+	}
+	*limit = c->capacity;
+	return c->has_capacity;
+}
+
+/* spec.source: persistentVolumeName or inlineVolumeSpec (exactly one, as the API validates). */
+static void decode_va_source(struct vctx *c, const cJSON *spec, struct sk_volume_attachment *va)
+{
+	const cJSON *src = vobj(c, spec, "source", "spec.source");
+	const char *pv = vstr(c, src, "persistentVolumeName", "spec.source.persistentVolumeName");
+	const cJSON *inl = vobj(c, src, "inlineVolumeSpec", "spec.source.inlineVolumeSpec");
+	if (c->failed)
+		return;
+	if ((pv != NULL) == (inl != NULL)) {
+		vfail(c, "spec.source: %s", pv ? "Forbidden: must specify exactly one of inlineVolumeSpec and "
+						  "persistentVolumeName"
+					       : "Required value: must specify exactly one of inlineVolumeSpec and "
+						 "persistentVolumeName");
+		return;
+	}
+	if (pv) {
+		if (!*pv)
+			vfail(c, "spec.source.persistentVolumeName: Required value");
+		va->pv_name = vintern(c, pv);
+		return;
+	}
+	static const char *const sources[] = { "csi", "awsElasticBlockStore", "gcePersistentDisk", "azureDisk",
+						"azureFile", "cinder", "vsphereVolume", "portworxVolume", NULL };
+	for (int i = 0; sources[i] && !va->inline_source; i++)
+		if (cJSON_GetObjectItemCaseSensitive(inl, sources[i]))
+			va->inline_source = sources[i];
+	if (!va->inline_source)
+		return; /* another source: not counted */
+	if (strcmp(va->inline_source, "csi") == 0)
+		decode_csi_source(c, inl, "spec.source.inlineVolumeSpec", &va->inline_csi_driver, &va->inline_csi_handle);
+	else
+		va->inline_intree_id = decode_intree_id(c, inl, va->inline_source, "spec.source.inlineVolumeSpec");
+}
+
+struct sk_volume_attachment *sk_volume_attachment_decode(const cJSON *obj, char **err)
+{
+	if (err)
+		*err = NULL;
+	struct vctx c = { .kind = "volumeattachment", .err = err };
+	struct sk_volume_attachment *va = calloc(1, sizeof *va);
+	if (!va) {
+		kube_errf(err, "volumeattachment: out of memory");
+		return NULL;
+	}
+	if (!decode_meta(&c, obj, &va->meta, SK_VOBJ_VOLUME_ATTACHMENT, false))
+		return finish(&c, &va->meta);
+	const cJSON *spec = vobj(&c, obj, "spec", "spec");
+	const char *attacher = vstr(&c, spec, "attacher", "spec.attacher");
+	const char *node = vstr(&c, spec, "nodeName", "spec.nodeName");
+	if (!c.failed && (!attacher || !*attacher))
+		vfail(&c, "spec.attacher: Required value");
+	if (!c.failed && (!node || !*node))
+		vfail(&c, "spec.nodeName: Required value");
+	va->attacher = vintern(&c, attacher);
+	va->node_name = vintern(&c, node);
+	decode_va_source(&c, spec, va);
+	const cJSON *status = vobj(&c, obj, "status", "status");
+	va->attached = vbool(&c, status, "attached", "status.attached", false);
+	return finish(&c, &va->meta);
+}
+
 struct sk_vobj *sk_vobj_decode(const cJSON *obj, char **err)
 {
 	const char *kind = kube_obj_get_string(obj, "kind");
@@ -698,6 +866,10 @@ struct sk_vobj *sk_vobj_decode(const cJSON *obj, char **err)
 		return (struct sk_vobj *)sk_csi_node_decode(obj, err);
 	if (kind && strcmp(kind, "CSIDriver") == 0)
 		return (struct sk_vobj *)sk_csi_driver_decode(obj, err);
+	if (kind && strcmp(kind, "CSIStorageCapacity") == 0)
+		return (struct sk_vobj *)sk_csi_storage_capacity_decode(obj, err);
+	if (kind && strcmp(kind, "VolumeAttachment") == 0)
+		return (struct sk_vobj *)sk_volume_attachment_decode(obj, err);
 	kube_errf(err, "kind %s is not a storage object", kind ? kind : "(none)");
 	return NULL;
 }

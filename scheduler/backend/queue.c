@@ -447,7 +447,9 @@ static bool is_pod_resource(uint32_t r)
 }
 
 /* Objects of pod events, and the target pod of a wildcard event (ForceActivate), are pods. */
-#define SK_EV_STORAGE (SK_EV_PV | SK_EV_PVC | SK_EV_STORAGE_CLASS | SK_EV_CSI_NODE | SK_EV_CSI_DRIVER)
+#define SK_EV_STORAGE                                                                                   \
+	(SK_EV_PV | SK_EV_PVC | SK_EV_STORAGE_CLASS | SK_EV_CSI_NODE | SK_EV_CSI_DRIVER | SK_EV_CSI_STORAGE_CAPACITY | \
+	 SK_EV_VOLUME_ATTACHMENT)
 
 static void *obj_ref(uint32_t resource, const void *obj)
 {

@@ -1,6 +1,8 @@
 /* The volume store (volume_store.h): one chained hash map per kind, keyed "ns/name" (namespaced
  * kinds) or "name", under one rwlock. Values are reference-counted views; a get hands out a new
- * reference, so readers never hold the lock while they use an object. */
+ * reference, so readers never hold the lock while they use an object. VolumeAttachments are also
+ * indexed by spec.nodeName (upstream NodeVolumeLimits' va.spec.nodename indexer), so a Filter call
+ * reads one node's attachments without scanning all of them. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +11,7 @@
 #include "kube/util.h"
 #include "scheduler/backend/volume_store.h"
 
-#define NKINDS 6 /* enum sk_vobj_kind is 1..5 */
+#define NKINDS 8 /* enum sk_vobj_kind is 1..7 */
 
 struct entry {
 	struct entry *next;
@@ -22,9 +24,23 @@ struct map {
 	struct entry **buckets;
 };
 
+/* One node's VolumeAttachments (references), unordered. */
+struct node_vas {
+	struct node_vas *next;
+	const char *node; /* interned (the view's node_name) */
+	int n, cap;
+	struct sk_vobj **vas;
+};
+
+struct node_index {
+	size_t nbuckets;
+	struct node_vas **buckets;
+};
+
 struct sk_volume_store {
 	pthread_rwlock_t lock;
 	struct map maps[NKINDS];
+	struct node_index va_by_node;
 };
 
 static uint64_t hash(const char *s)
@@ -37,7 +53,7 @@ static uint64_t hash(const char *s)
 
 static bool namespaced(enum sk_vobj_kind k)
 {
-	return k == SK_VOBJ_PVC;
+	return k == SK_VOBJ_PVC || k == SK_VOBJ_CSI_STORAGE_CAPACITY;
 }
 
 static char *make_key(enum sk_vobj_kind k, const char *ns, const char *name)
@@ -78,13 +94,80 @@ void sk_volume_store_free(struct sk_volume_store *s)
 			}
 		free(m->buckets);
 	}
+	for (size_t b = 0; b < s->va_by_node.nbuckets; b++)
+		for (struct node_vas *nv = s->va_by_node.buckets[b], *next; nv; nv = next) {
+			next = nv->next;
+			for (int i = 0; i < nv->n; i++)
+				sk_vobj_unref(nv->vas[i]);
+			free(nv->vas);
+			free(nv);
+		}
+	free(s->va_by_node.buckets);
 	pthread_rwlock_destroy(&s->lock);
 	free(s);
 }
 
 static bool valid_kind(enum sk_vobj_kind k)
 {
-	return k >= SK_VOBJ_PVC && k <= SK_VOBJ_CSI_DRIVER;
+	return k >= SK_VOBJ_PVC && k <= SK_VOBJ_VOLUME_ATTACHMENT;
+}
+
+/* ---------- the VolumeAttachment node index (lock held for writing) ---------- */
+
+#define NODE_BUCKETS 256
+
+static struct node_vas **node_slot(struct node_index *x, const char *node)
+{
+	struct node_vas **pp = &x->buckets[hash(node) % x->nbuckets];
+	while (*pp && strcmp((*pp)->node, node) != 0)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static int index_add(struct sk_volume_store *s, struct sk_vobj *obj)
+{
+	const char *node = ((struct sk_volume_attachment *)obj)->node_name;
+	struct node_index *x = &s->va_by_node;
+	if (!x->nbuckets) {
+		if (!(x->buckets = calloc(NODE_BUCKETS, sizeof *x->buckets)))
+			return -1;
+		x->nbuckets = NODE_BUCKETS;
+	}
+	struct node_vas **pp = node_slot(x, node);
+	if (!*pp && !(*pp = calloc(1, sizeof **pp)))
+		return -1;
+	struct node_vas *nv = *pp;
+	nv->node = node;
+	if (nv->n == nv->cap) {
+		int nc = nv->cap ? nv->cap * 2 : 4;
+		struct sk_vobj **na = realloc(nv->vas, sizeof *na * (size_t)nc);
+		if (!na)
+			return -1;
+		nv->vas = na;
+		nv->cap = nc;
+	}
+	nv->vas[nv->n++] = sk_vobj_ref(obj);
+	return 0;
+}
+
+static void index_remove(struct sk_volume_store *s, const struct sk_vobj *obj)
+{
+	const char *node = ((const struct sk_volume_attachment *)obj)->node_name;
+	struct node_index *x = &s->va_by_node;
+	if (!x->nbuckets)
+		return;
+	struct node_vas **pp = node_slot(x, node), *nv = *pp;
+	for (int i = 0; nv && i < nv->n; i++)
+		if (nv->vas[i] == obj) {
+			sk_vobj_unref(nv->vas[i]);
+			nv->vas[i] = nv->vas[--nv->n];
+			break;
+		}
+	if (nv && nv->n == 0) {
+		*pp = nv->next;
+		free(nv->vas);
+		free(nv);
+	}
 }
 
 static struct entry **find(struct map *m, const char *key)
@@ -122,10 +205,15 @@ static int grow(struct map *m)
 static int put_locked(struct sk_volume_store *s, struct sk_vobj *obj, char *key, struct sk_vobj **old)
 {
 	struct map *m = &s->maps[obj->kind];
+	bool indexed = obj->kind == SK_VOBJ_VOLUME_ATTACHMENT;
 	struct entry **pp = find(m, key);
 	if (pp && *pp) {
+		if (indexed && index_add(s, obj) != 0)
+			return -1;
 		*old = (*pp)->obj;
 		(*pp)->obj = obj;
+		if (indexed)
+			index_remove(s, *old);
 		free(key);
 		return 0;
 	}
@@ -135,6 +223,10 @@ static int put_locked(struct sk_volume_store *s, struct sk_vobj *obj, char *key,
 	struct entry *e = calloc(1, sizeof *e);
 	if (!e)
 		return -1;
+	if (indexed && index_add(s, obj) != 0) {
+		free(e);
+		return -1;
+	}
 	size_t h = hash(key) % m->nbuckets;
 	e->key = key;
 	e->obj = obj;
@@ -185,6 +277,8 @@ int sk_volume_store_put_json(struct sk_volume_store *s, enum sk_vobj_kind kind, 
 	case SK_VOBJ_STORAGE_CLASS: v = (struct sk_vobj *)sk_storage_class_decode(obj, err); break;
 	case SK_VOBJ_CSI_NODE: v = (struct sk_vobj *)sk_csi_node_decode(obj, err); break;
 	case SK_VOBJ_CSI_DRIVER: v = (struct sk_vobj *)sk_csi_driver_decode(obj, err); break;
+	case SK_VOBJ_CSI_STORAGE_CAPACITY: v = (struct sk_vobj *)sk_csi_storage_capacity_decode(obj, err); break;
+	case SK_VOBJ_VOLUME_ATTACHMENT: v = (struct sk_vobj *)sk_volume_attachment_decode(obj, err); break;
 	default: v = sk_vobj_decode(obj, err); break;
 	}
 	if (!v)
@@ -219,6 +313,8 @@ struct sk_vobj *sk_volume_store_delete(struct sk_volume_store *s, enum sk_vobj_k
 		struct entry *e = *pp;
 		*pp = e->next;
 		removed = e->obj;
+		if (kind == SK_VOBJ_VOLUME_ATTACHMENT)
+			index_remove(s, removed);
 		free(e->key);
 		free(e);
 		m->n--;
@@ -270,6 +366,29 @@ int sk_volume_store_list(struct sk_volume_store *s, enum sk_vobj_kind kind, stru
 	for (size_t b = 0; b < m->nbuckets; b++)
 		for (struct entry *e = m->buckets[b]; e; e = e->next)
 			list[n++] = sk_vobj_ref(e->obj);
+	pthread_rwlock_unlock(&s->lock);
+	if (n > 1)
+		qsort(list, (size_t)n, sizeof *list, by_key);
+	*out = list;
+	return n;
+}
+
+int sk_volume_store_list_volume_attachments(struct sk_volume_store *s, const char *node,
+					    struct sk_vobj ***out)
+{
+	*out = NULL;
+	if (!s || !node)
+		return 0;
+	pthread_rwlock_rdlock(&s->lock);
+	struct node_vas *nv = s->va_by_node.nbuckets ? *node_slot(&s->va_by_node, node) : NULL;
+	int n = 0;
+	struct sk_vobj **list = nv && nv->n ? calloc((size_t)nv->n, sizeof *list) : NULL;
+	if (nv && nv->n && !list) {
+		pthread_rwlock_unlock(&s->lock);
+		return -1;
+	}
+	for (int i = 0; nv && i < nv->n; i++)
+		list[n++] = sk_vobj_ref(nv->vas[i]);
 	pthread_rwlock_unlock(&s->lock);
 	if (n > 1)
 		qsort(list, (size_t)n, sizeof *list, by_key);

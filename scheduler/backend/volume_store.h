@@ -1,5 +1,5 @@
 /* The volume store: the storage objects of schedkit/volume.h (PVCs, PVs, StorageClasses, CSINodes,
- * CSIDrivers) by name, as upstream's informer listers hold them. The daemon's informers
+ * CSIDrivers, CSIStorageCapacities, VolumeAttachments) by name, as upstream's informer listers hold them. The daemon's informers
  * (scheduler/daemon/volumes.c) and simulate's cluster file fill it; plugins read it through the
  * handle (sk_handle_get_pvc, ...), which returns new references, so an object replaced or deleted
  * meanwhile stays valid for whoever holds it. One rwlock guards the maps; no callback runs under it. */
@@ -30,5 +30,9 @@ struct sk_vobj *sk_volume_store_get(struct sk_volume_store *s, enum sk_vobj_kind
 /* Every object of kind, sorted by ns/name (new references; sk_vobj_list_free). Count, or -1. */
 int sk_volume_store_list(struct sk_volume_store *s, enum sk_vobj_kind kind, struct sk_vobj ***out);
 int sk_volume_store_count(struct sk_volume_store *s, enum sk_vobj_kind kind);
+/* The VolumeAttachments whose spec.nodeName is node (an index kept on put/delete), sorted by name
+ * (new references). Count, or -1 (ENOMEM). */
+int sk_volume_store_list_volume_attachments(struct sk_volume_store *s, const char *node,
+					    struct sk_vobj ***out);
 
 #endif

@@ -1532,7 +1532,10 @@ struct sk_config *sk_config_load_opts(const char *text, size_t len, const struct
 	bool oom = !cfg || set_opts(cfg, opts) < 0;
 	const struct sk_config *outer = loading;
 	loading = cfg;
-	if (!oom && opts && opts->policy_path && sk_policy_merge_file(root, opts->policy_path, &cfg->notes, errs) < 0) {
+	if (!oom && opts &&
+	    ((opts->policy_text && sk_policy_merge_text(root, opts->policy_text, opts->policy_len,
+							 opts->policy_where ? opts->policy_where : "policy", &cfg->notes, errs) < 0) ||
+	     (!opts->policy_text && opts->policy_path && sk_policy_merge_file(root, opts->policy_path, &cfg->notes, errs) < 0))) {
 		cJSON_Delete(root);
 		loading = outer;
 		sk_config_free(cfg);

@@ -152,6 +152,12 @@ struct sk_config_opts {
 	/* --policy-config-file: a legacy Policy translated into the config's one profile
 	 * (scheduler/config/legacy.h, sk_policy_merge_file); NULL = none. */
 	const char *policy_path;
+	/* The Policy's content instead of reading policy_path (the daemon hands what it hashed, or a
+	 * ConfigMap's policy.cfg: scheduler/daemon/policy_source.c); policy_where names it in errors.
+	 * NULL = none. */
+	const char *policy_text;
+	size_t policy_len;
+	const char *policy_where;
 };
 
 /* The upstream field name for the multiPoint PluginSet (index SK_EP_COUNT of merged[]). */

@@ -57,6 +57,10 @@ cJSON *sk_plugin_set_merge(const cJSON *defaults, const cJSON *user);
  * Policy's extenders become config.extenders (an error when the config has extenders too). Notes
  * are prefixed with the file name. Returns 0 or -1 with errs. */
 int sk_policy_merge_file(cJSON *config, const char *policy_path, struct sk_errors *notes, struct sk_errors *errs);
+/* The same for a Policy's text (JSON or YAML: a file the caller read, a ConfigMap's policy.cfg);
+ * where names it in messages ("policy file \"/etc/p.json\"", "policy config map kube-system/p"). */
+int sk_policy_merge_text(cJSON *config, const char *text, size_t len, const char *where, struct sk_errors *notes,
+			 struct sk_errors *errs);
 /* The same for a Policy already decoded; where names the Policy in messages. */
 int sk_policy_merge(cJSON *config, const cJSON *policy, const char *where, struct sk_errors *notes,
 		    struct sk_errors *errs);

@@ -70,6 +70,21 @@ int sk_policy_merge(cJSON *config, const cJSON *policy, const char *where, struc
 	return rc;
 }
 
+int sk_policy_merge_text(cJSON *config, const char *text, size_t len, const char *where, struct sk_errors *notes,
+			 struct sk_errors *errs)
+{
+	char *perr = NULL;
+	cJSON *policy = kube_yaml_parse_one(text, len, &perr);
+	if (!policy) {
+		sk_errors_addf(errs, "%s: %s", where, perr ? perr : "cannot parse");
+		free(perr);
+		return -1;
+	}
+	int rc = sk_policy_merge(config, policy, where, notes, errs);
+	cJSON_Delete(policy);
+	return rc;
+}
+
 int sk_policy_merge_file(cJSON *config, const char *policy_path, struct sk_errors *notes, struct sk_errors *errs)
 {
 	size_t len;
@@ -79,17 +94,9 @@ int sk_policy_merge_file(cJSON *config, const char *policy_path, struct sk_error
 		sk_errors_addf(errs, "failed to read policy file \"%s\": %s", policy_path, strerror(err));
 		return -1;
 	}
-	char *perr = NULL;
-	cJSON *policy = kube_yaml_parse_one(buf, len, &perr);
-	free(buf);
 	char where[512];
 	snprintf(where, sizeof where, "policy file \"%s\"", policy_path);
-	if (!policy) {
-		sk_errors_addf(errs, "%s: %s", where, perr ? perr : "cannot parse");
-		free(perr);
-		return -1;
-	}
-	int rc = sk_policy_merge(config, policy, where, notes, errs);
-	cJSON_Delete(policy);
+	int rc = sk_policy_merge_text(config, buf, len, where, notes, errs);
+	free(buf);
 	return rc;
 }

@@ -39,6 +39,12 @@ static void make_identity(char *buf, size_t n)
  * *err with every error; plugins_hash gets the hash of the plugin files loaded. */
 struct sk_config *sk_dm_load_config(const struct sk_daemon_opts *o, char plugins_hash[65], char **err)
 {
+	return sk_dm_load_config_policy(o, NULL, 0, NULL, plugins_hash, err);
+}
+
+struct sk_config *sk_dm_load_config_policy(const struct sk_daemon_opts *o, const char *policy, size_t policy_len,
+					   const char *where, char plugins_hash[65], char **err)
+{
 	struct sk_errors errs = { 0 };
 	struct sk_config *cfg;
 	const char *const *dirs = (const char *const *)o->plugin_dirs;
@@ -52,11 +58,12 @@ struct sk_config *sk_dm_load_config(const struct sk_daemon_opts *o, char plugins
 		free(lerr);
 		return NULL;
 	}
-	struct sk_config_opts co = { .modules = mods, .policy_path = o->policy_path };
+	struct sk_config_opts co = { .modules = mods, .policy_path = policy ? NULL : o->policy_path, .policy_text = policy,
+				     .policy_len = policy_len, .policy_where = where };
 	if (o->config_path) {
 		cfg = sk_config_load_file_opts(o->config_path, &co, &errs);
 	} else {
-		static const char def[] = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
+		static const char def[] = SK_DM_DEFAULT_CONFIG;
 		cfg = sk_config_load_opts(def, sizeof def - 1, &co, &errs);
 	}
 	sk_module_set_unref(mods); /* the config holds it */
@@ -67,6 +74,27 @@ struct sk_config *sk_dm_load_config(const struct sk_daemon_opts *o, char plugins
 	}
 	sk_errors_free(&errs);
 	return cfg;
+}
+
+/* The Policy read through the API (--policy-configmap) once the client exists: the configuration
+ * loaded again with it (the first load, which built the client, had none). The Policy's hash
+ * becomes the running one (reload.c compares against it). Replaces *cfg. */
+static int load_with_policy(struct sk_daemon *d, struct sk_config **cfg, char **err)
+{
+	if (!sk_dm_policy_configured(&d->opts))
+		return 0;
+	char *text = NULL, where[SK_DM_POLICY_WHERE];
+	size_t len = 0;
+	if (sk_dm_policy_read(&d->opts, d->client, &text, &len, where, err) != 0)
+		return -1;
+	struct sk_config *with = sk_dm_load_config_policy(&d->opts, text, len, where, d->plugins_hash, err);
+	sk_dm_sha256_hex(text, len, d->policy_hash);
+	free(text);
+	if (!with)
+		return -1;
+	sk_config_free(*cfg);
+	*cfg = with;
+	return 0;
 }
 
 static void init_locks(struct sk_daemon *d)
@@ -209,8 +237,8 @@ static int build_first_generation(struct sk_daemon *d, struct sk_config *cfg, ch
 		sk_dm_gen_free(d, g);
 		return -1;
 	}
-	if (d->opts.config_path) /* as reload.c notes what a source offered: config and plugin hashes */
-		snprintf(d->last_seen, sizeof d->last_seen, "%s/%s", g->cfg->sha256, d->plugins_hash);
+	if (d->opts.config_path || sk_dm_policy_configured(&d->opts)) /* as reload.c notes what a source offered */
+		snprintf(d->last_seen, sizeof d->last_seen, "%s/%s/%s", g->cfg->sha256, d->plugins_hash, d->policy_hash);
 	return 0;
 }
 
@@ -267,12 +295,15 @@ int sk_daemon_new(const struct sk_daemon_opts *opts, struct sk_daemon **out, cha
 		return kube_errf(err, "out of memory");
 	d->opts = *opts;
 	init_locks(d);
+	/* With --policy-configmap the Policy needs the API client, which needs the configuration's
+	 * clientConnection: a first load without it, then load_with_policy (which also reads a
+	 * --policy-config-file again, so that the running Policy's hash is of what was loaded). */
 	struct sk_config *cfg = sk_dm_load_config(opts, d->plugins_hash, err);
 	if (!cfg)
 		goto fail;
 	/* the first generation takes cfg; until then it is freed on every failure path */
-	if (build_identity(d, cfg, err) != 0 || build_clients(d, cfg, err) != 0 || build_state(d, err) != 0 ||
-	    build_scheduler(d, cfg, err) != 0) {
+	if (build_identity(d, cfg, err) != 0 || build_clients(d, cfg, err) != 0 || load_with_policy(d, &cfg, err) != 0 ||
+	    build_state(d, err) != 0 || build_scheduler(d, cfg, err) != 0) {
 		sk_config_free(cfg);
 		goto fail;
 	}
@@ -322,7 +353,7 @@ int sk_daemon_start(struct sk_daemon *d, char **err)
 	d->reap_running = true;
 	if (sk_dm_cmwatch_start(d) != 0)
 		return kube_errf(err, "cannot start the ConfigMap watch");
-	if (d->opts.config_path && d->opts.config_poll_ms >= 0) {
+	if ((d->opts.config_path || sk_dm_policy_configured(&d->opts)) && d->opts.config_poll_ms >= 0) {
 		if (pthread_create(&d->watch_thread, NULL, sk_dm_watch_main, d) != 0)
 			return kube_errf(err, "cannot start the configuration watcher thread");
 		d->watch_running = true;
@@ -562,7 +593,7 @@ bool sk_daemon_is_leading(struct sk_daemon *d) { return d->leader ? atomic_load(
 bool sk_daemon_synced(struct sk_daemon *d)
 {
 	return d->pods && d->nodes && kube_informer_has_synced(d->pods) && kube_informer_has_synced(d->nodes) &&
-	       sk_dm_volumes_synced(d);
+	       sk_dm_volumes_synced(d) && sk_dm_listers_synced(d);
 }
 
 /* During a graceful stop, a second SIGTERM/SIGINT exits at once (as kube-scheduler does). */

@@ -43,8 +43,8 @@ struct sk_daemon_opts {
 	char *config_path;        /* --config */
 	char *policy_path;        /* --policy-config-file: a legacy Policy (scheduler/config/legacy.h) */
 	bool use_legacy_policy;   /* --use-legacy-policy-config: accepted (upstream wanted it with the file) */
-	char *policy_configmap;   /* --policy-configmap: refused with a way out (not read from the API) */
-	char *policy_configmap_ns; /* --policy-configmap-namespace (for that message; upstream default kube-system) */
+	char *policy_configmap;   /* --policy-configmap: a ConfigMap's "policy.cfg", read through the API (policy_source.c) */
+	char *policy_configmap_ns; /* --policy-configmap-namespace (upstream default kube-system) */
 	char *config_configmap;   /* --config-configmap NS/NAME: also watched through the API (cmwatch.c) */
 	char *kubeconfig;         /* --kubeconfig */
 	char *master;             /* --master: overrides the kubeconfig's server */

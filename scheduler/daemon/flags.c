@@ -26,7 +26,7 @@ static const struct kube_flag flags[] = {
 	{ "use-legacy-policy-config", 0, KUBE_FLAG_BOOL, OFF(use_legacy_policy),
 	  .help = "Accepted for old command lines; --policy-config-file is used\nwhenever it is given." },
 	{ "policy-configmap", 0, KUBE_FLAG_STRING, OFF(policy_configmap),
-	  .help = "Not supported: save the ConfigMap's policy.cfg to a file and\npass --policy-config-file." },
+	  .help = "A ConfigMap whose data key \"policy.cfg\" holds a legacy Policy, read\nthrough the API (at start and at every configuration check);\n--policy-config-file wins when both are given." },
 	{ "policy-configmap-namespace", 0, KUBE_FLAG_STRING, OFF(policy_configmap_ns),
 	  .help = "The namespace of --policy-configmap (default \"kube-system\")." },
 	{ "write-config-to", 0, KUBE_FLAG_STRING, OFF(write_config_to),
@@ -239,11 +239,11 @@ int sk_daemon_parse_args(int argc, char **argv, struct sk_daemon_opts *o, FILE *
 			o->lease_lock);
 		return 2;
 	}
-	if (o->policy_configmap) {
+	if (o->policy_configmap && o->validate && !o->policy_path) {
 		const char *ns = o->policy_configmap_ns ? o->policy_configmap_ns : "kube-system";
-		fprintf(errout, "Error: --policy-configmap is not supported: save the data key \"policy.cfg\" of ConfigMap %s/%s "
-				"to a file (kubectl -n %s get configmap %s -o go-template='{{index .data \"policy.cfg\"}}') and "
-				"pass --policy-config-file\n", ns, o->policy_configmap, ns, o->policy_configmap);
+		fprintf(errout, "Error: --validate does not read --policy-configmap (no API access): save the data key \"policy.cfg\" "
+				"of ConfigMap %s/%s to a file (kubectl -n %s get configmap %s -o go-template='{{index .data \"policy.cfg\"}}') "
+				"and pass --policy-config-file\n", ns, o->policy_configmap, ns, o->policy_configmap);
 		return 2;
 	}
 	if (o->validate && !o->config_path && !o->policy_path) {

@@ -42,7 +42,7 @@
 #define CONFLICT_BUCKETS 256
 #define DEFAULT_CONFIG_POLL_MS 1000
 #define MAX_CONFIG_BYTES (16 << 20)
-#define SK_DM_NVOLUME_INFORMERS 5
+#define SK_DM_NVOLUME_INFORMERS 7
 
 struct vhandler;
 struct sk_volume_store;
@@ -104,7 +104,8 @@ struct sk_daemon {
 	pthread_rwlock_t names_lock;
 	struct gen *gen;
 	pthread_mutex_t reload_mu;       /* serializes reloads; guards last_seen */
-	char last_seen[144];             /* hashes of the last config file content + plugin files looked at */
+	char last_seen[224];             /* hashes of the last config file content + plugin files + Policy looked at */
+	char policy_hash[65];            /* sha256 of the running generation's Policy text, "" = none (reload_mu) */
 	struct sk_cmwatch *cmwatch;      /* --config-configmap watched through the API (cmwatch.c); NULL = none */
 	char plugins_hash[65];           /* sk_plugin_dirs_hash of the running generation's modules (reload_mu) */
 	/* reap_mu guards retired, zombies, reap_stop, watch_stop; reap_cv wakes the reaper
@@ -221,6 +222,22 @@ char *sk_dm_build_configz(const struct sk_config *cfg);
 
 /* daemon.c: the plugin dirs and --config (or the defaults), as at start. NULL and *err. */
 struct sk_config *sk_dm_load_config(const struct sk_daemon_opts *o, char plugins_hash[65], char **err);
+/* The same with the Policy's text given (policy_source.c read it; NULL: none, --policy-config-file
+ * not read either); where names it in errors. */
+struct sk_config *sk_dm_load_config_policy(const struct sk_daemon_opts *o, const char *policy, size_t policy_len,
+					   const char *where, char plugins_hash[65], char **err);
+/* policy_source.c: whether a Policy is configured (--policy-config-file or --policy-configmap),
+ * and its current text: 0 and *text (caller frees; NULL when none is configured) with where
+ * naming it, or -1 and *err (upstream's messages: "failed to get policy config map NS/NAME: ...",
+ * "missing policy config map value at key \"policy.cfg\""). c: the API client (for the ConfigMap). */
+#define SK_DM_POLICY_WHERE 320
+/* The configuration without --config. */
+#define SK_DM_DEFAULT_CONFIG "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+bool sk_dm_policy_configured(const struct sk_daemon_opts *o);
+int sk_dm_policy_read(const struct sk_daemon_opts *o, struct kube_client *c, char **text, size_t *len,
+		      char where[SK_DM_POLICY_WHERE], char **err);
+/* sha256 of buf as 64 hex digits ("" on failure). */
+void sk_dm_sha256_hex(const void *buf, size_t len, char out[65]);
 /* writeconfig.c: --write-config-to: the defaulted configuration written to the file; the exit code. */
 int sk_dm_write_config(const struct sk_daemon_opts *o);
 /* decisions_http.c: GET /debug/schedkit/v1/decisions (docs/explain.md). */
@@ -234,7 +251,7 @@ void sk_dm_config_handler(const struct kube_http_request *req, struct kube_http_
 /* reload.c: one look at a configuration's content from a source (the file, the ConfigMap);
  * reload_mu held; last_seen (SEEN_MAX bytes) is the source's own; takes buf. 1 applied, 0 nothing
  * to do, -1 rejected (*err). */
-#define SEEN_MAX 144
+#define SEEN_MAX 224
 int sk_dm_reload_content_locked(struct sk_daemon *d, char *buf, size_t len, const char *source, char *last_seen,
 				char **err);
 /* cmwatch.c: the ConfigMap named by --config-configmap, watched through the API. new: 0 (also
@@ -259,6 +276,8 @@ void *sk_dm_watch_main(void *d);
 /* listers.c: the informers behind d->listers (built, not started; started; stopped; freed). */
 int sk_dm_listers_new(struct sk_daemon *d);
 int sk_dm_listers_start(struct sk_daemon *d);
+/* Every lister informer has listed once. */
+bool sk_dm_listers_synced(struct sk_daemon *d);
 void sk_dm_listers_stop(struct sk_daemon *d);
 void sk_dm_listers_free(struct sk_daemon *d);
 

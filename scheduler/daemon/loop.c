@@ -14,8 +14,8 @@
 static void *loop_main(void *arg)
 {
 	struct sk_daemon *d = arg;
-	while (!atomic_load(&d->stopping) &&
-	       !(kube_informer_has_synced(d->pods) && kube_informer_has_synced(d->nodes) && sk_dm_volumes_synced(d)))
+	/* WaitForCacheSync: pods, nodes, the storage informers and the listers */
+	while (!atomic_load(&d->stopping) && !sk_daemon_synced(d))
 		usleep(20000);
 	if (!atomic_load(&d->stopping))
 		klog_info(0, "Starting the scheduling loop");

@@ -429,7 +429,7 @@ void *sk_dm_reaper_main(void *arg)
 
 /* ---------- the config watcher ---------- */
 
-static void sha256_hex(const void *buf, size_t len, char out[65])
+void sk_dm_sha256_hex(const void *buf, size_t len, char out[65])
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
@@ -508,15 +508,34 @@ int sk_dm_reload_content_locked(struct sk_daemon *d, char *buf, size_t len, cons
 {
 	char *e = NULL;
 	char hash[72];
-	sha256_hex(buf, len, hash);
+	sk_dm_sha256_hex(buf, len, hash);
 	/* The plugin files count as part of the configuration: a changed .so reloads like a changed file. */
 	const char *const *dirs = (const char *const *)d->opts.plugin_dirs;
 	int ndirs = kube_flag_strings_len(d->opts.plugin_dirs);
 	char phash[65] = "", seen[sizeof d->last_seen];
 	if (ndirs && sk_plugin_dirs_hash(dirs, ndirs, phash, NULL) != 0)
 		snprintf(phash, sizeof phash, "unhashable");
-	snprintf(seen, sizeof seen, "%s/%s", hash, phash);
-	if (!strcmp(hash, d->gen->cfg->sha256) && !strcmp(phash, d->plugins_hash)) {
+	/* So does the Policy (--policy-config-file, --policy-configmap: policy_source.c), read now and
+	 * handed to the load as read: a changed Policy alone reloads. */
+	char *ptext = NULL, pwhere[SK_DM_POLICY_WHERE] = "", polhash[65] = "";
+	size_t plen = 0;
+	if (sk_dm_policy_configured(&d->opts)) {
+		if (sk_dm_policy_read(&d->opts, d->client, &ptext, &plen, pwhere, &e) != 0) {
+			int rc = 0; /* reported once per failure state, not every poll */
+			if (strcmp(last_seen, "policy-unreadable")) {
+				snprintf(last_seen, SEEN_MAX, "policy-unreadable");
+				reload_failed(d, source, hash, e ? e : "cannot read the Policy", NULL, 0);
+				rc = kube_errf(err, "%s", e ? e : "cannot read the Policy");
+			}
+			free(e);
+			free(buf);
+			return rc;
+		}
+		sk_dm_sha256_hex(ptext, plen, polhash);
+	}
+	snprintf(seen, sizeof seen, "%s/%s/%s", hash, phash, polhash);
+	if (!strcmp(hash, d->gen->cfg->sha256) && !strcmp(phash, d->plugins_hash) && !strcmp(polhash, d->policy_hash)) {
+		free(ptext);
 		if (strcmp(last_seen, seen)) {
 			if (last_seen[0])
 				klog_info(0, "The configuration is back to the running configuration", " source=%s config-hash=%s",
@@ -529,12 +548,14 @@ int sk_dm_reload_content_locked(struct sk_daemon *d, char *buf, size_t len, cons
 		return 0;
 	}
 	if (!strcmp(seen, last_seen)) {
+		free(ptext);
 		free(buf);
 		return 0; /* rejected before, or offered before and since replaced by another source's */
 	}
 	snprintf(last_seen, SEEN_MAX, "%s", seen);
-	klog_info(0, "The configuration file or a plugin file changed; loading it", " file=%s config-hash=%s plugins-hash=%s",
-		  source, hash, phash);
+	klog_info(0, "The configuration file, a plugin file or the Policy changed; loading it",
+		  " file=%s config-hash=%s plugins-hash=%s%s%s%s", source, hash, phash, ptext ? " policy=\"" : "",
+		  ptext ? pwhere : "", ptext ? "\"" : "");
 
 	/* A new module set for the new generation: the running one keeps its own modules. */
 	struct sk_module_set *mods = NULL;
@@ -542,13 +563,16 @@ int sk_dm_reload_content_locked(struct sk_daemon *d, char *buf, size_t len, cons
 		reload_failed(d, source, hash, e ? e : "loading plugins failed", NULL, 0);
 		kube_errf(err, "%s", e ? e : "loading plugins failed");
 		free(e);
+		free(ptext);
 		free(buf);
 		return -1;
 	}
 	struct sk_errors errs = { 0 };
-	struct sk_config_opts co = { .modules = mods, .policy_path = d->opts.policy_path };
+	struct sk_config_opts co = { .modules = mods, .policy_path = d->opts.policy_path, .policy_text = ptext,
+				     .policy_len = plen, .policy_where = pwhere };
 	struct sk_config *cfg = sk_config_load_opts(buf, len, &co, &errs);
 	sk_module_set_unref(mods);
+	free(ptext);
 	free(buf);
 	if (!cfg) {
 		char *joined = sk_errors_join(&errs, "; ");
@@ -583,6 +607,7 @@ int sk_dm_reload_content_locked(struct sk_daemon *d, char *buf, size_t len, cons
 		return -1;
 	}
 	snprintf(d->plugins_hash, sizeof d->plugins_hash, "%s", phash);
+	snprintf(d->policy_hash, sizeof d->policy_hash, "%s", polhash);
 	reload_ok(d);
 	return 1;
 }
@@ -597,6 +622,11 @@ static int check_config_locked(struct sk_daemon *d, char **err)
 	size_t len = 0;
 	if (sk_dm_cmwatch_active(d))
 		return sk_dm_cmwatch_recheck_locked(d, err);
+	if (!d->opts.config_path) { /* a Policy alone: over the defaults, as at start (daemon.c) */
+		if (!(buf = strdup(SK_DM_DEFAULT_CONFIG)))
+			return kube_errf(err, "out of memory");
+		return sk_dm_reload_content_locked(d, buf, strlen(buf), "(default)", d->last_seen, err);
+	}
 	if (read_file(d->opts.config_path, &buf, &len, &e) != 0) {
 		/* Reported once per failure state, not every poll. */
 		int rc = 0;
@@ -615,7 +645,7 @@ int sk_daemon_reload(struct sk_daemon *d, char **err)
 {
 	if (err)
 		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
-	if (!d->opts.config_path)
+	if (!d->opts.config_path && !sk_dm_policy_configured(&d->opts))
 		return 0;
 	pthread_mutex_lock(&d->reload_mu);
 	int rc = check_config_locked(d, err);

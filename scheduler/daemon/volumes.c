@@ -1,5 +1,5 @@
 /* The storage informers of the daemon: PersistentVolumeClaims, PersistentVolumes, StorageClasses,
- * CSINodes and CSIDrivers feed the volume store (scheduler/backend/volume_store.h) the volume
+ * CSINodes, CSIDrivers, CSIStorageCapacities and VolumeAttachments feed the volume store (scheduler/backend/volume_store.h) the volume
  * plugins read, and each change is a cluster event for the queue (PersistentVolumeClaimAdd, ...,
  * as upstream's eventhandlers.go registers them), with the decoded views as the hints' objects.
  * Also the merge-patch call of the frameworks (VolumeBinding's PreBind). */
@@ -31,6 +31,11 @@ static const struct vkind kinds[SK_DM_NVOLUME_INFORMERS] = {
 	  "CSINodeDelete" },
 	{ SK_VOBJ_CSI_DRIVER, SK_EV_CSI_DRIVER, "storage.k8s.io", "v1", "csidrivers", "CSIDriverAdd",
 	  "CSIDriverUpdate", "CSIDriverDelete" },
+	/* VolumeBinding's capacity check and NodeVolumeLimits' attachments (v1.34) */
+	{ SK_VOBJ_CSI_STORAGE_CAPACITY, SK_EV_CSI_STORAGE_CAPACITY, "storage.k8s.io", "v1", "csistoragecapacities",
+	  "CSIStorageCapacityAdd", "CSIStorageCapacityUpdate", "CSIStorageCapacityDelete" },
+	{ SK_VOBJ_VOLUME_ATTACHMENT, SK_EV_VOLUME_ATTACHMENT, "storage.k8s.io", "v1", "volumeattachments",
+	  "VolumeAttachmentAdd", "VolumeAttachmentUpdate", "VolumeAttachmentDelete" },
 };
 
 struct vhandler {

@@ -32,6 +32,9 @@ void sk_extender_free(struct sk_extender *e)
 	if (!e)
 		return;
 	sk_extender_pool_free(e->pool);
+	curl_slist_free_all(e->headers);
+	curl_slist_free_all(e->connect_to);
+	free(e->call_prefix);
 	free(e->url_prefix);
 	free(e->name);
 	free(e->filter_verb);
@@ -127,6 +130,8 @@ struct sk_extender *sk_extender_new(const cJSON *cfg, const char *path, char **e
 	/* upstream makeTransport: enableHTTPS without any CA -> no server verification */
 	if (e->enable_https && !e->ca_file && !e->ca_data)
 		e->insecure = true;
+	if (sk_extender_request_init(e, path, err) != 0)
+		goto fail;
 	const cJSON *mr = cJSON_GetObjectItemCaseSensitive(cfg, "managedResources");
 	if (cJSON_IsArray(mr)) {
 		int n = cJSON_GetArraySize(mr);
@@ -250,64 +255,45 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 	return k;
 }
 
-cJSON *sk_extender_post(const struct sk_extender *e, const char *label, const char *verb, const char *body,
-			char **err)
+/* The HTTP exchange: 0 and *body (NUL-terminated, caller frees), or -1 and *err. The duration
+ * is recorded, and the error kind of a failed call. */
+static int post_raw(const struct sk_extender *e, const char *label, const char *verb, const char *body,
+		    char **resp, char **err)
 {
-	char *url = NULL;
-	if (!body || asprintf(&url, "%s/%s", e->url_prefix, verb) < 0) {
+	*resp = NULL;
+	char *url = NULL, *call_url = NULL; /* the second with serverName's host (extender_tls.c) */
+	if (!body || asprintf(&url, "%s/%s", e->url_prefix, verb) < 0 ||
+	    asprintf(&call_url, "%s/%s", e->call_prefix ? e->call_prefix : e->url_prefix, verb) < 0) {
+		free(url);
 		kube_errf(err, "extender %s: out of memory", e->name);
-		return NULL;
+		return -1;
 	}
 	int64_t t0 = kube_mono_ns();
 	const char *kind = NULL;
 	CURL *c = sk_extender_pool_get(e->pool);
-	struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
 	struct buf b = { 0 };
-	cJSON *res = NULL;
-	if (!c || !hdr) {
+	int rc = -1;
+	if (!c || !e->headers) {
 		kube_errf(err, "extender %s: out of memory", e->name);
 		goto out;
 	}
 	char ebuf[CURL_ERROR_SIZE] = "";
-	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_URL, call_url);
 	curl_easy_setopt(c, CURLOPT_POST, 1L);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, e->headers);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
 	curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
-	if (e->insecure) {
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
-	if (e->ca_data) {
-		struct curl_blob blob = { .data = e->ca_data, .len = e->ca_len, .flags = CURL_BLOB_COPY };
-		curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob);
-	} else if (e->ca_file) {
-		curl_easy_setopt(c, CURLOPT_CAINFO, e->ca_file);
-	}
-	if (e->cert_data) {
-		struct curl_blob blob = { .data = e->cert_data, .len = e->cert_len, .flags = CURL_BLOB_COPY };
-		curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &blob);
-		curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
-	} else if (e->cert_file) {
-		curl_easy_setopt(c, CURLOPT_SSLCERT, e->cert_file);
-	}
-	if (e->key_data) {
-		struct curl_blob blob = { .data = e->key_data, .len = e->key_len, .flags = CURL_BLOB_COPY };
-		curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &blob);
-		curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
-	} else if (e->key_file) {
-		curl_easy_setopt(c, CURLOPT_SSLKEY, e->key_file);
-	}
-	CURLcode rc = curl_easy_perform(c);
-	if (rc != CURLE_OK) {
-		kind = rc == CURLE_OPERATION_TIMEDOUT ? "timeout" : "transport";
-		kube_errf(err, "%s: Post \"%s\": %s", verb, url, b.too_big ? "response too large" : *ebuf ? ebuf : curl_easy_strerror(rc));
+	sk_extender_tls_setopt(e, c);
+	CURLcode cc = curl_easy_perform(c);
+	if (cc != CURLE_OK) {
+		kind = cc == CURLE_OPERATION_TIMEDOUT ? "timeout" : "transport";
+		kube_errf(err, "%s: Post \"%s\": %s", verb, url, b.too_big ? "response too large" : *ebuf ? ebuf : curl_easy_strerror(cc));
 		goto out;
 	}
 	long code = 0;
@@ -317,18 +303,41 @@ cJSON *sk_extender_post(const struct sk_extender *e, const char *label, const ch
 		kube_errf(err, "failed %s with extender at URL %s, code %ld", verb, url, code);
 		goto out;
 	}
-	const char *end = NULL;
-	res = cJSON_ParseWithOpts(b.p ? b.p : "", &end, 0);
-	if (!res) {
-		kind = "decode";
-		kube_errf(err, "extender %s: %s: invalid JSON response", e->name, verb);
-	}
+	*resp = b.p ? b.p : strdup("");
+	b.p = NULL;
+	if (!*resp)
+		kube_errf(err, "extender %s: out of memory", e->name);
+	else
+		rc = 0;
 out:
 	sk_extender_observe(e, label, (double)(kube_mono_ns() - t0) / 1e9, kind);
-	curl_slist_free_all(hdr);
 	sk_extender_pool_put(e->pool, c);
 	free(b.p);
 	free(url);
+	free(call_url);
+	return rc;
+}
+
+static cJSON *parse_response(const struct sk_extender *e, const char *label, const char *verb, const char *resp,
+			     char **err)
+{
+	const char *end = NULL;
+	cJSON *res = cJSON_ParseWithOpts(resp, &end, 0);
+	if (!res) {
+		sk_extender_observe(e, label, -1, "decode");
+		kube_errf(err, "extender %s: %s: invalid JSON response", e->name, verb);
+	}
+	return res;
+}
+
+cJSON *sk_extender_post(const struct sk_extender *e, const char *label, const char *verb, const char *body,
+			char **err)
+{
+	char *resp = NULL;
+	if (post_raw(e, label, verb, body, &resp, err) != 0)
+		return NULL;
+	cJSON *res = parse_response(e, label, verb, resp, err);
+	free(resp);
 	return res;
 }
 
@@ -347,19 +356,40 @@ void sk_extender_filter_result_free(struct sk_extender_filter_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* The index of name in nodes, searched from *hint on (wrapping); *hint moves past the hit, so an
- * answer in the order of the request costs one comparison per name instead of a scan. */
-static int find_node(const struct sk_node_info *const *nodes, int n, const char *name, int *hint)
+int sk_extender_find_node(const struct sk_node_info *const *nodes, int n, const char *name, size_t len, int *hint)
 {
 	int start = *hint >= 0 && *hint < n ? *hint : 0;
 	for (int k = 0; k < n; k++) {
 		int i = start + k < n ? start + k : start + k - n;
-		if (strcmp(sk_ni_name(nodes[i]), name) == 0) {
+		const char *nm = sk_ni_name(nodes[i]);
+		if (strncmp(nm, name, len) == 0 && nm[len] == '\0') {
 			*hint = i + 1;
 			return i;
 		}
 	}
 	return -1;
+}
+
+static int find_node(const struct sk_node_info *const *nodes, int n, const char *name, int *hint)
+{
+	return sk_extender_find_node(nodes, n, name, strlen(name), hint);
+}
+
+int sk_extender_add_failed(struct sk_extender_filter_result *r, const char *node, size_t node_len, const char *msg,
+			   size_t msg_len, bool unresolvable)
+{
+	for (int i = 0; i < r->nfailed; i++)
+		if (strncmp(r->failed[i].node, node, node_len) == 0 && r->failed[i].node[node_len] == '\0')
+			return 0; /* FailedAndUnresolvable (read first) wins */
+	struct sk_extender_failed *f = realloc(r->failed, (size_t)(r->nfailed + 1) * sizeof(*f));
+	if (!f)
+		return -1;
+	r->failed = f;
+	f[r->nfailed].node = strndup(node, node_len);
+	f[r->nfailed].message = strndup(msg, msg_len);
+	f[r->nfailed].unresolvable = unresolvable;
+	r->nfailed++;
+	return f[r->nfailed - 1].node && f[r->nfailed - 1].message ? 0 : -1;
 }
 
 static int add_failed(struct sk_extender_filter_result *r, const cJSON *map, bool unresolvable)
@@ -369,21 +399,8 @@ static int add_failed(struct sk_extender_filter_result *r, const cJSON *map, boo
 	for (const cJSON *x = map->child; x; x = x->next) {
 		if (!x->string)
 			continue;
-		int k = -1;
-		for (int i = 0; i < r->nfailed; i++)
-			if (strcmp(r->failed[i].node, x->string) == 0)
-				k = i;
-		if (k >= 0) /* FailedAndUnresolvable (read first) wins */
-			continue;
-		struct sk_extender_failed *f = realloc(r->failed, (size_t)(r->nfailed + 1) * sizeof(*f));
-		if (!f)
-			return -1;
-		r->failed = f;
-		f[r->nfailed].node = strdup(x->string);
-		f[r->nfailed].message = strdup(cJSON_IsString(x) ? x->valuestring : "");
-		f[r->nfailed].unresolvable = unresolvable;
-		r->nfailed++;
-		if (!f[r->nfailed - 1].node || !f[r->nfailed - 1].message)
+		const char *msg = cJSON_IsString(x) ? x->valuestring : "";
+		if (sk_extender_add_failed(r, x->string, strlen(x->string), msg, strlen(msg), unresolvable) < 0)
 			return -1;
 	}
 	return 0;
@@ -403,18 +420,30 @@ int sk_extender_filter(const struct sk_extender *e, const struct sk_pod *pod, co
 		out->n = n;
 		return 0;
 	}
-	char *body = sk_extender_args_body(e, pod, nodes, n);
-	cJSON *res = sk_extender_post(e, "filter", e->filter_verb, body, err);
+	char *body = sk_extender_args_body(e, pod, nodes, n), *resp = NULL;
+	int rc = post_raw(e, "filter", e->filter_verb, body, &resp, err);
 	free(body);
-	if (!res) {
+	if (rc == 0) {
+		/* the response bytes read directly (extender_fast.c), else through cJSON */
+		rc = sk_extender_filter_fast(e, resp, nodes, n, out);
+		if (rc < 0) {
+			kube_errf(err, "extender %s: out of memory", e->name);
+		} else if (rc == 1) {
+			rc = 0;
+		} else {
+			cJSON *res = parse_response(e, "filter", e->filter_verb, resp, err);
+			rc = res ? sk_extender_filter_decode(e, res, nodes, n, out, err) : -2;
+			if (rc == -1)
+				sk_extender_observe(e, "filter", -1, "response");
+			cJSON_Delete(res);
+		}
+	}
+	free(resp);
+	if (rc != 0) {
 		sk_extender_filter_result_free(out);
 		return -1;
 	}
-	int rc = sk_extender_filter_decode(e, res, nodes, n, out, err);
-	cJSON_Delete(res);
-	if (rc != 0)
-		sk_extender_observe(e, "filter", -1, "response");
-	return rc;
+	return 0;
 }
 
 int sk_extender_filter_decode(const struct sk_extender *e, const cJSON *res, const struct sk_node_info *const *nodes,
@@ -471,16 +500,25 @@ int sk_extender_prioritize(const struct sk_extender *e, const struct sk_pod *pod
 		*err = NULL; /* kube_errf frees what *err holds: never a caller's stale pointer */
 	if (!e->prioritize_verb)
 		return 0;
-	char *body = sk_extender_args_body(e, pod, nodes, n);
-	cJSON *res = sk_extender_post(e, "prioritize", e->prioritize_verb, body, err);
+	char *body = sk_extender_args_body(e, pod, nodes, n), *resp = NULL;
+	int rc = post_raw(e, "prioritize", e->prioritize_verb, body, &resp, err);
 	free(body);
-	if (!res)
-		return -1;
-	int rc = sk_extender_prioritize_decode(e, res, nodes, n, add, err);
-	cJSON_Delete(res);
-	if (rc != 0)
-		sk_extender_observe(e, "prioritize", -1, "response");
-	return rc;
+	if (rc == 0) {
+		rc = sk_extender_prioritize_fast(e, resp, nodes, n, add);
+		if (rc < 0) {
+			kube_errf(err, "extender %s: out of memory", e->name);
+		} else if (rc == 1) {
+			rc = 0;
+		} else {
+			cJSON *res = parse_response(e, "prioritize", e->prioritize_verb, resp, err);
+			rc = res ? sk_extender_prioritize_decode(e, res, nodes, n, add, err) : -2;
+			if (rc == -1)
+				sk_extender_observe(e, "prioritize", -1, "response");
+			cJSON_Delete(res);
+		}
+	}
+	free(resp);
+	return rc == 0 ? 0 : -1;
 }
 
 int sk_extender_prioritize_decode(const struct sk_extender *e, const cJSON *res, const struct sk_node_info *const *nodes,

@@ -71,6 +71,12 @@ int sk_extender_filter(const struct sk_extender *e, const struct sk_pod *pod, co
 /* Prioritize verb: adds Score × weight × (100/10) to add[i] for every returned host equal to
  * nodes[i]'s name (unknown hosts ignored; duplicates each added). No prioritizeVerb: nothing.
  * -1 and *err on error (add untouched). */
+/* Prioritize of every prioritizer of es[0..ne) interested in the pod, at once (upstream
+ * prioritizeNodes, pkg/scheduler/schedule_one.go, runs one goroutine per extender and waits for
+ * all; extender_parallel.c): each one's Score x weight x 10 is added to totals; a failing one adds
+ * nothing (logged at -v=5), as upstream. */
+void sk_extenders_prioritize(const struct sk_extender *const *es, int ne, const struct sk_pod *pod,
+			     const struct sk_node_info *const *nodes, int n, int64_t *totals);
 int sk_extender_prioritize(const struct sk_extender *e, const struct sk_pod *pod,
 			   const struct sk_node_info *const *nodes, int n, int64_t *add, char **err);
 /* Bind verb (ExtenderBindingArgs). 0, or -1 and *err (the Error field or the transport error). */

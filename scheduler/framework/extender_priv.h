@@ -30,7 +30,33 @@ struct sk_extender {
 	int nmanaged;
 	char **managed;
 	struct sk_extender_pool *pool; /* idle curl handles (keep-alive), extender_pool.c */
+	/* extender_tls.c: the fixed request headers; with tlsConfig.serverName on an https
+	 * urlPrefix, the prefix the calls use (its host replaced) and where they connect */
+	struct curl_slist *headers;
+	char *call_prefix; /* NULL: url_prefix */
+	struct curl_slist *connect_to;
 };
+
+/* extender_tls.c: the headers and serverName set up (after the TLS fields are read); 0 or -1 and
+ * *err naming path. */
+int sk_extender_request_init(struct sk_extender *e, const char *path, char **err);
+/* The TLS options (and CURLOPT_CONNECT_TO for serverName) of one call. */
+void sk_extender_tls_setopt(const struct sk_extender *e, CURL *c);
+
+/* The index of the node called name[0..len) in nodes, searched from *hint on (wrapping); *hint
+ * moves past the hit, so an answer in the order of the request costs one comparison per name. */
+int sk_extender_find_node(const struct sk_node_info *const *nodes, int n, const char *name, size_t len, int *hint);
+/* One FailedNodes / FailedAndUnresolvableNodes entry (copied); skipped when the node is already
+ * listed (FailedAndUnresolvable is read first and wins). -1 on ENOMEM. */
+int sk_extender_add_failed(struct sk_extender_filter_result *r, const char *node, size_t node_len, const char *msg,
+			   size_t msg_len, bool unresolvable);
+/* extender_fast.c: the answer read from the response bytes. 1 decoded into *out (whose nodes
+ * array has room for n) or add; 0 when the body needs the cJSON path (out left without
+ * entries, add untouched); -1 on ENOMEM. */
+int sk_extender_filter_fast(const struct sk_extender *e, const char *body, const struct sk_node_info *const *nodes,
+			    int n, struct sk_extender_filter_result *out);
+int sk_extender_prioritize_fast(const struct sk_extender *e, const char *body, const struct sk_node_info *const *nodes,
+				int n, int64_t *add);
 
 /* extender_pool.c: a handle from the pool (or a new one; NULL on ENOMEM), and back (reset). */
 struct sk_extender_pool *sk_extender_pool_new(void);

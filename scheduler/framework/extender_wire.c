@@ -89,11 +89,88 @@ int sk_extender_write_pod(FILE *f, const struct sk_pod *pod)
 	return rc;
 }
 
-static int write_node(FILE *f, const struct sk_node_info *ni)
+/* A growing buffer for the request bodies: the node list is the bulk of an ExtenderArgs (1,000
+ * names, or 1,000 kept Node objects of ~6 KB), copied in with memcpy rather than stdio. */
+struct wbuf {
+	char *p;
+	size_t n, cap;
+	bool oom;
+};
+
+static void wput(struct wbuf *b, const char *s, size_t k)
+{
+	if (b->oom)
+		return;
+	if (b->n + k + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->n + k + 1)
+			cap *= 2;
+		char *x = realloc(b->p, cap);
+		if (!x) {
+			b->oom = true;
+			return;
+		}
+		b->p = x;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, k);
+	b->n += k;
+	b->p[b->n] = '\0';
+}
+
+static void wputs(struct wbuf *b, const char *s) { wput(b, s, strlen(s)); }
+
+static void wjson(struct wbuf *b, const cJSON *o)
+{
+	char *s = o ? cJSON_PrintUnformatted(o) : NULL;
+	if (!s)
+		b->oom = true;
+	else
+		wputs(b, s);
+	free(s);
+}
+
+static void wstr(struct wbuf *b, const char *s)
+{
+	const char *p = s;
+	while (*p && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+		p++;
+	if (*p) { /* something to escape: cJSON's printer */
+		cJSON *o = cJSON_CreateString(s);
+		wjson(b, o);
+		cJSON_Delete(o);
+		return;
+	}
+	wput(b, "\"", 1);
+	wput(b, s, (size_t)(p - s));
+	wput(b, "\"", 1);
+}
+
+static void wpod(struct wbuf *b, const struct sk_pod *pod)
+{
+	const struct sk_obj_raw *r = sk_pod_raw(pod);
+	if (r && r->json && (!pod->node_name || pod->node_name == r->node_name)) {
+		wput(b, r->json, r->len); /* the kept bytes as they are (not an assumed copy) */
+		return;
+	}
+	char *raw = sk_pod_raw_json(pod);
+	if (raw) {
+		wputs(b, raw);
+		free(raw);
+		return;
+	}
+	cJSON *o = sk_extender_pod_json(pod);
+	wjson(b, o);
+	cJSON_Delete(o);
+}
+
+static void wnode(struct wbuf *b, const struct sk_node_info *ni)
 {
 	const struct sk_obj_raw *r = ni->node ? sk_node_raw(ni->node) : NULL;
-	if (r && r->json)
-		return fwrite(r->json, 1, r->len, f) == r->len ? 0 : -1;
+	if (r && r->json) {
+		wput(b, r->json, r->len);
+		return;
+	}
 	cJSON *o = cJSON_CreateObject();
 	cJSON *md = o ? cJSON_AddObjectToObject(o, "metadata") : NULL;
 	bool ok = md && cJSON_AddStringToObject(md, "name", sk_ni_name(ni));
@@ -101,57 +178,52 @@ static int write_node(FILE *f, const struct sk_node_info *ni)
 		cJSON *l = labels_json(&ni->node->labels);
 		ok = l && cJSON_AddItemToObject(md, "labels", l);
 	}
-	int rc = ok ? write_json(f, o) : -1;
+	if (ok)
+		wjson(b, o);
+	else
+		b->oom = true;
 	cJSON_Delete(o);
-	return rc;
-}
-
-/* A JSON string literal: written as it is when nothing needs escaping (node names never do),
- * else through cJSON's printer. */
-static int write_str(FILE *f, const char *s)
-{
-	const char *p = s;
-	while (*p && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
-		p++;
-	if (!*p)
-		return fputc('"', f) != EOF && fputs(s, f) >= 0 && fputc('"', f) != EOF ? 0 : -1;
-	cJSON *o = cJSON_CreateString(s);
-	int rc = write_json(f, o);
-	cJSON_Delete(o);
-	return rc;
 }
 
 char *sk_extender_args_body(const struct sk_extender *e, const struct sk_pod *pod,
 			    const struct sk_node_info *const *nodes, int n)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f)
-		return NULL;
-	int rc = fputs("{\"Pod\":", f) >= 0 ? 0 : -1;
-	if (rc == 0)
-		rc = sk_extender_write_pod(f, pod);
-	if (rc == 0 && e->node_cache_capable) {
-		rc = fputs(",\"Nodes\":null,\"NodeNames\":[", f) >= 0 ? 0 : -1;
-		for (int i = 0; rc == 0 && i < n; i++)
-			rc = (i && fputc(',', f) == EOF) ? -1 : write_str(f, sk_ni_name(nodes[i]));
-		if (rc == 0)
-			rc = fputs("]}", f) >= 0 ? 0 : -1;
-	} else if (rc == 0) {
-		rc = fputs(",\"Nodes\":{\"metadata\":{},\"items\":[", f) >= 0 ? 0 : -1;
-		for (int i = 0; rc == 0 && i < n; i++)
-			rc = (i && fputc(',', f) == EOF) ? -1 : write_node(f, nodes[i]);
-		if (rc == 0)
-			rc = fputs("]},\"NodeNames\":null}", f) >= 0 ? 0 : -1;
+	struct wbuf b = { 0 };
+	/* one allocation in the usual case: the kept objects' sizes are known */
+	size_t want = 64;
+	const struct sk_obj_raw *pr = sk_pod_raw(pod);
+	want += pr && pr->json ? pr->len : 1024;
+	for (int i = 0; i < n; i++) {
+		const struct sk_obj_raw *r = !e->node_cache_capable && nodes[i]->node ? sk_node_raw(nodes[i]->node) : NULL;
+		want += r && r->json ? r->len + 1 : strlen(sk_ni_name(nodes[i])) + 3;
 	}
-	if (fclose(f) != 0)
-		rc = -1;
-	if (rc != 0) {
-		free(buf);
+	if (!(b.p = malloc(want)))
+		return NULL;
+	b.cap = want;
+	wputs(&b, "{\"Pod\":");
+	wpod(&b, pod);
+	if (e->node_cache_capable) {
+		wputs(&b, ",\"Nodes\":null,\"NodeNames\":[");
+		for (int i = 0; i < n; i++) {
+			if (i)
+				wput(&b, ",", 1);
+			wstr(&b, sk_ni_name(nodes[i]));
+		}
+		wputs(&b, "]}");
+	} else {
+		wputs(&b, ",\"Nodes\":{\"metadata\":{},\"items\":[");
+		for (int i = 0; i < n; i++) {
+			if (i)
+				wput(&b, ",", 1);
+			wnode(&b, nodes[i]);
+		}
+		wputs(&b, "]},\"NodeNames\":null}");
+	}
+	if (b.oom) {
+		free(b.p);
 		return NULL;
 	}
-	return buf;
+	return b.p;
 }
 
 cJSON *sk_extender_args_json(const struct sk_extender *e, const struct sk_pod *pod,

@@ -63,3 +63,14 @@ int sk_handle_api_patch(struct sk_handle *h, const char *path, const cJSON *patc
 		*conflict = c;
 	return rc;
 }
+
+int sk_handle_list_csi_storage_capacities(struct sk_handle *h, struct sk_csi_storage_capacity ***out)
+{
+	return sk_volume_store_list(store(h), SK_VOBJ_CSI_STORAGE_CAPACITY, (struct sk_vobj ***)out);
+}
+
+int sk_handle_list_volume_attachments(struct sk_handle *h, const char *node_name,
+				      struct sk_volume_attachment ***out)
+{
+	return sk_volume_store_list_volume_attachments(store(h), node_name, (struct sk_vobj ***)out);
+}

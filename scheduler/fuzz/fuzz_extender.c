@@ -2,7 +2,9 @@
  * picks the verb (filter with or without nodeCacheCapable, prioritize, bind, preempt); the rest is
  * the HTTP body, parsed as sk_extender_post does and decoded against three known nodes (for
  * preempt: a snapshot of them, one pod each). Kept nodes must come from the input, the failed
- * list must have no duplicates, preempt victims must be pods of their node. */
+ * list must have no duplicates, preempt victims must be pods of their node. For filter and
+ * prioritize the answer is also read without cJSON (extender_fast.c): when that path decides, the
+ * cJSON path must have succeeded with exactly the same result. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "schedkit/types.h"
 #include "scheduler/backend/cache.h"
 #include "scheduler/framework/extender.h"
+#include "scheduler/framework/extender_priv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -81,16 +84,42 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(body, data + 1, size - 1);
 	body[size - 1] = '\0';
+	const struct sk_node_info *const *in = (const struct sk_node_info *const *)nodes;
+	struct sk_extender_filter_result fr = { 0 };
+	int64_t fadd[NNODES] = { 0 };
+	int fast = 0;
+	if (verb < 2) {
+		if (!(fr.nodes = malloc(NNODES * sizeof(*fr.nodes))))
+			abort();
+		fast = sk_extender_filter_fast(ext[verb], body, in, NNODES, &fr);
+	} else if (verb == 2) {
+		fast = sk_extender_prioritize_fast(ext[0], body, in, NNODES, fadd);
+	}
+	if (fast < 0)
+		abort(); /* no ENOMEM here */
 	const char *end = NULL;
 	cJSON *res = cJSON_ParseWithOpts(body, &end, 0);
 	free(body);
-	if (!res)
+	if (!res) {
+		if (fast)
+			abort(); /* decided a body cJSON rejects */
+		sk_extender_filter_result_free(&fr);
 		return 0;
-	const struct sk_node_info *const *in = (const struct sk_node_info *const *)nodes;
+	}
 	char *err = NULL;
 	if (verb < 2) {
 		struct sk_extender_filter_result r = { 0 };
 		int rc = sk_extender_filter_decode(ext[verb], res, in, NNODES, &r, &err);
+		if (fast && (rc != 0 || r.n != fr.n || r.nfailed != fr.nfailed))
+			abort();
+		for (int i = 0; fast && i < r.n; i++)
+			if (r.nodes[i] != fr.nodes[i])
+				abort();
+		for (int i = 0; fast && i < r.nfailed; i++)
+			if (strcmp(r.failed[i].node, fr.failed[i].node) || strcmp(r.failed[i].message, fr.failed[i].message) ||
+			    r.failed[i].unresolvable != fr.failed[i].unresolvable)
+				abort();
+		sk_extender_filter_result_free(&fr);
 		if (rc == 0) {
 			if (r.n < 0 || r.n > NNODES)
 				abort();
@@ -111,7 +140,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	} else if (verb == 2) {
 		int64_t add[NNODES] = { 0 };
-		if (sk_extender_prioritize_decode(ext[0], res, in, NNODES, add, &err) != 0 && !err)
+		int rc = sk_extender_prioritize_decode(ext[0], res, in, NNODES, add, &err);
+		if (rc != 0 && !err)
+			abort();
+		if (fast && (rc != 0 || memcmp(add, fadd, sizeof(add)) != 0))
 			abort();
 	} else if (verb == 3) {
 		if (sk_extender_bind_decode(ext[0], res, &err) != 0 && !err)

@@ -28,7 +28,7 @@ struct sk_sim_volumes {
 bool sk_sim_is_storage_kind(const char *kind)
 {
 	static const char *const kinds[] = { "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
-					     "CSIDriver", NULL };
+					     "CSIDriver", "CSIStorageCapacity", "VolumeAttachment", NULL };
 	for (int i = 0; kind && kinds[i]; i++)
 		if (strcmp(kind, kinds[i]) == 0)
 			return true;
@@ -69,7 +69,8 @@ static struct doc *find(struct sk_sim_volumes *v, enum sk_vobj_kind kind, const 
 {
 	for (int i = 0; i < v->n; i++)
 		if (v->docs[i].kind == kind && strcmp(v->docs[i].name, name) == 0 &&
-		    (kind != SK_VOBJ_PVC || strcmp(v->docs[i].ns, ns ? ns : "") == 0))
+		    ((kind != SK_VOBJ_PVC && kind != SK_VOBJ_CSI_STORAGE_CAPACITY) ||
+		     strcmp(v->docs[i].ns, ns ? ns : "") == 0))
 			return &v->docs[i];
 	return NULL;
 }
@@ -138,7 +139,8 @@ int sk_sim_volumes_add(struct sk_sim_volumes *v, const cJSON *obj, char **err)
 	/* what the API server would have given it: a namespace (claims), a uid */
 	cJSON *m = meta(copy);
 	const char *kind = kube_obj_get_string(copy, "kind");
-	if (kind && strcmp(kind, "PersistentVolumeClaim") == 0 && !kube_meta_namespace(copy))
+	if (kind && (strcmp(kind, "PersistentVolumeClaim") == 0 || strcmp(kind, "CSIStorageCapacity") == 0) &&
+	    !kube_meta_namespace(copy))
 		set(m, "namespace", "default");
 	if (!kube_meta_uid(copy)) {
 		char uid[300];

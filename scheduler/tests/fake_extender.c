@@ -27,6 +27,7 @@ struct fe_script {
 };
 struct fe_req {
 	char *path, *body, *ctype;
+	char *host, *sni; /* the Host header, the TLS server name ("" when none) */
 };
 
 struct fe_server {
@@ -121,6 +122,19 @@ static void handle(struct fe_server *s, struct conn *cn)
 		memcpy(ctype, ct, l);
 		ctype[l] = '\0';
 	}
+	char host[256] = "";
+	char *h = strcasestr(buf, "\r\nHost:");
+	if (h && h < buf + hdr_end) {
+		h += 7;
+		while (*h == ' ')
+			h++;
+		size_t l = strcspn(h, "\r");
+		if (l >= sizeof(host))
+			l = sizeof(host) - 1;
+		memcpy(host, h, l);
+		host[l] = '\0';
+	}
+	const char *sni = cn->ssl ? SSL_get_servername(cn->ssl, TLSEXT_NAMETYPE_host_name) : NULL;
 	int status = 404, delay = 0;
 	char *reply = NULL;
 	pthread_mutex_lock(&s->mu);
@@ -129,6 +143,8 @@ static void handle(struct fe_server *s, struct conn *cn)
 		r->path = strdup(path);
 		r->body = strndup(buf + hdr_end, clen);
 		r->ctype = strdup(ctype);
+		r->host = strdup(host);
+		r->sni = strdup(sni ? sni : "");
 	}
 	for (int i = 0; i < s->nscript; i++)
 		if (strcmp(s->script[i].path, path) == 0 && strcmp(method, "POST") == 0) {
@@ -240,6 +256,8 @@ void fe_clear(struct fe_server *s)
 		free(s->reqs[i].path);
 		free(s->reqs[i].body);
 		free(s->reqs[i].ctype);
+		free(s->reqs[i].host);
+		free(s->reqs[i].sni);
 	}
 	s->nreqs = 0;
 	pthread_mutex_unlock(&s->mu);
@@ -324,7 +342,28 @@ char *fe_last_content_type(struct fe_server *s)
 	return r;
 }
 
+char *fe_last_host(struct fe_server *s)
+{
+	pthread_mutex_lock(&s->mu);
+	char *r = strdup(s->nreqs && s->reqs[s->nreqs - 1].host ? s->reqs[s->nreqs - 1].host : "");
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+char *fe_last_sni(struct fe_server *s)
+{
+	pthread_mutex_lock(&s->mu);
+	char *r = strdup(s->nreqs && s->reqs[s->nreqs - 1].sni ? s->reqs[s->nreqs - 1].sni : "");
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
 int fe_make_cert(const char *cert_path, const char *key_path, const char *cn)
+{
+	return fe_make_cert_san(cert_path, key_path, cn, "IP:127.0.0.1");
+}
+
+int fe_make_cert_san(const char *cert_path, const char *key_path, const char *cn, const char *san)
 {
 	EVP_PKEY *pkey = EVP_EC_gen("P-256");
 	X509 *x = X509_new();
@@ -343,7 +382,7 @@ int fe_make_cert(const char *cert_path, const char *key_path, const char *cn)
 	X509V3_set_ctx_nodb(&ctx);
 	X509V3_set_ctx(&ctx, x, x, NULL, NULL, 0);
 	const char *exts[][2] = { { "basicConstraints", "critical,CA:TRUE" },
-				  { "subjectAltName", "IP:127.0.0.1" },
+				  { "subjectAltName", san },
 				  { "keyUsage", "critical,digitalSignature,keyCertSign" } };
 	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
 		X509_EXTENSION *ex = X509V3_EXT_conf(NULL, &ctx, exts[i][0], exts[i][1]);

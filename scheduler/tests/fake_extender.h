@@ -17,6 +17,8 @@ struct fe_server *fe_start(void);
 struct fe_server *fe_start_tls(const char *cert_file, const char *key_file, const char *client_ca_file);
 /* Writes a self-signed P-256 certificate (CA:TRUE, subjectAltName IP:127.0.0.1) and its key. 0 or -1. */
 int fe_make_cert(const char *cert_path, const char *key_path, const char *cn);
+/* The same with another subjectAltName ("DNS:extender.example"). */
+int fe_make_cert_san(const char *cert_path, const char *key_path, const char *cn, const char *san);
 void fe_stop(struct fe_server *s);
 /* "http://127.0.0.1:<port>" (owned by the server). */
 const char *fe_url(const struct fe_server *s);
@@ -31,5 +33,8 @@ cJSON *fe_body(struct fe_server *s, const char *path, int i);
 /* The Content-Type header of the last request ("" when none; caller frees). */
 char *fe_last_content_type(struct fe_server *s);
 void fe_clear(struct fe_server *s); /* forget the recorded requests */
+/* The Host header and the TLS SNI name of the last request ("" when none; caller frees). */
+char *fe_last_host(struct fe_server *s);
+char *fe_last_sni(struct fe_server *s);
 
 #endif

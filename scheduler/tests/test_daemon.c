@@ -129,7 +129,7 @@ static void test_flags_errors(void **state)
 		{ { "stray" }, 1, 2, "does not take any arguments" },
 		{ { "-x" }, 1, 2, "unknown shorthand flag" },
 		{ { "--validate" }, 1, 2, "--validate needs --config" },
-		{ { "--policy-configmap=sched-policy" }, 1, 2, "--policy-configmap is not supported: save the data key \"policy.cfg\" of ConfigMap kube-system/sched-policy" },
+		{ { "--policy-configmap=sched-policy", "--validate" }, 2, 2, "--validate does not read --policy-configmap (no API access): save the data key \"policy.cfg\" of ConfigMap kube-system/sched-policy" },
 		{ { "--leader-elect-resource-lock=endpoints" }, 1, 2, "only \"leases\"" },
 		{ { "--tls-cert-file=/c" }, 1, 2, "must be given together" },
 		{ { "--help" }, 1, 1, NULL },

@@ -445,6 +445,60 @@ static void test_volumes(void **state)
 	free(out);
 }
 
+/* CSIStorageCapacity and VolumeAttachment in the cluster file: the claim of a capacity-tracking
+ * driver goes to the zone with room; node-b's VolumeAttachment fills its attach limit, so the
+ * next volume goes to node-a; a malformed CSIStorageCapacity is an error naming it. Each pod
+ * prefers the other node, so only the filters move it. */
+#define PREFER(zone)                                                                                                   \
+	"  affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 100, preference:\n"     \
+	"    {matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [" zone "]}]}}]}}\n"
+static void test_volume_kinds(void **state)
+{
+	(void)state;
+	const char *cfg = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
+	const char *cluster =
+		"---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a, labels: {topology.kubernetes.io/zone: zone-a}}\n"
+		"status: {allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}}\n"
+		"---\napiVersion: v1\nkind: Node\nmetadata: {name: node-b, labels: {topology.kubernetes.io/zone: zone-b}}\n"
+		"status: {allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}}\n"
+		"---\nkind: CSIDriver\napiVersion: storage.k8s.io/v1\nmetadata: {name: cap.example.com}\nspec: {storageCapacity: true}\n"
+		"---\nkind: StorageClass\napiVersion: storage.k8s.io/v1\nmetadata: {name: cap}\nprovisioner: cap.example.com\n"
+		"volumeBindingMode: WaitForFirstConsumer\n"
+		"---\nkind: CSIStorageCapacity\napiVersion: storage.k8s.io/v1\nmetadata: {name: b}\nstorageClassName: cap\n"
+		"capacity: 10Gi\nnodeTopology: {matchLabels: {topology.kubernetes.io/zone: zone-b}}\n"
+		"---\nkind: PersistentVolumeClaim\napiVersion: v1\nmetadata: {name: c1}\n"
+		"spec: {storageClassName: cap, resources: {requests: {storage: 5Gi}}}\n"
+		"---\nkind: StorageClass\napiVersion: storage.k8s.io/v1\nmetadata: {name: att}\nprovisioner: att.example.com\n"
+		"volumeBindingMode: WaitForFirstConsumer\n"
+		"---\nkind: CSINode\napiVersion: storage.k8s.io/v1\nmetadata: {name: node-b}\n"
+		"spec: {drivers: [{name: att.example.com, nodeID: b, allocatable: {count: 1}}]}\n"
+		"---\nkind: VolumeAttachment\napiVersion: storage.k8s.io/v1\nmetadata: {name: va-b}\n"
+		"spec: {attacher: att.example.com, nodeName: node-b, source: {persistentVolumeName: pv-x}}\n"
+		"---\nkind: PersistentVolumeClaim\napiVersion: v1\nmetadata: {name: c2}\n"
+		"spec: {storageClassName: att, resources: {requests: {storage: 1Gi}}}\n"
+		POD("cap-pod", "100m", PREFER("zone-a") "  volumes: [{name: v, persistentVolumeClaim: {claimName: c1}}]\n")
+		POD("att-pod", "100m", PREFER("zone-b") "  volumes: [{name: v, persistentVolumeClaim: {claimName: c2}}]\n");
+	char *out = run_ok(cfg, cluster, false);
+	const char *want[] = {
+		"\"pod\":\"default/cap-pod\",\"profile\":\"default-scheduler\",\"result\":\"Scheduled\",\"node\":\"node-b\"",
+		"\"pod\":\"default/att-pod\",\"profile\":\"default-scheduler\",\"result\":\"Scheduled\",\"node\":\"node-a\"",
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		if (!strstr(out, want[i]))
+			fail_msg("missing %s in\n%s", want[i], out);
+	free(out);
+	int rc;
+	char *err = NULL;
+	out = run(cfg, "kind: CSIStorageCapacity\napiVersion: storage.k8s.io/v1\nmetadata: {name: bad}\ncapacity: 1Gi\n",
+		  false, &rc, &err);
+	assert_int_not_equal(rc, 0);
+	assert_non_null(err);
+	if (!strstr(err, "csistoragecapacity default/bad: storageClassName: Required value"))
+		fail_msg("error: %s", err);
+	free(err);
+	free(out);
+}
+
 static void test_main_args(void **state)
 {
 	(void)state;
@@ -502,6 +556,7 @@ int main(void)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_list_wrapper),
 		cmocka_unit_test(test_volumes),
+		cmocka_unit_test(test_volume_kinds),
 		cmocka_unit_test(test_main_args),
 		cmocka_unit_test(test_preemption_golden),
 		cmocka_unit_test(test_preemption_respects_pdb),

@@ -171,6 +171,18 @@
 	/* plugin.h: preemption through the HTTP extenders, appended in 1.1 */ \
 	P(void, sk_victims_free, (struct sk_victims *list, int n), (list, n)) \
 	F(int, sk_handle_preempt_extenders, (struct sk_handle *h, const struct sk_pod *pod, struct sk_victims **list, int *n, char **err), (h, pod, list, n, err)) \
+	/* volume.h: CSIStorageCapacity, VolumeAttachment, CSI migration, appended in 1.2 */ \
+	F(struct sk_csi_storage_capacity *, sk_csi_storage_capacity_decode, (const cJSON *obj, char **err), (obj, err)) \
+	F(struct sk_volume_attachment *, sk_volume_attachment_decode, (const cJSON *obj, char **err), (obj, err)) \
+	F(bool, sk_csi_storage_capacity_limit, (const struct sk_csi_storage_capacity *c, int64_t *limit), (c, limit)) \
+	F(int, sk_handle_list_csi_storage_capacities, (struct sk_handle *h, struct sk_csi_storage_capacity ***out), (h, out)) \
+	F(int, sk_handle_list_volume_attachments, (struct sk_handle *h, const char *node_name, struct sk_volume_attachment ***out), (h, node_name, out)) \
+	F(const char *, sk_csi_migration_driver, (const char *intree_plugin), (intree_plugin)) \
+	F(const char *, sk_csi_migration_plugin_of_source, (const char *source_field), (source_field)) \
+	F(const char *, sk_csi_migration_plugin_of_volume, (const struct sk_pod_volume *v), (v)) \
+	F(int, sk_csi_migration_translate, (const char *source_field, const char *id, const struct sk_labels *labels, const char **driver, char *handle, size_t n), (source_field, id, labels, driver, handle, n)) \
+	F(int, sk_csi_migration_translate_volume, (const struct sk_pod_volume *v, const char **driver, char *handle, size_t n), (v, driver, handle, n)) \
+	F(bool, sk_csi_node_plugin_migrated, (const struct sk_csi_node *n, const char *intree_plugin), (n, intree_plugin)) \
 	/* selector.h: selector equality (ABI 1.2) */ \
 	F(bool, kube_label_selector_equal, (const struct kube_label_selector *a, const struct kube_label_selector *b), (a, b)) \
 	/* node_memo.h: per-node sums across cycles (ABI 1.2) */ \

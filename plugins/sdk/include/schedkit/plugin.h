@@ -157,6 +157,8 @@ enum sk_event_resource {
 	SK_EV_CSI_NODE = 1 << 7,
 	SK_EV_CSI_DRIVER = 1 << 8,
 	SK_EV_NAMESPACE = 1 << 9,
+	SK_EV_CSI_STORAGE_CAPACITY = 1 << 10, /* ABI 1.2 */
+	SK_EV_VOLUME_ATTACHMENT = 1 << 11,    /* ABI 1.2 */
 	SK_EV_WILDCARD = 1 << 30,
 };
 enum sk_event_action {
@@ -183,9 +185,10 @@ struct sk_cluster_event {
 enum sk_hint { SK_QUEUE_SKIP = 0, SK_QUEUE = 1 };
 /* old_obj/new_obj are struct sk_pod* or struct sk_node* depending on the event resource, and the
  * storage views of schedkit/volume.h (struct sk_pvc*, sk_pv*, sk_storage_class*, sk_csi_node*,
- * sk_csi_driver*) for SK_EV_PVC ... SK_EV_CSI_DRIVER (NULL for add/delete sides, and NULL for
- * both when a source cannot give them: a hint then answers Queue); other resources pass NULL.
- * Must be cheap and must not block. */
+ * sk_csi_driver*; ABI 1.2: sk_csi_storage_capacity*, sk_volume_attachment*) for SK_EV_PVC ...
+ * SK_EV_CSI_DRIVER, SK_EV_CSI_STORAGE_CAPACITY and SK_EV_VOLUME_ATTACHMENT (NULL for add/delete
+ * sides, and NULL for both when a source cannot give them: a hint then answers Queue); other
+ * resources pass NULL. Must be cheap and must not block. */
 typedef enum sk_hint (*sk_hint_fn)(struct sk_plugin *self, const struct sk_pod *pod, const void *old_obj,
 				   const void *new_obj);
 struct sk_event_registration {

@@ -114,6 +114,11 @@ enum sk_volume_source {
 	SK_VOL_RBD,               /* rbd: id = image, pool, monitors */
 	SK_VOL_ISCSI,             /* iscsi: id = iqn */
 	SK_VOL_CSI,               /* csi (inline): id = driver */
+	SK_VOL_AZURE_DISK,        /* azureDisk: id = diskURI (ABI 1.2) */
+	SK_VOL_CINDER,            /* cinder: id = volumeID (ABI 1.2) */
+	SK_VOL_PORTWORX,          /* portworxVolume: id = volumeID (ABI 1.2) */
+	SK_VOL_VSPHERE,           /* vsphereVolume: id = volumePath (ABI 1.2) */
+	SK_VOL_AZURE_FILE,        /* azureFile: id = shareName (ABI 1.2) */
 };
 struct sk_pod_volume {
 	const char *name;         /* interned */

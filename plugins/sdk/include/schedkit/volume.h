@@ -1,14 +1,16 @@
 /* Storage objects as the volume plugins read them: PersistentVolumeClaims, PersistentVolumes,
- * StorageClasses, CSINodes and CSIDrivers, decoded once from API JSON (scheduler/api/volume.c) and
- * kept by the core's volume store (scheduler/backend/volume_store.c), which the daemon's informers
- * and simulate's cluster file fill. Plugins look objects up through the handle (the listers of
- * upstream's SharedInformerFactory); every view is immutable and reference counted, so a plugin may
- * keep one past the call (sk_vobj_unref when done). Strings that repeat (class names, drivers, node
- * names, label keys and values) are interned; the identity strings of the header are owned. */
+ * StorageClasses, CSINodes, CSIDrivers and (ABI 1.2) CSIStorageCapacities and VolumeAttachments,
+ * decoded once from API JSON (scheduler/api/volume.c) and kept by the core's volume store
+ * (scheduler/backend/volume_store.c), which the daemon's informers and simulate's cluster file
+ * fill. Plugins look objects up through the handle (the listers of upstream's
+ * SharedInformerFactory); every view is immutable and reference counted, so a plugin may keep one
+ * past the call (sk_vobj_unref when done). Strings that repeat (class names, drivers, node names,
+ * label keys and values) are interned; the identity strings of the header are owned. */
 #ifndef SK_SCHEDKIT_VOLUME_H
 #define SK_SCHEDKIT_VOLUME_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
@@ -22,6 +24,8 @@ enum sk_vobj_kind {
 	SK_VOBJ_STORAGE_CLASS,
 	SK_VOBJ_CSI_NODE,
 	SK_VOBJ_CSI_DRIVER,
+	SK_VOBJ_CSI_STORAGE_CAPACITY, /* ABI 1.2 */
+	SK_VOBJ_VOLUME_ATTACHMENT,    /* ABI 1.2 */
 };
 
 /* The first member of every storage view. ns is "" for cluster-scoped kinds. */
@@ -67,6 +71,7 @@ struct sk_pvc {
 	const char *provisioner;      /* annotation volume(.beta).kubernetes.io/storage-provisioner, or NULL */
 	const char *phase;            /* status.phase: Pending, Bound, Lost ("" when absent) */
 	const char *controller_uid;   /* uid of the controller ownerReference, or NULL */
+	bool has_request_storage;     /* ABI 1.2: spec.resources.requests.storage present */
 };
 
 struct sk_pv {
@@ -85,6 +90,10 @@ struct sk_pv {
 	 * the required node affinity (intersected within a term, united across terms), sorted, interned. */
 	int nhost_names;
 	const char **host_names;
+	/* ABI 1.2: the in-tree source's volume id (awsElasticBlockStore.volumeID, gcePersistentDisk.pdName,
+	 * azureDisk.diskURI, cinder.volumeID, portworxVolume.volumeID, vsphereVolume.volumePath,
+	 * azureFile.shareName), interned; NULL for csi and other sources. */
+	const char *intree_id;
 };
 
 struct sk_storage_class {
@@ -95,6 +104,9 @@ struct sk_storage_class {
 	/* allowedTopologies as node selector terms (matchLabelExpressions -> key In values); NULL = any. */
 	struct kube_node_selector *allowed_topologies;
 	bool is_default;              /* annotation storageclass.kubernetes.io/is-default-class "true" */
+	/* ABI 1.2: allowedTopologies as served, printed unformatted ("" when absent), so an update can
+	 * be compared (isSchedulableAfterStorageClassChange); owned. */
+	char *allowed_topologies_json;
 };
 
 struct sk_csi_node_driver {
@@ -109,6 +121,9 @@ struct sk_csi_node {
 	struct sk_vobj meta;          /* name = the node's name */
 	int ndrivers;
 	struct sk_csi_node_driver *drivers;
+	/* ABI 1.2: annotation storage.alpha.kubernetes.io/migrated-plugins (comma separated in-tree
+	 * plugin names, "kubernetes.io/aws-ebs,..."), interned; NULL when absent. */
+	const char *migrated_plugins;
 };
 
 struct sk_csi_driver {
@@ -151,5 +166,68 @@ int sk_handle_list_pvs(struct sk_handle *h, struct sk_pv ***out);
  * when the env has no API. */
 int sk_handle_api_patch(struct sk_handle *h, const char *path, const cJSON *patch, cJSON **out, bool *conflict,
 			char **err);
+
+/* ---------- ABI 1.2: CSIStorageCapacity, VolumeAttachment, CSI migration ---------- */
+
+#define SK_ANN_MIGRATED_PLUGINS "storage.alpha.kubernetes.io/migrated-plugins"
+
+/* storage.k8s.io/v1 CSIStorageCapacity (namespaced): the capacity a driver reports for one class
+ * in one topology segment. */
+struct sk_csi_storage_capacity {
+	struct sk_vobj meta;
+	const char *class_name;       /* storageClassName (required), interned */
+	bool has_capacity;            /* capacity set */
+	int64_t capacity;             /* bytes */
+	bool has_maximum_volume_size; /* maximumVolumeSize set */
+	int64_t maximum_volume_size;  /* bytes */
+	/* nodeTopology; NULL when absent (no node has access, upstream nodeHasAccess) */
+	struct kube_label_selector *node_topology;
+};
+
+/* storage.k8s.io/v1 VolumeAttachment (cluster-scoped). */
+struct sk_volume_attachment {
+	struct sk_vobj meta;
+	const char *attacher;         /* spec.attacher (the CSI driver), interned */
+	const char *node_name;        /* spec.nodeName, interned */
+	const char *pv_name;          /* spec.source.persistentVolumeName, interned, or NULL */
+	/* spec.source.inlineVolumeSpec (a migrated inline volume): its source field name ("csi",
+	 * "awsElasticBlockStore", ...), csi driver and handle, or in-tree id; all NULL without one */
+	const char *inline_source, *inline_csi_driver, *inline_csi_handle, *inline_intree_id;
+	bool attached;                /* status.attached */
+};
+
+struct sk_csi_storage_capacity *sk_csi_storage_capacity_decode(const cJSON *obj, char **err);
+struct sk_volume_attachment *sk_volume_attachment_decode(const cJSON *obj, char **err);
+/* volumeLimit of volumebinding/binder.go: maximumVolumeSize when set, else capacity; false when
+ * neither is set. */
+bool sk_csi_storage_capacity_limit(const struct sk_csi_storage_capacity *c, int64_t *limit);
+
+/* Every CSIStorageCapacity, sorted by namespace/name (new references; sk_vobj_list_free). Count or -1. */
+int sk_handle_list_csi_storage_capacities(struct sk_handle *h, struct sk_csi_storage_capacity ***out);
+/* The VolumeAttachments whose spec.nodeName is node_name (the store indexes them by node, as
+ * upstream's va.spec.nodename indexer), sorted by name. Count or -1. */
+int sk_handle_list_volume_attachments(struct sk_handle *h, const char *node_name,
+				      struct sk_volume_attachment ***out);
+
+/* CSI migration (staging/src/k8s.io/csi-translation-lib). In-tree plugin names are
+ * "kubernetes.io/aws-ebs", "kubernetes.io/gce-pd", "kubernetes.io/azure-disk",
+ * "kubernetes.io/azure-file", "kubernetes.io/cinder", "kubernetes.io/vsphere-volume",
+ * "kubernetes.io/portworx-volume". */
+/* GetCSINameFromInTreeName: the CSI driver an in-tree plugin migrates to, or NULL. */
+const char *sk_csi_migration_driver(const char *intree_plugin);
+/* GetInTreePluginNameFromSpec: the in-tree plugin of a volume source field name
+ * ("awsElasticBlockStore") or of a pod volume, or NULL when not migratable. */
+const char *sk_csi_migration_plugin_of_source(const char *source_field);
+const char *sk_csi_migration_plugin_of_volume(const struct sk_pod_volume *v);
+/* TranslateInTreePVToCSI / TranslateInTreeInlineVolumeToCSI, reduced to what the plugins read:
+ * the CSI driver (interned) and the volume handle (written to handle, n bytes). source_field and
+ * id as in struct sk_pv (intree_id), labels the PV's (GCE PD zones; NULL for inline volumes).
+ * 0, or -1 when the source is not migratable or its id does not translate. */
+int sk_csi_migration_translate(const char *source_field, const char *id, const struct sk_labels *labels,
+			       const char **driver, char *handle, size_t n);
+/* The same for an inline pod volume (TranslateInTreeInlineVolumeToCSI). */
+int sk_csi_migration_translate_volume(const struct sk_pod_volume *v, const char **driver, char *handle, size_t n);
+/* The in-tree plugin is listed in the CSINode's migrated-plugins annotation (NULL node: false). */
+bool sk_csi_node_plugin_migrated(const struct sk_csi_node *n, const char *intree_plugin);
 
 #endif
