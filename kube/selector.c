@@ -1072,6 +1072,23 @@ bool kube_label_selector_matches_json(const struct kube_label_selector *s, const
 	return kube_label_selector_matches(s, no_label, NULL);
 }
 
+bool kube_label_selector_equal(const struct kube_label_selector *a, const struct kube_label_selector *b)
+{
+	if (a == b)
+		return true;
+	if (!a || !b || a->nothing != b->nothing || a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct requirement *x = &a->reqs[i], *y = &b->reqs[i];
+		if (x->op != y->op || x->nvalues != y->nvalues || x->number != y->number || strcmp(x->key, y->key) != 0)
+			return false;
+		for (size_t j = 0; j < x->nvalues; j++)
+			if (strcmp(x->values[j], y->values[j]) != 0)
+				return false;
+	}
+	return true;
+}
+
 bool kube_label_selector_is_empty(const struct kube_label_selector *s) { return s && !s->nothing && s->n == 0; }
 bool kube_label_selector_is_nothing(const struct kube_label_selector *s) { return !s || s->nothing; }
 

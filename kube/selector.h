@@ -65,6 +65,7 @@ bool kube_label_selector_matches_json(const struct kube_label_selector *s, const
 bool kube_label_selector_is_empty(const struct kube_label_selector *s);
 /* True for the selector that matches nothing (from_json(NULL)). */
 bool kube_label_selector_is_nothing(const struct kube_label_selector *s);
+bool kube_label_selector_equal(const struct kube_label_selector *a, const struct kube_label_selector *b);
 /* Canonical string as upstream String(): requirements sorted by key, "a=b,c!=d,e in (x,y)",
  * set values sorted. Caller frees; NULL on OOM. */
 char *kube_label_selector_string(const struct kube_label_selector *s);

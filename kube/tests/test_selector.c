@@ -602,9 +602,53 @@ static void test_field_selector_helpers(void **state)
 	kube_label_selector_free(NULL);
 }
 
+/* kube_label_selector_equal: same requirements (keys, operators, values), same "nothing". */
+static void test_selector_equal(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *a, *b;
+		bool equal;
+	} cases[] = {
+		{ "a=x", "a=x", true },
+		{ "x=a,a=x", "a=x,x=a", true },          /* compiled in key order */
+		{ "a in (y,x)", "a in (x,y)", true },    /* set values sorted */
+		{ "", "", true },
+		{ "a=x", "a=y", false },
+		{ "a=x", "b=x", false },
+		{ "a=x", "a==x", false },                /* another operator: no claim of equivalence */
+		{ "a=x", "a!=x", false },
+		{ "a in (x)", "a in (x,y)", false },
+		{ "a", "!a", false },
+		{ "a=x", "a=x,b", false },
+		{ "", "a", false },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kube_label_selector *a, *b;
+		assert_int_equal(kube_label_selector_parse(cases[i].a, &a, NULL), 0);
+		assert_int_equal(kube_label_selector_parse(cases[i].b, &b, NULL), 0);
+		if (kube_label_selector_equal(a, b) != cases[i].equal || kube_label_selector_equal(b, a) != cases[i].equal) {
+			print_error("\"%s\" vs \"%s\": want %d\n", cases[i].a, cases[i].b, cases[i].equal);
+			fail();
+		}
+		assert_true(kube_label_selector_equal(a, a));
+		kube_label_selector_free(a);
+		kube_label_selector_free(b);
+	}
+	struct kube_label_selector *nothing, *empty;
+	assert_int_equal(kube_label_selector_from_json(NULL, &nothing, NULL), 0);
+	assert_int_equal(kube_label_selector_parse("", &empty, NULL), 0);
+	assert_false(kube_label_selector_equal(nothing, empty)); /* matches nothing vs everything */
+	assert_false(kube_label_selector_equal(NULL, empty));
+	assert_true(kube_label_selector_equal(NULL, NULL));
+	kube_label_selector_free(nothing);
+	kube_label_selector_free(empty);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_selector_equal),
 		cmocka_unit_test(test_selector_parse),	  cmocka_unit_test(test_selector_matches),
 		cmocka_unit_test(test_set_selector_parser), cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_requirement_constructor), cmocka_unit_test(test_add_and_string),

@@ -24,6 +24,7 @@
 #include "schedkit/args.h"
 #include "schedkit/plugin.h"
 #include "schedkit/selector.h"
+#include "schedkit/node_memo.h"
 #include "schedkit/tpmap.h"
 
 #define ERR_REASON_EXISTING_ANTI_AFFINITY "node(s) didn't satisfy existing pods anti-affinity rules"
@@ -83,14 +84,47 @@ static cJSON *args_encode(const void *p)
 
 static const struct ipa_args default_args = { .hard_pod_affinity_weight = 1 };
 
+/* An instance: its args (borrowed) and the PreFilter counts kept across cycles (ipa_memo.h):
+ * existing pods' anti-affinity against the incoming pod, the incoming pod's terms against
+ * existing pods. */
+struct ipa {
+	const struct ipa_args *args;
+	struct sk_node_memo *existing, *incoming;             /* PreFilter */
+	struct sk_node_memo *score_existing, *score_preferred; /* PreScore */
+};
+
+static void ipa_fini(struct sk_plugin *self);
+
 static int ipa_init(struct sk_plugin *self, const void *args, char **err)
 {
-	(void)err;
-	self->priv = (void *)(args ? args : &default_args);
+	struct ipa *pl = calloc(1, sizeof(*pl));
+	if (!pl) {
+		*err = strdup("InterPodAffinity: out of memory");
+		return -1;
+	}
+	pl->args = args ? args : &default_args;
+	self->priv = pl;
+	if (!(pl->existing = sk_node_memo_new()) || !(pl->incoming = sk_node_memo_new()) ||
+	    !(pl->score_existing = sk_node_memo_new()) || !(pl->score_preferred = sk_node_memo_new())) {
+		ipa_fini(self);
+		*err = strdup("InterPodAffinity: out of memory");
+		return -1;
+	}
 	return 0;
 }
 
-static const struct ipa_args *ipa_args(const struct sk_plugin *self) { return self->priv; }
+static void ipa_fini(struct sk_plugin *self)
+{
+	struct ipa *pl = self->priv;
+	if (!pl)
+		return;
+	sk_node_memo_free(pl->existing);
+	sk_node_memo_free(pl->incoming);
+	sk_node_memo_free(pl->score_existing);
+	sk_node_memo_free(pl->score_preferred);
+	free(pl);
+	self->priv = NULL;
+}
 
 /* ---------- namespaces of one cycle ---------- */
 
@@ -180,9 +214,9 @@ static bool term_selects_namespace(const struct ns_view *v, const struct sk_affi
 				   const struct sk_pod *owner, const char *ns)
 {
 	if (t->nnamespaces == 0 && !t->ns_selector)
-		return strcmp(owner->ns, ns) == 0;
+		return owner->ns == ns || strcmp(owner->ns, ns) == 0;
 	for (int i = 0; i < t->nnamespaces; i++)
-		if (strcmp(t->namespaces[i], ns) == 0)
+		if (t->namespaces[i] == ns || strcmp(t->namespaces[i], ns) == 0)
 			return true;
 	if (!t->ns_selector || kube_label_selector_is_nothing(t->ns_selector))
 		return false;
@@ -224,22 +258,28 @@ static bool matches_all(const struct ns_view *v, const struct sk_affinity_term *
 
 /* ---------- PreFilter / Filter ---------- */
 
+/* The counts are aggregates (ipa_memo.h), shared with the memo and with clones until changed:
+ * existing->maps[0] holds existing pods' required anti-affinity matching the pod (existing->keys:
+ * its topology keys); incoming->maps[0] the existing pods matching all the pod's required
+ * affinity terms, incoming->maps[1] those matching the pod's required anti-affinity terms. */
 struct ipa_filter_state {
 	const struct sk_pod *pod;        /* the incoming pod (lives for the cycle) */
 	struct ns_view *view;            /* one reference */
-	struct sk_tpmap existing_anti;   /* existing pods' required anti-affinity matching the pod */
-	struct sk_tpmap affinity;        /* existing pods matching all the pod's required affinity terms */
-	struct sk_tpmap anti;            /* existing pods matching the pod's required anti-affinity terms */
+	struct sk_node_sums *existing;        /* one reference each */
+	struct sk_node_sums *incoming;
 };
+
+#define EXISTING_ANTI(s) (&(s)->existing->maps[0])
+#define AFFINITY(s) (&(s)->incoming->maps[0])
+#define ANTI(s) (&(s)->incoming->maps[1])
 
 static void filter_state_free(void *p)
 {
 	struct ipa_filter_state *s = p;
 	if (!s)
 		return;
-	sk_tpmap_free(&s->existing_anti);
-	sk_tpmap_free(&s->affinity);
-	sk_tpmap_free(&s->anti);
+	sk_node_sums_unref(s->existing);
+	sk_node_sums_unref(s->incoming);
 	ns_view_unref(s->view);
 	free(s);
 }
@@ -252,23 +292,20 @@ static void *filter_state_clone(const void *p)
 		return NULL;
 	c->pod = s->pod;
 	c->view = ns_view_ref(s->view);
-	if (sk_tpmap_copy(&c->existing_anti, &s->existing_anti) < 0 || sk_tpmap_copy(&c->affinity, &s->affinity) < 0 ||
-	    sk_tpmap_copy(&c->anti, &s->anti) < 0) {
-		filter_state_free(c);
-		return NULL;
-	}
+	c->existing = sk_node_sums_ref(s->existing); /* copied by the first AddPod/RemovePod */
+	c->incoming = sk_node_sums_ref(s->incoming);
 	return c;
 }
 
 static const struct sk_state_ops filter_state_ops = { .free = filter_state_free, .clone = filter_state_clone };
 
-/* m[(key, node's value)] += delta when the node has the key; 0 or -1 (OOM). */
-static int bump(struct sk_tpmap *m, const struct sk_node *node, const char *key, int64_t delta)
+/* a->maps[map][(key, node's value)] += delta when the node has the key; 0 or -1 (OOM). */
+static int bump(struct sk_node_sums *a, int map, const struct sk_node *node, const char *key, int64_t delta)
 {
 	const char *v = sk_labels_get(&node->labels, key);
 	if (!v)
 		return 0;
-	return sk_tpmap_add_or_delete(m, key, v, delta);
+	return sk_node_sums_add(a, map, key, v, delta);
 }
 
 /* Counts one existing pod `other` on `node` into the incoming pod's affinity/anti maps. */
@@ -278,11 +315,11 @@ static int count_incoming_terms(struct ipa_filter_state *s, const struct sk_pod 
 	const struct sk_pod *pod = s->pod;
 	if (matches_all(s->view, pod->affinity, pod->naffinity, pod, other))
 		for (int t = 0; t < pod->naffinity; t++)
-			if (bump(&s->affinity, node, pod->affinity[t].topology_key, delta) < 0)
+			if (bump(s->incoming, 0, node, pod->affinity[t].topology_key, delta) < 0)
 				return -1;
 	for (int t = 0; t < pod->nanti_affinity; t++)
 		if (term_matches(s->view, &pod->anti_affinity[t], pod, other) &&
-		    bump(&s->anti, node, pod->anti_affinity[t].topology_key, delta) < 0)
+		    bump(s->incoming, 1, node, pod->anti_affinity[t].topology_key, delta) < 0)
 			return -1;
 	return 0;
 }
@@ -293,71 +330,197 @@ static int count_existing_anti(struct ipa_filter_state *s, const struct sk_pod *
 {
 	for (int t = 0; t < other->nanti_affinity; t++)
 		if (term_matches(s->view, &other->anti_affinity[t], other, s->pod) &&
-		    bump(&s->existing_anti, node, other->anti_affinity[t].topology_key, delta) < 0)
+		    bump(s->existing, 0, node, other->anti_affinity[t].topology_key, delta) < 0)
 			return -1;
 	return 0;
 }
 
-/* Per-node counts of existing pods matching the incoming pod's required terms, computed in
- * parallel: row i holds, for node i, [naffinity] pods matching all affinity terms (the same count
- * for every term) and [nanti_affinity] pods matching each anti-affinity term. */
-struct incoming_job {
-	const struct sk_snapshot *snap;
-	const struct sk_pod *pod;
-	const struct ns_view *view;
-	int64_t *counts;
-	int nterms;
-};
-
-static void count_incoming_node(int i, void *ctx)
+/* One node's contribution to existing->maps[0]: its pods' required anti-affinity terms that match
+ * the incoming pod (upstream getExistingAntiAffinityCounts, per node). */
+static int existing_contrib(const struct sk_node_info *ni, void *ctx, struct sk_node_contribs *out)
 {
-	struct incoming_job *j = ctx;
-	const struct sk_pod *pod = j->pod;
-	int64_t *row = &j->counts[(size_t)i * (size_t)j->nterms];
-	memset(row, 0, (size_t)j->nterms * sizeof(*row));
-	const struct sk_node_info *ni = j->snap->nodes[i];
-	if (!ni->node)
-		return;
+	const struct ipa_filter_state *s = ctx;
 	for (int k = 0; k < ni->npods; k++) {
 		const struct sk_pod *other = ni->pods[k].pod;
-		if (matches_all(j->view, pod->affinity, pod->naffinity, pod, other))
-			for (int t = 0; t < pod->naffinity; t++)
-				row[t]++;
-		for (int t = 0; t < pod->nanti_affinity; t++)
-			row[pod->naffinity + t] += term_matches(j->view, &pod->anti_affinity[t], pod, other);
-	}
-}
-
-static int count_incoming_all(struct ipa_filter_state *s, struct sk_handle *handle, const struct sk_snapshot *snap)
-{
-	const struct sk_pod *pod = s->pod;
-	int nt = pod->naffinity + pod->nanti_affinity;
-	if (!snap || snap->nnodes == 0 || nt == 0)
-		return 0;
-	struct incoming_job j = { .snap = snap, .pod = pod, .view = s->view, .nterms = nt };
-	if (!(j.counts = malloc((size_t)snap->nnodes * (size_t)nt * sizeof(*j.counts))))
-		return -1;
-	sk_handle_parallel_for(handle, snap->nnodes, count_incoming_node, &j);
-	int rc = 0;
-	for (int i = 0; i < snap->nnodes && rc == 0; i++) {
-		const struct sk_node *node = snap->nodes[i]->node;
-		const int64_t *row = &j.counts[(size_t)i * (size_t)nt];
-		for (int t = 0; t < nt && rc == 0; t++) {
-			if (row[t] == 0)
+		for (int t = 0; t < other->nanti_affinity; t++) {
+			const struct sk_affinity_term *term = &other->anti_affinity[t];
+			if (!term_matches(s->view, term, other, s->pod))
 				continue;
-			bool aff = t < pod->naffinity;
-			const char *key = aff ? pod->affinity[t].topology_key : pod->anti_affinity[t - pod->naffinity].topology_key;
-			rc = bump(aff ? &s->affinity : &s->anti, node, key, row[t]);
+			const char *v = sk_labels_get(&ni->node->labels, term->topology_key);
+			if (v && sk_node_contribs_add(out, 0, term->topology_key, v, 1) < 0)
+				return -1;
 		}
 	}
-	free(j.counts);
-	return rc;
+	return 0;
+}
+
+/* One node's contribution to incoming->maps: existing pods matching all the incoming pod's
+ * affinity terms (counted once per term) and each of its anti-affinity terms (upstream
+ * getIncomingAffinityAntiAffinityCounts, per node). */
+static int incoming_contrib(const struct sk_node_info *ni, void *ctx, struct sk_node_contribs *out)
+{
+	const struct ipa_filter_state *s = ctx;
+	const struct sk_pod *pod = s->pod;
+	const struct sk_labels *labels = &ni->node->labels;
+	if (pod->naffinity > 0) {
+		int64_t n = 0;
+		for (int k = 0; k < ni->npods; k++)
+			n += matches_all(s->view, pod->affinity, pod->naffinity, pod, ni->pods[k].pod);
+		for (int t = 0; n && t < pod->naffinity; t++) {
+			const char *v = sk_labels_get(labels, pod->affinity[t].topology_key);
+			if (v && sk_node_contribs_add(out, 0, pod->affinity[t].topology_key, v, n) < 0)
+				return -1;
+		}
+	}
+	for (int t = 0; t < pod->nanti_affinity; t++) {
+		const struct sk_affinity_term *term = &pod->anti_affinity[t];
+		const char *v = sk_labels_get(labels, term->topology_key);
+		if (!v)
+			continue;
+		int64_t n = 0;
+		for (int k = 0; k < ni->npods; k++)
+			n += term_matches(s->view, term, pod, ni->pods[k].pod);
+		if (n && sk_node_contribs_add(out, 1, term->topology_key, v, n) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---------- signatures: what a memo's counts depend on ---------- */
+
+/* The incoming pod of the cycle the memo's counts were made for (a reference) and that cycle's
+ * namespace view (its pod_ns_labels and resolved namespaceSelectors). */
+struct ipa_sig {
+	struct sk_pod *pod;
+	struct ns_view *view;
+};
+
+static void sig_free(void *p)
+{
+	struct ipa_sig *g = p;
+	sk_pod_unref(g->pod);
+	ns_view_unref(g->view);
+	free(g);
+}
+
+static struct ipa_sig *sig_new(const struct sk_pod *pod, struct ns_view *view)
+{
+	struct ipa_sig *g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->pod = sk_pod_ref((struct sk_pod *)pod);
+	g->view = ns_view_ref(view);
+	return g;
+}
+
+static bool labels_ptr_equal(const struct sk_labels *a, const struct sk_labels *b)
+{
+	if (!a || !b)
+		return a == b;
+	return sk_labels_equal(a, b);
+}
+
+/* Existing pods' terms match the incoming pod through its namespace, its labels and its
+ * namespace's labels. */
+static bool existing_sig_equal(const struct ipa_sig *g, const struct sk_pod *pod, const struct ns_view *view)
+{
+	return strcmp(g->pod->ns, pod->ns) == 0 && sk_labels_equal(&g->pod->labels, &pod->labels) &&
+	       labels_ptr_equal(g->view->pod_ns_labels, view->pod_ns_labels);
+}
+
+static const struct ns_resolved *resolved_of(const struct ns_view *v, const struct sk_affinity_term *t)
+{
+	for (int i = 0; i < v->nres; i++)
+		if (v->res[i].term == t)
+			return &v->res[i];
+	return NULL;
+}
+
+static bool names_equal(const char *const *a, int na, const char *const *b, int nb)
+{
+	if (na != nb)
+		return false;
+	for (int i = 0; i < na; i++)
+		if (a[i] != b[i] && strcmp(a[i], b[i]) != 0)
+			return false;
+	return true;
+}
+
+/* Two of the incoming pods' terms select the same pods into the same topology key. */
+static bool term_equal(const struct ns_view *va, const struct sk_affinity_term *a, const struct ns_view *vb,
+		       const struct sk_affinity_term *b)
+{
+	if (strcmp(a->topology_key, b->topology_key) != 0 || !kube_label_selector_equal(a->selector, b->selector) ||
+	    !names_equal(a->namespaces, a->nnamespaces, b->namespaces, b->nnamespaces) ||
+	    !kube_label_selector_equal(a->ns_selector, b->ns_selector))
+		return false;
+	if (!needs_listing(a))
+		return true;
+	const struct ns_resolved *ra = resolved_of(va, a), *rb = resolved_of(vb, b);
+	return ra && rb && names_equal(ra->names, ra->n, rb->names, rb->n);
+}
+
+static bool terms_equal(const struct ns_view *va, const struct sk_affinity_term *a, int na, const struct ns_view *vb,
+			const struct sk_affinity_term *b, int nb, bool weights)
+{
+	if (na != nb)
+		return false;
+	for (int i = 0; i < na; i++)
+		if ((weights && a[i].weight != b[i].weight) || !term_equal(va, &a[i], vb, &b[i]))
+			return false;
+	return true;
+}
+
+/* The incoming pod's required terms, and its namespace (a term's default). */
+static bool incoming_sig_equal(const struct ipa_sig *g, const struct sk_pod *pod, const struct ns_view *view)
+{
+	const struct sk_pod *a = g->pod;
+	return strcmp(a->ns, pod->ns) == 0 &&
+	       terms_equal(g->view, a->affinity, a->naffinity, view, pod->affinity, pod->naffinity, false) &&
+	       terms_equal(g->view, a->anti_affinity, a->nanti_affinity, view, pod->anti_affinity, pod->nanti_affinity,
+			   false);
+}
+
+/* The incoming pod's preferred terms with their weights, and its namespace. */
+static bool preferred_sig_equal(const struct ipa_sig *g, const struct sk_pod *pod, const struct ns_view *view)
+{
+	const struct sk_pod *a = g->pod;
+	return strcmp(a->ns, pod->ns) == 0 &&
+	       terms_equal(g->view, a->preferred_affinity_terms, a->npreferred_affinity, view,
+			   pod->preferred_affinity_terms, pod->npreferred_affinity, true) &&
+	       terms_equal(g->view, a->preferred_anti_affinity_terms, a->npreferred_anti_affinity, view,
+			   pod->preferred_anti_affinity_terms, pod->npreferred_anti_affinity, true);
+}
+
+typedef bool (*sig_equal_fn)(const struct ipa_sig *g, const struct sk_pod *pod, const struct ns_view *view);
+
+/* The aggregate over list: from the memo when this thread has it (recounting only what changed
+ * since a cycle of the same signature), else from scratch. NULL on OOM. */
+static struct sk_node_sums *count_over(struct sk_handle *h, struct sk_node_memo *m, sig_equal_fn eq, const struct sk_pod *pod,
+				  struct ns_view *view, struct sk_node_info *const *list, int n, sk_node_contrib_fn fn,
+				  void *ctx)
+{
+	if (!m || !sk_node_memo_try_lock(m))
+		return sk_node_sums_count(h, list, n, fn, ctx);
+	struct sk_node_sums *a = NULL;
+	const struct ipa_sig *old = sk_node_memo_sig(m);
+	if (!old || !eq(old, pod, view)) {
+		struct ipa_sig *g = sig_new(pod, view);
+		if (!g)
+			goto out;
+		sk_node_memo_reset(m, g, sig_free);
+	}
+	a = sk_node_memo_update(m, h, list, n, fn, ctx);
+out:
+	sk_node_memo_unlock(m);
+	return a;
 }
 
 static struct sk_status ipa_pre_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				       struct sk_prefilter_result *result)
 {
 	(void)result;
+	struct ipa *pl = self->priv;
 	const struct sk_snapshot *snap = sk_handle_snapshot(self->handle);
 	struct ipa_filter_state *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -365,17 +528,20 @@ static struct sk_status ipa_pre_filter(struct sk_plugin *self, struct sk_cycle_s
 	s->pod = pod;
 	if (!(s->view = ns_view_new(self->handle, pod, false)))
 		goto oom;
-	for (int i = 0; snap && i < snap->nhave_required_anti_affinity; i++) {
-		const struct sk_node_info *ni = snap->have_required_anti_affinity[i];
-		if (!ni->node)
-			continue;
-		for (int k = 0; k < ni->npods; k++)
-			if (ni->pods[k].pod->nanti_affinity > 0 && count_existing_anti(s, ni->pods[k].pod, ni->node, 1) < 0)
-				goto oom;
-	}
-	if (count_incoming_all(s, self->handle, snap) < 0)
+	static struct sk_node_info *const none[1];
+	struct sk_node_info *const *anti_list = snap ? snap->have_required_anti_affinity : none;
+	struct sk_node_info *const *all = snap ? snap->nodes : none;
+	int nanti_list = snap ? snap->nhave_required_anti_affinity : 0, nall = snap ? snap->nnodes : 0;
+	if (!(s->existing = count_over(self->handle, pl->existing, existing_sig_equal, pod, s->view, anti_list, nanti_list,
+				       existing_contrib, s)))
 		goto oom;
-	if (s->existing_anti.n == 0 && pod->naffinity == 0 && pod->nanti_affinity == 0) {
+	if (pod->naffinity + pod->nanti_affinity == 0)
+		s->incoming = sk_node_sums_new();
+	else
+		s->incoming = count_over(self->handle, pl->incoming, incoming_sig_equal, pod, s->view, all, nall, incoming_contrib, s);
+	if (!s->incoming)
+		goto oom;
+	if (EXISTING_ANTI(s)->n == 0 && pod->naffinity == 0 && pod->nanti_affinity == 0) {
 		filter_state_free(s);
 		return sk_status(SK_SKIP, NULL);
 	}
@@ -394,7 +560,8 @@ static struct sk_status add_remove(struct sk_plugin *self, struct sk_cycle_state
 		return sk_status(SK_ERROR, "error reading \"PreFilterInterPodAffinity\" from cycleState: not found");
 	if (!ni->node)
 		return sk_ok();
-	if (count_existing_anti(s, other, ni->node, delta) < 0 || count_incoming_terms(s, other, ni->node, delta) < 0)
+	if (sk_node_sums_own(&s->existing) < 0 || sk_node_sums_own(&s->incoming) < 0 ||
+	    count_existing_anti(s, other, ni->node, delta) < 0 || count_incoming_terms(s, other, ni->node, delta) < 0)
 		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
 	return sk_ok();
 }
@@ -422,7 +589,7 @@ static bool satisfy_pod_affinity(const struct ipa_filter_state *s, const struct 
 		const char *v = sk_labels_get(&node->labels, key);
 		if (!v)
 			return false; /* every topology label must exist on the node */
-		const int64_t *c = sk_tpmap_find(&s->affinity, key, v);
+		const int64_t *c = sk_tpmap_find(AFFINITY(s), key, v);
 		if (!c || *c <= 0)
 			pods_exist = false;
 	}
@@ -430,29 +597,31 @@ static bool satisfy_pod_affinity(const struct ipa_filter_state *s, const struct 
 		return true;
 	/* The first pod of a series with affinity to itself: no pod anywhere matches the terms, and the
 	 * pod matches them itself. */
-	return s->affinity.n == 0 && matches_all(s->view, pod->affinity, pod->naffinity, pod, pod);
+	return AFFINITY(s)->n == 0 && matches_all(s->view, pod->affinity, pod->naffinity, pod, pod);
 }
 
 static bool satisfy_pod_anti_affinity(const struct ipa_filter_state *s, const struct sk_node *node)
 {
-	if (s->anti.n == 0)
+	if (ANTI(s)->n == 0)
 		return true;
 	for (int t = 0; t < s->pod->nanti_affinity; t++) {
 		const char *key = s->pod->anti_affinity[t].topology_key;
 		const char *v = sk_labels_get(&node->labels, key);
-		const int64_t *c = v ? sk_tpmap_find(&s->anti, key, v) : NULL;
+		const int64_t *c = v ? sk_tpmap_find(ANTI(s), key, v) : NULL;
 		if (c && *c > 0)
 			return false;
 	}
 	return true;
 }
 
+/* Any node label (k, v) counted: only the counted keys can be (existing->keys). */
 static bool satisfy_existing_anti_affinity(const struct ipa_filter_state *s, const struct sk_node *node)
 {
-	if (s->existing_anti.n == 0)
+	if (EXISTING_ANTI(s)->n == 0)
 		return true;
-	for (int i = 0; i < node->labels.n; i++) {
-		const int64_t *c = sk_tpmap_find(&s->existing_anti, node->labels.items[i].key, node->labels.items[i].value);
+	for (int i = 0; i < s->existing->nkeys; i++) {
+		const char *v = sk_labels_get(&node->labels, s->existing->keys[i]);
+		const int64_t *c = v ? sk_tpmap_find(EXISTING_ANTI(s), s->existing->keys[i], v) : NULL;
 		if (c && *c > 0)
 			return false;
 	}
@@ -479,10 +648,13 @@ static struct sk_status ipa_filter(struct sk_plugin *self, struct sk_cycle_state
 
 /* ---------- PreScore / Score / NormalizeScore ---------- */
 
+/* The (topology key, value) -> summed weight map in two parts, each an aggregate (ipa_memo.h)
+ * over nodes: parts[0] the existing pods' own terms matching the incoming pod, parts[1] the
+ * incoming pod's preferred terms against the existing pods (NULL when it has none). In each,
+ * maps[0] holds the weights and maps[1] how many weights were added for the pair: a pair exists
+ * (upstream's topologyScore entry, which may sum to 0) while maps[1] counts it. */
 struct ipa_score_state {
-	struct sk_tpmap scores;  /* (topology key, value) -> summed weight */
-	int nkeys, capkeys;
-	const char **keys;       /* distinct topology keys in scores */
+	struct sk_node_sums *parts[2];
 };
 
 static void score_state_free(void *p)
@@ -490,88 +662,31 @@ static void score_state_free(void *p)
 	struct ipa_score_state *s = p;
 	if (!s)
 		return;
-	sk_tpmap_free(&s->scores);
-	free(s->keys);
+	sk_node_sums_unref(s->parts[0]);
+	sk_node_sums_unref(s->parts[1]);
 	free(s);
 }
 
 static const struct sk_state_ops score_state_ops = { .free = score_state_free, .clone = NULL };
 
-struct score_ctx {
-	struct ipa_score_state *s;
+static int score_pairs(const struct ipa_score_state *s)
+{
+	return (s->parts[0] ? s->parts[0]->maps[1].n : 0) + (s->parts[1] ? s->parts[1]->maps[1].n : 0);
+}
+
+struct score_job {
 	const struct sk_pod *pod;
 	const struct ns_view *view;
 	const struct ipa_args *args;
-	int oom;
-	/* the last lookup: pods on one node mostly repeat the same (key, value) */
-	const struct sk_node *last_node;
-	const char *last_key;
-	int64_t *last_slot;          /* valid until the next insert, which refreshes it */
 };
 
-/* scores[(key, node's value)] += w when the node has the key. */
-static void add_score_at(struct score_ctx *x, const char *key, int64_t w, const struct sk_node *node)
+/* Adds weight w for (key, node's value) when the node has the key. */
+static int score_add(struct sk_node_contribs *out, const struct sk_node *node, const char *key, int64_t w)
 {
-	if (x->last_slot && node == x->last_node && key == x->last_key) {
-		*x->last_slot += w;
-		return;
-	}
 	const char *v = sk_labels_get(&node->labels, key);
 	if (!v)
-		return;
-	struct ipa_score_state *s = x->s;
-	int before = s->scores.n;
-	int64_t *slot = sk_tpmap_slot(&s->scores, key, v);
-	if (!slot) {
-		x->oom = 1;
-		return;
-	}
-	*slot += w;
-	x->last_node = node;
-	x->last_key = key;
-	x->last_slot = slot;
-	if (s->scores.n == before)
-		return;
-	for (int i = 0; i < s->nkeys; i++)
-		if (strcmp(s->keys[i], key) == 0)
-			return;
-	if (s->nkeys == s->capkeys) {
-		int cap = s->capkeys ? s->capkeys * 2 : 4;
-		const char **k = realloc(s->keys, (size_t)cap * sizeof(*k));
-		if (!k) {
-			x->oom = 1;
-			return;
-		}
-		s->keys = k;
-		s->capkeys = cap;
-	}
-	s->keys[s->nkeys++] = key;
-}
-
-static void add_score(struct score_ctx *x, const struct sk_affinity_term *t, int64_t w, const struct sk_pod *owner,
-		      const struct sk_pod *target, const struct sk_node *node)
-{
-	if (term_matches(x->view, t, owner, target))
-		add_score_at(x, t->topology_key, w, node);
-}
-
-/* The existing pod's own terms that match the incoming pod (upstream processExistingPod, the part
- * that depends on the existing pod's affinity; the incoming pod's preferred terms are counted by
- * count_preferred_all). */
-static void process_existing_pod(struct score_ctx *x, const struct sk_pod *existing, const struct sk_node *node)
-{
-	if (node->labels.n == 0)
-		return;
-	const struct sk_pod *pod = x->pod;
-	if (x->args->hard_pod_affinity_weight > 0)
-		for (int i = 0; i < existing->naffinity; i++)
-			add_score(x, &existing->affinity[i], x->args->hard_pod_affinity_weight, existing, pod, node);
-	for (int i = 0; i < existing->npreferred_affinity; i++)
-		add_score(x, &existing->preferred_affinity_terms[i], existing->preferred_affinity_terms[i].weight,
-			  existing, pod, node);
-	for (int i = 0; i < existing->npreferred_anti_affinity; i++)
-		add_score(x, &existing->preferred_anti_affinity_terms[i],
-			  -(int64_t)existing->preferred_anti_affinity_terms[i].weight, existing, pod, node);
+		return 0;
+	return sk_node_contribs_add(out, 0, key, v, w) < 0 || sk_node_contribs_add(out, 1, key, v, 1) < 0 ? -1 : 0;
 }
 
 static bool has_any_affinity(const struct sk_pod *p)
@@ -579,100 +694,111 @@ static bool has_any_affinity(const struct sk_pod *p)
 	return p->naffinity || p->nanti_affinity || p->npreferred_affinity || p->npreferred_anti_affinity;
 }
 
-/* Per-node counts of existing pods matching each of the incoming pod's preferred terms
- * ([npreferred_affinity] then [npreferred_anti_affinity]), computed in parallel. */
-static void count_preferred_node(int i, void *ctx)
+/* One node's existing pods: their own terms that match the incoming pod (upstream
+ * processExistingPod, the part that depends on the existing pod's affinity). */
+static int score_existing_contrib(const struct sk_node_info *ni, void *ctx, struct sk_node_contribs *out)
 {
-	struct incoming_job *j = ctx;
-	const struct sk_pod *pod = j->pod;
-	int64_t *row = &j->counts[(size_t)i * (size_t)j->nterms];
-	memset(row, 0, (size_t)j->nterms * sizeof(*row));
-	const struct sk_node_info *ni = j->snap->nodes[i];
-	if (!ni->node || ni->node->labels.n == 0)
-		return;
-	for (int k = 0; k < ni->npods; k++) {
-		const struct sk_pod *other = ni->pods[k].pod;
-		for (int t = 0; t < pod->npreferred_affinity; t++)
-			row[t] += term_matches(j->view, &pod->preferred_affinity_terms[t], pod, other);
-		for (int t = 0; t < pod->npreferred_anti_affinity; t++)
-			row[pod->npreferred_affinity + t] +=
-				term_matches(j->view, &pod->preferred_anti_affinity_terms[t], pod, other);
-	}
-}
-
-static void count_preferred_all(struct score_ctx *x, struct sk_handle *handle, const struct sk_snapshot *snap)
-{
+	const struct score_job *x = ctx;
+	const struct sk_node *node = ni->node;
 	const struct sk_pod *pod = x->pod;
-	int na = pod->npreferred_affinity, nt = na + pod->npreferred_anti_affinity;
-	if (snap->nnodes == 0 || nt == 0)
-		return;
-	struct incoming_job j = { .snap = snap, .pod = pod, .view = x->view, .nterms = nt };
-	if (!(j.counts = malloc((size_t)snap->nnodes * (size_t)nt * sizeof(*j.counts)))) {
-		x->oom = 1;
-		return;
-	}
-	sk_handle_parallel_for(handle, snap->nnodes, count_preferred_node, &j);
-	for (int i = 0; i < snap->nnodes && !x->oom; i++) {
-		const struct sk_node *node = snap->nodes[i]->node;
-		const int64_t *row = &j.counts[(size_t)i * (size_t)nt];
-		for (int t = 0; t < nt && !x->oom; t++) {
-			if (row[t] == 0)
-				continue;
-			const struct sk_affinity_term *term =
-				t < na ? &pod->preferred_affinity_terms[t] : &pod->preferred_anti_affinity_terms[t - na];
-			add_score_at(x, term->topology_key, (t < na ? 1 : -1) * (int64_t)term->weight * row[t], node);
+	int32_t hard = x->args->hard_pod_affinity_weight;
+	if (node->labels.n == 0)
+		return 0;
+	for (int k = 0; k < ni->npods; k++) {
+		const struct sk_pod *e = ni->pods[k].pod;
+		if (!has_any_affinity(e))
+			continue;
+		for (int i = 0; hard > 0 && i < e->naffinity; i++)
+			if (term_matches(x->view, &e->affinity[i], e, pod) &&
+			    score_add(out, node, e->affinity[i].topology_key, hard) < 0)
+				return -1;
+		for (int i = 0; i < e->npreferred_affinity; i++) {
+			const struct sk_affinity_term *t = &e->preferred_affinity_terms[i];
+			if (term_matches(x->view, t, e, pod) && score_add(out, node, t->topology_key, t->weight) < 0)
+				return -1;
+		}
+		for (int i = 0; i < e->npreferred_anti_affinity; i++) {
+			const struct sk_affinity_term *t = &e->preferred_anti_affinity_terms[i];
+			if (term_matches(x->view, t, e, pod) &&
+			    score_add(out, node, t->topology_key, -(int64_t)t->weight) < 0)
+				return -1;
 		}
 	}
-	free(j.counts);
+	return 0;
+}
+
+/* One node: the existing pods matching each of the incoming pod's preferred terms, times the
+ * term's weight (negative for anti-affinity). */
+static int score_preferred_contrib(const struct sk_node_info *ni, void *ctx, struct sk_node_contribs *out)
+{
+	const struct score_job *x = ctx;
+	const struct sk_pod *pod = x->pod;
+	if (ni->node->labels.n == 0)
+		return 0;
+	int na = pod->npreferred_affinity, nt = na + pod->npreferred_anti_affinity;
+	for (int t = 0; t < nt; t++) {
+		const struct sk_affinity_term *term =
+			t < na ? &pod->preferred_affinity_terms[t] : &pod->preferred_anti_affinity_terms[t - na];
+		int64_t n = 0;
+		for (int k = 0; k < ni->npods; k++)
+			n += term_matches(x->view, term, pod, ni->pods[k].pod);
+		if (n && score_add(out, ni->node, term->topology_key, (t < na ? 1 : -1) * (int64_t)term->weight * n) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 static struct sk_status ipa_pre_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				      const struct sk_node_info *const *nodes, int nnodes)
 {
 	(void)nodes;
-	const struct ipa_args *args = ipa_args(self);
+	struct ipa *pl = self->priv;
 	if (nnodes == 0)
 		return sk_status(SK_SKIP, NULL);
 	bool has_constraints = pod->npreferred_affinity > 0 || pod->npreferred_anti_affinity > 0;
-	if (args->ignore_preferred_terms_of_existing_pods && !has_constraints)
+	if (pl->args->ignore_preferred_terms_of_existing_pods && !has_constraints)
 		return sk_status(SK_SKIP, NULL);
 	const struct sk_snapshot *snap = sk_handle_snapshot(self->handle);
 	if (!snap)
 		return sk_status(SK_SKIP, NULL);
 	struct ipa_score_state *s = calloc(1, sizeof(*s));
-	if (!s)
-		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
-	struct ns_view *view = ns_view_new(self->handle, pod, true);
+	struct ns_view *view = s ? ns_view_new(self->handle, pod, true) : NULL;
 	if (!view) {
 		score_state_free(s);
 		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
 	}
-	struct score_ctx x = { .s = s, .pod = pod, .args = args, .view = view };
-	/* the incoming pod's preferred terms against every pod (only when it has some) */
-	if (has_constraints)
-		count_preferred_all(&x, self->handle, snap);
+	struct score_job x = { .pod = pod, .view = view, .args = pl->args };
 	/* the existing pods' own terms: only pods with affinity have any */
-	for (int i = 0; i < snap->nhave_affinity && !x.oom; i++) {
-		const struct sk_node_info *ni = snap->have_affinity[i];
-		if (!ni->node)
-			continue;
-		for (int k = 0; k < ni->npods && !x.oom; k++) {
-			const struct sk_pod *p = ni->pods[k].pod;
-			if (has_any_affinity(p))
-				process_existing_pod(&x, p, ni->node);
-		}
-	}
+	s->parts[0] = count_over(self->handle, pl->score_existing, existing_sig_equal, pod, view, snap->have_affinity,
+				 snap->nhave_affinity, score_existing_contrib, &x);
+	/* the incoming pod's preferred terms against every pod (only when it has some) */
+	bool oom = !s->parts[0];
+	if (!oom && has_constraints)
+		oom = !(s->parts[1] = count_over(self->handle, pl->score_preferred, preferred_sig_equal, pod, view, snap->nodes,
+						 snap->nnodes, score_preferred_contrib, &x));
 	ns_view_unref(view);
-	if (x.oom) {
+	if (oom) {
 		score_state_free(s);
 		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
 	}
-	if (s->scores.n == 0) {
+	if (score_pairs(s) == 0) {
 		score_state_free(s);
 		return sk_status(SK_SKIP, NULL);
 	}
 	sk_cycle_state_put(cs, self->slot, s, &score_state_ops);
 	return sk_ok();
+}
+
+static int64_t part_score(const struct sk_node_sums *a, const struct sk_node *node)
+{
+	int64_t sum = 0;
+	for (int i = 0; a && i < a->nkeys; i++) {
+		const char *v = sk_labels_get(&node->labels, a->keys[i]);
+		const int64_t *c = v ? sk_tpmap_find(&a->maps[0], a->keys[i], v) : NULL;
+		if (c)
+			sum += *c;
+	}
+	return sum;
 }
 
 static struct sk_status ipa_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
@@ -685,14 +811,7 @@ static struct sk_status ipa_score(struct sk_plugin *self, struct sk_cycle_state 
 		return sk_status(SK_ERROR, "failed to read \"PreScoreInterPodAffinity\" from cycleState: not found");
 	if (!ni->node)
 		return sk_status(SK_ERROR, "node not found");
-	int64_t sum = 0;
-	for (int i = 0; i < s->nkeys; i++) {
-		const char *v = sk_labels_get(&ni->node->labels, s->keys[i]);
-		const int64_t *c = v ? sk_tpmap_find(&s->scores, s->keys[i], v) : NULL;
-		if (c)
-			sum += *c;
-	}
-	*score = sum;
+	*score = part_score(s->parts[0], ni->node) + part_score(s->parts[1], ni->node);
 	return sk_ok();
 }
 
@@ -703,7 +822,7 @@ static struct sk_status ipa_normalize(struct sk_plugin *self, struct sk_cycle_st
 	const struct ipa_score_state *s = sk_cycle_state_get(cs, self->slot);
 	if (!s)
 		return sk_status(SK_ERROR, "failed to read \"PreScoreInterPodAffinity\" from cycleState: not found");
-	if (s->scores.n == 0)
+	if (score_pairs(s) == 0)
 		return sk_ok();
 	int64_t min = INT64_MAX, max = INT64_MIN;
 	for (int i = 0; i < n; i++) {
@@ -789,6 +908,7 @@ const struct sk_plugin_desc sk_plugin_inter_pod_affinity = {
 	.args_encode = args_encode,
 	.args_free = args_free,
 	.init = ipa_init,
+	.fini = ipa_fini,
 	.pre_filter = ipa_pre_filter,
 	.pre_filter_add_pod = ipa_add_pod,
 	.pre_filter_remove_pod = ipa_remove_pod,

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "schedkit/args.h"
+#include "schedkit/node_memo.h"
 #include "schedkit/plugin.h"
 #include "schedkit/selector.h"
 #include "schedkit/tpmap.h"
@@ -240,6 +241,7 @@ struct pts {
 	bool system;
 	int ndefaults;
 	const struct pts_default *defaults; /* borrowed from args, or the system table */
+	struct sk_node_memo *memo;          /* PreFilter's counts across cycles */
 };
 
 /* pkg/scheduler/framework/plugins/podtopologyspread/plugin.go (systemDefaultConstraints): used when defaultingType is System. Keys are compared with strcmp only. */
@@ -265,13 +267,22 @@ static int pts_init(struct sk_plugin *self, const void *args, char **err)
 		pl->ndefaults = a->ndefaults;
 		pl->defaults = a->defaults;
 	}
+	if (!(pl->memo = sk_node_memo_new())) {
+		free(pl);
+		if (err)
+			*err = strdup("PodTopologySpread: out of memory");
+		return -1;
+	}
 	self->priv = pl;
 	return 0;
 }
 
 static void pts_fini(struct sk_plugin *self)
 {
-	free(self->priv);
+	struct pts *pl = self->priv;
+	if (pl)
+		sk_node_memo_free(pl->memo);
+	free(pl);
 	self->priv = NULL;
 }
 
@@ -551,6 +562,137 @@ static void count_node(int i, void *ctx)
 	}
 }
 
+/* ---------- PreFilter counts across cycles (schedkit/node_memo.h) ---------- */
+
+/* The counts of consecutive pods with the same constraints (a Deployment's pods) differ only on
+ * the nodes that changed in between: each node's contribution is kept with its generation. In
+ * the sums, constraint i is key constraint_tags[i]: maps[0][(tag, value)] the matching pods,
+ * maps[1][(tag, value)] the nodes counted (a domain exists, possibly with 0 pods). */
+#define MEMO_MAX_CONSTRAINTS 8
+static const char *const constraint_tags[MEMO_MAX_CONSTRAINTS] = { "0", "1", "2", "3", "4", "5", "6", "7" };
+
+/* What a contribution depends on: the pod's namespace, its constraints' keys, selectors and
+ * policies, and with nodeAffinityPolicy Honor its nodeSelector and required node affinity (the
+ * same object: kept alive by the reference), with nodeTaintsPolicy Honor its tolerations. */
+struct pts_sig {
+	struct sk_pod *pod;
+	struct pts_constraints *cl;
+};
+
+static void pts_sig_free(void *p)
+{
+	struct pts_sig *g = p;
+	sk_pod_unref(g->pod);
+	constraints_unref(g->cl);
+	free(g);
+}
+
+static bool tolerations_equal(const struct sk_pod *a, const struct sk_pod *b)
+{
+	if (a->ntolerations != b->ntolerations)
+		return false;
+	for (int i = 0; i < a->ntolerations; i++) {
+		const struct sk_toleration *x = &a->tolerations[i], *y = &b->tolerations[i];
+		if (x->op != y->op || x->effect != y->effect || strcmp(x->key, y->key) != 0 || strcmp(x->value, y->value) != 0)
+			return false;
+	}
+	return true;
+}
+
+static bool pts_sig_equal(const struct pts_sig *g, const struct sk_pod *pod, const struct pts_constraints *cl)
+{
+	const struct pts_constraints *o = g->cl;
+	if (o->n != cl->n || strcmp(g->pod->ns, pod->ns) != 0)
+		return false;
+	bool aff = false, taints = false;
+	for (int i = 0; i < cl->n; i++) {
+		const struct pts_constraint *a = &o->c[i], *b = &cl->c[i];
+		if (strcmp(a->key, b->key) != 0 || a->affinity_honor != b->affinity_honor ||
+		    a->taints_honor != b->taints_honor || !kube_label_selector_equal(a->selector, b->selector))
+			return false;
+		aff |= b->affinity_honor;
+		taints |= b->taints_honor;
+	}
+	if (aff && (g->pod->required_affinity != pod->required_affinity ||
+		    !sk_labels_equal(&g->pod->node_selector, &pod->node_selector)))
+		return false;
+	return !taints || tolerations_equal(g->pod, pod);
+}
+
+struct memo_job {
+	const struct sk_pod *pod;
+	const struct pts_constraints *cl;
+};
+
+/* One node's part of PreFilter's counts (count_node with require_all). */
+static int node_contrib(const struct sk_node_info *ni, void *ctx, struct sk_node_contribs *out)
+{
+	const struct memo_job *j = ctx;
+	if (!node_has_all_keys(ni->node, j->cl))
+		return 0;
+	for (int c = 0; c < j->cl->n; c++) {
+		const struct pts_constraint *pc = &j->cl->c[c];
+		if (!node_included(pc, j->pod, ni->node))
+			continue;
+		const char *v = sk_labels_get(&ni->node->labels, pc->key);
+		int64_t n = count_matching(pc, ni, j->pod->ns);
+		if (sk_node_contribs_add(out, 1, constraint_tags[c], v, 1) < 0 ||
+		    (n && sk_node_contribs_add(out, 0, constraint_tags[c], v, n) < 0))
+			return -1;
+	}
+	return 0;
+}
+
+/* PreFilter's counts into s->counts from the memo; 1 when done, 0 when the memo does not apply
+ * (then count as upstream does), -1 on OOM. */
+static int counts_from_memo(struct sk_plugin *self, struct pts_filter_state *s, const struct sk_pod *pod,
+			    const struct sk_snapshot *snap)
+{
+	struct pts *pl = self->priv;
+	struct pts_constraints *cl = s->cl;
+	bool aff = false;
+	for (int c = 0; c < cl->n; c++)
+		aff |= cl->c[c].affinity_honor;
+	/* a pod's own node affinity has no equality: such pods are counted afresh */
+	if (!snap || !pl->memo || cl->n > MEMO_MAX_CONSTRAINTS || (aff && pod->required_affinity))
+		return 0;
+	if (!sk_node_memo_try_lock(pl->memo))
+		return 0;
+	struct memo_job j = { .pod = pod, .cl = cl };
+	const struct pts_sig *old = sk_node_memo_sig(pl->memo);
+	struct sk_node_sums *sums = NULL;
+	if (!old || !pts_sig_equal(old, pod, cl)) {
+		struct pts_sig *g = calloc(1, sizeof(*g));
+		if (!g)
+			goto out;
+		g->pod = sk_pod_ref((struct sk_pod *)pod);
+		g->cl = cl;
+		atomic_fetch_add(&cl->refs, 1);
+		sk_node_memo_reset(pl->memo, g, pts_sig_free);
+	}
+	sums = sk_node_memo_update(pl->memo, self->handle, snap->nodes, snap->nnodes, node_contrib, &j);
+out:
+	sk_node_memo_unlock(pl->memo);
+	if (!sums)
+		return -1;
+	int rc = 1;
+	const struct sk_tpmap *domains = &sums->maps[1];
+	for (int k = 0; k < domains->cap && rc == 1; k++) {
+		const struct sk_tpmap_entry *e = &domains->e[k];
+		if (!e->key)
+			continue;
+		int c = e->key[0] - '0';
+		const int64_t *n = sk_tpmap_find(&sums->maps[0], e->key, e->value);
+		int64_t *slot = sk_tpmap_slot(&s->counts[c], "", e->value);
+		if (!slot)
+			rc = -1;
+		else
+			*slot = n ? *n : 0;
+	}
+	sk_node_sums_unref(sums);
+	return rc;
+}
+
 static struct sk_status pts_pre_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				       struct sk_prefilter_result *result)
 {
@@ -567,7 +709,12 @@ static struct sk_status pts_pre_filter(struct sk_plugin *self, struct sk_cycle_s
 		return sk_status(SK_ERROR, "PodTopologySpread: out of memory");
 	}
 	const struct sk_snapshot *snap = sk_handle_snapshot(self->handle);
-	int nn = snap ? snap->nnodes : 0;
+	int memo = counts_from_memo(self, s, pod, snap);
+	if (memo < 0) {
+		filter_state_free(s);
+		return sk_status(SK_ERROR, "PodTopologySpread: out of memory");
+	}
+	int nn = snap && !memo ? snap->nnodes : 0;
 	int64_t *counts = NULL;
 	if (nn > 0 && !(counts = malloc((size_t)nn * (size_t)cl->n * sizeof(*counts)))) {
 		filter_state_free(s);

@@ -256,7 +256,7 @@ static const char *intern_or_fail(struct dctx *c, const char *s)
 static int label_cmp(const void *a, const void *b)
 {
 	const struct sk_label *x = a, *y = b;
-	return strcmp(x->key, y->key);
+	return x->key == y->key ? 0 : strcmp(x->key, y->key);
 }
 
 /* A JSON object of strings into a sorted, key-unique list (the last duplicate key wins). */
@@ -319,6 +319,11 @@ const char *sk_labels_get(const void *labels, const char *key)
 	const struct sk_labels *l = labels;
 	if (!l || !key || l->n == 0)
 		return NULL;
+	/* Keys are interned (types.h), so the caller's key is usually the very pointer stored: try
+	 * pointer equality over the whole (short) list before comparing strings. */
+	for (int i = 0; i < l->n; i++)
+		if (l->items[i].key == key)
+			return l->items[i].value;
 	struct sk_label k = { key, NULL };
 	const struct sk_label *hit = bsearch(&k, l->items, (size_t)l->n, sizeof(k), label_cmp);
 	return hit ? hit->value : NULL;

@@ -19,6 +19,7 @@
 #include "schedkit/plugin.h"
 #include "schedkit/selector.h"
 #include "schedkit/tpmap.h"
+#include "schedkit/node_memo.h"
 #include "schedkit/volume.h"
 
 #define SK_HOST_API(F, P) \
@@ -186,7 +187,25 @@
 	F(bool, sk_handle_feature_enabled, (struct sk_handle *h, const char *gate), (h, gate)) \
 	P(void, sk_handle_activate_pod, (struct sk_handle *h, const struct sk_pod *pod), (h, pod)) \
 	F(bool, sk_handle_pod_deleted, (struct sk_handle *h, const struct sk_pod *pod), (h, pod)) \
-	P(void, sk_handle_record_victim, (struct sk_handle *h, const struct sk_pod *victim), (h, victim))
+	P(void, sk_handle_record_victim, (struct sk_handle *h, const struct sk_pod *victim), (h, victim)) \
+	/* selector.h: selector equality (ABI 1.2) */ \
+	F(bool, kube_label_selector_equal, (const struct kube_label_selector *a, const struct kube_label_selector *b), (a, b)) \
+	/* node_memo.h: per-node sums across cycles (ABI 1.2) */ \
+	F(struct sk_node_sums *, sk_node_sums_new, (void), ()) \
+	F(struct sk_node_sums *, sk_node_sums_ref, (struct sk_node_sums *s), (s)) \
+	P(void, sk_node_sums_unref, (struct sk_node_sums *s), (s)) \
+	F(int, sk_node_sums_own, (struct sk_node_sums **s), (s)) \
+	F(int, sk_node_sums_add, (struct sk_node_sums *s, int map, const char *key, const char *value, int64_t delta), (s, map, key, value, delta)) \
+	F(int, sk_node_contribs_add, (struct sk_node_contribs *cs, int map, const char *key, const char *value, int64_t delta), (cs, map, key, value, delta)) \
+	F(struct sk_node_memo *, sk_node_memo_new, (void), ()) \
+	P(void, sk_node_memo_free, (struct sk_node_memo *m), (m)) \
+	F(bool, sk_node_memo_try_lock, (struct sk_node_memo *m), (m)) \
+	P(void, sk_node_memo_unlock, (struct sk_node_memo *m), (m)) \
+	F(void *, sk_node_memo_sig, (const struct sk_node_memo *m), (m)) \
+	P(void, sk_node_memo_reset, (struct sk_node_memo *m, void *sig, void (*sig_free)(void *sig)), (m, sig, sig_free)) \
+	F(struct sk_node_sums *, sk_node_memo_update, (struct sk_node_memo *m, struct sk_handle *h, struct sk_node_info *const *list, int n, sk_node_contrib_fn fn, void *ctx), (m, h, list, n, fn, ctx)) \
+	P(void, sk_node_memo_last, (const struct sk_node_memo *m, int *recounted, int *dropped), (m, recounted, dropped)) \
+	F(struct sk_node_sums *, sk_node_sums_count, (struct sk_handle *h, struct sk_node_info *const *list, int n, sk_node_contrib_fn fn, void *ctx), (h, list, n, fn, ctx))
 
 /* Begins with the same three fields as every ABI struct; then one pointer per function, in list
  * order. size is sizeof(struct sk_host_api) of the scheduler's build: a module built against

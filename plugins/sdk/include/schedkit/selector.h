@@ -27,6 +27,11 @@ bool kube_label_selector_is_empty(const struct kube_label_selector *s);
 bool kube_label_selector_is_nothing(const struct kube_label_selector *s);
 /* Frees a selector the plugin was handed as its own (sk_handle_default_selector); NULL ok. */
 void kube_label_selector_free(struct kube_label_selector *s);
+/* ABI 1.2: true when a and b have the same requirements (same keys, operators and values, in
+ * their compiled order) and the same "nothing" flag, so they match exactly the same label sets;
+ * false may also mean "equivalent but written differently". NULL equals only NULL. For plugins
+ * that keep results from one cycle to the next keyed by the incoming pod's selectors. */
+bool kube_label_selector_equal(const struct kube_label_selector *a, const struct kube_label_selector *b);
 
 /* Compiles a v1.NodeSelector object {"nodeSelectorTerms": [...]} (flags 0: any error fails).
  * path names the object in error messages. 0, or -1 and *err (caller frees). Caller frees *out. */

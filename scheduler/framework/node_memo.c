@@ -1,0 +1,423 @@
+/* Per-node sums kept across scheduling cycles (schedkit/node_memo.h): contributions per node
+ * info (keyed by its pointer, trusted while its generation is unchanged) in the order of the last
+ * list walked, so that walking an unchanged list finds each node at its position without hashing;
+ * an open-addressing index (node info pointer -> position) for the others. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedkit/node_memo.h"
+#include "schedkit/plugin.h"
+
+/* ---------- aggregates ---------- */
+
+struct sk_node_sums *sk_node_sums_new(void)
+{
+	struct sk_node_sums *a = calloc(1, sizeof(*a));
+	if (a)
+		atomic_init(&a->refs, 1);
+	return a;
+}
+
+struct sk_node_sums *sk_node_sums_ref(struct sk_node_sums *a)
+{
+	if (a)
+		atomic_fetch_add(&a->refs, 1);
+	return a;
+}
+
+void sk_node_sums_unref(struct sk_node_sums *a)
+{
+	if (!a || atomic_fetch_sub(&a->refs, 1) != 1)
+		return;
+	for (int i = 0; i < SK_NODE_SUMS_MAPS; i++)
+		sk_tpmap_free(&a->maps[i]);
+	free(a->keys);
+	free(a);
+}
+
+static int note_key(struct sk_node_sums *a, const char *key)
+{
+	for (int i = 0; i < a->nkeys; i++)
+		if (a->keys[i] == key || strcmp(a->keys[i], key) == 0)
+			return 0;
+	if (a->nkeys == a->capkeys) {
+		int cap = a->capkeys ? a->capkeys * 2 : 4;
+		const char **k = realloc(a->keys, (size_t)cap * sizeof(*k));
+		if (!k)
+			return -1;
+		a->keys = k;
+		a->capkeys = cap;
+	}
+	a->keys[a->nkeys++] = key;
+	return 0;
+}
+
+static struct sk_node_sums *agg_copy(const struct sk_node_sums *src)
+{
+	struct sk_node_sums *a = sk_node_sums_new();
+	if (!a)
+		return NULL;
+	for (int i = 0; i < SK_NODE_SUMS_MAPS; i++)
+		if (sk_tpmap_copy(&a->maps[i], &src->maps[i]) < 0)
+			goto oom;
+	for (int i = 0; i < src->nkeys; i++)
+		if (note_key(a, src->keys[i]) < 0)
+			goto oom;
+	return a;
+oom:
+	sk_node_sums_unref(a);
+	return NULL;
+}
+
+int sk_node_sums_own(struct sk_node_sums **a)
+{
+	if (atomic_load(&(*a)->refs) == 1)
+		return 0;
+	struct sk_node_sums *c = agg_copy(*a);
+	if (!c)
+		return -1;
+	sk_node_sums_unref(*a);
+	*a = c;
+	return 0;
+}
+
+int sk_node_sums_add(struct sk_node_sums *a, int map, const char *key, const char *value, int64_t delta)
+{
+	if (map == 0 && note_key(a, key) < 0)
+		return -1;
+	return sk_tpmap_add_or_delete(&a->maps[map], key, value, delta);
+}
+
+/* ---------- contributions ---------- */
+
+int sk_node_contribs_add(struct sk_node_contribs *cs, int map, const char *key, const char *value, int64_t delta)
+{
+	for (int i = 0; i < cs->n; i++) {
+		struct sk_node_contrib *c = &cs->c[i];
+		if (c->map == map && (c->key == key || strcmp(c->key, key) == 0) &&
+		    (c->value == value || strcmp(c->value, value) == 0)) {
+			c->delta += delta;
+			return 0;
+		}
+	}
+	if (cs->n == cs->cap) {
+		int cap = cs->cap ? cs->cap * 2 : 2;
+		struct sk_node_contrib *c = realloc(cs->c, (size_t)cap * sizeof(*c));
+		if (!c)
+			return -1;
+		cs->c = c;
+		cs->cap = cap;
+	}
+	cs->c[cs->n++] = (struct sk_node_contrib){ .key = key, .value = value, .delta = delta, .map = map };
+	return 0;
+}
+
+static int apply(struct sk_node_sums *a, const struct sk_node_contribs *cs, int64_t sign)
+{
+	for (int i = 0; i < cs->n; i++)
+		if (cs->c[i].delta != 0 &&
+		    sk_node_sums_add(a, cs->c[i].map, cs->c[i].key, cs->c[i].value, sign * cs->c[i].delta) < 0)
+			return -1;
+	return 0;
+}
+
+/* ---------- the memo ---------- */
+
+struct memo_node;
+
+struct sk_node_memo {
+	pthread_mutex_t mu;              /* held between try_lock and unlock */
+	void *sig;                       /* the signature the contributions belong to (owner: sig_free) */
+	void (*sig_free)(void *sig);
+	int n, cap;
+	struct memo_node *nodes;         /* in the order of the last list walked */
+	int icap;
+	int *index;                      /* open addressing: node info pointer -> position + 1 */
+	struct sk_node_sums *agg;        /* the sums; one reference */
+	uint32_t epoch;
+	int last_recounted, last_dropped;
+};
+
+struct memo_node {
+	const struct sk_node_info *ni;
+	int64_t gen;            /* ni->generation the contribution was computed at; 0 = recount */
+	uint32_t epoch;         /* the last update that saw ni in its list */
+	struct sk_node_contribs c;
+};
+
+static void memo_init(struct sk_node_memo *m)
+{
+	memset(m, 0, sizeof(*m));
+	pthread_mutex_init(&m->mu, NULL);
+}
+
+struct sk_node_memo *sk_node_memo_new(void)
+{
+	struct sk_node_memo *m = malloc(sizeof(*m));
+	if (m)
+		memo_init(m);
+	return m;
+}
+
+void *sk_node_memo_sig(const struct sk_node_memo *m) { return m->sig; }
+
+void sk_node_memo_last(const struct sk_node_memo *m, int *recounted, int *dropped)
+{
+	*recounted = m->last_recounted;
+	*dropped = m->last_dropped;
+}
+
+static void forget_nodes(struct sk_node_memo *m)
+{
+	for (int i = 0; i < m->n; i++)
+		free(m->nodes[i].c.c);
+	m->n = 0;
+	free(m->index);
+	m->index = NULL;
+	m->icap = 0;
+}
+
+void sk_node_memo_reset(struct sk_node_memo *m, void *sig, void (*sig_free)(void *))
+{
+	forget_nodes(m);
+	sk_node_sums_unref(m->agg);
+	m->agg = NULL;
+	if (m->sig && m->sig_free)
+		m->sig_free(m->sig);
+	m->sig = sig;
+	m->sig_free = sig_free;
+}
+
+static void memo_destroy(struct sk_node_memo *m)
+{
+	sk_node_memo_reset(m, NULL, NULL);
+	free(m->nodes);
+	m->nodes = NULL;
+	m->cap = 0;
+	pthread_mutex_destroy(&m->mu);
+}
+
+void sk_node_memo_free(struct sk_node_memo *m)
+{
+	if (!m)
+		return;
+	memo_destroy(m);
+	free(m);
+}
+
+bool sk_node_memo_try_lock(struct sk_node_memo *m) { return pthread_mutex_trylock(&m->mu) == 0; }
+void sk_node_memo_unlock(struct sk_node_memo *m) { pthread_mutex_unlock(&m->mu); }
+
+static size_t ptr_hash(const void *p)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 17);
+}
+
+/* Rebuilds the index over nodes[0..n); -1 on OOM. */
+static int reindex(struct sk_node_memo *m)
+{
+	int cap = 16;
+	while (cap < 2 * m->n + 2)
+		cap *= 2;
+	if (cap != m->icap) {
+		int *ix = malloc((size_t)cap * sizeof(*ix));
+		if (!ix)
+			return -1;
+		free(m->index);
+		m->index = ix;
+		m->icap = cap;
+	}
+	memset(m->index, 0, (size_t)m->icap * sizeof(*m->index));
+	size_t mask = (size_t)m->icap - 1;
+	for (int i = 0; i < m->n; i++) {
+		size_t j = ptr_hash(m->nodes[i].ni) & mask;
+		while (m->index[j])
+			j = (j + 1) & mask;
+		m->index[j] = i + 1;
+	}
+	return 0;
+}
+
+static int find(const struct sk_node_memo *m, const struct sk_node_info *ni)
+{
+	if (!m->icap)
+		return -1;
+	size_t mask = (size_t)m->icap - 1;
+	for (size_t j = ptr_hash(ni) & mask; m->index[j]; j = (j + 1) & mask)
+		if (m->nodes[m->index[j] - 1].ni == ni)
+			return m->index[j] - 1;
+	return -1;
+}
+
+/* Appends a node not yet known (its contribution empty, to be counted); -1 on OOM. */
+static int append(struct sk_node_memo *m, const struct sk_node_info *ni)
+{
+	if (m->n == m->cap) {
+		int cap = m->cap ? m->cap * 2 : 64;
+		struct memo_node *nn = realloc(m->nodes, (size_t)cap * sizeof(*nn));
+		if (!nn)
+			return -1;
+		m->nodes = nn;
+		m->cap = cap;
+	}
+	m->nodes[m->n] = (struct memo_node){ .ni = ni, .gen = 0 };
+	m->n++;
+	if (m->n * 2 + 2 > m->icap) {
+		if (reindex(m) < 0)
+			return -1;
+	} else {
+		size_t mask = (size_t)m->icap - 1, j = ptr_hash(ni) & mask;
+		while (m->index[j])
+			j = (j + 1) & mask;
+		m->index[j] = m->n;
+	}
+	return m->n - 1;
+}
+
+/* Below this many nodes to recount, the caller's thread counts them alone. */
+#define PARALLEL_MIN 64
+
+struct recount_job {
+	struct sk_node_memo *m;
+	const int *todo;
+	sk_node_contrib_fn fn;
+	void *ctx;
+	atomic_int failed;
+};
+
+static void recount_one(int i, void *p)
+{
+	struct recount_job *j = p;
+	struct memo_node *e = &j->m->nodes[j->todo[i]];
+	e->c.n = 0;
+	if (j->fn(e->ni, j->ctx, &e->c) < 0)
+		atomic_store(&j->failed, 1);
+}
+
+/* Recounts nodes[todo[0..n)]: their old contributions out of the sums, the new ones counted (in
+ * parallel: each touches only its own entry) and added. */
+static int recount(struct sk_node_memo *m, struct sk_handle *h, const int *todo, int n, sk_node_contrib_fn fn, void *ctx)
+{
+	for (int i = 0; i < n; i++) {
+		struct memo_node *e = &m->nodes[todo[i]];
+		if (apply(m->agg, &e->c, -1) < 0)
+			return -1;
+		e->c.n = 0;
+		e->gen = 0;
+	}
+	struct recount_job j = { .m = m, .todo = todo, .fn = fn, .ctx = ctx };
+	atomic_init(&j.failed, 0);
+	if (h && n >= PARALLEL_MIN)
+		sk_handle_parallel_for(h, n, recount_one, &j);
+	else
+		for (int i = 0; i < n; i++)
+			recount_one(i, &j);
+	if (atomic_load(&j.failed))
+		return -1;
+	for (int i = 0; i < n; i++) {
+		struct memo_node *e = &m->nodes[todo[i]];
+		if (apply(m->agg, &e->c, 1) < 0)
+			return -1;
+		e->gen = e->ni->generation;
+	}
+	m->last_recounted += n;
+	return 0;
+}
+
+/* Drops the nodes this update did not see (their contributions subtracted) and puts the others
+ * in list order, so that the next walk of an unchanged list finds each node at its position. */
+static int sweep_and_order(struct sk_node_memo *m, struct sk_node_info *const *list, int n, bool reorder)
+{
+	int kept = 0;
+	for (int i = 0; i < m->n; i++) {
+		struct memo_node *e = &m->nodes[i];
+		if (e->epoch == m->epoch) {
+			kept++;
+			continue;
+		}
+		if (apply(m->agg, &e->c, -1) < 0)
+			return -1;
+		m->last_dropped++;
+	}
+	if (!reorder && kept == m->n)
+		return 0;
+	struct memo_node *nn = malloc((size_t)(kept ? kept : 1) * sizeof(*nn));
+	if (!nn)
+		return -1;
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		if (!list[i]->node)
+			continue;
+		int pos = find(m, list[i]);
+		if (pos >= 0 && m->nodes[pos].epoch == m->epoch) {
+			nn[k++] = m->nodes[pos];
+			m->nodes[pos].c.c = NULL; /* moved */
+			m->nodes[pos].epoch = m->epoch - 1;
+		}
+	}
+	for (int i = 0; i < m->n; i++)
+		free(m->nodes[i].c.c);
+	free(m->nodes);
+	m->nodes = nn;
+	m->n = k;
+	m->cap = kept ? kept : 1;
+	return reindex(m);
+}
+
+struct sk_node_sums *sk_node_memo_update(struct sk_node_memo *m, struct sk_handle *h, struct sk_node_info *const *list, int n,
+				sk_node_contrib_fn fn, void *ctx)
+{
+	int *todo = NULL, ntodo = 0, captodo = 0;
+	m->last_recounted = m->last_dropped = 0;
+	if (!m->agg && !(m->agg = sk_node_sums_new()))
+		goto oom;
+	if (sk_node_sums_own(&m->agg) < 0) /* the last cycle's state may still hold the sums */
+		goto oom;
+	m->epoch++;
+	/* Each node is first looked for right after the previous one's entry: a list that only
+	 * gained or lost a few nodes stays aligned without hashing. Many misses: put the entries in
+	 * list order again. */
+	int cur = 0, misses = 0;
+	for (int i = 0; i < n; i++) {
+		const struct sk_node_info *ni = list[i];
+		if (!ni->node)
+			continue;
+		int pos = cur < m->n && m->nodes[cur].ni == ni ? cur : (misses++, find(m, ni));
+		if (pos < 0 && (pos = append(m, ni)) < 0)
+			goto oom;
+		cur = pos + 1;
+		struct memo_node *e = &m->nodes[pos];
+		e->epoch = m->epoch;
+		if (e->gen != 0 && e->gen == ni->generation)
+			continue;
+		if (ntodo == captodo) {
+			int cap = captodo ? captodo * 2 : 16;
+			int *t = realloc(todo, (size_t)cap * sizeof(*t));
+			if (!t)
+				goto oom;
+			todo = t;
+			captodo = cap;
+		}
+		todo[ntodo++] = pos;
+	}
+	if (recount(m, h, todo, ntodo, fn, ctx) < 0 || sweep_and_order(m, list, n, misses > 16 + m->n / 16) < 0)
+		goto oom;
+	free(todo);
+	return sk_node_sums_ref(m->agg);
+oom:
+	free(todo);
+	sk_node_memo_reset(m, NULL, NULL);
+	return NULL;
+}
+
+struct sk_node_sums *sk_node_sums_count(struct sk_handle *h, struct sk_node_info *const *list, int n, sk_node_contrib_fn fn,
+				void *ctx)
+{
+	struct sk_node_memo m;
+	memo_init(&m);
+	struct sk_node_sums *a = sk_node_memo_update(&m, h, list, n, fn, ctx);
+	memo_destroy(&m);
+	return a;
+}
