@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kube/featuregate.h"
 #include "kube/log.h"
 #include "kube/object.h"
 #include "kube/util.h"
@@ -164,6 +165,18 @@ oom:
 	if (err)
 		*err = strdup("out of memory");
 	return -1;
+}
+
+/* simulate evicts victims inside the cycle, as with SchedulerAsyncPreemption=false: its clock is
+ * its own and one thread runs the queue, so an eviction on a worker (plugins/DefaultPreemption
+ * dp_async.c) would race the run; the victims and the nominated node are the same either way
+ * (docs/simulate.md). Every other gate has its v1.34 default. */
+static bool sim_feature_enabled(void *ctx, const char *gate)
+{
+	(void)ctx;
+	if (strcmp(gate, "SchedulerAsyncPreemption") == 0)
+		return false;
+	return kube_feature_gate_enabled(NULL, gate);
 }
 
 static int sim_list_pdbs(void *ctx, struct sk_pdb ***out, char **err)
@@ -688,7 +701,7 @@ int sk_simulate(const struct sk_config *cfg, const char *cluster, size_t len, co
 	struct sk_framework_env fenv = {
 		.ctx = &s, .now_ns = sim_now, .pool = s.pool, .nominator = s.nom,
 		.snapshot = sim_fw_snapshot, .bind = sim_bind,
-		.list_pdbs = sim_list_pdbs, .preempt_victim = sim_preempt_victim,
+		.list_pdbs = sim_list_pdbs, .preempt_victim = sim_preempt_victim, .feature_enabled = sim_feature_enabled,
 		.patch_pod_annotation = sim_patch_annotation, .api_get = sim_api_get,
 		.volumes = s.volumes ? sk_sim_volumes_store(s.volumes) : NULL, .api_patch = sim_api_patch,
 		.listers = &s.listers.listers,
