@@ -55,6 +55,9 @@ KUBE_SRC  := $(wildcard kube/*.c)
 SCHED_SRC := $(wildcard scheduler/*.c) $(wildcard scheduler/*/*.c) $(wildcard plugins/*.c) $(wildcard plugins/*/*.c)
 SCHED_SRC := $(filter-out scheduler/cmd/% scheduler/tests/% scheduler/bench/% scheduler/fuzz/% \
                plugins/sdk/% plugins/examples/% plugins/contrib/% plugins/tests/% plugins/bench/% plugins/fuzz/%,$(SCHED_SRC))
+# The live web view's files, embedded in libsched.a (docs/explain.md): generated C arrays.
+DASH_WEB  := $(sort $(wildcard scheduler/decisions/web/*.html scheduler/decisions/web/*.css scheduler/decisions/web/*.js))
+DASH_GEN  := $(BLD)/gen/dashboard_assets.c
 OP_SRC    := $(wildcard operator/*.c)
 APIS_SRC  := $(filter-out e2e/apiserver/main.c,$(wildcard e2e/apiserver/*.c))
 TEST_SRC  := $(wildcard */tests/test_*.c) $(wildcard */*/tests/test_*.c) $(wildcard plugins/contrib/*/tests/test_*.c)
@@ -132,7 +135,10 @@ define archive
 endef
 
 $(LIBKUBE): $(call objs,$(KUBE_SRC)) ; $(archive)
-$(LIBSCHED): $(call objs,$(SCHED_SRC)) ; $(archive)
+$(LIBSCHED): $(call objs,$(SCHED_SRC) $(DASH_GEN)) ; $(archive)
+$(DASH_GEN): $(DASH_WEB) scheduler/decisions/web/embed.sh
+	@mkdir -p $(dir $@)
+	scheduler/decisions/web/embed.sh $@ $(DASH_WEB)
 $(LIBOP): $(call objs,$(OP_SRC)) ; $(archive)
 $(LIBAPIS): $(call objs,$(APIS_SRC)) ; $(archive)
 $(LIBTSUP): $(call objs,$(TSUP_SRC)) ; $(archive)
