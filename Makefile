@@ -35,7 +35,7 @@ LIB     := $(OUT)/lib
 PKGS    := libcurl libcjson yaml-0.1 openssl libwebsockets
 DEPS_PKGS := libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libwebsockets-dev \
              libcmocka-dev pkg-config gcc make jq curl ca-certificates clang libclang-rt-14-dev \
-             python3-kubernetes umoci
+             python3-kubernetes umoci chromium
 
 ifdef SAN
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -123,6 +123,14 @@ deps:
 	  apt-get install -y -q $$missing >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q $$missing >/dev/null; }; \
 	fi; \
 	command -v kubectl >/dev/null || echo "make deps: warning: kubectl not found; kubectl e2e suites will fail" >&2
+	@# the web view's browser test (e2e/tests/dashboard_e2e.sh): playwright-core as e2e/dashboard/package-lock.json pins it
+	@want=$$(jq -r '.packages["node_modules/playwright-core"].version' e2e/dashboard/package-lock.json); \
+	have=$$(jq -r .version e2e/dashboard/node_modules/playwright-core/package.json 2>/dev/null); \
+	if [ "$$want" != "$$have" ]; then \
+	  command -v npm >/dev/null || { echo "make deps: npm not found (Node.js 20 or later is needed for the browser test)" >&2; exit 1; }; \
+	  echo "make deps: npm ci in e2e/dashboard (playwright-core $$want)"; \
+	  (cd e2e/dashboard && npm ci --no-progress >/dev/null) || exit 1; \
+	fi
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
