@@ -84,9 +84,7 @@ static bool header_is(const char *line, const char *name)
 	return !strncasecmp(line, name, n) && line[n] == ':';
 }
 
-/* The request for the API server: the target under the proxy prefix, the browser's headers but
- * the hop-by-hop ones, its credentials and host. NULL on OOM. */
-static char *upstream_head(const char *head, const char *method, const char *target, const char *prefix,
+char *sk_dash_forward_head(const char *head, const char *method, const char *target, const char *prefix,
 			   const char *host, const char *authz, bool upgrade)
 {
 	size_t cap = strlen(head) + strlen(prefix) + strlen(host) + (authz ? strlen(authz) : 0) + 256;
@@ -184,7 +182,7 @@ static void serve(struct fwd_conn *fc)
 	}
 	/* what follows the head (an upgrade's first bytes) is sent after it */
 	char *hd = strndup(head, hlen);
-	char *up = hd ? upstream_head(hd, method, target, fc->prefix, host, authz, upgrade) : NULL;
+	char *up = hd ? sk_dash_forward_head(hd, method, target, fc->prefix, host, authz, upgrade) : NULL;
 	free(hd);
 	if (authz) {
 		memset(authz, 0, strlen(authz));

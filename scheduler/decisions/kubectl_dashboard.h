@@ -14,4 +14,12 @@
 int sk_kubectl_dashboard(struct kube_client *c, const char *prefix, const char *address, int port, bool open_browser,
 			 FILE *out, FILE *errout);
 
+/* The request head sent to the API server for the browser's head (request line through the blank
+ * line): method, prefix + target, Host, Authorization (authz: the value, NULL for none), then
+ * "Connection: Upgrade" (upgrade) or "Connection: close", and the browser's other headers except
+ * Host, Authorization, Connection, Keep-Alive, Proxy-Connection, Cookie (and Upgrade unless
+ * upgrading). Caller frees; NULL on OOM. */
+char *sk_dash_forward_head(const char *head, const char *method, const char *target, const char *prefix,
+			   const char *host, const char *authz, bool upgrade);
+
 #endif
