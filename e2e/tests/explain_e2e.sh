@@ -225,6 +225,8 @@ printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"vip","namespace":"de
 preempted() { kubectl get --raw "$api?namespace=default&name=vip" 2>/dev/null |
   jq -e 'any(.items[]; .preemption.nominatedNode == "node-c" and .preemption.victims == ["default/low-1"] and .preemption.victimsTotal == 1)' >/dev/null; }
 check "record: the preemption attempt names the nominated node and the victim" sk_wait_for 30 preempted
+check "record: the preemption attempt lists its candidates (node-c, one victim, no PDB violated)" \
+  bash -c 'kubectl get --raw "$1?namespace=default&name=vip" | jq -e "any(.items[]; .preemption.candidatesTotal == 1 and .preemption.candidates == [{\"node\":\"node-c\",\"victims\":1,\"pdbViolations\":0,\"droppedByExtenders\":false}])" >/dev/null' _ "$api"
 check "record: the preemption attempt timed PostFilter" bash -c 'kubectl get --raw "$1?namespace=default&name=vip" | jq -e "any(.items[]; any(.timings[]; .point == \"PostFilter\"))" >/dev/null' _ "$api"
 kubectl schedkit explain vip --all >"$work/explain-vip.txt" 2>&1
 check "explain vip shows the nominated node and the preempted pod" \

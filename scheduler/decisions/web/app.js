@@ -131,6 +131,13 @@ function renderDetail(rec) {
     " - profile " + rec.profile + ", attempt " + rec.attempts + ", " + rec.numAllNodes + " nodes, " +
     (rec.durationSeconds * 1000).toFixed(2) + " ms" + (rec.message ? " - " + rec.message : "") +
     (rec.chosen && rec.chosen.tiedWith ? " (tie with " + rec.chosen.tiedWith + " other node(s), broken at random)" : "");
+  const pe = rec.preemption || {};
+  const cands = (pe.candidates || []).map((c) => c.node + " (" + c.victims + " victim" + (c.victims === 1 ? "" : "s") +
+    (c.pdbViolations ? ", " + c.pdbViolations + " PDB violation(s)" : "") + (c.droppedByExtenders ? ", dropped by an extender" : "") + ")");
+  const pre = document.getElementById("detail-preemption");
+  pre.textContent = pe.nominatedNode || cands.length ? "Preemption: nominated " + (pe.nominatedNode || "none") +
+    (cands.length ? "; candidates " + cands.join(", ") + (pe.candidatesTotal > cands.length ? " and " + (pe.candidatesTotal - cands.length) + " more" : "") : "") +
+    ((pe.victims || []).length ? "; victims " + pe.victims.join(", ") : "") : "";
   const tm = document.getElementById("detail-timings");
   tm.replaceChildren();
   const total = (rec.timings || []).reduce((s, t) => s + t.seconds, 0);
