@@ -379,7 +379,7 @@ static void test_candidates(void **state)
 {
 	(void)state;
 	struct sk_victims list[SK_REC_MAX_CANDIDATES + 4];
-	char names[SK_REC_MAX_CANDIDATES + 4][8];
+	char names[SK_REC_MAX_CANDIDATES + 4][16];
 	for (int i = 0; i < SK_REC_MAX_CANDIDATES + 4; i++) {
 		snprintf(names[i], sizeof names[i], "c%d", i);
 		list[i] = (struct sk_victims){ .node = names[i], .npods = i };
