@@ -715,6 +715,19 @@ static void guard_job_free(struct guard_job *j)
 	free(j);
 }
 
+/* Hands j to the guard thread. */
+static void guard_push(struct kube_http_server *srv, struct guard_job *j)
+{
+	pthread_mutex_lock(&srv->gmu);
+	if (srv->gtodo_tail)
+		srv->gtodo_tail->next = j;
+	else
+		srv->gtodo = j;
+	srv->gtodo_tail = j;
+	pthread_cond_signal(&srv->gcv);
+	pthread_mutex_unlock(&srv->gmu);
+}
+
 static int guard_enqueue(struct kube_http_server *srv, struct lws *wsi, struct pss *pss,
 			 const struct kube_http_request *req, const char *authz)
 {
@@ -730,14 +743,7 @@ static int guard_enqueue(struct kube_http_server *srv, struct lws *wsi, struct p
 	if (pss->job)
 		pss->job->pss = NULL;
 	pss->job = j;
-	pthread_mutex_lock(&srv->gmu);
-	if (srv->gtodo_tail)
-		srv->gtodo_tail->next = j;
-	else
-		srv->gtodo = j;
-	srv->gtodo_tail = j;
-	pthread_cond_signal(&srv->gcv);
-	pthread_mutex_unlock(&srv->gmu);
+	guard_push(srv, j);
 	return 0;
 }
 
@@ -1185,14 +1191,7 @@ void *kube_http_guard_ws(struct kube_http_server *srv, void *conn, const char *p
 	}
 	snprintf(j->method, sizeof j->method, "GET");
 	j->ws = conn;
-	pthread_mutex_lock(&srv->gmu);
-	if (srv->gtodo_tail)
-		srv->gtodo_tail->next = j;
-	else
-		srv->gtodo = j;
-	srv->gtodo_tail = j;
-	pthread_cond_signal(&srv->gcv);
-	pthread_mutex_unlock(&srv->gmu);
+	guard_push(srv, j);
 	return j;
 }
 

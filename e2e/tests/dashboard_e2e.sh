@@ -70,32 +70,7 @@ profiles:
     enabled: true
 - schedulerName: batch-scheduler
 EOF
-port=0
-for try in 1 2 3; do
-  port=$(sk_free_port)
-  "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$KUBECONFIG" --bind-address 127.0.0.1 \
-    --secure-port "$port" --authorization-always-allow-paths '/healthz,/readyz,/livez,/debug/schedkit/*' \
-    --v=2 >"$work/scheduler.log" 2>&1 &
-  spid=$!
-  pids+=($spid)
-  sk_wait_for 20 curl -sfk "https://127.0.0.1:$port/readyz" -o /dev/null && break
-  kill -0 "$spid" 2>/dev/null && fatal "scheduler serves /readyz"
-done
-kubectl create namespace schedkit-system >/dev/null || fatal "namespace schedkit-system"
-kubectl apply -f - >/dev/null <<EOF || fatal "scheduler Service and Endpoints"
-apiVersion: v1
-kind: Service
-metadata: {name: schedkit-scheduler, namespace: schedkit-system}
-spec:
-  ports: [{name: https, port: 10259, targetPort: $port, protocol: TCP}]
----
-apiVersion: v1
-kind: Endpoints
-metadata: {name: schedkit-scheduler, namespace: schedkit-system}
-subsets:
-- addresses: [{ip: 127.0.0.1}]
-  ports: [{name: https, port: $port, protocol: TCP}]
-EOF
+sk_start_scheduler_service "$work/config.yaml" --v=2
 unsched() { kubectl get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}' | grep -q Unschedulable; }
 all_unsched() { unsched huge-1 && unsched huge-2 && unsched huge-3; }
 sk_wait_for 30 all_unsched || fatal "the three huge pods are Unschedulable"
