@@ -258,14 +258,23 @@ static void conn_close(struct ws_conn *c)
 	c->ch = NULL;
 }
 
-/* The request's path without its query, and its Authorization header ("" when none). */
-static int request_info(struct lws *wsi, char *path, size_t plen, char *authz, size_t alen)
+/* The request's path without its query: the GET line's, or an HTTP/2 :path (RFC 8441). */
+static int request_path(struct lws *wsi, char *path, size_t plen)
 {
-	if (lws_hdr_copy(wsi, path, (int)plen, WSI_TOKEN_GET_URI) <= 0)
+	if (lws_hdr_copy(wsi, path, (int)plen, WSI_TOKEN_GET_URI) <= 0 &&
+	    lws_hdr_copy(wsi, path, (int)plen, WSI_TOKEN_HTTP_COLON_PATH) <= 0)
 		return -1;
 	char *q = strchr(path, '?');
 	if (q)
 		*q = 0;
+	return 0;
+}
+
+/* The request's path, and its Authorization header ("" when none). */
+static int request_info(struct lws *wsi, char *path, size_t plen, char *authz, size_t alen)
+{
+	if (request_path(wsi, path, plen) != 0)
+		return -1;
 	authz[0] = 0;
 	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0 &&
 	    lws_hdr_copy(wsi, authz, (int)alen, WSI_TOKEN_HTTP_AUTHORIZATION) < 0)
@@ -308,11 +317,8 @@ int kube_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *us
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
 		/* only the channel's path; the guard comes once the connection is up */
 		char path[1024];
-		if (!ch || lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) <= 0)
+		if (!ch || request_path(wsi, path, sizeof path) != 0)
 			return -1;
-		char *q = strchr(path, '?');
-		if (q)
-			*q = 0;
 		if (strcmp(path, ch->path) != 0) {
 			klog_info(2, "WebSocket refused: unknown path", " path=\"%s\"", path);
 			return -1;
