@@ -35,7 +35,7 @@ LIB     := $(OUT)/lib
 PKGS    := libcurl libcjson yaml-0.1 openssl libwebsockets
 DEPS_PKGS := libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libwebsockets-dev \
              libcmocka-dev pkg-config gcc make jq curl ca-certificates clang libclang-rt-14-dev \
-             python3-kubernetes umoci
+             python3-kubernetes umoci chromium
 
 ifdef SAN
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -55,6 +55,9 @@ KUBE_SRC  := $(wildcard kube/*.c)
 SCHED_SRC := $(wildcard scheduler/*.c) $(wildcard scheduler/*/*.c) $(wildcard plugins/*.c) $(wildcard plugins/*/*.c)
 SCHED_SRC := $(filter-out scheduler/cmd/% scheduler/tests/% scheduler/bench/% scheduler/fuzz/% \
                plugins/sdk/% plugins/examples/% plugins/contrib/% plugins/tests/% plugins/bench/% plugins/fuzz/%,$(SCHED_SRC))
+# The live web view's files, embedded in libsched.a (docs/explain.md): generated C arrays.
+DASH_WEB  := $(sort $(wildcard scheduler/decisions/web/*.html scheduler/decisions/web/*.css scheduler/decisions/web/*.js))
+DASH_GEN  := $(BLD)/gen/dashboard_assets.c
 OP_SRC    := $(wildcard operator/*.c)
 APIS_SRC  := $(filter-out e2e/apiserver/main.c,$(wildcard e2e/apiserver/*.c))
 TEST_SRC  := $(wildcard */tests/test_*.c) $(wildcard */*/tests/test_*.c) $(wildcard plugins/contrib/*/tests/test_*.c)
@@ -120,6 +123,14 @@ deps:
 	  apt-get install -y -q $$missing >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q $$missing >/dev/null; }; \
 	fi; \
 	command -v kubectl >/dev/null || echo "make deps: warning: kubectl not found; kubectl e2e suites will fail" >&2
+	@# the web view's browser test (e2e/tests/dashboard_e2e.sh): playwright-core as e2e/dashboard/package-lock.json pins it
+	@want=$$(jq -r '.packages["node_modules/playwright-core"].version' e2e/dashboard/package-lock.json); \
+	have=$$(jq -r .version e2e/dashboard/node_modules/playwright-core/package.json 2>/dev/null); \
+	if [ "$$want" != "$$have" ]; then \
+	  command -v npm >/dev/null || { echo "make deps: npm not found (Node.js 20 or later is needed for the browser test)" >&2; exit 1; }; \
+	  echo "make deps: npm ci in e2e/dashboard (playwright-core $$want)"; \
+	  (cd e2e/dashboard && npm ci --no-progress >/dev/null) || exit 1; \
+	fi
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -132,7 +143,10 @@ define archive
 endef
 
 $(LIBKUBE): $(call objs,$(KUBE_SRC)) ; $(archive)
-$(LIBSCHED): $(call objs,$(SCHED_SRC)) ; $(archive)
+$(LIBSCHED): $(call objs,$(SCHED_SRC) $(DASH_GEN)) ; $(archive)
+$(DASH_GEN): $(DASH_WEB) scheduler/decisions/web/embed.sh
+	@mkdir -p $(dir $@)
+	scheduler/decisions/web/embed.sh $@ $(DASH_WEB)
 $(LIBOP): $(call objs,$(OP_SRC)) ; $(archive)
 $(LIBAPIS): $(call objs,$(APIS_SRC)) ; $(archive)
 $(LIBTSUP): $(call objs,$(TSUP_SRC)) ; $(archive)

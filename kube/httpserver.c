@@ -3,6 +3,7 @@
  * before start and read-only afterwards, so the service thread needs no lock to read it.
  * Only srv->stop is shared between threads (atomic; lws_cancel_service wakes the loop). */
 #include "kube/httpserver.h"
+#include "kube/httpserver_ws.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -51,6 +52,7 @@ struct health_endpoint {
 struct guard_job {
 	struct guard_job *next;
 	struct pss *pss;
+	void *ws;  /* a WebSocket connection waiting for the guard (httpws.c); NULL for HTTP */
 	struct lws *wsi;
 	char method[32];
 	char *path, *query, *authorization;
@@ -61,7 +63,8 @@ struct guard_job {
 struct kube_http_server {
 	char *name;
 	struct lws_context *ctx;
-	struct lws_protocols protocols[2];
+	struct lws_protocols protocols[3]; /* http, the WebSocket channel's (httpws.c), end */
+	struct kube_ws_channel *ws;
 	int port;
 	pthread_t thread;
 	bool started, joined;
@@ -712,6 +715,19 @@ static void guard_job_free(struct guard_job *j)
 	free(j);
 }
 
+/* Hands j to the guard thread. */
+static void guard_push(struct kube_http_server *srv, struct guard_job *j)
+{
+	pthread_mutex_lock(&srv->gmu);
+	if (srv->gtodo_tail)
+		srv->gtodo_tail->next = j;
+	else
+		srv->gtodo = j;
+	srv->gtodo_tail = j;
+	pthread_cond_signal(&srv->gcv);
+	pthread_mutex_unlock(&srv->gmu);
+}
+
 static int guard_enqueue(struct kube_http_server *srv, struct lws *wsi, struct pss *pss,
 			 const struct kube_http_request *req, const char *authz)
 {
@@ -727,14 +743,7 @@ static int guard_enqueue(struct kube_http_server *srv, struct lws *wsi, struct p
 	if (pss->job)
 		pss->job->pss = NULL;
 	pss->job = j;
-	pthread_mutex_lock(&srv->gmu);
-	if (srv->gtodo_tail)
-		srv->gtodo_tail->next = j;
-	else
-		srv->gtodo = j;
-	srv->gtodo_tail = j;
-	pthread_cond_signal(&srv->gcv);
-	pthread_mutex_unlock(&srv->gmu);
+	guard_push(srv, j);
 	return 0;
 }
 
@@ -796,7 +805,9 @@ static void guard_complete(struct kube_http_server *srv)
 		struct guard_job *j = done;
 		done = j->next;
 		struct pss *pss = j->pss;
-		if (pss) {
+		if (j->ws) {
+			kube_ws_guard_done(j->ws, j->status, j->msg[0] ? j->msg : j->status == 401 ? "Unauthorized" : "forbidden");
+		} else if (pss) {
 			pss->job = NULL;
 			struct kube_http_request req = {j->method, j->path, j->query};
 			struct kube_http_response resp = {.status = 200, .content_type = TEXT_PLAIN};
@@ -879,6 +890,8 @@ static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 		if (srv)
 			guard_complete(srv);
 		break;
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		return -1; /* WebSocket only with the channel's subprotocol (httpws.c) */
 	case LWS_CALLBACK_HTTP_BODY:
 		return 0; /* bodies are not used; the response was sent from LWS_CALLBACK_HTTP */
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
@@ -994,6 +1007,11 @@ int kube_http_server_new(const struct kube_http_server_opts *opts, struct kube_h
 		.callback = http_callback,
 		.per_session_data_size = sizeof(struct pss),
 		.rx_buffer_size = 0,
+	};
+	srv->protocols[1] = (struct lws_protocols){
+		.name = KUBE_WS_SUBPROTOCOL,
+		.callback = kube_ws_callback,
+		.per_session_data_size = kube_ws_session_size(),
 	};
 
 	/* The context is created without listeners and the vhost added afterwards: when binding
@@ -1132,8 +1150,53 @@ void kube_http_server_free(struct kube_http_server *srv)
 	for (int e = 0; e < 3; e++)
 		free(srv->health[e].checks);
 	guard_free(srv);
+	kube_ws_channel_free(srv->ws);
 	pthread_mutex_destroy(&srv->gmu);
 	pthread_cond_destroy(&srv->gcv);
 	free(srv->name);
 	free(srv);
+}
+
+/* ---- hooks of the WebSocket channel (kube/httpserver_ws.h) ---- */
+
+struct lws_context *kube_http_lws_context(struct kube_http_server *srv)
+{
+	return srv->ctx;
+}
+
+struct kube_ws_channel *kube_http_ws_channel(struct kube_http_server *srv)
+{
+	return srv ? srv->ws : NULL;
+}
+
+int kube_http_set_ws_channel(struct kube_http_server *srv, struct kube_ws_channel *ch)
+{
+	if (srv->started || srv->ws)
+		return -1;
+	srv->ws = ch;
+	return 0;
+}
+
+bool kube_http_needs_guard(struct kube_http_server *srv, const char *path, const char *authorization)
+{
+	return srv->guard && (authorization[0] || !kube_http_path_matches((const char *const *)srv->open_paths, path));
+}
+
+void *kube_http_guard_ws(struct kube_http_server *srv, void *conn, const char *path, const char *authorization)
+{
+	struct guard_job *j = calloc(1, sizeof *j);
+	if (!j || !(j->path = strdup(path)) || !(j->query = strdup("")) || !(j->authorization = strdup(authorization))) {
+		guard_job_free(j);
+		return NULL;
+	}
+	snprintf(j->method, sizeof j->method, "GET");
+	j->ws = conn;
+	guard_push(srv, j);
+	return j;
+}
+
+void kube_http_guard_ws_cancel(void *job)
+{
+	if (job)
+		((struct guard_job *)job)->ws = NULL;
 }

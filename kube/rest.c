@@ -1403,3 +1403,34 @@ int kube_request_stream(struct kube_client *c, const char *path, const char *que
 	creds_free(&cr);
 	return result;
 }
+
+/* ---------- raw connections (kube/rest_tunnel.c) ---------- */
+
+CURL *kube_client_raw_handle(struct kube_client *c, char **authorization, char **host, struct kube_error *e)
+{
+	struct creds cr;
+	*authorization = *host = NULL;
+	if (get_creds(c, &cr, e))
+		return NULL;
+	char *url = build_url(c, "/", NULL);
+	CURL *h = url ? curl_easy_init() : NULL;
+	char errbuf[CURL_ERROR_SIZE]; /* setup_handle wants one; unset below, the tunnel sets its own */
+	struct curl_slist *hdrs = h ? setup_handle(c, h, url, "GET", NULL, false, errbuf, &cr) : NULL;
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdrs);
+	const char *hs = strstr(c->server, "://");
+	hs = hs ? hs + 3 : c->server;
+	if (!hdrs || (cr.token && asprintf(authorization, "Bearer %s", cr.token) < 0) || !(*host = strdup(hs))) {
+		if (h)
+			curl_easy_cleanup(h);
+		h = NULL;
+		if (*authorization)
+			wipe_free(*authorization);
+		*authorization = NULL;
+		snprintf(e->message, sizeof e->message, "out of memory");
+	}
+	creds_free(&cr);
+	free(url);
+	return h;
+}

@@ -305,6 +305,36 @@ void apis_stream_end(struct apis_conn *c)
 	c->streaming = false;
 }
 
+static void consume(struct apis_conn *c, size_t n);
+
+size_t apis_conn_take_buffered(struct apis_conn *c, char *buf, size_t n)
+{
+	size_t k = c->rlen < n ? c->rlen : n;
+	memcpy(buf, c->rbuf, k);
+	consume(c, k);
+	return k;
+}
+
+ssize_t apis_conn_read_raw(struct apis_conn *c, void *buf, size_t n)
+{
+	return conn_read(c, buf, n);
+}
+
+int apis_conn_write_raw(struct apis_conn *c, const void *buf, size_t n)
+{
+	return conn_write_all(c, buf, n);
+}
+
+int apis_conn_fd(const struct apis_conn *c)
+{
+	return c->fd;
+}
+
+bool apis_conn_pending(const struct apis_conn *c)
+{
+	return c->ssl && SSL_pending(c->ssl) > 0;
+}
+
 bool apis_conn_peer_gone(struct apis_conn *c)
 {
 	struct pollfd p = { .fd = c->fd, .events = POLLIN };
@@ -389,6 +419,8 @@ static void req_clear(struct apis_req *r)
 	free(r->content_type);
 	free(r->authorization);
 	free(r->user_agent);
+	free(r->upgrade);
+	free(r->raw_headers);
 	free(r->body);
 	memset(r, 0, sizeof *r);
 }
@@ -644,11 +676,15 @@ static int read_request(struct apis_conn *c, struct apis_req *r)
 				r->authorization = dup_trim(v, vn);
 			} else if (HDR("user-agent") && !r->user_agent) {
 				r->user_agent = dup_trim(v, vn);
+			} else if (HDR("upgrade") && !r->upgrade) {
+				r->upgrade = dup_trim(v, vn);
 			}
 #undef HDR
 		}
 		p = e + 1;
 	}
+	if (r->upgrade && !(r->raw_headers = strndup(line_end + 1, (size_t)(hend + 2 - (line_end + 1)))))
+		return 0;
 	consume(c, hlen);
 	size_t max = s->opts.max_body_bytes;
 	if (chunked) {

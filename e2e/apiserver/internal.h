@@ -36,6 +36,8 @@ struct apis_req {
 	struct apis_kv *query;      /* decoded query parameters */
 	int nquery;
 	char *accept, *content_type, *authorization, *user_agent;
+	char *upgrade;              /* the Upgrade header ("websocket"), or NULL */
+	char *raw_headers;          /* with an Upgrade: the header lines as received (proxy.c passes them on) */
 	bool keep_alive;
 	char *body;                 /* NUL-terminated copy */
 	size_t body_len;
@@ -68,6 +70,14 @@ int apis_query_bool(struct apis_conn *c, const struct apis_req *r, const char *k
 struct apis_user;
 bool apis_service_proxy(struct apis_server *s, struct apis_conn *c, const struct apis_req *r,
 			const struct apis_user *u);
+/* The connection's raw bytes, for a proxied upgrade (proxy.c): what was read past the request
+ * (taken: the caller sends it on), one read (-1: closed or error; it blocks), a whole write, and
+ * whether a read would find data now (the socket or TLS's buffer). */
+size_t apis_conn_take_buffered(struct apis_conn *c, char *buf, size_t n);
+ssize_t apis_conn_read_raw(struct apis_conn *c, void *buf, size_t n);
+int apis_conn_write_raw(struct apis_conn *c, const void *buf, size_t n);
+int apis_conn_fd(const struct apis_conn *c);
+bool apis_conn_pending(const struct apis_conn *c);
 /* Whole response with Content-Length. extra_headers: "" or "Name: v\r\n..." */
 int apis_respond(struct apis_conn *c, int code, const char *ctype, const char *body, size_t len,
 		 const char *extra_headers);

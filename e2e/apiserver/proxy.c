@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "e2e/apiserver/internal.h"
+#include "e2e/apiserver/proxy_upgrade.h"
 #include "kube/rest.h"
 
 #define PROXY_MAX_BODY (64u << 20)
@@ -169,6 +170,19 @@ static void forward(struct apis_conn *c, const struct apis_req *r, const struct 
 	if (!q || asprintf(&url, "%s://%s:%d%s%s%s", t->scheme, t->host, t->port, rest, *q ? "?" : "", q) < 0) {
 		free(q);
 		apis_respond_status(c, 500, "InternalError", "out of memory", NULL);
+		return;
+	}
+	if (r->upgrade) { /* a WebSocket: passed through (proxy_upgrade.c) */
+		char *target = NULL;
+		if (asprintf(&target, "%s%s%s", rest, *q ? "?" : "", q) < 0)
+			target = NULL;
+		if (target)
+			apis_proxy_upgrade(c, r, t->scheme, t->host, t->port, target);
+		else
+			apis_respond_status(c, 500, "InternalError", "out of memory", NULL);
+		free(target);
+		free(q);
+		free(url);
 		return;
 	}
 	free(q);

@@ -91,3 +91,39 @@ sk_start_apiserver() {
   sk_wait_for 20 test -s "$work/kubeconfig" || fatal "local API server wrote its kubeconfig"
   sk_wait_for 20 kubectl get --raw /readyz >/dev/null 2>&1 || fatal "local API server ready"
 }
+
+# sk_start_scheduler_service CONFIG [FLAG...]: schedkit-scheduler with CONFIG on a free port
+# ($port, pid $spid), logging to $work/scheduler.log. HTTPS with a self-signed certificate; the
+# service proxy sends no credentials (as kube-apiserver's), so the debug paths are opened as
+# docs/explain.md says. Then the Service and Endpoints schedkit-system/schedkit-scheduler (port
+# 10259, https) name it, so the API server's service proxy and `kubectl schedkit` reach it.
+sk_start_scheduler_service() {
+  local config=$1 try
+  shift
+  port=0
+  for try in 1 2 3; do
+    port=$(sk_free_port)
+    "$SK_BIN/schedkit-scheduler" --config "$config" --kubeconfig "$KUBECONFIG" --bind-address 127.0.0.1 \
+      --secure-port "$port" --authorization-always-allow-paths '/healthz,/readyz,/livez,/debug/schedkit/*' \
+      "$@" >"$work/scheduler.log" 2>&1 &
+    spid=$!
+    pids+=($spid)
+    sk_wait_for 20 curl -sfk "https://127.0.0.1:$port/readyz" -o /dev/null && break
+    kill -0 "$spid" 2>/dev/null && fatal "scheduler serves /readyz"
+  done
+  kubectl create namespace schedkit-system >/dev/null || fatal "namespace schedkit-system"
+  kubectl apply -f - >/dev/null <<EOF || fatal "scheduler Service and Endpoints"
+apiVersion: v1
+kind: Service
+metadata: {name: schedkit-scheduler, namespace: schedkit-system}
+spec:
+  ports: [{name: https, port: 10259, targetPort: $port, protocol: TCP}]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: schedkit-scheduler, namespace: schedkit-system}
+subsets:
+- addresses: [{ip: 127.0.0.1}]
+  ports: [{name: https, port: $port, protocol: TCP}]
+EOF
+}

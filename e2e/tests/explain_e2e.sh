@@ -94,34 +94,7 @@ check "scheduler --validate accepts decisionRecords" "$SK_BIN/schedkit-scheduler
   >"$work/simulate.txt" 2>"$work/simulate.err" || fatal "simulate --explain on the snapshot"
 
 # ---------------------------------------------------------------- 2. the scheduler and its Service
-port=0
-for try in 1 2 3; do
-  port=$(sk_free_port)
-  # HTTPS with a self-signed certificate; the service proxy sends no credentials (as
-  # kube-apiserver's), so the debug paths are opened as docs/explain.md says
-  "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$KUBECONFIG" --bind-address 127.0.0.1 \
-    --secure-port "$port" --authorization-always-allow-paths '/healthz,/readyz,/livez,/debug/schedkit/*' \
-    --decision-records-per-pod 3 --v=2 >"$work/scheduler.log" 2>&1 &
-  spid=$!
-  pids+=($spid)
-  sk_wait_for 20 curl -sfk "https://127.0.0.1:$port/readyz" -o /dev/null && break
-  kill -0 "$spid" 2>/dev/null && fatal "scheduler serves /readyz"
-done
-kubectl create namespace schedkit-system >/dev/null || fatal "namespace schedkit-system"
-kubectl apply -f - >/dev/null <<EOF || fatal "scheduler Service and Endpoints"
-apiVersion: v1
-kind: Service
-metadata: {name: schedkit-scheduler, namespace: schedkit-system}
-spec:
-  ports: [{name: https, port: 10259, targetPort: $port, protocol: TCP}]
----
-apiVersion: v1
-kind: Endpoints
-metadata: {name: schedkit-scheduler, namespace: schedkit-system}
-subsets:
-- addresses: [{ip: 127.0.0.1}]
-  ports: [{name: https, port: $port, protocol: TCP}]
-EOF
+sk_start_scheduler_service "$work/config.yaml" --decision-records-per-pod 3 --v=2
 bound() { [ -n "$(kubectl get pod web-1 -o jsonpath='{.spec.nodeName}')" ]; }
 sk_wait_for 30 bound || fatal "web-1 is bound"
 failed_big() { kubectl get pod big -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}' | grep -q Unschedulable; }
@@ -225,6 +198,8 @@ printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"vip","namespace":"de
 preempted() { kubectl get --raw "$api?namespace=default&name=vip" 2>/dev/null |
   jq -e 'any(.items[]; .preemption.nominatedNode == "node-c" and .preemption.victims == ["default/low-1"] and .preemption.victimsTotal == 1)' >/dev/null; }
 check "record: the preemption attempt names the nominated node and the victim" sk_wait_for 30 preempted
+check "record: the preemption attempt lists its candidates (node-c, one victim, no PDB violated)" \
+  bash -c 'kubectl get --raw "$1?namespace=default&name=vip" | jq -e "any(.items[]; .preemption.candidatesTotal == 1 and .preemption.candidates == [{\"node\":\"node-c\",\"victims\":1,\"pdbViolations\":0,\"droppedByExtenders\":false}])" >/dev/null' _ "$api"
 check "record: the preemption attempt timed PostFilter" bash -c 'kubectl get --raw "$1?namespace=default&name=vip" | jq -e "any(.items[]; any(.timings[]; .point == \"PostFilter\"))" >/dev/null' _ "$api"
 kubectl schedkit explain vip --all >"$work/explain-vip.txt" 2>&1
 check "explain vip shows the nominated node and the preempted pod" \

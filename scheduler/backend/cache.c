@@ -795,6 +795,15 @@ int sk_cache_node_tree_list(struct sk_cache *c, const char ***names)
 	return n;
 }
 
+void sk_cache_each_node(struct sk_cache *c, void (*fn)(void *ctx, const struct sk_node_info *ni), void *ctx)
+{
+	pthread_mutex_lock(&c->mu);
+	for (struct node_item *it = c->head; it; it = it->next)
+		if (it->info && it->info->node)
+			fn(ctx, it->info);
+	pthread_mutex_unlock(&c->mu);
+}
+
 struct sk_node_info *sk_cache_node_info(struct sk_cache *c, const char *name)
 {
 	pthread_mutex_lock(&c->mu);

@@ -76,6 +76,9 @@ int sk_cache_assumed_count(struct sk_cache *c);
 int sk_cache_node_tree_list(struct sk_cache *c, const char ***names);
 /* A deep copy of the cached node info (caller sk_node_info_free), NULL when unknown. */
 struct sk_node_info *sk_cache_node_info(struct sk_cache *c, const char *name);
+/* Calls fn for every node whose Node object is known (most recently changed first) under the
+ * cache lock: fn must be quick and must not call the cache (the dashboard's node fill). */
+void sk_cache_each_node(struct sk_cache *c, void (*fn)(void *ctx, const struct sk_node_info *ni), void *ctx);
 
 /* ---- snapshot ---- */
 struct sk_snapshot *sk_snapshot_new(void);

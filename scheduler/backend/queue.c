@@ -1147,6 +1147,17 @@ void sk_queue_counts(struct sk_queue *q, struct sk_queue_counts *out)
 	pthread_mutex_unlock(&q->mu);
 }
 
+void sk_queue_each(struct sk_queue *q, void (*fn)(void *ctx, const struct sk_pod *pod, enum sk_queue_where where),
+		   void *ctx)
+{
+	pthread_mutex_lock(&q->mu);
+	for (int b = 0; b < q->nbuckets; b++)
+		for (struct qitem *it = q->buckets[b]; it; it = it->hnext)
+			if (!it->deleted)
+				fn(ctx, it->qp.pod, it->where);
+	pthread_mutex_unlock(&q->mu);
+}
+
 enum sk_queue_where sk_queue_where_is(struct sk_queue *q, const char *uid)
 {
 	pthread_mutex_lock(&q->mu);

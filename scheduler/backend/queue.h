@@ -124,6 +124,10 @@ void sk_queue_flush_unschedulable(struct sk_queue *q, int64_t now_ns);
 int sk_queue_start_flushers(struct sk_queue *q);
 
 void sk_queue_counts(struct sk_queue *q, struct sk_queue_counts *out);
+/* Calls fn for every pod the queue holds (in flight too) with where it is, under the queue lock:
+ * fn must be quick and must not call the queue (the dashboard's per-profile counts). */
+void sk_queue_each(struct sk_queue *q, void (*fn)(void *ctx, const struct sk_pod *pod, enum sk_queue_where where),
+		   void *ctx);
 enum sk_queue_where sk_queue_where_is(struct sk_queue *q, const char *uid);
 /* The backoff duration (ns) the queue would apply to qp now (v1.34 counting rules). */
 int64_t sk_queue_backoff_duration(struct sk_queue *q, const struct sk_queued_pod *qp);

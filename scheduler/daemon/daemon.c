@@ -342,6 +342,8 @@ int sk_daemon_start(struct sk_daemon *d, char **err)
 	if (d->http)
 		klog_info(0, "Serving securely", " port=%d cert=%s", kube_http_server_port(d->http),
 			  d->opts.tls_cert_file ? "file" : d->opts.cert_dir ? "cert-dir" : "self-signed-in-memory");
+	if (sk_dm_dashboard_start(d) != 0)
+		return kube_errf(err, "cannot start the dashboard thread");
 	if (pthread_create(&d->patch_thread, NULL, sk_dm_patch_main, d) != 0)
 		return kube_errf(err, "cannot start the status patch thread");
 	d->patch_running = true;
@@ -528,6 +530,7 @@ void sk_daemon_stop(struct sk_daemon *d)
 		d->house_running = false;
 	}
 	flush_events(d);
+	sk_dm_dashboard_stop(d);
 	if (d->http)
 		kube_http_server_stop(d->http);
 	if (started)
@@ -540,6 +543,7 @@ void sk_daemon_free(struct sk_daemon *d)
 		return;
 	sk_daemon_stop(d);
 	kube_http_server_free(d->http);
+	sk_dm_dashboard_free(d);
 	sk_dm_serve_free(d);
 	sk_dm_cmwatch_free(d);
 	kube_leader_free(d->leader);

@@ -150,6 +150,7 @@ struct sk_daemon {
 	char *summary_published;         /* housekeeper only: the Lease annotation last set */
 	int64_t summary_published_ns;    /* housekeeper only */
 	struct sk_serving *serving;      /* serve.c: TLS material, delegation clients (sk_dm_serve_free) */
+	struct sk_dm_dashboard *dash;    /* dashboard.c: the live web view and its feeder thread */
 
 	pthread_mutex_t mu;              /* guards started, loop_running, stopped, loop_thread */
 	bool started, loop_running, stopped;
@@ -247,6 +248,13 @@ void sk_dm_summary_handler(const struct kube_http_request *req, struct kube_http
 void sk_dm_publish_summary(struct sk_daemon *d);
 /* GET /debug/schedkit/v1/config: the /configz body under the debug prefix. */
 void sk_dm_config_handler(const struct kube_http_request *req, struct kube_http_response *resp, void *ctx);
+
+/* dashboard.c: the live web view (docs/explain.md): routes and WebSocket (from serve.c), the
+ * feeder thread (started after the HTTP server, stopped before it), freed after the server. */
+int sk_dm_dashboard_new(struct sk_daemon *d);
+int sk_dm_dashboard_start(struct sk_daemon *d);
+void sk_dm_dashboard_stop(struct sk_daemon *d);
+void sk_dm_dashboard_free(struct sk_daemon *d);
 
 /* reload.c: one look at a configuration's content from a source (the file, the ConfigMap);
  * reload_mu held; last_seen (SEEN_MAX bytes) is the source's own; takes buf. 1 applied, 0 nothing

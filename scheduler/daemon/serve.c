@@ -200,7 +200,8 @@ int sk_dm_serve_new(struct sk_daemon *d, char **err)
 	    kube_http_route(d->http, "GET", "/configz", configz_handler, d) != 0 ||
 	    kube_http_route(d->http, "GET", "/debug/schedkit/v1/decisions", sk_dm_decisions_handler, d) != 0 ||
 	    kube_http_route(d->http, "GET", "/debug/schedkit/v1/summary", sk_dm_summary_handler, d) != 0 ||
-	    kube_http_route(d->http, "GET", "/debug/schedkit/v1/config", sk_dm_config_handler, d) != 0)
+	    kube_http_route(d->http, "GET", "/debug/schedkit/v1/config", sk_dm_config_handler, d) != 0 ||
+	    sk_dm_dashboard_new(d) != 0)
 		return kube_errf(err, "HTTP routes: out of memory");
 	return 0;
 }

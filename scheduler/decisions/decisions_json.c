@@ -182,6 +182,16 @@ static cJSON *details_json(cJSON *j, const struct sk_decision *r)
 	     add(pe, "victimsTotal", cJSON_CreateNumber(r->victims_total));
 	for (int i = 0; ok && i < r->nvictims; i++)
 		ok = cJSON_AddItemToArray(vict, str(r->victims[i]));
+	cJSON *cands = ok ? cJSON_AddArrayToObject(pe, "candidates") : NULL;
+	ok = cands && add(pe, "candidatesTotal", cJSON_CreateNumber(r->candidates_total));
+	for (int i = 0; ok && i < r->ncandidates; i++) {
+		const struct sk_dec_candidate *c = &r->candidates[i];
+		cJSON *e = cJSON_CreateObject();
+		ok = e && cJSON_AddItemToArray(cands, e) && add(e, "node", str(c->node)) &&
+		     add(e, "victims", cJSON_CreateNumber(c->victims)) &&
+		     add(e, "pdbViolations", kube_json_create_int64(c->pdb_violations)) &&
+		     add(e, "droppedByExtenders", cJSON_CreateBool(c->dropped));
+	}
 	double waited = 0;
 	for (int i = 0; i < r->ntimes; i++)
 		if (!strcmp(r->times[i].point, "WaitOnPermit"))

@@ -14,6 +14,7 @@
 #include "kube/rest.h"
 #include "scheduler/config/config.h"
 #include "scheduler/decisions/explain.h"
+#include "scheduler/decisions/kubectl_dashboard.h"
 #include "scheduler/simulate/simulate.h"
 
 /* Service proxy answers come from one endpoint picked by the API server; only the leader has
@@ -30,6 +31,8 @@ struct opts {
 	const char *sched_ns, *sched_svc, *sched_port, *sched_scheme;
 	const char *config;       /* simulate: a config file instead of the running one */
 	const char *seed;
+	const char *address, *port; /* dashboard: where to listen */
+	bool open;                  /* dashboard: start a browser */
 };
 
 static void usage(FILE *f)
@@ -46,6 +49,9 @@ static void usage(FILE *f)
 		   "      Runs `schedkit-scheduler simulate` on a snapshot of the live cluster (nodes, pods,\n"
 		   "      PriorityClasses, PodDisruptionBudgets) with the running scheduler's configuration\n"
 		   "      (its /debug/schedkit/v1/config, the /configz body) unless --config names one.\n"
+		   "  kubectl schedkit dashboard [--address 127.0.0.1] [--port 0] [--open]\n"
+		   "      Serves the scheduler's live web view on a local URL (printed), forwarded through\n"
+		   "      the API server's service proxy with your credentials (--open: start $BROWSER).\n"
 		   "\n"
 		   "Flags:\n"
 		   "  --kubeconfig FILE, --context NAME, -n/--namespace NS (default: the context's)\n"
@@ -58,7 +64,7 @@ static void usage(FILE *f)
 static int parse(int argc, char **argv, struct opts *o, FILE *errout)
 {
 	*o = (struct opts){ .sched_ns = "schedkit-system", .sched_svc = "schedkit-scheduler", .sched_port = "10259",
-			    .sched_scheme = "https", .seed = "1" };
+			    .sched_scheme = "https", .seed = "1", .address = "127.0.0.1", .port = "0" };
 	static const struct {
 		const char *name;
 		size_t off;
@@ -74,6 +80,8 @@ static int parse(int argc, char **argv, struct opts *o, FILE *errout)
 		{ "--scheduler-scheme", offsetof(struct opts, sched_scheme) },
 		{ "--config", offsetof(struct opts, config) },
 		{ "--seed", offsetof(struct opts, seed) },
+		{ "--address", offsetof(struct opts, address) },
+		{ "--port", offsetof(struct opts, port) },
 	};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -89,6 +97,10 @@ static int parse(int argc, char **argv, struct opts *o, FILE *errout)
 		}
 		if (!strcmp(a, "--explain")) {
 			o->explain = true;
+			continue;
+		}
+		if (!strcmp(a, "--open")) {
+			o->open = true;
 			continue;
 		}
 		if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strncmp(a, "-o=", 3) || !strncmp(a, "--output=", 9)) {
@@ -221,6 +233,16 @@ static int cmd_explain(struct kube_client *c, const struct opts *o, const char *
 	}
 	cJSON_Delete(j);
 	return 0;
+}
+
+static int cmd_dashboard(struct kube_client *c, const struct opts *o, int port, FILE *out, FILE *errout)
+{
+	char *prefix = proxy_path(o, "");
+	if (!prefix)
+		return 1;
+	int rc = sk_kubectl_dashboard(c, prefix, o->address, port, o->open, out, errout);
+	free(prefix);
+	return rc;
 }
 
 /* Is the pod still waiting (exists, not bound, not finished)? */
@@ -383,8 +405,15 @@ int sk_kubectl_schedkit_main(int argc, char **argv, FILE *out, FILE *errout)
 	if (rc)
 		return rc;
 	bool explain = !strcmp(o.cmd, "explain"), why = !strcmp(o.cmd, "why-pending"), sim = !strcmp(o.cmd, "simulate");
-	if (!explain && !why && !sim) {
-		fprintf(errout, "error: unknown command \"%s\" (explain, why-pending, simulate)\n", o.cmd);
+	bool dash = !strcmp(o.cmd, "dashboard");
+	if (!explain && !why && !sim && !dash) {
+		fprintf(errout, "error: unknown command \"%s\" (explain, why-pending, simulate, dashboard)\n", o.cmd);
+		return 2;
+	}
+	char *endp = NULL;
+	long lport = strtol(o.port, &endp, 10);
+	if (dash && (!*o.port || *endp || lport < 0 || lport > 65535)) {
+		fprintf(errout, "error: --port %s: not a port number (0-65535)\n", o.port);
 		return 2;
 	}
 	struct kube_config *kc = NULL;
@@ -407,6 +436,8 @@ int sk_kubectl_schedkit_main(int argc, char **argv, FILE *out, FILE *errout)
 		rc = cmd_explain(c, &o, ns, out, errout);
 	else if (why)
 		rc = cmd_why_pending(c, &o, ns, out, errout);
+	else if (dash)
+		rc = cmd_dashboard(c, &o, (int)lport, out, errout);
 	else
 		rc = cmd_simulate(c, &o, out, errout);
 	kube_client_free(c);

@@ -110,6 +110,12 @@ static void layout(struct arena *a, struct sk_decision *r, const struct sk_outco
 		if (r->victims)
 			r->victims[i] = v;
 	}
+	r->ncandidates = tr ? tr->ncandidates : 0;
+	r->candidates_total = tr ? tr->candidates_total : 0;
+	r->candidates = arena_take(a, (size_t)r->ncandidates * sizeof(*r->candidates));
+	for (int i = 0; r->candidates && i < r->ncandidates; i++)
+		r->candidates[i] = (struct sk_dec_candidate){ tr->candidates[i].node, tr->candidates[i].victims,
+							      tr->candidates[i].pdb_violations, tr->candidates[i].dropped };
 	const struct sk_score_table *t = o->scores && o->score_nodes ? o->scores : NULL;
 	r->nplugins = t ? t->nplugins : 0;
 	r->nnodes = t ? t->nnodes : 0;

@@ -42,6 +42,14 @@ struct sk_dec_filter {
 	int nreasons;
 };
 
+/* One preemption candidate (record.h's sk_rec_candidate). */
+struct sk_dec_candidate {
+	const char *node; /* interned */
+	int victims;
+	int64_t pdb_violations;
+	bool dropped;
+};
+
 struct sk_dec_time {
 	const char *point; /* static */
 	double seconds;
@@ -81,6 +89,8 @@ struct sk_decision {
 	struct sk_dec_time *times;
 	int nvictims, victims_total;
 	const char **victims;
+	int ncandidates, candidates_total;
+	struct sk_dec_candidate *candidates;
 	/* private */
 	bool owns_scores;                  /* nodes and total were taken from the attempt */
 	int refs;

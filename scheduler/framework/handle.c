@@ -225,5 +225,11 @@ int sk_handle_api_get(struct sk_handle *h, const char *path, cJSON **out, char *
 int sk_handle_preempt_extenders(struct sk_handle *h, const struct sk_pod *pod, struct sk_victims **list, int *n,
 				char **err)
 {
-	return sk_extenders_call_preempt(h->fw->extenders, h->fw->nextenders, pod, sk_handle_snapshot(h), list, n, err);
+	/* the decision record keeps the candidates, and which ones the extenders dropped (record.h) */
+	sk_rec_candidates(*list, *n);
+	const struct sk_victims *sent = *list;
+	int rc = sk_extenders_call_preempt(h->fw->extenders, h->fw->nextenders, pod, sk_handle_snapshot(h), list, n, err);
+	if (rc == 0 && *list != sent)
+		sk_rec_candidates_kept(*list, *n);
+	return rc;
 }

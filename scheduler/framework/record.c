@@ -2,6 +2,7 @@
 #include "scheduler/framework/record.h"
 
 #include "scheduler/framework/parallel.h"
+#include "schedkit/plugin.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,35 @@ void sk_rec_victim(const struct sk_pod *victim)
 	int n = slot + 1, cur = __atomic_load_n(&t->nvictims, __ATOMIC_RELAXED);
 	while (cur < n && !__atomic_compare_exchange_n(&t->nvictims, &cur, n, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
+}
+
+void sk_rec_candidates(const struct sk_victims *list, int n)
+{
+	struct sk_rec_trace *t = sk_rec_current;
+	if (!t || !list)
+		return;
+	for (int i = 0; i < n; i++) {
+		t->candidates_total++;
+		if (t->ncandidates == SK_REC_MAX_CANDIDATES)
+			continue;
+		t->candidates[t->ncandidates++] = (struct sk_rec_candidate){
+			.node = list[i].node ? sk_intern(list[i].node) : "", .victims = list[i].npods,
+			.pdb_violations = list[i].num_pdb_violations,
+		};
+	}
+}
+
+void sk_rec_candidates_kept(const struct sk_victims *list, int n)
+{
+	struct sk_rec_trace *t = sk_rec_current;
+	if (!t)
+		return;
+	for (int i = 0; i < t->ncandidates; i++) {
+		bool kept = false;
+		for (int k = 0; k < n && !kept; k++)
+			kept = list[k].node && !strcmp(list[k].node, t->candidates[i].node);
+		t->candidates[i].dropped = !kept;
+	}
 }
 
 struct rec_loop {

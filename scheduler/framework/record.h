@@ -13,6 +13,16 @@
 
 #define SK_REC_MAX_TIMES 24
 #define SK_REC_MAX_VICTIMS 16
+#define SK_REC_MAX_CANDIDATES 16
+
+/* A preemption candidate (upstream preemption.Candidate): a node where evicting `victims` pods
+ * would let the pod fit. */
+struct sk_rec_candidate {
+	const char *node;        /* interned */
+	int victims;
+	int64_t pdb_violations;  /* victims whose eviction a PodDisruptionBudget forbids */
+	bool dropped;            /* a preempt extender took it out of the list */
+};
 
 struct sk_rec_time {
 	const char *point; /* static: "PreFilter", "Filter", ... */
@@ -28,6 +38,9 @@ struct sk_rec_trace {
 	int nvictims;                          /* kept (at most SK_REC_MAX_VICTIMS) */
 	int victims_total;                     /* all victims seen (atomic) */
 	char *victims[SK_REC_MAX_VICTIMS];     /* "ns/name", owned; slot order, NULL on OOM */
+	/* the candidates PostFilter handed to sk_handle_preempt_extenders (scheduling thread only) */
+	int ncandidates, candidates_total;
+	struct sk_rec_candidate candidates[SK_REC_MAX_CANDIDATES];
 };
 
 extern _Thread_local struct sk_rec_trace *sk_rec_current;
@@ -39,6 +52,12 @@ static inline bool sk_rec_active(void) { return sk_rec_current != NULL; }
 void sk_rec_time(const char *point, double seconds);
 /* Notes a preemption victim in the current trace (no-op without one). */
 void sk_rec_victim(const struct sk_pod *victim);
+/* Notes the candidates of a preemption (the list a PostFilter plugin gives the extenders; no-op
+ * without a trace), the first SK_REC_MAX_CANDIDATES kept; then, with what the extenders kept,
+ * marks the others dropped. */
+struct sk_victims;
+void sk_rec_candidates(const struct sk_victims *list, int n);
+void sk_rec_candidates_kept(const struct sk_victims *list, int n);
 /* sk_parallel_for with the caller's current trace made current on the workers for each call
  * (plugins' parallel loops, e.g. DefaultPreemption evicting its victims). */
 struct sk_pool;

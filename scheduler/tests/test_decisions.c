@@ -287,6 +287,14 @@ static void test_record_json(void **state)
 	x.trace.victims[0] = strdup("default/low");
 	x.o.nominated_path = "n3";
 	x.o.nominated_path_fit = false;
+	/* three candidates handed to the extenders, which keep n1 and n4 */
+	struct sk_victims cands[3] = { { .node = "n1", .npods = 2, .num_pdb_violations = 1 },
+				       { .node = "n2", .npods = 1 }, { .node = "n4", .npods = 3 } };
+	struct sk_victims kept[2] = { cands[2], cands[0] };
+	struct sk_rec_trace *prev = sk_rec_set_current(&x.trace);
+	sk_rec_candidates(cands, 3);
+	sk_rec_candidates_kept(kept, 2);
+	sk_rec_set_current(prev);
 	sk_decisions_add(d, &x.o);
 	sk_rec_trace_reset(&x.trace);
 	fake_free(&x);
@@ -334,6 +342,15 @@ static void test_record_json(void **state)
 		{ "reasons.2.reason", "node(s) had untolerated taint(s)", 0 },
 		{ "preemption.victims.0", "default/low", 0 },
 		{ "preemption.victimsTotal", NULL, 3 },
+		{ "preemption.candidatesTotal", NULL, 3 },
+		{ "preemption.candidates.0.node", "n1", 0 },
+		{ "preemption.candidates.0.victims", NULL, 2 },
+		{ "preemption.candidates.0.pdbViolations", NULL, 1 },
+		{ "preemption.candidates.0.droppedByExtenders", NULL, -1 },
+		{ "preemption.candidates.1.node", "n2", 0 },
+		{ "preemption.candidates.1.pdbViolations", NULL, 0 },
+		{ "preemption.candidates.2.node", "n4", 0 },
+		{ "preemption.candidates.2.victims", NULL, 3 },
 		{ "permit.waited", NULL, -1 },
 		{ "timings.1.point", "Filter", 0 },
 		{ "timings.1.seconds", NULL, 0.002 },
@@ -354,6 +371,41 @@ static void test_record_json(void **state)
 	sk_decision_unref(v[0]);
 	free(v);
 	sk_decisions_free(d);
+}
+
+/* Candidates past SK_REC_MAX_CANDIDATES are counted, not kept; the one the extenders dropped is
+ * marked; without a current trace nothing is noted. */
+static void test_candidates(void **state)
+{
+	(void)state;
+	struct sk_victims list[SK_REC_MAX_CANDIDATES + 4];
+	char names[SK_REC_MAX_CANDIDATES + 4][16];
+	for (int i = 0; i < SK_REC_MAX_CANDIDATES + 4; i++) {
+		snprintf(names[i], sizeof names[i], "c%d", i);
+		list[i] = (struct sk_victims){ .node = names[i], .npods = i };
+	}
+	sk_rec_candidates(list, 3); /* no trace: a no-op */
+	struct fake x;
+	fake_init(&x, "default", "p", "p", SK_RESULT_UNSCHEDULABLE);
+	struct sk_rec_trace *prev = sk_rec_set_current(&x.trace);
+	sk_rec_candidates(list, SK_REC_MAX_CANDIDATES + 4);
+	sk_rec_candidates_kept(list + 1, SK_REC_MAX_CANDIDATES + 3); /* c0 dropped */
+	sk_rec_set_current(prev);
+	assert_int_equal(x.trace.ncandidates, SK_REC_MAX_CANDIDATES);
+	assert_int_equal(x.trace.candidates_total, SK_REC_MAX_CANDIDATES + 4);
+	struct sk_decision *r = sk_decision_build(&x.o, 1, 0);
+	assert_int_equal(r->ncandidates, SK_REC_MAX_CANDIDATES);
+	cJSON *j = sk_decision_json(r);
+	assert_int_equal(cJSON_GetArraySize(at(j, "preemption.candidates")), SK_REC_MAX_CANDIDATES);
+	expect_num(j, "preemption.candidatesTotal", SK_REC_MAX_CANDIDATES + 4);
+	assert_true(cJSON_IsTrue(at(j, "preemption.candidates.0.droppedByExtenders")));
+	assert_true(cJSON_IsFalse(at(j, "preemption.candidates.1.droppedByExtenders")));
+	expect_str(j, "preemption.candidates.15.node", "c15");
+	expect_num(j, "preemption.candidates.15.victims", 15);
+	cJSON_Delete(j);
+	sk_decision_unref(r);
+	sk_rec_trace_reset(&x.trace);
+	fake_free(&x);
 }
 
 /* A tie at the top and a record without scores. */
@@ -875,6 +927,7 @@ int main(void)
 		cmocka_unit_test(test_bytes_accounting),
 		cmocka_unit_test(test_pod_and_recent_filters),
 		cmocka_unit_test(test_record_json),
+		cmocka_unit_test(test_candidates),
 		cmocka_unit_test(test_tie_and_unscored),
 		cmocka_unit_test(test_config_field_table),
 		cmocka_unit_test(test_annotations_small),
