@@ -11,38 +11,17 @@
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 SK_BIN=${SK_BIN:-$SK_ROOT/bin}
-TMP=$(mktemp -d /tmp/sk-fast-rollout.XXXXXX)
 NS=schedkit-system
-export TMP NS
-SERVER_PID= OP_PID= SCHED_PID= SYNC_PID=
+# shellcheck source=../lib/suite_lib.sh
+. "$SK_ROOT/e2e/lib/suite_lib.sh"
 # shellcheck source=../lib/configmap_volume.sh
 . "$SK_ROOT/e2e/lib/configmap_volume.sh"
-
-stop_pid() { [ -n "$1" ] && { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }; return 0; }
-cleanup() {
-	stop_pid "$SYNC_PID"; stop_pid "$SCHED_PID"; stop_pid "$OP_PID"; stop_pid "$SERVER_PID"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-ok() { echo "ok - $*"; }
-notok() { echo "not ok - $*"; }
-diag() { sed 's/^/#   /' "$TMP/out" | head -40; }
-check() { local desc=$1; shift; if "$@" >"$TMP/out" 2>&1; then ok "$desc"; else notok "$desc"; diag; fi; }
-eventually() { # DESC CMD...: within 20 s
-	local desc=$1; shift
-	for _ in $(seq 1 100); do
-		if "$@" >"$TMP/out" 2>&1; then ok "$desc"; return 0; fi
-		sleep 0.2
-	done
-	notok "$desc"; diag; return 1
-}
-
-for b in schedkit-apiserver schedkit-operator schedkit-scheduler; do
-	[ -x "$SK_BIN/$b" ] || { echo "not ok - $SK_BIN/$b exists (make)"; exit 1; }
-done
+sk_suite_begin sk-fast-rollout
+export TMP NS
+SK_SUITE_PIDS="SYNC_PID SCHED_PID OP_PID SERVER_PID"
+SK_EVENTUALLY_TRIES=100 # 20 s
+sk_need_bins schedkit-apiserver schedkit-operator schedkit-scheduler
 export KUBECONFIG=$TMP/kubeconfig
-k() { timeout 30 kubectl --cache-dir "$TMP/cache" --request-timeout=20s "$@"; }
 "$SK_BIN/schedkit-apiserver" --port 0 --write-kubeconfig "$KUBECONFIG" >"$TMP/apiserver.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 1 100); do [ -s "$KUBECONFIG" ] && break; sleep 0.1; done

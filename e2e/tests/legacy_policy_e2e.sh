@@ -14,57 +14,17 @@
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 SK_BIN=${SK_BIN:-$SK_ROOT/bin}
-TMP=$(mktemp -d /tmp/sk-legacy-e2e.XXXXXX)
 NS=schedkit-system
-export TMP NS
-SERVER_PID= OP_PID= SCHED_PID= SYNC_PID= DAEMON_PID=
+# shellcheck source=../lib/suite_lib.sh
+. "$SK_ROOT/e2e/lib/suite_lib.sh"
 # shellcheck source=../lib/configmap_volume.sh
 . "$SK_ROOT/e2e/lib/configmap_volume.sh"
-
-stop_pid() { # pid
-	[ -n "$1" ] || return 0
-	kill "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-}
-cleanup() {
-	stop_pid "$DAEMON_PID"
-	stop_pid "$SYNC_PID"
-	stop_pid "$SCHED_PID"
-	stop_pid "$OP_PID"
-	stop_pid "$SERVER_PID"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-ok() { echo "ok - $*"; }
-notok() { echo "not ok - $*"; }
-diag() { sed 's/^/#   /' "$TMP/out" | head -40; }
-check() { # DESC CMD...
-	local desc=$1; shift
-	if "$@" >"$TMP/out" 2>&1; then ok "$desc"; else notok "$desc"; diag; fi
-}
-expect() { # DESC PATTERN CMD...: CMD's output matches the extended regex
-	local desc=$1 pat=$2; shift 2
-	"$@" >"$TMP/out" 2>&1
-	if grep -Eq -- "$pat" "$TMP/out"; then ok "$desc"; else notok "$desc (want /$pat/)"; diag; fi
-}
-eventually() { # DESC CMD...: CMD succeeds within 30 s (polled; no timing is asserted)
-	local desc=$1; shift
-	for _ in $(seq 1 150); do
-		if "$@" >"$TMP/out" 2>&1; then ok "$desc"; return 0; fi
-		sleep 0.2
-	done
-	notok "$desc"; diag; return 1
-}
-
-for b in schedkit-apiserver schedkit-operator schedkit-scheduler; do
-	[ -x "$SK_BIN/$b" ] || { echo "not ok - $SK_BIN/$b exists (make)"; exit 1; }
-done
-command -v kubectl >/dev/null || { echo "not ok - kubectl is installed"; exit 1; }
-
+sk_suite_begin sk-legacy-e2e
+export TMP NS
+DAEMON_PID=
+SK_SUITE_PIDS="DAEMON_PID SYNC_PID SCHED_PID OP_PID SERVER_PID"
+sk_need_bins schedkit-apiserver schedkit-operator schedkit-scheduler
 export KUBECONFIG=$TMP/kubeconfig
-k() { timeout 30 kubectl --cache-dir "$TMP/cache" --request-timeout=20s "$@"; }
 
 # ------------------------------------------------------------------ the Policy
 # GeneralPredicates + taints + "the node has a zone label"; bin packing; NodePreferAvoidPods

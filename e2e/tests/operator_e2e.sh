@@ -15,57 +15,17 @@
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 SK_BIN=${SK_BIN:-$SK_ROOT/bin}
-TMP=$(mktemp -d /tmp/sk-operator-e2e.XXXXXX)
 NS=schedkit-system
-export TMP NS
-SERVER_PID= OP_PID= SCHED_PID= SYNC_PID=
+# shellcheck source=../lib/suite_lib.sh
+. "$SK_ROOT/e2e/lib/suite_lib.sh"
 # shellcheck source=../lib/configmap_volume.sh
 . "$SK_ROOT/e2e/lib/configmap_volume.sh"
-
-stop_pid() { # pid
-	[ -n "$1" ] || return 0
-	kill "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-}
-cleanup() {
-	stop_pid "$SYNC_PID"
-	stop_pid "$SCHED_PID"
-	stop_pid "$OP_PID"
-	stop_pid "$SERVER_PID"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-ok() { echo "ok - $*"; }
-notok() { echo "not ok - $*"; }
-diag() { sed 's/^/#   /' "$TMP/out" | head -40; }
-check() { # DESC CMD...
-	local desc=$1; shift
-	if "$@" >"$TMP/out" 2>&1; then ok "$desc"; else notok "$desc"; diag; fi
-}
-expect() { # DESC PATTERN CMD...: CMD's output matches the extended regex
-	local desc=$1 pat=$2; shift 2
-	"$@" >"$TMP/out" 2>&1
-	if grep -Eq -- "$pat" "$TMP/out"; then ok "$desc"; else notok "$desc (want /$pat/)"; diag; fi
-}
-# eventually DESC CMD...: CMD succeeds within 20 s (polled; no timing is asserted)
-eventually() {
-	local desc=$1; shift
-	for _ in $(seq 1 100); do
-		if "$@" >"$TMP/out" 2>&1; then ok "$desc"; return 0; fi
-		sleep 0.2
-	done
-	notok "$desc"; diag; return 1
-}
-
-for b in schedkit-apiserver schedkit-operator schedkit-scheduler; do
-	[ -x "$SK_BIN/$b" ] || { echo "not ok - $SK_BIN/$b exists (make)"; exit 1; }
-done
-command -v kubectl >/dev/null || { echo "not ok - kubectl is installed"; exit 1; }
-
+sk_suite_begin sk-operator-e2e
+export TMP NS
+SK_SUITE_PIDS="SYNC_PID SCHED_PID OP_PID SERVER_PID"
+SK_EVENTUALLY_TRIES=100 # 20 s
+sk_need_bins schedkit-apiserver schedkit-operator schedkit-scheduler
 export KUBECONFIG=$TMP/kubeconfig
-k() { timeout 30 kubectl --cache-dir "$TMP/cache" --request-timeout=20s "$@"; }
 
 # SK_E2E_RBAC=1 (the default): the API server enforces RBAC (--authorization-mode=RBAC), kubectl
 # acts as the admin (system:masters), and the operator and the scheduler run with the tokens of

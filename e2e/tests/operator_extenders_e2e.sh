@@ -11,34 +11,13 @@
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 SK_BIN=${SK_BIN:-$SK_ROOT/bin}
-TMP=$(mktemp -d /tmp/sk-opext-e2e.XXXXXX)
 NS=schedkit-system
-SERVER_PID= OP_PID=
-cleanup() {
-	for p in $OP_PID $SERVER_PID; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-ok() { echo "ok - $*"; }
-notok() { echo "not ok - $*"; }
-diag() { sed 's/^/#   /' "$TMP/out" | head -30; }
-check() { # DESC CMD...
-	local desc=$1; shift
-	if "$@" >"$TMP/out" 2>&1; then ok "$desc"; else notok "$desc"; diag; fi
-}
-eventually() { # DESC CMD...: CMD succeeds within 20 s
-	local desc=$1; shift
-	for _ in $(seq 1 100); do
-		if "$@" >"$TMP/out" 2>&1; then ok "$desc"; return 0; fi
-		sleep 0.2
-	done
-	notok "$desc"; diag; return 1
-}
-
+# shellcheck source=../lib/suite_lib.sh
+. "$SK_ROOT/e2e/lib/suite_lib.sh"
+sk_suite_begin sk-opext-e2e
+SK_SUITE_PIDS="OP_PID SERVER_PID"
+SK_EVENTUALLY_TRIES=100 # 20 s
 export KUBECONFIG=$TMP/kubeconfig
-k() { timeout 30 kubectl --cache-dir "$TMP/cache" --request-timeout=20s "$@"; }
 # SK_E2E_RBAC=1 (the default): RBAC enforced, the operator runs with its ServiceAccount's token
 # (as operator_e2e.sh): it renders the Secret volume without reading the Secret.
 SK_E2E_RBAC=${SK_E2E_RBAC:-1}
