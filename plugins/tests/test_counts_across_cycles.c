@@ -94,7 +94,7 @@ static void test_memo_equals_fresh(void **state)
 	struct sk_cache *c = sk_cache_new(0);
 	const char *zones[] = { "z0", "z1", "z0", "z1", "z2" };
 	for (int i = 0; i < 5; i++) {
-		char name[8];
+		char name[16];
 		snprintf(name, sizeof(name), "n%d", i + 1);
 		struct sk_node *n = node_in(name, zones[i]);
 		assert_int_equal(sk_cache_add_node(c, n, NULL), 0);
