@@ -203,7 +203,7 @@ static void test_steps(void **state)
 	const char *zones[] = { "A", "A", "B", "B" };
 	char *err = NULL;
 	for (int i = 0; i < 4; i++) {
-		char name[8];
+		char name[16];
 		snprintf(name, sizeof(name), "n%d", i + 1);
 		struct sk_node *n = mk_node(name, zones[i]);
 		assert_int_equal(sk_cache_add_node(c, n, &err), 0);
