@@ -2043,3 +2043,14 @@ char *kube_read_file(const char *path, size_t max_bytes, size_t *len, int *errnu
 	*errnum = e ? e : ENOMEM;
 	return NULL;
 }
+
+bool kube_json_add(cJSON *o, const char *key, cJSON *v)
+{
+	if (!v)
+		return false;
+	if (!cJSON_AddItemToObject(o, key, v)) {
+		cJSON_Delete(v);
+		return false;
+	}
+	return true;
+}

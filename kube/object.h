@@ -53,6 +53,10 @@ cJSON *kube_yaml_parse_strict(const char *text, size_t len, char **err);
 cJSON *kube_yaml_parse_one_strict(const char *text, size_t len, char **err);
 cJSON *kube_json_parse_strict(const char *text, size_t len, char **err);
 
+/* Adds v to object o under key, taking v: deleted when it cannot be added. false when v is NULL
+ * (an allocation of the caller's failed) or on out of memory, so encoders chain it with &&. */
+bool kube_json_add(cJSON *o, const char *key, cJSON *v);
+
 /* Block-style YAML for obj, keys in object order, strings quoted whenever a plain scalar would
  * read back as something else. Round trip: kube_yaml_parse(kube_yaml_emit(x))[0] equals x.
  * Returns malloc'd text (caller frees) or NULL on allocation failure. */

@@ -646,6 +646,21 @@ static void test_read_file(void **state)
 	assert_int_equal(e, ENOENT);
 }
 
+/* kube_json_add: the value lands under its key; a NULL value (a failed allocation) is false and
+ * adds nothing, so encoders can chain it with &&. */
+static void test_json_add(void **state)
+{
+	(void)state;
+	cJSON *o = cJSON_CreateObject();
+	assert_true(kube_json_add(o, "a", cJSON_CreateNumber(1)));
+	assert_true(kube_json_add(o, "b", cJSON_CreateString("x")));
+	assert_false(kube_json_add(o, "c", NULL));
+	char *text = cJSON_PrintUnformatted(o);
+	assert_string_equal(text, "{\"a\":1,\"b\":\"x\"}");
+	free(text);
+	cJSON_Delete(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -656,6 +671,7 @@ int main(void)
 		cmocka_unit_test(test_json_parse),	cmocka_unit_test(test_yaml_round_trip_random),
 		cmocka_unit_test(test_paths_and_meta),	cmocka_unit_test(test_owner_refs),
 		cmocka_unit_test(test_conditions),	cmocka_unit_test(test_time),
+		cmocka_unit_test(test_json_add),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

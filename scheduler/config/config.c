@@ -1684,17 +1684,6 @@ int sk_config_validate_file_opts(const char *path, const struct sk_config_opts *
 
 /* ---------- encoding (sk_config_to_json) ---------- */
 
-static bool add(cJSON *o, const char *k, cJSON *v)
-{
-	if (!v)
-		return false;
-	if (!cJSON_AddItemToObject(o, k, v)) {
-		cJSON_Delete(v);
-		return false;
-	}
-	return true;
-}
-
 static cJSON *duration_json(int64_t ms)
 {
 	char buf[48];
@@ -1708,20 +1697,20 @@ static cJSON *plugin_set_json(const struct sk_plugin_set_config *s)
 	bool ok = o != NULL;
 	if (ok && s->nenabled) {
 		cJSON *arr = cJSON_CreateArray();
-		ok = add(o, "enabled", arr);
+		ok = kube_json_add(o, "enabled", arr);
 		for (int i = 0; ok && i < s->nenabled; i++) {
 			cJSON *p = cJSON_CreateObject();
-			ok = p && cJSON_AddItemToArray(arr, p) && add(p, "name", cJSON_CreateString(s->enabled[i].name));
+			ok = p && cJSON_AddItemToArray(arr, p) && kube_json_add(p, "name", cJSON_CreateString(s->enabled[i].name));
 			if (ok && s->enabled[i].has_weight)
-				ok = add(p, "weight", kube_json_create_int64(s->enabled[i].weight));
+				ok = kube_json_add(p, "weight", kube_json_create_int64(s->enabled[i].weight));
 		}
 	}
 	if (ok && s->ndisabled) {
 		cJSON *arr = cJSON_CreateArray();
-		ok = add(o, "disabled", arr);
+		ok = kube_json_add(o, "disabled", arr);
 		for (int i = 0; ok && i < s->ndisabled; i++) {
 			cJSON *p = cJSON_CreateObject();
-			ok = p && cJSON_AddItemToArray(arr, p) && add(p, "name", cJSON_CreateString(s->disabled[i]));
+			ok = p && cJSON_AddItemToArray(arr, p) && kube_json_add(p, "name", cJSON_CreateString(s->disabled[i]));
 		}
 	}
 	if (!ok) {
@@ -1734,28 +1723,28 @@ static cJSON *plugin_set_json(const struct sk_plugin_set_config *s)
 static cJSON *profile_json(const struct sk_profile_config *p)
 {
 	cJSON *o = cJSON_CreateObject();
-	bool ok = o && add(o, "schedulerName", cJSON_CreateString(p->scheduler_name ? p->scheduler_name : ""));
+	bool ok = o && kube_json_add(o, "schedulerName", cJSON_CreateString(p->scheduler_name ? p->scheduler_name : ""));
 	if (ok && p->percentage_of_nodes_to_score >= 0)
-		ok = add(o, "percentageOfNodesToScore", kube_json_create_int64(p->percentage_of_nodes_to_score));
+		ok = kube_json_add(o, "percentageOfNodesToScore", kube_json_create_int64(p->percentage_of_nodes_to_score));
 	cJSON *plugins = ok ? cJSON_CreateObject() : NULL;
-	ok = ok && add(o, "plugins", plugins);
+	ok = ok && kube_json_add(o, "plugins", plugins);
 	for (int ep = 0; ok && ep <= SK_EP_COUNT; ep++)
-		ok = add(plugins, ep_fields[ep], plugin_set_json(&p->merged[ep]));
+		ok = kube_json_add(plugins, ep_fields[ep], plugin_set_json(&p->merged[ep]));
 	if (ok && p->nplugin_config) {
 		cJSON *arr = cJSON_CreateArray();
-		ok = add(o, "pluginConfig", arr);
+		ok = kube_json_add(o, "pluginConfig", arr);
 		for (int i = 0; ok && i < p->nplugin_config; i++) {
 			const struct sk_plugin_config_entry *pc = &p->plugin_config[i];
 			cJSON *e = cJSON_CreateObject();
-			ok = e && cJSON_AddItemToArray(arr, e) && add(e, "name", cJSON_CreateString(pc->name));
+			ok = e && cJSON_AddItemToArray(arr, e) && kube_json_add(e, "name", cJSON_CreateString(pc->name));
 			if (ok && (pc->args || pc->raw))
-				ok = add(e, "args", pc_args_json(pc));
+				ok = kube_json_add(e, "args", pc_args_json(pc));
 		}
 	}
 	if (ok && p->extenders)
-		ok = add(o, "extenders", cJSON_Duplicate(p->extenders, 1));
+		ok = kube_json_add(o, "extenders", cJSON_Duplicate(p->extenders, 1));
 	if (ok && p->records.given)
-		ok = add(o, "decisionRecords", sk_records_config_json(&p->records));
+		ok = kube_json_add(o, "decisionRecords", sk_records_config_json(&p->records));
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;
@@ -1766,31 +1755,31 @@ static cJSON *profile_json(const struct sk_profile_config *p)
 cJSON *sk_config_to_json(const struct sk_config *cfg)
 {
 	cJSON *o = cJSON_CreateObject();
-	bool ok = o && add(o, "kind", cJSON_CreateString(KIND)) && add(o, "apiVersion", cJSON_CreateString(API_VERSION)) &&
-		  add(o, "parallelism", kube_json_create_int64(cfg->parallelism));
+	bool ok = o && kube_json_add(o, "kind", cJSON_CreateString(KIND)) && kube_json_add(o, "apiVersion", cJSON_CreateString(API_VERSION)) &&
+		  kube_json_add(o, "parallelism", kube_json_create_int64(cfg->parallelism));
 	const struct sk_leader_election_config *l = &cfg->leader_election;
 	cJSON *le = ok ? cJSON_CreateObject() : NULL;
-	ok = ok && add(o, "leaderElection", le) && add(le, "leaderElect", cJSON_CreateBool(l->leader_elect)) &&
-	     add(le, "leaseDuration", duration_json(l->lease_duration_ms)) &&
-	     add(le, "renewDeadline", duration_json(l->renew_deadline_ms)) &&
-	     add(le, "retryPeriod", duration_json(l->retry_period_ms)) &&
-	     add(le, "resourceLock", cJSON_CreateString(l->resource_lock)) &&
-	     add(le, "resourceName", cJSON_CreateString(l->resource_name)) &&
-	     add(le, "resourceNamespace", cJSON_CreateString(l->resource_namespace));
+	ok = ok && kube_json_add(o, "leaderElection", le) && kube_json_add(le, "leaderElect", cJSON_CreateBool(l->leader_elect)) &&
+	     kube_json_add(le, "leaseDuration", duration_json(l->lease_duration_ms)) &&
+	     kube_json_add(le, "renewDeadline", duration_json(l->renew_deadline_ms)) &&
+	     kube_json_add(le, "retryPeriod", duration_json(l->retry_period_ms)) &&
+	     kube_json_add(le, "resourceLock", cJSON_CreateString(l->resource_lock)) &&
+	     kube_json_add(le, "resourceName", cJSON_CreateString(l->resource_name)) &&
+	     kube_json_add(le, "resourceNamespace", cJSON_CreateString(l->resource_namespace));
 	cJSON *cc = ok ? cJSON_CreateObject() : NULL;
-	ok = ok && add(o, "clientConnection", cc) && add(cc, "kubeconfig", cJSON_CreateString(cfg->client_kubeconfig)) &&
-	     add(cc, "acceptContentTypes", cJSON_CreateString(cfg->client_accept_content_types)) &&
-	     add(cc, "contentType", cJSON_CreateString(cfg->client_content_type)) &&
-	     add(cc, "qps", cJSON_CreateNumber(cfg->client_qps)) &&
-	     add(cc, "burst", kube_json_create_int64(cfg->client_burst)) &&
-	     add(o, "enableProfiling", cJSON_CreateBool(cfg->enable_profiling));
+	ok = ok && kube_json_add(o, "clientConnection", cc) && kube_json_add(cc, "kubeconfig", cJSON_CreateString(cfg->client_kubeconfig)) &&
+	     kube_json_add(cc, "acceptContentTypes", cJSON_CreateString(cfg->client_accept_content_types)) &&
+	     kube_json_add(cc, "contentType", cJSON_CreateString(cfg->client_content_type)) &&
+	     kube_json_add(cc, "qps", cJSON_CreateNumber(cfg->client_qps)) &&
+	     kube_json_add(cc, "burst", kube_json_create_int64(cfg->client_burst)) &&
+	     kube_json_add(o, "enableProfiling", cJSON_CreateBool(cfg->enable_profiling));
 	if (ok && cfg->enable_contention_profiling_set)
-		ok = add(o, "enableContentionProfiling", cJSON_CreateBool(cfg->enable_contention_profiling));
-	ok = ok && add(o, "percentageOfNodesToScore", kube_json_create_int64(cfg->percentage_of_nodes_to_score)) &&
-	     add(o, "podInitialBackoffSeconds", kube_json_create_int64(cfg->pod_initial_backoff_seconds)) &&
-	     add(o, "podMaxBackoffSeconds", kube_json_create_int64(cfg->pod_max_backoff_seconds));
+		ok = kube_json_add(o, "enableContentionProfiling", cJSON_CreateBool(cfg->enable_contention_profiling));
+	ok = ok && kube_json_add(o, "percentageOfNodesToScore", kube_json_create_int64(cfg->percentage_of_nodes_to_score)) &&
+	     kube_json_add(o, "podInitialBackoffSeconds", kube_json_create_int64(cfg->pod_initial_backoff_seconds)) &&
+	     kube_json_add(o, "podMaxBackoffSeconds", kube_json_create_int64(cfg->pod_max_backoff_seconds));
 	cJSON *profs = ok ? cJSON_CreateArray() : NULL;
-	ok = ok && add(o, "profiles", profs);
+	ok = ok && kube_json_add(o, "profiles", profs);
 	for (int i = 0; ok && i < cfg->nprofiles; i++) {
 		cJSON *p = profile_json(&cfg->profiles[i]);
 		ok = p && cJSON_AddItemToArray(profs, p);
@@ -1798,9 +1787,9 @@ cJSON *sk_config_to_json(const struct sk_config *cfg)
 			cJSON_Delete(p);
 	}
 	if (ok && cfg->extenders)
-		ok = add(o, "extenders", cJSON_Duplicate(cfg->extenders, 1));
+		ok = kube_json_add(o, "extenders", cJSON_Duplicate(cfg->extenders, 1));
 	if (ok && cfg->delay_cache_until_active)
-		ok = add(o, "delayCacheUntilActive", cJSON_CreateBool(true));
+		ok = kube_json_add(o, "delayCacheUntilActive", cJSON_CreateBool(true));
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;
@@ -1816,7 +1805,7 @@ cJSON *sk_config_unavailable_json(const struct sk_config *cfg)
 		if (!p->nunavailable)
 			continue;
 		cJSON *arr = cJSON_CreateArray();
-		if (!add(o, p->scheduler_name ? p->scheduler_name : "", arr)) {
+		if (!kube_json_add(o, p->scheduler_name ? p->scheduler_name : "", arr)) {
 			cJSON_Delete(o);
 			return NULL;
 		}

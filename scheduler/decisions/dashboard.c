@@ -69,17 +69,6 @@ static int cmp_node(const void *a, const void *b)
 	return strcmp(((const struct sk_dash_node *)a)->name, ((const struct sk_dash_node *)b)->name);
 }
 
-static bool add(cJSON *o, const char *k, cJSON *v)
-{
-	if (!v)
-		return false;
-	if (!cJSON_AddItemToObject(o, k, v)) {
-		cJSON_Delete(v);
-		return false;
-	}
-	return true;
-}
-
 /* A new object appended to array a; NULL on OOM. */
 static cJSON *new_item(cJSON *a)
 {
@@ -94,8 +83,8 @@ static cJSON *new_item(cJSON *a)
 static cJSON *pair(int64_t requested, int64_t allocatable)
 {
 	cJSON *o = cJSON_CreateObject();
-	if (o && (!add(o, "requested", kube_json_create_int64(requested)) ||
-		  !add(o, "allocatable", kube_json_create_int64(allocatable)))) {
+	if (o && (!kube_json_add(o, "requested", kube_json_create_int64(requested)) ||
+		  !kube_json_add(o, "allocatable", kube_json_create_int64(allocatable)))) {
 		cJSON_Delete(o);
 		return NULL;
 	}
@@ -110,10 +99,10 @@ static cJSON *profiles_json(struct sk_dash_queues *q)
 	for (int i = 0; a && i < q->n; i++) {
 		const struct sk_dash_queue *e = &q->v[i];
 		cJSON *o = new_item(a);
-		if (!o || !add(o, "name", cJSON_CreateString(e->profile)) ||
-		    !add(o, "active", cJSON_CreateNumber(e->active)) || !add(o, "backoff", cJSON_CreateNumber(e->backoff)) ||
-		    !add(o, "unschedulable", cJSON_CreateNumber(e->unschedulable)) ||
-		    !add(o, "gated", cJSON_CreateNumber(e->gated)) || !add(o, "records", cJSON_CreateBool(e->records))) {
+		if (!o || !kube_json_add(o, "name", cJSON_CreateString(e->profile)) ||
+		    !kube_json_add(o, "active", cJSON_CreateNumber(e->active)) || !kube_json_add(o, "backoff", cJSON_CreateNumber(e->backoff)) ||
+		    !kube_json_add(o, "unschedulable", cJSON_CreateNumber(e->unschedulable)) ||
+		    !kube_json_add(o, "gated", cJSON_CreateNumber(e->gated)) || !kube_json_add(o, "records", cJSON_CreateBool(e->records))) {
 			cJSON_Delete(a);
 			return NULL;
 		}
@@ -137,19 +126,19 @@ static cJSON *nodes_json(struct sk_dash_node *nodes, int n, cJSON **totals)
 		pods += x->pods;
 		max_pods += x->max_pods;
 		cJSON *o = new_item(a);
-		if (!o || !add(o, "name", cJSON_CreateString(x->name)) ||
-		    !add(o, "cpu", pair(x->cpu_requested, x->cpu_allocatable)) ||
-		    !add(o, "memory", pair(x->mem_requested, x->mem_allocatable)) ||
-		    !add(o, "pods", cJSON_CreateNumber(x->pods)) || !add(o, "maxPods", cJSON_CreateNumber(x->max_pods)) ||
-		    !add(o, "unschedulable", cJSON_CreateBool(x->unschedulable))) {
+		if (!o || !kube_json_add(o, "name", cJSON_CreateString(x->name)) ||
+		    !kube_json_add(o, "cpu", pair(x->cpu_requested, x->cpu_allocatable)) ||
+		    !kube_json_add(o, "memory", pair(x->mem_requested, x->mem_allocatable)) ||
+		    !kube_json_add(o, "pods", cJSON_CreateNumber(x->pods)) || !kube_json_add(o, "maxPods", cJSON_CreateNumber(x->max_pods)) ||
+		    !kube_json_add(o, "unschedulable", cJSON_CreateBool(x->unschedulable))) {
 			cJSON_Delete(a);
 			return NULL;
 		}
 	}
 	cJSON *t = a ? cJSON_CreateObject() : NULL;
-	if (!t || !add(t, "nodes", cJSON_CreateNumber(n)) || !add(t, "cpu", pair(cr, ca)) ||
-	    !add(t, "memory", pair(mr, ma)) || !add(t, "pods", cJSON_CreateNumber(pods)) ||
-	    !add(t, "maxPods", cJSON_CreateNumber(max_pods))) {
+	if (!t || !kube_json_add(t, "nodes", cJSON_CreateNumber(n)) || !kube_json_add(t, "cpu", pair(cr, ca)) ||
+	    !kube_json_add(t, "memory", pair(mr, ma)) || !kube_json_add(t, "pods", cJSON_CreateNumber(pods)) ||
+	    !kube_json_add(t, "maxPods", cJSON_CreateNumber(max_pods))) {
 		cJSON_Delete(t);
 		cJSON_Delete(a);
 		return NULL;
@@ -164,12 +153,12 @@ cJSON *sk_dash_state_json(struct sk_dash_queues *q, struct sk_dash_node *nodes, 
 	cJSON *j = cJSON_CreateObject(), *totals = NULL;
 	char when[40];
 	kube_time_micro(when, (double)time_ns / 1e9);
-	bool ok = j && add(j, "type", cJSON_CreateString("state")) && add(j, "time", cJSON_CreateString(when)) &&
-		  add(j, "leading", cJSON_CreateBool(leading)) && add(j, "profiles", profiles_json(q)) &&
-		  add(j, "nodes", nodes_json(nodes, nnodes, &totals)) && add(j, "totals", totals) &&
-		  (!st || add(j, "store", sk_decisions_stats_json(st)));
+	bool ok = j && kube_json_add(j, "type", cJSON_CreateString("state")) && kube_json_add(j, "time", cJSON_CreateString(when)) &&
+		  kube_json_add(j, "leading", cJSON_CreateBool(leading)) && kube_json_add(j, "profiles", profiles_json(q)) &&
+		  kube_json_add(j, "nodes", nodes_json(nodes, nnodes, &totals)) && kube_json_add(j, "totals", totals) &&
+		  (!st || kube_json_add(j, "store", sk_decisions_stats_json(st)));
 	if (ok) {
-		ok = add(j, "recent", recent ? recent : cJSON_CreateArray());
+		ok = kube_json_add(j, "recent", recent ? recent : cJSON_CreateArray());
 		recent = NULL;
 	}
 	cJSON_Delete(recent);
@@ -184,7 +173,7 @@ cJSON *sk_dash_decisions_json(struct sk_decision *const *v, int n)
 {
 	cJSON *j = cJSON_CreateObject();
 	cJSON *items = j ? cJSON_CreateArray() : NULL;
-	if (!j || !add(j, "type", cJSON_CreateString("decisions")) || !add(j, "items", items)) {
+	if (!j || !kube_json_add(j, "type", cJSON_CreateString("decisions")) || !kube_json_add(j, "items", items)) {
 		cJSON_Delete(j);
 		return NULL;
 	}

@@ -7,14 +7,6 @@
 #include "kube/object.h"
 #include "scheduler/decisions/store.h"
 
-static bool add(cJSON *o, const char *k, cJSON *v)
-{
-	if (!v)
-		return false;
-	cJSON_AddItemToObject(o, k, v);
-	return true;
-}
-
 static cJSON *str(const char *s) { return cJSON_CreateString(s ? s : ""); }
 
 /* RFC 3339 with microseconds, UTC. */
@@ -56,11 +48,11 @@ static char *joined(const struct sk_dec_filter *f)
 static bool identity(cJSON *j, const struct sk_decision *r)
 {
 	cJSON *pod = cJSON_CreateObject();
-	bool ok = add(j, "seq", kube_json_create_int64((int64_t)r->seq)) && add(j, "time", time_json(r->time_ns)) &&
-		  add(j, "pod", pod) && add(pod, "namespace", str(r->ns)) && add(pod, "name", str(r->name)) &&
-		  add(pod, "uid", str(r->uid)) && add(j, "profile", str(r->profile)) &&
-		  add(j, "result", str(sk_result_string(r->result))) && add(j, "node", str(r->node)) &&
-		  add(j, "message", str(r->message)) && add(j, "attempts", cJSON_CreateNumber(r->attempts));
+	bool ok = kube_json_add(j, "seq", kube_json_create_int64((int64_t)r->seq)) && kube_json_add(j, "time", time_json(r->time_ns)) &&
+		  kube_json_add(j, "pod", pod) && kube_json_add(pod, "namespace", str(r->ns)) && kube_json_add(pod, "name", str(r->name)) &&
+		  kube_json_add(pod, "uid", str(r->uid)) && kube_json_add(j, "profile", str(r->profile)) &&
+		  kube_json_add(j, "result", str(sk_result_string(r->result))) && kube_json_add(j, "node", str(r->node)) &&
+		  kube_json_add(j, "message", str(r->message)) && kube_json_add(j, "attempts", cJSON_CreateNumber(r->attempts));
 	return ok;
 }
 
@@ -72,8 +64,8 @@ static cJSON *filter_json(const struct sk_decision *r)
 		const struct sk_dec_filter *f = &r->filter[i];
 		cJSON *e = cJSON_CreateObject();
 		char *msg = joined(f);
-		ok = e && cJSON_AddItemToArray(a, e) && msg && add(e, "node", str(f->node)) &&
-		     add(e, "plugin", str(f->plugin)) && add(e, "code", str(f->code)) && add(e, "message", str(msg));
+		ok = e && cJSON_AddItemToArray(a, e) && msg && kube_json_add(e, "node", str(f->node)) &&
+		     kube_json_add(e, "plugin", str(f->plugin)) && kube_json_add(e, "code", str(f->code)) && kube_json_add(e, "message", str(msg));
 		free(msg);
 		cJSON *rs = ok ? cJSON_AddArrayToObject(e, "reasons") : NULL;
 		ok = rs != NULL;
@@ -112,19 +104,19 @@ static cJSON *score_json(const struct sk_decision *r)
 	bool ok = nodes != NULL;
 	for (int p = 0; ok && p < r->nplugins; p++) {
 		cJSON *e = cJSON_CreateObject();
-		ok = e && cJSON_AddItemToArray(pl, e) && add(e, "name", str(r->plugin[p])) &&
-		     add(e, "weight", cJSON_CreateNumber(r->weight[p]));
+		ok = e && cJSON_AddItemToArray(pl, e) && kube_json_add(e, "name", str(r->plugin[p])) &&
+		     kube_json_add(e, "weight", cJSON_CreateNumber(r->weight[p]));
 	}
 	for (int i = 0; ok && i < r->nnodes; i++) {
 		cJSON *e = cJSON_CreateObject();
 		int64_t weighted = 0;
 		for (int p = 0; p < r->nplugins; p++)
 			weighted += sk_decision_norm(r, p, i) * r->weight[p];
-		ok = e && cJSON_AddItemToArray(nodes, e) && add(e, "node", str(r->nodes[i])) &&
-		     (!r->has_raw || add(e, "raw", score_row(r, i, 0))) && add(e, "normalized", score_row(r, i, 1)) &&
-		     add(e, "weighted", score_row(r, i, 2)) &&
-		     add(e, "extenders", kube_json_create_int64(r->total[i] - weighted)) &&
-		     add(e, "total", kube_json_create_int64(r->total[i]));
+		ok = e && cJSON_AddItemToArray(nodes, e) && kube_json_add(e, "node", str(r->nodes[i])) &&
+		     (!r->has_raw || kube_json_add(e, "raw", score_row(r, i, 0))) && kube_json_add(e, "normalized", score_row(r, i, 1)) &&
+		     kube_json_add(e, "weighted", score_row(r, i, 2)) &&
+		     kube_json_add(e, "extenders", kube_json_create_int64(r->total[i] - weighted)) &&
+		     kube_json_add(e, "total", kube_json_create_int64(r->total[i]));
 	}
 	if (!ok) {
 		cJSON_Delete(s);
@@ -148,8 +140,8 @@ static cJSON *chosen_json(const struct sk_decision *r)
 	for (int i = 0; have && i < r->nnodes; i++)
 		if (r->total[i] == best && strcmp(r->nodes[i], r->node))
 			ties++;
-	bool ok = c && add(c, "node", str(r->node)) && add(c, "scored", cJSON_CreateBool(r->nnodes > 0)) &&
-		  add(c, "tiedWith", cJSON_CreateNumber(ties));
+	bool ok = c && kube_json_add(c, "node", str(r->node)) && kube_json_add(c, "scored", cJSON_CreateBool(r->nnodes > 0)) &&
+		  kube_json_add(c, "tiedWith", cJSON_CreateNumber(ties));
 	if (!ok) {
 		cJSON_Delete(c);
 		return NULL;
@@ -161,51 +153,51 @@ static cJSON *chosen_json(const struct sk_decision *r)
  * record frees everything on any failure. */
 static cJSON *details_json(cJSON *j, const struct sk_decision *r)
 {
-	bool ok = add(j, "numAllNodes", cJSON_CreateNumber(r->num_all_nodes)) &&
-		  add(j, "durationSeconds", cJSON_CreateNumber(r->duration_s));
+	bool ok = kube_json_add(j, "numAllNodes", cJSON_CreateNumber(r->num_all_nodes)) &&
+		  kube_json_add(j, "durationSeconds", cJSON_CreateNumber(r->duration_s));
 	cJSON *pre = ok ? cJSON_AddObjectToObject(j, "preFilter") : NULL;
-	ok = pre && add(pre, "nodes", r->prefilter_nodes < 0 ? cJSON_CreateString("all")
+	ok = pre && kube_json_add(pre, "nodes", r->prefilter_nodes < 0 ? cJSON_CreateString("all")
 							     : cJSON_CreateNumber(r->prefilter_nodes)) &&
-	     add(pre, "message", str(r->prefilter_message));
+	     kube_json_add(pre, "message", str(r->prefilter_message));
 	if (ok && r->nominated_path) {
 		cJSON *nom = cJSON_AddObjectToObject(j, "nominatedNodePath");
-		ok = nom && add(nom, "node", str(r->nominated_path)) &&
-		     add(nom, "result", str(r->nominated_path_fit ? "Chosen" : "Rejected"));
+		ok = nom && kube_json_add(nom, "node", str(r->nominated_path)) &&
+		     kube_json_add(nom, "result", str(r->nominated_path_fit ? "Chosen" : "Rejected"));
 	} else if (ok) {
-		ok = add(j, "nominatedNodePath", cJSON_CreateNull());
+		ok = kube_json_add(j, "nominatedNodePath", cJSON_CreateNull());
 	}
-	ok = ok && add(j, "filter", filter_json(r)) && add(j, "score", score_json(r)) &&
-	     add(j, "chosen", chosen_json(r)) && add(j, "reasons", sk_decision_reasons_json(r, 0));
+	ok = ok && kube_json_add(j, "filter", filter_json(r)) && kube_json_add(j, "score", score_json(r)) &&
+	     kube_json_add(j, "chosen", chosen_json(r)) && kube_json_add(j, "reasons", sk_decision_reasons_json(r, 0));
 	cJSON *pe = ok ? cJSON_AddObjectToObject(j, "preemption") : NULL;
 	cJSON *vict = pe ? cJSON_AddArrayToObject(pe, "victims") : NULL;
-	ok = vict && add(pe, "nominatedNode", str(r->nominated_node)) &&
-	     add(pe, "victimsTotal", cJSON_CreateNumber(r->victims_total));
+	ok = vict && kube_json_add(pe, "nominatedNode", str(r->nominated_node)) &&
+	     kube_json_add(pe, "victimsTotal", cJSON_CreateNumber(r->victims_total));
 	for (int i = 0; ok && i < r->nvictims; i++)
 		ok = cJSON_AddItemToArray(vict, str(r->victims[i]));
 	cJSON *cands = ok ? cJSON_AddArrayToObject(pe, "candidates") : NULL;
-	ok = cands && add(pe, "candidatesTotal", cJSON_CreateNumber(r->candidates_total));
+	ok = cands && kube_json_add(pe, "candidatesTotal", cJSON_CreateNumber(r->candidates_total));
 	for (int i = 0; ok && i < r->ncandidates; i++) {
 		const struct sk_dec_candidate *c = &r->candidates[i];
 		cJSON *e = cJSON_CreateObject();
-		ok = e && cJSON_AddItemToArray(cands, e) && add(e, "node", str(c->node)) &&
-		     add(e, "victims", cJSON_CreateNumber(c->victims)) &&
-		     add(e, "pdbViolations", kube_json_create_int64(c->pdb_violations)) &&
-		     add(e, "droppedByExtenders", cJSON_CreateBool(c->dropped));
+		ok = e && cJSON_AddItemToArray(cands, e) && kube_json_add(e, "node", str(c->node)) &&
+		     kube_json_add(e, "victims", cJSON_CreateNumber(c->victims)) &&
+		     kube_json_add(e, "pdbViolations", kube_json_create_int64(c->pdb_violations)) &&
+		     kube_json_add(e, "droppedByExtenders", cJSON_CreateBool(c->dropped));
 	}
 	double waited = 0;
 	for (int i = 0; i < r->ntimes; i++)
 		if (!strcmp(r->times[i].point, "WaitOnPermit"))
 			waited = r->times[i].seconds;
 	cJSON *pm = ok ? cJSON_AddObjectToObject(j, "permit") : NULL;
-	ok = pm && add(pm, "waited", cJSON_CreateBool(r->permit_wait)) &&
-	     add(pm, "waitSeconds", cJSON_CreateNumber(waited));
+	ok = pm && kube_json_add(pm, "waited", cJSON_CreateBool(r->permit_wait)) &&
+	     kube_json_add(pm, "waitSeconds", cJSON_CreateNumber(waited));
 	cJSON *times = ok ? cJSON_AddArrayToObject(j, "timings") : NULL;
 	ok = times != NULL;
 	for (int i = 0; ok && i < r->ntimes; i++) {
 		cJSON *e = cJSON_CreateObject();
-		ok = e && cJSON_AddItemToArray(times, e) && add(e, "point", str(r->times[i].point)) &&
-		     add(e, "seconds", cJSON_CreateNumber(r->times[i].seconds)) &&
-		     add(e, "runs", cJSON_CreateNumber(r->times[i].runs));
+		ok = e && cJSON_AddItemToArray(times, e) && kube_json_add(e, "point", str(r->times[i].point)) &&
+		     kube_json_add(e, "seconds", cJSON_CreateNumber(r->times[i].seconds)) &&
+		     kube_json_add(e, "runs", cJSON_CreateNumber(r->times[i].runs));
 	}
 	return ok ? j : NULL;
 }
@@ -223,7 +215,7 @@ cJSON *sk_decision_json(const struct sk_decision *r)
 cJSON *sk_decision_summary_json(const struct sk_decision *r)
 {
 	cJSON *j = cJSON_CreateObject();
-	if (!j || !identity(j, r) || !add(j, "reasons", sk_decision_reasons_json(r, 3))) {
+	if (!j || !identity(j, r) || !kube_json_add(j, "reasons", sk_decision_reasons_json(r, 3))) {
 		cJSON_Delete(j);
 		return NULL;
 	}
@@ -271,8 +263,8 @@ cJSON *sk_decision_reasons_json(const struct sk_decision *r, int max)
 	bool ok = true;
 	for (int i = 0; ok && i < n && (max <= 0 || i < max); i++) {
 		cJSON *e = cJSON_CreateObject();
-		ok = e && cJSON_AddItemToArray(a, e) && add(e, "reason", str(rc[i].reason)) &&
-		     add(e, "count", cJSON_CreateNumber(rc[i].count));
+		ok = e && cJSON_AddItemToArray(a, e) && kube_json_add(e, "reason", str(rc[i].reason)) &&
+		     kube_json_add(e, "count", cJSON_CreateNumber(rc[i].count));
 	}
 	free(rc);
 	if (!ok) {
@@ -285,13 +277,13 @@ cJSON *sk_decision_reasons_json(const struct sk_decision *r, int max)
 cJSON *sk_decisions_stats_json(const struct sk_decisions_stats *st)
 {
 	cJSON *j = cJSON_CreateObject();
-	bool ok = j && add(j, "records", cJSON_CreateNumber(st->records)) && add(j, "pods", cJSON_CreateNumber(st->pods)) &&
-		  add(j, "bytes", kube_json_create_int64(st->bytes)) &&
-		  add(j, "added", kube_json_create_int64((int64_t)st->added)) &&
-		  add(j, "evicted", kube_json_create_int64((int64_t)st->evicted)) &&
-		  add(j, "perPod", cJSON_CreateNumber(st->per_pod)) &&
-		  add(j, "maxRecords", cJSON_CreateNumber(st->max_records)) &&
-		  add(j, "maxBytes", kube_json_create_int64(st->max_bytes));
+	bool ok = j && kube_json_add(j, "records", cJSON_CreateNumber(st->records)) && kube_json_add(j, "pods", cJSON_CreateNumber(st->pods)) &&
+		  kube_json_add(j, "bytes", kube_json_create_int64(st->bytes)) &&
+		  kube_json_add(j, "added", kube_json_create_int64((int64_t)st->added)) &&
+		  kube_json_add(j, "evicted", kube_json_create_int64((int64_t)st->evicted)) &&
+		  kube_json_add(j, "perPod", cJSON_CreateNumber(st->per_pod)) &&
+		  kube_json_add(j, "maxRecords", cJSON_CreateNumber(st->max_records)) &&
+		  kube_json_add(j, "maxBytes", kube_json_create_int64(st->max_bytes));
 	if (!ok) {
 		cJSON_Delete(j);
 		return NULL;
