@@ -22,6 +22,7 @@
 #include "scheduler/daemon/daemon.h"
 #include "schedkit/plugin.h"
 #include "scheduler/tests/fixtures.h"
+#include "scheduler/tests/https_get.h"
 
 /* ---------- flags ---------- */
 
@@ -254,39 +255,10 @@ static const char *pod_node(struct env *e, const char *name, char *buf, size_t n
 		assert_true(cond);                                                                                     \
 	} while (0)
 
-static size_t collect(char *ptr, size_t size, size_t nmemb, void *u)
-{
-	FILE *f = u;
-	return fwrite(ptr, size, nmemb, f);
-}
-
 #define TEST_TOKEN "sk-daemon-test-token"
 
-/* GET https://127.0.0.1:port/path (the self-signed certificate is not verified) with the API
- * server's token, whose TokenReview makes the caller a system:masters member. */
-static char *http_get(int port, const char *path, long *code)
-{
-	char url[128], *buf = NULL;
-	size_t len = 0;
-	snprintf(url, sizeof url, "https://127.0.0.1:%d%s", port, path);
-	FILE *f = open_memstream(&buf, &len);
-	CURL *h = curl_easy_init();
-	struct curl_slist *hdrs = curl_slist_append(NULL, "Authorization: Bearer " TEST_TOKEN);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, f);
-	CURLcode rc = curl_easy_perform(h);
-	*code = 0;
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, code);
-	curl_easy_cleanup(h);
-	curl_slist_free_all(hdrs);
-	fclose(f);
-	return buf;
-}
+/* The API server's token: its TokenReview makes the caller a system:masters member. */
+#define http_get(port, path, code) sk_test_https_get(port, path, TEST_TOKEN, code)
 
 static bool has_event(struct env *e, const char *pod, const char *reason)
 {

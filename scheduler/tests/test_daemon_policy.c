@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <curl/curl.h>
 
 #include "e2e/apiserver/server.h"
 #include "kube/config.h"
@@ -23,6 +22,7 @@
 #include "kube/rest.h"
 #include "scheduler/daemon/daemon.h"
 #include "scheduler/daemon/internal.h"
+#include "scheduler/tests/https_get.h"
 
 #define PACK "{\"kind\":\"Policy\",\"apiVersion\":\"v1\",\"priorities\":[{\"name\":\"MostRequestedPriority\",\"weight\":5}]}"
 #define SPREAD "{\"kind\":\"Policy\",\"apiVersion\":\"v1\",\"priorities\":[{\"name\":\"LeastRequestedPriority\",\"weight\":3}]}"
@@ -156,32 +156,7 @@ static void test_policy_read(void **state)
 	}
 }
 
-static size_t collect(char *ptr, size_t size, size_t nmemb, void *u)
-{
-	return fwrite(ptr, size, nmemb, (FILE *)u);
-}
-
-static char *configz(struct sk_daemon *d)
-{
-	char url[128], *buf = NULL;
-	size_t len = 0;
-	snprintf(url, sizeof url, "https://127.0.0.1:%d/configz", sk_daemon_http_port(d));
-	FILE *f = open_memstream(&buf, &len);
-	CURL *h = curl_easy_init();
-	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, f);
-	CURLcode rc = curl_easy_perform(h);
-	curl_easy_cleanup(h);
-	fclose(f);
-	if (rc != CURLE_OK) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
+static char *configz(struct sk_daemon *d) { return sk_test_https_get(sk_daemon_http_port(d), "/configz", NULL, NULL); }
 
 /* The NodeResourcesFit scoring strategy /configz shows ("MostAllocated", ...). */
 static bool strategy_is(struct sk_daemon *d, const char *want)

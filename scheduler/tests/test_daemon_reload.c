@@ -27,6 +27,7 @@
 #include "kube/rest.h"
 #include "scheduler/daemon/daemon.h"
 #include "schedkit/types.h"
+#include "scheduler/tests/https_get.h"
 
 #define NPODS_MAX 1024
 
@@ -196,33 +197,7 @@ static bool lease_hash_is(struct env *e, const char *lease, const char *want)
 	return r;
 }
 
-static size_t collect(char *ptr, size_t size, size_t nmemb, void *u)
-{
-	return fwrite(ptr, size, nmemb, (FILE *)u);
-}
-
-static char *http_get(int port, const char *path)
-{
-	char url[128], *buf = NULL;
-	size_t len = 0;
-	snprintf(url, sizeof url, "https://127.0.0.1:%d%s", port, path);
-	FILE *f = open_memstream(&buf, &len);
-	CURL *h = curl_easy_init();
-	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L); /* the daemon's self-signed certificate */
-	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, f);
-	CURLcode rc = curl_easy_perform(h);
-	curl_easy_cleanup(h);
-	fclose(f);
-	if (rc != CURLE_OK) {
-		fprintf(stderr, "GET %s: %s\n", url, curl_easy_strerror(rc));
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
+#define http_get(port, path) sk_test_https_get(port, path, NULL, NULL)
 
 #define NODE_YAML(name, cpu) "{apiVersion: v1, kind: Node, metadata: {name: " name "}, status: {allocatable: {cpu: '" cpu "', memory: 64Gi, pods: '500'}}}"
 
