@@ -314,6 +314,7 @@ int sk_daemon_new(const struct sk_daemon_opts *opts, struct sk_daemon **out, cha
 	}
 	if (sk_dm_volume_store_new(d, err) != 0 || build_first_generation(d, cfg, err) != 0 ||
 	    build_informers(d, err) != 0 || build_leader(d, err) != 0 || sk_dm_cmwatch_new(d, err) != 0 ||
+	    sk_dm_policy_watch_new(d, err) != 0 ||
 	    (opts->secure_port != 0 && sk_dm_serve_new(d, err) != 0))
 		goto fail;
 	*out = d;
@@ -360,6 +361,8 @@ int sk_daemon_start(struct sk_daemon *d, char **err)
 	d->reap_running = true;
 	if (sk_dm_cmwatch_start(d) != 0)
 		return kube_errf(err, "cannot start the ConfigMap watch");
+	if (sk_dm_policy_watch_start(d) != 0)
+		return kube_errf(err, "cannot start the policy config map watch");
 	if ((d->opts.config_path || sk_dm_policy_configured(&d->opts)) && d->opts.config_poll_ms >= 0) {
 		if (pthread_create(&d->watch_thread, NULL, sk_dm_watch_main, d) != 0)
 			return kube_errf(err, "cannot start the configuration watcher thread");
@@ -489,6 +492,7 @@ void sk_daemon_stop(struct sk_daemon *d)
 		d->watch_running = false;
 	}
 	sk_dm_cmwatch_stop(d);
+	sk_dm_policy_watch_stop(d);
 	if (d->sched)
 		sk_queue_close(sk_scheduler_queue(d->sched));
 	if (loop)
@@ -546,6 +550,7 @@ void sk_daemon_free(struct sk_daemon *d)
 	sk_dm_dashboard_free(d);
 	sk_dm_serve_free(d);
 	sk_dm_cmwatch_free(d);
+	sk_dm_policy_watch_free(d);
 	kube_leader_free(d->leader);
 	kube_informer_free(d->pods);
 	kube_informer_free(d->nodes);

@@ -107,6 +107,7 @@ struct sk_daemon {
 	char last_seen[224];             /* hashes of the last config file content + plugin files + Policy looked at */
 	char policy_hash[65];            /* sha256 of the running generation's Policy text, "" = none (reload_mu) */
 	struct sk_cmwatch *cmwatch;      /* --config-configmap watched through the API (cmwatch.c); NULL = none */
+	struct sk_policy_watch *policy_watch; /* --policy-configmap kept by an informer (policy_source.c); NULL = none */
 	char plugins_hash[65];           /* sk_plugin_dirs_hash of the running generation's modules (reload_mu) */
 	/* reap_mu guards retired, zombies, reap_stop, watch_stop; reap_cv wakes the reaper
 	 * (a generation retired, a cycle finished, stop), watch_cv the watcher (stop). */
@@ -237,6 +238,16 @@ struct sk_config *sk_dm_load_config_policy(const struct sk_daemon_opts *o, const
 bool sk_dm_policy_configured(const struct sk_daemon_opts *o);
 int sk_dm_policy_read(const struct sk_daemon_opts *o, struct kube_client *c, char **text, size_t *len,
 		      char where[SK_DM_POLICY_WHERE], char **err);
+/* The --policy-configmap informer (policy_source.c): new is 0 without a ConfigMap (or with
+ * --policy-config-file, which wins); events counts the states it delivered (tests).
+ * sk_dm_policy_current is sk_dm_policy_read for the configuration checks: from the informer's
+ * state once it has synced (no request; the same messages as a GET), else a GET. */
+int sk_dm_policy_watch_new(struct sk_daemon *d, char **err);
+int sk_dm_policy_watch_start(struct sk_daemon *d);
+void sk_dm_policy_watch_stop(struct sk_daemon *d);
+void sk_dm_policy_watch_free(struct sk_daemon *d);
+unsigned long sk_dm_policy_watch_events(struct sk_daemon *d);
+int sk_dm_policy_current(struct sk_daemon *d, char **text, size_t *len, char where[SK_DM_POLICY_WHERE], char **err);
 /* sha256 of buf as 64 hex digits ("" on failure). */
 void sk_dm_sha256_hex(const void *buf, size_t len, char out[65]);
 /* writeconfig.c: --write-config-to: the defaulted configuration written to the file; the exit code. */

@@ -520,7 +520,7 @@ int sk_dm_reload_content_locked(struct sk_daemon *d, char *buf, size_t len, cons
 	char *ptext = NULL, pwhere[SK_DM_POLICY_WHERE] = "", polhash[65] = "";
 	size_t plen = 0;
 	if (sk_dm_policy_configured(&d->opts)) {
-		if (sk_dm_policy_read(&d->opts, d->client, &ptext, &plen, pwhere, &e) != 0) {
+		if (sk_dm_policy_current(d, &ptext, &plen, pwhere, &e) != 0) {
 			int rc = 0; /* reported once per failure state, not every poll */
 			if (strcmp(last_seen, "policy-unreadable")) {
 				snprintf(last_seen, SEEN_MAX, "policy-unreadable");

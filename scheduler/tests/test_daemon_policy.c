@@ -197,28 +197,64 @@ static void expect_reload(struct sk_daemon *d, int want, const char *err_piece)
 	free(err);
 }
 
+/* put_cm, then waits (bounded, not timed) until the daemon's policy informer has delivered it. */
+static void put_cm_seen(struct sk_daemon *d, const char *ns, const char *name, const char *text)
+{
+	unsigned long before = sk_dm_policy_watch_events(d);
+	if (text == (const char *)-1) { /* delete */
+		char *one = kube_path(NULL, "v1", "configmaps", ns, name, NULL);
+		struct kube_error ke;
+		if (kube_delete(c, one, &ke) != 0)
+			fail_msg("delete configmap %s/%s: %s", ns, name, ke.message);
+		free(one);
+	} else {
+		put_cm(ns, name, text);
+	}
+	for (int i = 0; i < 400 && sk_dm_policy_watch_events(d) == before; i++)
+		usleep(25000);
+	assert_true(sk_dm_policy_watch_events(d) > before);
+}
+
+static uint64_t gets(struct sk_daemon *d) { return kube_client_request_count(d->client, "GET", -1); }
+
 static void test_configmap_policy_reloads(void **state)
 {
 	(void)state;
 	put_cm("kube-system", "live-policy", PACK);
 	struct sk_daemon *d = start(NULL, "live-policy");
 	assert_true(strategy_is(d, "MostAllocated"));
+	for (int i = 0; i < 400 && sk_dm_policy_watch_events(d) == 0; i++) /* the informer's first list */
+		usleep(25000);
+	assert_true(sk_dm_policy_watch_events(d) > 0);
 	expect_reload(d, 0, NULL); /* nothing changed */
-	put_cm("kube-system", "live-policy", SPREAD);
+	/* The informer keeps the ConfigMap: a check makes no request. */
+	uint64_t g = gets(d);
+	for (int i = 0; i < 5; i++)
+		expect_reload(d, 0, NULL);
+	assert_int_equal(gets(d), g);
+	put_cm_seen(d, "kube-system", "live-policy", SPREAD);
 	expect_reload(d, 1, NULL); /* the Policy alone changed: applied */
 	assert_true(strategy_is(d, "LeastAllocated"));
 	assert_false(strategy_is(d, "MostAllocated"));
 	expect_reload(d, 0, NULL);
-	put_cm("kube-system", "live-policy", BAD);
+	put_cm_seen(d, "kube-system", "live-policy", BAD);
 	expect_reload(d, -1, "NoSuchPredicate");
 	assert_true(strategy_is(d, "LeastAllocated")); /* the good one stays */
 	expect_reload(d, 0, NULL);                    /* rejected once, not every check */
-	put_cm("kube-system", "live-policy", NULL);
+	put_cm_seen(d, "kube-system", "live-policy", NULL);
 	expect_reload(d, -1, "missing policy config map value at key \"policy.cfg\"");
 	assert_true(strategy_is(d, "LeastAllocated"));
-	put_cm("kube-system", "live-policy", PACK);
+	put_cm_seen(d, "kube-system", "live-policy", PACK);
 	expect_reload(d, 1, NULL);
 	assert_true(strategy_is(d, "MostAllocated"));
+	/* Deleted: the GET's words, and the running configuration stays. */
+	put_cm_seen(d, "kube-system", "live-policy", (const char *)-1);
+	expect_reload(d, -1, "failed to get policy config map kube-system/live-policy: configmaps \"live-policy\" not found");
+	assert_true(strategy_is(d, "MostAllocated"));
+	put_cm_seen(d, "kube-system", "live-policy", SPREAD);
+	expect_reload(d, 1, NULL);
+	assert_true(strategy_is(d, "LeastAllocated"));
+	assert_int_equal(gets(d), g);
 	sk_daemon_free(d);
 }
 
