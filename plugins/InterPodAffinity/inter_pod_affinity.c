@@ -763,7 +763,7 @@ static struct sk_status ipa_remove_pod(struct sk_plugin *self, struct sk_cycle_s
 /* The count of (key, node's value) in map, read from d->count[m] by the node's pair id when the
  * state has a mirror (row, d and the key's id kid), else hashed; *has: the node has the key. An
  * absent pair counts 0. */
-static int64_t pair_count(const struct sk_tpmap *map, const struct topo_dense *d, int m, const uint32_t *row, int kid,
+static inline int64_t pair_count(const struct sk_tpmap *map, const struct topo_dense *d, int m, const uint32_t *row, int kid,
 			  const struct sk_node *node, const char *key, bool *has)
 {
 	if (row && d) {
