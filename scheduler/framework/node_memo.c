@@ -328,8 +328,10 @@ static int recount(struct sk_node_memo *m, struct sk_handle *h, const int *todo,
 
 /* Drops the nodes this update did not see (their contributions subtracted) and puts the others
  * in list order, so that the next walk of an unchanged list finds each node at its position. */
-static int sweep_and_order(struct sk_node_memo *m, struct sk_node_info *const *list, int n, bool reorder)
+static int sweep_and_order(struct sk_node_memo *m, struct sk_node_info *const *list, int n, int seen, bool reorder)
 {
+	if (!reorder && seen == m->n) /* every entry was seen by this update: none to drop */
+		return 0;
 	int kept = 0;
 	for (int i = 0; i < m->n; i++) {
 		struct memo_node *e = &m->nodes[i];
@@ -379,7 +381,7 @@ struct sk_node_sums *sk_node_memo_update(struct sk_node_memo *m, struct sk_handl
 	/* Each node is first looked for right after the previous one's entry: a list that only
 	 * gained or lost a few nodes stays aligned without hashing. Many misses: put the entries in
 	 * list order again. */
-	int cur = 0, misses = 0;
+	int cur = 0, misses = 0, seen = 0;
 	for (int i = 0; i < n; i++) {
 		const struct sk_node_info *ni = list[i];
 		if (!ni->node)
@@ -389,6 +391,7 @@ struct sk_node_sums *sk_node_memo_update(struct sk_node_memo *m, struct sk_handl
 			goto oom;
 		cur = pos + 1;
 		struct memo_node *e = &m->nodes[pos];
+		seen += e->epoch != m->epoch; /* each entry once, even were a node listed twice */
 		e->epoch = m->epoch;
 		if (e->gen != 0 && e->gen == ni->generation)
 			continue;
@@ -402,7 +405,7 @@ struct sk_node_sums *sk_node_memo_update(struct sk_node_memo *m, struct sk_handl
 		}
 		todo[ntodo++] = pos;
 	}
-	if (recount(m, h, todo, ntodo, fn, ctx) < 0 || sweep_and_order(m, list, n, misses > 16 + m->n / 16) < 0)
+	if (recount(m, h, todo, ntodo, fn, ctx) < 0 || sweep_and_order(m, list, n, seen, misses > 16 + m->n / 16) < 0)
 		goto oom;
 	free(todo);
 	return sk_node_sums_ref(m->agg);
