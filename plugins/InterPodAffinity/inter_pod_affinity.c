@@ -4,9 +4,12 @@
  * PreFilter counts, per (topology key, value), the existing pods matching the incoming pod's
  * required (anti-)affinity terms and the existing pods whose required anti-affinity matches the
  * incoming pod (only nodes in sk_snapshot.have_required_anti_affinity are visited for the latter),
- * so Filter is O(terms + node labels) per node. PreScore builds the (key, value) -> weight map from
- * every pod when the incoming pod has preferred terms, else only from the nodes in
- * sk_snapshot.have_affinity; Score is O(distinct topology keys) per node.
+ * so Filter is O(terms + counted topology keys) per node. PreScore builds the (key, value) -> weight
+ * map from every pod when the incoming pod has preferred terms, else only from the nodes in
+ * sk_snapshot.have_affinity; Score is O(distinct topology keys) per node. The counts are kept
+ * across cycles (schedkit/node_memo.h) and mirrored into flat arrays by topology pair id
+ * (topology_ids.h), so Filter and Score read an array element per key and node instead of
+ * hashing the node's label value.
  *
  * Namespace selectors, as upstream: the incoming pod's terms with a non-empty namespaceSelector get
  * the namespaces the Namespace lister's labels match added to their list, once per cycle
@@ -283,7 +286,7 @@ static bool matches_all(const struct ns_view *v, const struct sk_affinity_term *
 
 /* ---------- PreFilter / Filter ---------- */
 
-/* The counts are aggregates (ipa_memo.h), shared with the memo and with clones until changed:
+/* The counts are aggregates (schedkit/node_memo.h), shared with the memo and with clones until changed:
  * existing->maps[0] holds existing pods' required anti-affinity matching the pod (existing->keys:
  * its topology keys); incoming->maps[0] the existing pods matching all the pod's required
  * affinity terms, incoming->maps[1] those matching the pod's required anti-affinity terms. */
@@ -851,7 +854,7 @@ static struct sk_status ipa_filter(struct sk_plugin *self, struct sk_cycle_state
 
 /* ---------- PreScore / Score / NormalizeScore ---------- */
 
-/* The (topology key, value) -> summed weight map in two parts, each an aggregate (ipa_memo.h)
+/* The (topology key, value) -> summed weight map in two parts, each an aggregate (schedkit/node_memo.h)
  * over nodes: parts[0] the existing pods' own terms matching the incoming pod, parts[1] the
  * incoming pod's preferred terms against the existing pods (NULL when it has none). In each,
  * maps[0] holds the weights and maps[1] how many weights were added for the pair: a pair exists

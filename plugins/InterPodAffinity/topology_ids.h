@@ -1,4 +1,4 @@
-/* Topology pair ids for InterPodAffinity (docs/benchmarks.md, "Affinity: topology pair ids"):
+/* Topology pair ids for InterPodAffinity (docs/benchmarks.md, "Affinity and spreading: topology pair ids"):
  * every (topology key, node label value) pair the instance meets gets a small integer id, each
  * node of the snapshot keeps, by sk_node_info.index, the ids of its values for the keys in use,
  * and the counts of an sk_node_sums are mirrored into flat arrays by pair id, so Filter and Score

@@ -16,28 +16,21 @@
 #include <cmocka.h>
 
 #include "plugins/InterPodAffinity/topology_ids.h"
-#include "scheduler/backend/cache.h"
-#include "scheduler/tests/fixtures.h"
+#include "test_pts_util.h"
 
 #define ZONE "zone"
 
+/* A node with the zone label (none when zone is NULL) and another label. */
 static struct sk_node *mk_node(const char *name, const char *zone)
 {
-	char text[256];
-	if (zone && *zone)
-		snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"" ZONE "\":\"%s\",\"other\":\"x\"}}}",
-			 name, zone);
-	else
-		snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"other\":\"x\"}}}", name);
-	return fx_node(text);
+	char desc[128];
+	snprintf(desc, sizeof(desc), "%s %s%s%sother=x", name, zone ? ZONE "=" : "", zone ? zone : "", zone ? "," : "");
+	return tu_node(desc);
 }
 
 static struct sk_pod *mk_pod(const char *name, const char *node)
 {
-	char text[256];
-	snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\",\"uid\":\"uid-%s\"},\"spec\":{\"nodeName\":\"%s\"}}", name,
-		 name, node);
-	return fx_pod(text);
+	return tu_pod(name, NULL, node, "", NULL, false, "");
 }
 
 enum op { ADD_NODE, UPDATE_NODE, REMOVE_NODE, ADD_POD };
@@ -140,19 +133,45 @@ static void check_mirror(const struct topo_ids *ids, const struct topo_dense *d,
 	assert_int_equal(nonzero, sums->maps[0].n + sums->maps[1].n);
 }
 
+/* What a sequence of cycles keeps: the cache and its snapshot, a memo, the pair ids and a mirror. */
+struct world {
+	struct sk_cache *c;
+	struct sk_snapshot *s;
+	struct sk_node_memo *memo;
+	struct topo_ids ids;
+	struct topo_mirror mirror;
+};
+
+static void world_init(struct world *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->c = sk_cache_new(0);
+	w->s = sk_snapshot_new();
+	w->memo = sk_node_memo_new();
+	assert_int_equal(topo_ids_init(&w->ids), 0);
+}
+
+static void world_free(struct world *w)
+{
+	topo_mirror_clear(&w->mirror);
+	topo_ids_destroy(&w->ids);
+	sk_node_memo_free(w->memo);
+	sk_snapshot_free(w->s);
+	sk_cache_free(w->c);
+}
+
 static void test_pair_ids_and_mirror(void **state)
 {
 	(void)state;
-	struct sk_cache *c = sk_cache_new(0);
-	struct sk_snapshot *s = sk_snapshot_new();
-	struct sk_node_memo *memo = sk_node_memo_new();
-	struct topo_ids ids;
-	struct topo_mirror mirror = { 0 };
-	assert_int_equal(topo_ids_init(&ids), 0);
-	assert_true(pthread_mutex_lock(&ids.mu) == 0);
-	int kid = topo_key_id(&ids, ZONE);
+	struct world w;
+	world_init(&w);
+	struct sk_cache *c = w.c;
+	struct sk_snapshot *s = w.s;
+	struct sk_node_memo *memo = w.memo;
+	assert_true(pthread_mutex_lock(&w.ids.mu) == 0);
+	int kid = topo_key_id(&w.ids, ZONE);
 	assert_int_equal(kid, 0);
-	assert_int_equal(topo_key_id(&ids, ZONE), 0);
+	assert_int_equal(topo_key_id(&w.ids, ZONE), 0);
 	uint32_t prev_pid[256] = { 0 };
 	const char *prev_zone[256] = { 0 };
 	struct sk_node_info *gone = NULL; /* a clone of the removed node: its index and serial */
@@ -183,11 +202,11 @@ static void test_pair_ids_and_mirror(void **state)
 		sk_pod_unref(p);
 		assert_int_equal(sk_cache_update_snapshot(c, s, NULL), 0);
 
-		uint64_t epoch = ids.epoch;
-		struct topo_nodes *t = topo_nodes_get(&ids, s);
+		uint64_t epoch = w.ids.epoch;
+		struct topo_nodes *t = topo_nodes_get(&w.ids, s);
 		assert_non_null(t);
-		assert_int_equal(ids.epoch != epoch, st->full); /* a new table only when the nodes changed */
-		check_table(&ids, t, s, st->want, kid, (int)i, prev_pid, prev_zone);
+		assert_int_equal(w.ids.epoch != epoch, st->full); /* a new table only when the nodes changed */
+		check_table(&w.ids, t, s, st->want, kid, (int)i, prev_pid, prev_zone);
 		if (st->op == ADD_NODE && gone) {
 			/* the new node has the removed one's index; the removed one's row is gone */
 			assert_int_equal(sk_snapshot_get(s, st->node)->index, gone_index);
@@ -202,50 +221,45 @@ static void test_pair_ids_and_mirror(void **state)
 		assert_int_equal(dropped > 0, st->op == REMOVE_NODE);
 		if (!st->full) /* only the node that gained a pod was recounted */
 			assert_int_equal(r.ntouched, 1);
-		struct topo_dense *d = topo_mirror_update(&ids, &mirror, t, sums, r.touched, r.ntouched < 16 ? r.ntouched : 0,
+		struct topo_dense *d = topo_mirror_update(&w.ids, &w.mirror, t, sums, r.touched, r.ntouched < 16 ? r.ntouched : 0,
 							  dropped > 0 || r.ntouched >= 16);
 		assert_non_null(d);
-		check_mirror(&ids, d, sums, (int)i);
+		check_mirror(&w.ids, d, sums, (int)i);
 		/* a cycle still holding the mirror keeps what it read: the next update copies */
 		topo_dense_unref(d);
 		sk_node_sums_unref(sums);
 		topo_nodes_unref(t);
 	}
 	/* z1 lost a (removed) and b (relabelled) and gained n: 1 node, 0 pods there now */
-	struct topo_nodes *t = topo_nodes_get(&ids, s);
+	struct topo_nodes *t = topo_nodes_get(&w.ids, s);
 	const uint32_t *row = topo_row(t, sk_snapshot_get(s, "n"));
 	assert_non_null(row);
-	assert_int_equal(mirror.d->count[1][row[kid]], 1);
-	assert_int_equal(mirror.d->count[0][row[kid]], 1); /* n's own pod, counted since it has the key */
+	assert_int_equal(w.mirror.d->count[1][row[kid]], 1);
+	assert_int_equal(w.mirror.d->count[0][row[kid]], 1); /* n's own pod, counted since it has the key */
 	topo_nodes_unref(t);
 	sk_node_info_free(gone);
-	topo_mirror_clear(&mirror);
-	pthread_mutex_unlock(&ids.mu);
-	topo_ids_destroy(&ids);
-	sk_node_memo_free(memo);
-	sk_snapshot_free(s);
-	sk_cache_free(c);
+	pthread_mutex_unlock(&w.ids.mu);
+	world_free(&w);
 }
 
 /* A mirror shared with a cycle is never written: the next update works on a copy. */
 static void test_shared_mirror_is_copied(void **state)
 {
 	(void)state;
-	struct sk_cache *c = sk_cache_new(0);
-	struct sk_snapshot *s = sk_snapshot_new();
-	struct sk_node_memo *memo = sk_node_memo_new();
-	struct topo_ids ids;
-	struct topo_mirror mirror = { 0 };
-	assert_int_equal(topo_ids_init(&ids), 0);
-	topo_key_id(&ids, ZONE);
+	struct world w;
+	world_init(&w);
+	struct sk_cache *c = w.c;
+	struct sk_snapshot *s = w.s;
+	struct sk_node_memo *memo = w.memo;
+	topo_key_id(&w.ids, ZONE);
 	struct sk_node *n = mk_node("a", "z1");
 	assert_int_equal(sk_cache_add_node(c, n, NULL), 0);
 	sk_node_unref(n);
 	assert_int_equal(sk_cache_update_snapshot(c, s, NULL), 0);
-	struct topo_nodes *t = topo_nodes_get(&ids, s);
+	struct topo_nodes *t = topo_nodes_get(&w.ids, s);
 	struct recorder r = { .ntouched = 0 };
 	struct sk_node_sums *sums = sk_node_memo_update(memo, NULL, s->nodes, s->nnodes, contrib, &r);
-	struct topo_dense *held = topo_mirror_update(&ids, &mirror, t, sums, r.touched, r.ntouched, true);
+	struct topo_dense *held = topo_mirror_update(&w.ids, &w.mirror, t, sums, r.touched, r.ntouched, true);
 	sk_node_sums_unref(sums);
 	const uint32_t *row = topo_row(t, sk_snapshot_get(s, "a"));
 	assert_int_equal(held->count[0][row[0]], 0);
@@ -256,7 +270,7 @@ static void test_shared_mirror_is_copied(void **state)
 	assert_int_equal(sk_cache_update_snapshot(c, s, NULL), 0);
 	r.ntouched = 0;
 	sums = sk_node_memo_update(memo, NULL, s->nodes, s->nnodes, contrib, &r);
-	struct topo_dense *next = topo_mirror_update(&ids, &mirror, t, sums, r.touched, r.ntouched, false);
+	struct topo_dense *next = topo_mirror_update(&w.ids, &w.mirror, t, sums, r.touched, r.ntouched, false);
 	assert_ptr_not_equal(next, held);
 	assert_int_equal(held->count[0][row[0]], 0); /* what the old cycle reads did not move */
 	assert_int_equal(next->count[0][row[0]], 1);
@@ -264,11 +278,7 @@ static void test_shared_mirror_is_copied(void **state)
 	topo_dense_unref(held);
 	sk_node_sums_unref(sums);
 	topo_nodes_unref(t);
-	topo_mirror_clear(&mirror);
-	topo_ids_destroy(&ids);
-	sk_node_memo_free(memo);
-	sk_snapshot_free(s);
-	sk_cache_free(c);
+	world_free(&w);
 }
 
 /* At most TOPO_MAX_KEYS keys get ids; a snapshot without numbering gets no table. */
