@@ -276,6 +276,9 @@ static int append(struct sk_node_memo *m, const struct sk_node_info *ni)
 	return m->n - 1;
 }
 
+/* How many node infos ahead the list walk prefetches. */
+#define MEMO_PREFETCH 8
+
 /* Below this many nodes to recount, the caller's thread counts them alone. */
 #define PARALLEL_MIN 64
 
@@ -384,6 +387,18 @@ struct sk_node_sums *sk_node_memo_update(struct sk_node_memo *m, struct sk_handl
 	int cur = 0, misses = 0, seen = 0;
 	for (int i = 0; i < n; i++) {
 		const struct sk_node_info *ni = list[i];
+		/* The walk reads one field of each node info, a cache miss apiece at 5,000 nodes: ask
+		 * for a later one's early. */
+		if (i + MEMO_PREFETCH < n)
+			__builtin_prefetch(&list[i + MEMO_PREFETCH]->generation);
+		/* The common case, the node info as counted: an unchanged generation means an unchanged
+		 * node info (its node too), so nothing else of it is read. */
+		if (cur < m->n && m->nodes[cur].ni == ni && m->nodes[cur].gen != 0 && m->nodes[cur].gen == ni->generation) {
+			struct memo_node *e = &m->nodes[cur++];
+			seen += e->epoch != m->epoch;
+			e->epoch = m->epoch;
+			continue;
+		}
 		if (!ni->node)
 			continue;
 		int pos = cur < m->n && m->nodes[cur].ni == ni ? cur : (misses++, find(m, ni));
