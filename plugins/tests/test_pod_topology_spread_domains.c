@@ -33,14 +33,19 @@ static const struct domains_case cases[] = {
 
 static void build(struct ph *h, int nzones)
 {
-	char nodes[4096] = "", pods[4096] = "";
-	size_t ln = 0, lp = 0;
+	struct sk_node_info *nis[TU_MAX];
 	for (int i = 0; i < nzones; i++) {
-		ln += (size_t)snprintf(nodes + ln, sizeof(nodes) - ln, "%sn%d zone=z%d", i ? "; " : "", i, i);
-		if (i < nzones - 1)
-			lp += (size_t)snprintf(pods + lp, sizeof(pods) - lp, "%sn%d foo", i ? "; " : "", i);
+		char desc[64], pod[16];
+		snprintf(desc, sizeof(desc), "n%d zone=z%d", i, i);
+		nis[i] = fx_node_info(tu_node(desc), NULL);
+		if (i == nzones - 1)
+			continue;
+		snprintf(pod, sizeof(pod), "p%d", i);
+		struct sk_pod *p = tu_pod(pod, NULL, nis[i]->node->name, "foo", NULL, false, "");
+		assert_int_equal(sk_node_info_add_pod(nis[i], p), 0);
+		sk_pod_unref(p);
 	}
-	tu_cluster(h, nodes, pods);
+	ph_set_snapshot(h, fx_snapshot_of(nis, nzones));
 }
 
 static void test_short_list_and_map_agree(void **state)
