@@ -605,7 +605,8 @@ static bool register_terms(struct topo_ids *ids, const struct sk_affinity_term *
 static void mirror_sums(struct ipa *pl, struct ipa_memo *im, const struct sk_node_sums *a, const struct sk_snapshot *snap,
 			bool full, const struct ipa_key_terms *kt, struct ipa_dense_out *out)
 {
-	if (!out || !pl->ids_ok || !snap || pthread_mutex_trylock(&pl->ids.mu) != 0) {
+	/* Empty sums: Filter and Score look nothing up (nothing to mirror: pods without affinity) */
+	if (!out || !pl->ids_ok || !snap || a->maps[0].n + a->maps[1].n == 0 || pthread_mutex_trylock(&pl->ids.mu) != 0) {
 		topo_mirror_clear(&im->mirror);
 		return;
 	}
