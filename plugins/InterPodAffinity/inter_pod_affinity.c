@@ -4,9 +4,12 @@
  * PreFilter counts, per (topology key, value), the existing pods matching the incoming pod's
  * required (anti-)affinity terms and the existing pods whose required anti-affinity matches the
  * incoming pod (only nodes in sk_snapshot.have_required_anti_affinity are visited for the latter),
- * so Filter is O(terms + node labels) per node. PreScore builds the (key, value) -> weight map from
- * every pod when the incoming pod has preferred terms, else only from the nodes in
- * sk_snapshot.have_affinity; Score is O(distinct topology keys) per node.
+ * so Filter is O(terms + counted topology keys) per node. PreScore builds the (key, value) -> weight
+ * map from every pod when the incoming pod has preferred terms, else only from the nodes in
+ * sk_snapshot.have_affinity; Score is O(distinct topology keys) per node. The counts are kept
+ * across cycles (schedkit/node_memo.h) and mirrored into flat arrays by topology pair id
+ * (topology_ids.h), so Filter and Score read an array element per key and node instead of
+ * hashing the node's label value.
  *
  * Namespace selectors, as upstream: the incoming pod's terms with a non-empty namespaceSelector get
  * the namespaces the Namespace lister's labels match added to their list, once per cycle
@@ -26,6 +29,8 @@
 #include "schedkit/selector.h"
 #include "schedkit/node_memo.h"
 #include "schedkit/tpmap.h"
+
+#include "topology_ids.h"
 
 #define ERR_REASON_EXISTING_ANTI_AFFINITY "node(s) didn't satisfy existing pods anti-affinity rules"
 #define ERR_REASON_AFFINITY "node(s) didn't match pod affinity rules"
@@ -84,16 +89,35 @@ static cJSON *args_encode(const void *p)
 
 static const struct ipa_args default_args = { .hard_pod_affinity_weight = 1 };
 
-/* An instance: its args (borrowed) and the PreFilter counts kept across cycles (ipa_memo.h):
- * existing pods' anti-affinity against the incoming pod, the incoming pod's terms against
- * existing pods. */
+/* One count kept across cycles: the memo, the mirror of its sums by pair id (topology_ids.h,
+ * guarded by the memo's lock) and the nodes its last update recounted. */
+struct ipa_memo {
+	struct sk_node_memo *memo;
+	struct topo_mirror mirror;
+	int captouched;
+	const struct sk_node_info **touched;
+	atomic_int ntouched;
+};
+
+/* An instance: its args (borrowed), the PreFilter counts kept across cycles (existing pods'
+ * anti-affinity against the incoming pod, the incoming pod's terms against existing pods), the
+ * PreScore sums, and the topology pair ids they are mirrored by. */
 struct ipa {
 	const struct ipa_args *args;
-	struct sk_node_memo *existing, *incoming;             /* PreFilter */
-	struct sk_node_memo *score_existing, *score_preferred; /* PreScore */
+	struct ipa_memo existing, incoming;             /* PreFilter */
+	struct ipa_memo score_existing, score_preferred; /* PreScore */
+	bool ids_ok;
+	struct topo_ids ids;
 };
 
 static void ipa_fini(struct sk_plugin *self);
+
+static void memo_fini(struct ipa_memo *m)
+{
+	sk_node_memo_free(m->memo);
+	topo_mirror_clear(&m->mirror);
+	free(m->touched);
+}
 
 static int ipa_init(struct sk_plugin *self, const void *args, char **err)
 {
@@ -104,12 +128,14 @@ static int ipa_init(struct sk_plugin *self, const void *args, char **err)
 	}
 	pl->args = args ? args : &default_args;
 	self->priv = pl;
-	if (!(pl->existing = sk_node_memo_new()) || !(pl->incoming = sk_node_memo_new()) ||
-	    !(pl->score_existing = sk_node_memo_new()) || !(pl->score_preferred = sk_node_memo_new())) {
+	if (!(pl->existing.memo = sk_node_memo_new()) || !(pl->incoming.memo = sk_node_memo_new()) ||
+	    !(pl->score_existing.memo = sk_node_memo_new()) || !(pl->score_preferred.memo = sk_node_memo_new()) ||
+	    topo_ids_init(&pl->ids) < 0) {
 		ipa_fini(self);
 		*err = strdup("InterPodAffinity: out of memory");
 		return -1;
 	}
+	pl->ids_ok = true;
 	return 0;
 }
 
@@ -118,10 +144,12 @@ static void ipa_fini(struct sk_plugin *self)
 	struct ipa *pl = self->priv;
 	if (!pl)
 		return;
-	sk_node_memo_free(pl->existing);
-	sk_node_memo_free(pl->incoming);
-	sk_node_memo_free(pl->score_existing);
-	sk_node_memo_free(pl->score_preferred);
+	memo_fini(&pl->existing);
+	memo_fini(&pl->incoming);
+	memo_fini(&pl->score_existing);
+	memo_fini(&pl->score_preferred);
+	if (pl->ids_ok)
+		topo_ids_destroy(&pl->ids);
 	free(pl);
 	self->priv = NULL;
 }
@@ -258,7 +286,7 @@ static bool matches_all(const struct ns_view *v, const struct sk_affinity_term *
 
 /* ---------- PreFilter / Filter ---------- */
 
-/* The counts are aggregates (ipa_memo.h), shared with the memo and with clones until changed:
+/* The counts are aggregates (schedkit/node_memo.h), shared with the memo and with clones until changed:
  * existing->maps[0] holds existing pods' required anti-affinity matching the pod (existing->keys:
  * its topology keys); incoming->maps[0] the existing pods matching all the pod's required
  * affinity terms, incoming->maps[1] those matching the pod's required anti-affinity terms. */
@@ -267,11 +295,29 @@ struct ipa_filter_state {
 	struct ns_view *view;            /* one reference */
 	struct sk_node_sums *existing;        /* one reference each */
 	struct sk_node_sums *incoming;
+	bool self_affinity;              /* the pod matches all its own affinity terms */
+	/* The counts by pair id (topology_ids.h), one reference each; where NULL (a dense NULL, or
+	 * nodes NULL) Filter hashes. Clones carry none: AddPod/RemovePod change only the sums. */
+	struct topo_nodes *nodes;
+	struct topo_dense *dx, *di;      /* existing, incoming */
+	int *kid;                        /* key ids in nodes: the affinity terms', the anti-affinity
+					  * terms', then existing->keys' */
 };
 
 #define EXISTING_ANTI(s) (&(s)->existing->maps[0])
 #define AFFINITY(s) (&(s)->incoming->maps[0])
 #define ANTI(s) (&(s)->incoming->maps[1])
+
+static void filter_state_drop_dense(struct ipa_filter_state *s)
+{
+	topo_nodes_unref(s->nodes);
+	topo_dense_unref(s->dx);
+	topo_dense_unref(s->di);
+	free(s->kid);
+	s->nodes = NULL;
+	s->dx = s->di = NULL;
+	s->kid = NULL;
+}
 
 static void filter_state_free(void *p)
 {
@@ -281,6 +327,7 @@ static void filter_state_free(void *p)
 	sk_node_sums_unref(s->existing);
 	sk_node_sums_unref(s->incoming);
 	ns_view_unref(s->view);
+	filter_state_drop_dense(s);
 	free(s);
 }
 
@@ -294,7 +341,28 @@ static void *filter_state_clone(const void *p)
 	c->view = ns_view_ref(s->view);
 	c->existing = sk_node_sums_ref(s->existing); /* copied by the first AddPod/RemovePod */
 	c->incoming = sk_node_sums_ref(s->incoming);
+	c->self_affinity = s->self_affinity;
 	return c;
+}
+
+/* The key ids of the state's terms and existing keys in its table; false when one has none. */
+static bool filter_state_kids(struct ipa_filter_state *s)
+{
+	const struct sk_pod *pod = s->pod;
+	int n = pod->naffinity + pod->nanti_affinity + s->existing->nkeys;
+	if (!(s->kid = malloc((size_t)(n ? n : 1) * sizeof(*s->kid))))
+		return false;
+	int k = 0;
+	for (int t = 0; t < pod->naffinity; t++)
+		s->kid[k++] = topo_nodes_key(s->nodes, pod->affinity[t].topology_key);
+	for (int t = 0; t < pod->nanti_affinity; t++)
+		s->kid[k++] = topo_nodes_key(s->nodes, pod->anti_affinity[t].topology_key);
+	for (int i = 0; i < s->existing->nkeys; i++)
+		s->kid[k++] = topo_nodes_key(s->nodes, s->existing->keys[i]);
+	for (int i = 0; i < n; i++)
+		if (s->kid[i] < 0)
+			return false;
+	return true;
 }
 
 static const struct sk_state_ops filter_state_ops = { .free = filter_state_free, .clone = filter_state_clone };
@@ -494,26 +562,131 @@ static bool preferred_sig_equal(const struct ipa_sig *g, const struct sk_pod *po
 
 typedef bool (*sig_equal_fn)(const struct ipa_sig *g, const struct sk_pod *pod, const struct ns_view *view);
 
-/* The aggregate over list: from the memo when this thread has it (recounting only what changed
- * since a cycle of the same signature), else from scratch. NULL on OOM. */
-static struct sk_node_sums *count_over(struct sk_handle *h, struct sk_node_memo *m, sig_equal_fn eq, const struct sk_pod *pod,
-				  struct ns_view *view, struct sk_node_info *const *list, int n, sk_node_contrib_fn fn,
-				  void *ctx)
+/* What a count hands its cycle besides the sums: the pair-id table and the sums mirrored by pair
+ * id (topology_ids.h); both NULL when the cycle hashes instead. */
+struct ipa_dense_out {
+	struct topo_nodes *nodes;
+	struct topo_dense *d;
+};
+
+/* The incoming pod's terms whose topology keys a cycle looks up (beyond the keys of the sums). */
+struct ipa_key_terms {
+	const struct sk_affinity_term *a, *b;
+	int na, nb;
+};
+
+struct touch_ctx {
+	struct ipa_memo *im;
+	sk_node_contrib_fn fn;
+	void *ctx;
+};
+
+/* The plugin's contribution function, noting the node recounted (called from pool threads). */
+static int touch_contrib(const struct sk_node_info *ni, void *p, struct sk_node_contribs *out)
 {
+	struct touch_ctx *t = p;
+	int i = atomic_fetch_add(&t->im->ntouched, 1);
+	if (i < t->im->captouched)
+		t->im->touched[i] = ni;
+	return t->fn(ni, t->ctx, out);
+}
+
+static bool register_terms(struct topo_ids *ids, const struct sk_affinity_term *t, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (topo_key_id(ids, t[i].topology_key) < 0)
+			return false;
+	return true;
+}
+
+/* Brings im's mirror up to date with the sums a its memo just returned (memo locked); on success
+ * *out holds the table and the mirror. Any failure leaves the mirror invalid (rebuilt in full by
+ * a later cycle) and out empty: the cycle hashes. */
+static void mirror_sums(struct ipa *pl, struct ipa_memo *im, const struct sk_node_sums *a, const struct sk_snapshot *snap,
+			bool full, const struct ipa_key_terms *kt, struct ipa_dense_out *out)
+{
+	/* Empty sums: Filter and Score look nothing up (nothing to mirror: pods without affinity) */
+	if (!out || !pl->ids_ok || !snap || a->maps[0].n + a->maps[1].n == 0 || pthread_mutex_trylock(&pl->ids.mu) != 0) {
+		topo_mirror_clear(&im->mirror);
+		return;
+	}
+	bool ok = true;
+	for (int i = 0; ok && i < a->nkeys; i++)
+		ok = topo_key_id(&pl->ids, a->keys[i]) >= 0;
+	if (ok && kt)
+		ok = register_terms(&pl->ids, kt->a, kt->na) && register_terms(&pl->ids, kt->b, kt->nb);
+	struct topo_nodes *t = ok ? topo_nodes_get(&pl->ids, snap) : NULL;
+	int ntouched = atomic_load(&im->ntouched);
+	full = full || ntouched > im->captouched;
+	struct topo_dense *d = t ? topo_mirror_update(&pl->ids, &im->mirror, t, a, im->touched, full ? 0 : ntouched, full)
+				 : NULL;
+	if (d) {
+		out->nodes = t;
+		out->d = d;
+	} else {
+		topo_mirror_clear(&im->mirror);
+		topo_nodes_unref(t);
+	}
+	pthread_mutex_unlock(&pl->ids.mu);
+}
+
+/* The aggregate over list: from the memo when this thread has it (recounting only what changed
+ * since a cycle of the same signature, and mirroring the sums by pair id into *out when out is
+ * given), else from scratch. NULL on OOM. */
+static struct sk_node_sums *count_over(struct sk_handle *h, struct ipa *pl, struct ipa_memo *im, sig_equal_fn eq,
+				       const struct sk_pod *pod, struct ns_view *view, struct sk_node_info *const *list,
+				       int n, sk_node_contrib_fn fn, void *ctx, const struct ipa_key_terms *kt,
+				       struct ipa_dense_out *out)
+{
+	struct sk_node_memo *m = im->memo;
 	if (!m || !sk_node_memo_try_lock(m))
 		return sk_node_sums_count(h, list, n, fn, ctx);
 	struct sk_node_sums *a = NULL;
 	const struct ipa_sig *old = sk_node_memo_sig(m);
+	bool full = false;
 	if (!old || !eq(old, pod, view)) {
 		struct ipa_sig *g = sig_new(pod, view);
 		if (!g)
 			goto out;
 		sk_node_memo_reset(m, g, sig_free);
+		full = true;
 	}
-	a = sk_node_memo_update(m, h, list, n, fn, ctx);
+	if (n > im->captouched) {
+		const struct sk_node_info **t = realloc(im->touched, (size_t)n * sizeof(*t));
+		if (t) {
+			im->touched = t;
+			im->captouched = n;
+		}
+	}
+	atomic_store(&im->ntouched, 0);
+	struct touch_ctx tc = { .im = im, .fn = fn, .ctx = ctx };
+	a = sk_node_memo_update(m, h, list, n, touch_contrib, &tc);
+	if (a) {
+		int recounted, dropped;
+		sk_node_memo_last(m, &recounted, &dropped);
+		/* a node that left the list took its pairs' old counts along: read every pair again */
+		full = full || dropped > 0 || recounted > 64 + n / 16;
+		mirror_sums(pl, im, a, sk_handle_snapshot(h), full, kt, out);
+	} else {
+		topo_mirror_clear(&im->mirror);
+	}
 out:
 	sk_node_memo_unlock(m);
 	return a;
+}
+
+/* The state's table: the newer of two (ids are stable: a newer table has every key and pair id of
+ * an older one at the same place). */
+static struct topo_nodes *newer_table(struct topo_nodes *x, struct topo_nodes *y)
+{
+	if (!x || !y)
+		return x ? x : y;
+	if (x->nkeys >= y->nkeys && x->nodes_version == y->nodes_version) {
+		topo_nodes_unref(y);
+		return x;
+	}
+	topo_nodes_unref(x);
+	return y;
 }
 
 static struct sk_status ipa_pre_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
@@ -532,15 +705,25 @@ static struct sk_status ipa_pre_filter(struct sk_plugin *self, struct sk_cycle_s
 	struct sk_node_info *const *anti_list = snap ? snap->have_required_anti_affinity : none;
 	struct sk_node_info *const *all = snap ? snap->nodes : none;
 	int nanti_list = snap ? snap->nhave_required_anti_affinity : 0, nall = snap ? snap->nnodes : 0;
-	if (!(s->existing = count_over(self->handle, pl->existing, existing_sig_equal, pod, s->view, anti_list, nanti_list,
-				       existing_contrib, s)))
+	struct ipa_dense_out ox = { 0 }, oi = { 0 };
+	if (!(s->existing = count_over(self->handle, pl, &pl->existing, existing_sig_equal, pod, s->view, anti_list,
+				       nanti_list, existing_contrib, s, NULL, &ox)))
 		goto oom;
-	if (pod->naffinity + pod->nanti_affinity == 0)
+	if (pod->naffinity + pod->nanti_affinity == 0) {
 		s->incoming = sk_node_sums_new();
-	else
-		s->incoming = count_over(self->handle, pl->incoming, incoming_sig_equal, pod, s->view, all, nall, incoming_contrib, s);
+	} else {
+		struct ipa_key_terms kt = { pod->affinity, pod->anti_affinity, pod->naffinity, pod->nanti_affinity };
+		s->incoming = count_over(self->handle, pl, &pl->incoming, incoming_sig_equal, pod, s->view, all, nall,
+					 incoming_contrib, s, &kt, &oi);
+	}
+	s->nodes = newer_table(ox.nodes, oi.nodes);
+	s->dx = ox.d;
+	s->di = oi.d;
 	if (!s->incoming)
 		goto oom;
+	if (s->nodes && !filter_state_kids(s))
+		filter_state_drop_dense(s);
+	s->self_affinity = matches_all(s->view, pod->affinity, pod->naffinity, pod, pod);
 	if (EXISTING_ANTI(s)->n == 0 && pod->naffinity == 0 && pod->nanti_affinity == 0) {
 		filter_state_free(s);
 		return sk_status(SK_SKIP, NULL);
@@ -560,6 +743,7 @@ static struct sk_status add_remove(struct sk_plugin *self, struct sk_cycle_state
 		return sk_status(SK_ERROR, "error reading \"PreFilterInterPodAffinity\" from cycleState: not found");
 	if (!ni->node)
 		return sk_ok();
+	filter_state_drop_dense(s); /* the mirrors are of the unchanged sums */
 	if (sk_node_sums_own(&s->existing) < 0 || sk_node_sums_own(&s->incoming) < 0 ||
 	    count_existing_anti(s, other, ni->node, delta) < 0 || count_incoming_terms(s, other, ni->node, delta) < 0)
 		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
@@ -580,51 +764,73 @@ static struct sk_status ipa_remove_pod(struct sk_plugin *self, struct sk_cycle_s
 	return add_remove(self, cs, to_remove, ni, -1);
 }
 
-static bool satisfy_pod_affinity(const struct ipa_filter_state *s, const struct sk_node *node)
+/* The count of (key, node's value) in map, read from d->count[m] by the node's pair id when the
+ * state has a mirror (row, d and the key's id kid), else hashed; *has: the node has the key. An
+ * absent pair counts 0. */
+static inline int64_t pair_count(const struct sk_tpmap *map, const struct topo_dense *d, int m, const uint32_t *row, int kid,
+			  const struct sk_node *node, const char *key, bool *has)
+{
+	if (row && d) {
+		uint32_t pid = row[kid];
+		if (pid == UINT32_MAX) {
+			*has = false;
+			return 0;
+		}
+		if (pid < (uint32_t)d->npairs) {
+			*has = true;
+			return d->count[m][pid];
+		}
+	}
+	const char *v = sk_labels_get(&node->labels, key);
+	const int64_t *c = v ? sk_tpmap_find(map, key, v) : NULL;
+	*has = v != NULL;
+	return c ? *c : 0;
+}
+
+static bool satisfy_pod_affinity(const struct ipa_filter_state *s, const struct sk_node *node, const uint32_t *row)
 {
 	const struct sk_pod *pod = s->pod;
-	bool pods_exist = true;
+	bool pods_exist = true, has;
 	for (int t = 0; t < pod->naffinity; t++) {
-		const char *key = pod->affinity[t].topology_key;
-		const char *v = sk_labels_get(&node->labels, key);
-		if (!v)
+		int64_t c = pair_count(AFFINITY(s), s->di, 0, row, row ? s->kid[t] : 0, node, pod->affinity[t].topology_key,
+				       &has);
+		if (!has)
 			return false; /* every topology label must exist on the node */
-		const int64_t *c = sk_tpmap_find(AFFINITY(s), key, v);
-		if (!c || *c <= 0)
+		if (c <= 0)
 			pods_exist = false;
 	}
 	if (pods_exist)
 		return true;
 	/* The first pod of a series with affinity to itself: no pod anywhere matches the terms, and the
 	 * pod matches them itself. */
-	return AFFINITY(s)->n == 0 && matches_all(s->view, pod->affinity, pod->naffinity, pod, pod);
+	return AFFINITY(s)->n == 0 && s->self_affinity;
 }
 
-static bool satisfy_pod_anti_affinity(const struct ipa_filter_state *s, const struct sk_node *node)
+static bool satisfy_pod_anti_affinity(const struct ipa_filter_state *s, const struct sk_node *node, const uint32_t *row)
 {
 	if (ANTI(s)->n == 0)
 		return true;
-	for (int t = 0; t < s->pod->nanti_affinity; t++) {
-		const char *key = s->pod->anti_affinity[t].topology_key;
-		const char *v = sk_labels_get(&node->labels, key);
-		const int64_t *c = v ? sk_tpmap_find(ANTI(s), key, v) : NULL;
-		if (c && *c > 0)
+	const struct sk_pod *pod = s->pod;
+	bool has;
+	for (int t = 0; t < pod->nanti_affinity; t++)
+		if (pair_count(ANTI(s), s->di, 1, row, row ? s->kid[pod->naffinity + t] : 0, node,
+			       pod->anti_affinity[t].topology_key, &has) > 0)
 			return false;
-	}
 	return true;
 }
 
 /* Any node label (k, v) counted: only the counted keys can be (existing->keys). */
-static bool satisfy_existing_anti_affinity(const struct ipa_filter_state *s, const struct sk_node *node)
+static bool satisfy_existing_anti_affinity(const struct ipa_filter_state *s, const struct sk_node *node,
+					   const uint32_t *row)
 {
 	if (EXISTING_ANTI(s)->n == 0)
 		return true;
-	for (int i = 0; i < s->existing->nkeys; i++) {
-		const char *v = sk_labels_get(&node->labels, s->existing->keys[i]);
-		const int64_t *c = v ? sk_tpmap_find(EXISTING_ANTI(s), s->existing->keys[i], v) : NULL;
-		if (c && *c > 0)
+	int base = s->pod->naffinity + s->pod->nanti_affinity;
+	bool has;
+	for (int i = 0; i < s->existing->nkeys; i++)
+		if (pair_count(EXISTING_ANTI(s), s->dx, 0, row, row ? s->kid[base + i] : 0, node, s->existing->keys[i],
+			       &has) > 0)
 			return false;
-	}
 	return true;
 }
 
@@ -637,24 +843,30 @@ static struct sk_status ipa_filter(struct sk_plugin *self, struct sk_cycle_state
 		return sk_status(SK_ERROR, "error reading \"PreFilterInterPodAffinity\" from cycleState: not found");
 	if (!ni->node)
 		return sk_status(SK_ERROR, "node not found");
-	if (!satisfy_pod_affinity(s, ni->node))
+	const uint32_t *row = s->kid ? topo_row(s->nodes, ni) : NULL;
+	if (!satisfy_pod_affinity(s, ni->node, row))
 		return sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY);
-	if (!satisfy_pod_anti_affinity(s, ni->node))
+	if (!satisfy_pod_anti_affinity(s, ni->node, row))
 		return sk_status(SK_UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY);
-	if (!satisfy_existing_anti_affinity(s, ni->node))
+	if (!satisfy_existing_anti_affinity(s, ni->node, row))
 		return sk_status(SK_UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY);
 	return sk_ok();
 }
 
 /* ---------- PreScore / Score / NormalizeScore ---------- */
 
-/* The (topology key, value) -> summed weight map in two parts, each an aggregate (ipa_memo.h)
+/* The (topology key, value) -> summed weight map in two parts, each an aggregate (schedkit/node_memo.h)
  * over nodes: parts[0] the existing pods' own terms matching the incoming pod, parts[1] the
  * incoming pod's preferred terms against the existing pods (NULL when it has none). In each,
  * maps[0] holds the weights and maps[1] how many weights were added for the pair: a pair exists
  * (upstream's topologyScore entry, which may sum to 0) while maps[1] counts it. */
 struct ipa_score_state {
 	struct sk_node_sums *parts[2];
+	/* the parts by pair id (topology_ids.h; NULL: hash): the table, each part's mirror and the ids
+	 * of its keys in the table */
+	struct topo_nodes *nodes;
+	struct topo_dense *dense[2];
+	int *kid[2];
 };
 
 static void score_state_free(void *p)
@@ -662,9 +874,33 @@ static void score_state_free(void *p)
 	struct ipa_score_state *s = p;
 	if (!s)
 		return;
-	sk_node_sums_unref(s->parts[0]);
-	sk_node_sums_unref(s->parts[1]);
+	for (int i = 0; i < 2; i++) {
+		sk_node_sums_unref(s->parts[i]);
+		topo_dense_unref(s->dense[i]);
+		free(s->kid[i]);
+	}
+	topo_nodes_unref(s->nodes);
 	free(s);
+}
+
+/* The key ids of each mirrored part's keys; a part whose keys are not all in the table hashes. */
+static int score_state_kids(struct ipa_score_state *s)
+{
+	for (int p = 0; p < 2; p++) {
+		const struct sk_node_sums *a = s->parts[p];
+		if (!a || !s->dense[p])
+			continue;
+		if (!(s->kid[p] = malloc((size_t)(a->nkeys ? a->nkeys : 1) * sizeof(int))))
+			return -1;
+		for (int i = 0; i < a->nkeys; i++) {
+			if ((s->kid[p][i] = topo_nodes_key(s->nodes, a->keys[i])) < 0) {
+				topo_dense_unref(s->dense[p]);
+				s->dense[p] = NULL;
+				break;
+			}
+		}
+	}
+	return 0;
 }
 
 static const struct sk_state_ops score_state_ops = { .free = score_state_free, .clone = NULL };
@@ -769,14 +1005,20 @@ static struct sk_status ipa_pre_score(struct sk_plugin *self, struct sk_cycle_st
 	}
 	struct score_job x = { .pod = pod, .view = view, .args = pl->args };
 	/* the existing pods' own terms: only pods with affinity have any */
-	s->parts[0] = count_over(self->handle, pl->score_existing, existing_sig_equal, pod, view, snap->have_affinity,
-				 snap->nhave_affinity, score_existing_contrib, &x);
+	struct ipa_dense_out o0 = { 0 }, o1 = { 0 };
+	s->parts[0] = count_over(self->handle, pl, &pl->score_existing, existing_sig_equal, pod, view, snap->have_affinity,
+				 snap->nhave_affinity, score_existing_contrib, &x, NULL, &o0);
 	/* the incoming pod's preferred terms against every pod (only when it has some) */
 	bool oom = !s->parts[0];
 	if (!oom && has_constraints)
-		oom = !(s->parts[1] = count_over(self->handle, pl->score_preferred, preferred_sig_equal, pod, view, snap->nodes,
-						 snap->nnodes, score_preferred_contrib, &x));
+		oom = !(s->parts[1] = count_over(self->handle, pl, &pl->score_preferred, preferred_sig_equal, pod, view,
+						 snap->nodes, snap->nnodes, score_preferred_contrib, &x, NULL, &o1));
 	ns_view_unref(view);
+	s->nodes = newer_table(o0.nodes, o1.nodes);
+	s->dense[0] = o0.d;
+	s->dense[1] = o1.d;
+	if (!oom && s->nodes)
+		oom = score_state_kids(s) < 0;
 	if (oom) {
 		score_state_free(s);
 		return sk_status(SK_ERROR, "InterPodAffinity: out of memory");
@@ -789,15 +1031,15 @@ static struct sk_status ipa_pre_score(struct sk_plugin *self, struct sk_cycle_st
 	return sk_ok();
 }
 
-static int64_t part_score(const struct sk_node_sums *a, const struct sk_node *node)
+static int64_t part_score(const struct sk_node_sums *a, const struct topo_dense *d, const int *kid, const uint32_t *row,
+			  const struct sk_node *node)
 {
 	int64_t sum = 0;
-	for (int i = 0; a && i < a->nkeys; i++) {
-		const char *v = sk_labels_get(&node->labels, a->keys[i]);
-		const int64_t *c = v ? sk_tpmap_find(&a->maps[0], a->keys[i], v) : NULL;
-		if (c)
-			sum += *c;
-	}
+	bool has;
+	if (!d)
+		row = NULL;
+	for (int i = 0; a && i < a->nkeys; i++)
+		sum += pair_count(&a->maps[0], d, 0, row, row ? kid[i] : 0, node, a->keys[i], &has);
 	return sum;
 }
 
@@ -811,7 +1053,9 @@ static struct sk_status ipa_score(struct sk_plugin *self, struct sk_cycle_state 
 		return sk_status(SK_ERROR, "failed to read \"PreScoreInterPodAffinity\" from cycleState: not found");
 	if (!ni->node)
 		return sk_status(SK_ERROR, "node not found");
-	*score = part_score(s->parts[0], ni->node) + part_score(s->parts[1], ni->node);
+	const uint32_t *row = topo_row(s->nodes, ni);
+	*score = part_score(s->parts[0], s->dense[0], s->kid[0], row, ni->node) +
+		 part_score(s->parts[1], s->dense[1], s->kid[1], row, ni->node);
 	return sk_ok();
 }
 

@@ -448,10 +448,29 @@ struct critical_path {
 	int64_t num;
 };
 
+/* Filter reads a constraint's count of the node's domain from a short list when the constraint has
+ * few domains (zone-like keys): the label values are interned, so a pointer compare per domain
+ * replaces hashing the value and probing the map; hostname-like keys keep the map. */
+#define FEW_DOMAINS 16
+
+struct domain_count {
+	const char *value;
+	int64_t count;
+};
+
+/* What Filter needs of a constraint besides its counts: whether the incoming pod matches the
+ * constraint's selector (the same for every node) and the short list of its domains. */
+struct filter_constraint {
+	bool self_match;
+	int ndomains;                /* -1: none (many domains, or counts changed by AddPod/RemovePod) */
+	struct domain_count domains[FEW_DOMAINS];
+};
+
 struct pts_filter_state {
 	struct pts_constraints *cl;  /* one reference */
 	struct sk_tpmap *counts;     /* per constraint: ("", topology value) -> matching pods */
 	struct critical_path (*paths)[2];
+	struct filter_constraint *fc; /* per constraint */
 };
 
 static void filter_state_free(void *p)
@@ -463,6 +482,7 @@ static void filter_state_free(void *p)
 		sk_tpmap_free(&s->counts[i]);
 	free(s->counts);
 	free(s->paths);
+	free(s->fc);
 	constraints_unref(s->cl);
 	free(s);
 }
@@ -475,10 +495,12 @@ static struct pts_filter_state *filter_state_new(struct pts_constraints *cl)
 	s->cl = cl;
 	s->counts = calloc((size_t)cl->n, sizeof(*s->counts));
 	s->paths = calloc((size_t)cl->n, sizeof(*s->paths));
-	if (!s->counts || !s->paths) {
+	s->fc = calloc((size_t)cl->n, sizeof(*s->fc));
+	if (!s->counts || !s->paths || !s->fc) {
 		s->cl = NULL;
 		free(s->counts);
 		free(s->paths);
+		free(s->fc);
 		free(s);
 		return NULL;
 	}
@@ -493,6 +515,7 @@ static void *filter_state_clone(const void *p)
 		return NULL;
 	atomic_fetch_add(&s->cl->refs, 1);
 	memcpy(c->paths, s->paths, (size_t)s->cl->n * sizeof(*s->paths));
+	memcpy(c->fc, s->fc, (size_t)s->cl->n * sizeof(*s->fc));
 	for (int i = 0; i < s->cl->n; i++) {
 		if (sk_tpmap_copy(&c->counts[i], &s->counts[i]) < 0) {
 			filter_state_free(c);
@@ -742,9 +765,16 @@ static struct sk_status pts_pre_filter(struct sk_plugin *self, struct sk_cycle_s
 	for (int c = 0; c < cl->n; c++) {
 		s->paths[c][0] = s->paths[c][1] = (struct critical_path){ .value = "", .num = INT32_MAX };
 		const struct sk_tpmap *m = &s->counts[c];
-		for (int k = 0; k < m->cap; k++)
-			if (m->e[k].key)
-				paths_update(s->paths[c], m->e[k].value, m->e[k].count);
+		struct filter_constraint *fc = &s->fc[c];
+		fc->self_match = constraint_matches(&cl->c[c], pod);
+		fc->ndomains = m->n <= FEW_DOMAINS ? 0 : -1;
+		for (int k = 0; k < m->cap; k++) {
+			if (!m->e[k].key)
+				continue;
+			paths_update(s->paths[c], m->e[k].value, m->e[k].count);
+			if (fc->ndomains >= 0)
+				fc->domains[fc->ndomains++] = (struct domain_count){ m->e[k].value, m->e[k].count };
+		}
 	}
 	sk_cycle_state_put(cs, self->slot, s, &filter_state_ops);
 	return sk_ok();
@@ -768,6 +798,7 @@ static void update_with_pod(struct pts_filter_state *s, const struct sk_pod *upd
 			return;
 		}
 		*slot += delta;
+		s->fc[c].ndomains = -1; /* the list no longer matches counts[c] */
 		paths_update(s->paths[c], v, *slot);
 	}
 }
@@ -794,9 +825,27 @@ static struct sk_status pts_remove_pod(struct sk_plugin *self, struct sk_cycle_s
 	return st;
 }
 
+/* The count of domain v: from the short list when there is one (every domain of counts is in it,
+ * so a value in none of them counts 0), else from the map. */
+static int64_t domain_count(const struct filter_constraint *fc, const struct sk_tpmap *counts, const char *v)
+{
+	if (fc->ndomains < 0) {
+		const int64_t *m = sk_tpmap_find(counts, "", v);
+		return m ? *m : 0;
+	}
+	for (int i = 0; i < fc->ndomains; i++)
+		if (fc->domains[i].value == v)
+			return fc->domains[i].count;
+	for (int i = 0; i < fc->ndomains; i++) /* an equal value under another pointer */
+		if (strcmp(fc->domains[i].value, v) == 0)
+			return fc->domains[i].count;
+	return 0;
+}
+
 static struct sk_status pts_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				   const struct sk_node_info *ni)
 {
+	(void)pod; /* its selector matches are in the state (fc[].self_match) */
 	const struct pts_filter_state *s = sk_cycle_state_get(cs, self->slot);
 	if (!s)
 		return sk_status(SK_ERROR, "reading \"PreFilterPodTopologySpread\" from cycleState: not found");
@@ -810,9 +859,8 @@ static struct sk_status pts_filter(struct sk_plugin *self, struct sk_cycle_state
 		int64_t min = s->paths[c][0].num;
 		if (s->counts[c].n < pc->min_domains)
 			min = 0;
-		int64_t self_match = constraint_matches(pc, pod) ? 1 : 0;
-		const int64_t *m = sk_tpmap_find(&s->counts[c], "", v);
-		int64_t skew = (m ? *m : 0) + self_match - min;
+		int64_t self_match = s->fc[c].self_match ? 1 : 0;
+		int64_t skew = domain_count(&s->fc[c], &s->counts[c], v) + self_match - min;
 		if (skew > pc->max_skew)
 			return sk_status(SK_UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH);
 	}

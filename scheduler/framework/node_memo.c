@@ -276,6 +276,9 @@ static int append(struct sk_node_memo *m, const struct sk_node_info *ni)
 	return m->n - 1;
 }
 
+/* How many node infos ahead the list walk prefetches. */
+#define MEMO_PREFETCH 8
+
 /* Below this many nodes to recount, the caller's thread counts them alone. */
 #define PARALLEL_MIN 64
 
@@ -328,8 +331,10 @@ static int recount(struct sk_node_memo *m, struct sk_handle *h, const int *todo,
 
 /* Drops the nodes this update did not see (their contributions subtracted) and puts the others
  * in list order, so that the next walk of an unchanged list finds each node at its position. */
-static int sweep_and_order(struct sk_node_memo *m, struct sk_node_info *const *list, int n, bool reorder)
+static int sweep_and_order(struct sk_node_memo *m, struct sk_node_info *const *list, int n, int seen, bool reorder)
 {
+	if (!reorder && seen == m->n) /* every entry was seen by this update: none to drop */
+		return 0;
 	int kept = 0;
 	for (int i = 0; i < m->n; i++) {
 		struct memo_node *e = &m->nodes[i];
@@ -379,9 +384,21 @@ struct sk_node_sums *sk_node_memo_update(struct sk_node_memo *m, struct sk_handl
 	/* Each node is first looked for right after the previous one's entry: a list that only
 	 * gained or lost a few nodes stays aligned without hashing. Many misses: put the entries in
 	 * list order again. */
-	int cur = 0, misses = 0;
+	int cur = 0, misses = 0, seen = 0;
 	for (int i = 0; i < n; i++) {
 		const struct sk_node_info *ni = list[i];
+		/* The walk reads one field of each node info, a cache miss apiece at 5,000 nodes: ask
+		 * for a later one's early. */
+		if (i + MEMO_PREFETCH < n)
+			__builtin_prefetch(&list[i + MEMO_PREFETCH]->generation);
+		/* The common case, the node info as counted: an unchanged generation means an unchanged
+		 * node info (its node too), so nothing else of it is read. */
+		if (cur < m->n && m->nodes[cur].ni == ni && m->nodes[cur].gen != 0 && m->nodes[cur].gen == ni->generation) {
+			struct memo_node *e = &m->nodes[cur++];
+			seen += e->epoch != m->epoch;
+			e->epoch = m->epoch;
+			continue;
+		}
 		if (!ni->node)
 			continue;
 		int pos = cur < m->n && m->nodes[cur].ni == ni ? cur : (misses++, find(m, ni));
@@ -389,6 +406,7 @@ struct sk_node_sums *sk_node_memo_update(struct sk_node_memo *m, struct sk_handl
 			goto oom;
 		cur = pos + 1;
 		struct memo_node *e = &m->nodes[pos];
+		seen += e->epoch != m->epoch; /* each entry once, even were a node listed twice */
 		e->epoch = m->epoch;
 		if (e->gen != 0 && e->gen == ni->generation)
 			continue;
@@ -402,7 +420,7 @@ struct sk_node_sums *sk_node_memo_update(struct sk_node_memo *m, struct sk_handl
 		}
 		todo[ntodo++] = pos;
 	}
-	if (recount(m, h, todo, ntodo, fn, ctx) < 0 || sweep_and_order(m, list, n, misses > 16 + m->n / 16) < 0)
+	if (recount(m, h, todo, ntodo, fn, ctx) < 0 || sweep_and_order(m, list, n, seen, misses > 16 + m->n / 16) < 0)
 		goto oom;
 	free(todo);
 	return sk_node_sums_ref(m->agg);
