@@ -6,13 +6,8 @@
 #define MIN_THRESHOLD (23 * MIB)
 #define MAX_CONTAINER_THRESHOLD (1000 * MIB)
 
-static struct sk_status image_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
-				    const struct sk_node_info *ni, int64_t *score)
+static int64_t node_score(const struct sk_snapshot *snap, const struct sk_pod *pod, const struct sk_node_info *ni)
 {
-	(void)cs;
-	const struct sk_snapshot *snap = sk_handle_snapshot(self->handle);
-	if (!snap)
-		return sk_status(SK_ERROR, "no snapshot");
 	int total_nodes = snap->nnodes;
 	int64_t sum = 0;
 	for (int i = 0; i < pod->nimages && total_nodes > 0; i++) {
@@ -25,8 +20,34 @@ static struct sk_status image_score(struct sk_plugin *self, struct sk_cycle_stat
 		sum = MIN_THRESHOLD;
 	else if (sum > max_threshold)
 		sum = max_threshold;
-	*score = max_threshold == MIN_THRESHOLD ? 0
-					       : SK_MAX_NODE_SCORE * (sum - MIN_THRESHOLD) / (max_threshold - MIN_THRESHOLD);
+	return max_threshold == MIN_THRESHOLD ? 0
+					      : SK_MAX_NODE_SCORE * (sum - MIN_THRESHOLD) / (max_threshold - MIN_THRESHOLD);
+}
+
+static struct sk_status image_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				    const struct sk_node_info *ni, int64_t *score)
+{
+	(void)cs;
+	const struct sk_snapshot *snap = sk_handle_snapshot(self->handle);
+	if (!snap)
+		return sk_status(SK_ERROR, "no snapshot");
+	*score = node_score(snap, pod, ni);
+	return sk_ok();
+}
+
+/* score over a run of nodes (score_batch, docs/plugins.md "Batch scoring"): the snapshot is
+ * looked up once per run. */
+static struct sk_status image_score_batch(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+					  const struct sk_node_info *const *nodes, int n, int64_t *scores, int *failed)
+{
+	(void)cs;
+	const struct sk_snapshot *snap = sk_handle_snapshot(self->handle);
+	if (!snap) {
+		*failed = 0;
+		return sk_status(SK_ERROR, "no snapshot");
+	}
+	for (int i = 0; i < n; i++)
+		scores[i] = node_score(snap, pod, nodes[i]);
 	return sk_ok();
 }
 
@@ -34,4 +55,5 @@ const struct sk_plugin_desc sk_plugin_image_locality = {
 	SK_PLUGIN_HEADER,
 	.name = "ImageLocality",
 	.score = image_score,
+	.score_batch = image_score_batch,
 };

@@ -193,6 +193,27 @@ static struct sk_status ba_score(struct sk_plugin *self, struct sk_cycle_state *
 	return sk_ok();
 }
 
+/* score over a run of nodes (score_batch, docs/plugins.md "Batch scoring"): ba_score per node,
+ * with the CycleState read once per run. */
+static struct sk_status ba_score_batch(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				       const struct sk_node_info *const *nodes, int n, int64_t *scores, int *failed)
+{
+	const struct balanced_args *a = self->priv;
+	const struct sk_pod_request_list *st = sk_cycle_state_get(cs, self->slot);
+	for (int i = 0; i < n; i++) {
+		if (!st || !nodes[i]->node) { /* PreScore disabled or no node: ba_score's own path */
+			struct sk_status s = ba_score(self, cs, pod, nodes[i], &scores[i]);
+			if (s.code != SK_SUCCESS) {
+				*failed = i;
+				return s;
+			}
+			continue;
+		}
+		scores[i] = balanced_score(a, nodes[i], st->requests);
+	}
+	return sk_ok();
+}
+
 const struct sk_plugin_desc sk_plugin_node_resources_balanced_allocation = {
 	SK_PLUGIN_HEADER,
 	.name = "NodeResourcesBalancedAllocation",
@@ -203,4 +224,5 @@ const struct sk_plugin_desc sk_plugin_node_resources_balanced_allocation = {
 	.init = ba_init,
 	.pre_score = ba_pre_score,
 	.score = ba_score,
+	.score_batch = ba_score_batch,
 };

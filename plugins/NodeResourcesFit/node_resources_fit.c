@@ -549,6 +549,34 @@ static struct sk_status fit_score(struct sk_plugin *self, struct sk_cycle_state 
 	return sk_ok();
 }
 
+/* score over a run of nodes (score_batch, docs/plugins.md "Batch scoring"): the same score per
+ * node as fit_score, with the CycleState read once per run instead of once per node. */
+static struct sk_status fit_score_batch(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+					const struct sk_node_info *const *nodes, int n, int64_t *scores, int *failed)
+{
+	const struct fit_args *a = self->priv;
+	const void *data = sk_cycle_state_get(cs, self->slot);
+	const struct sk_pod_request_list *st = data != (const void *)pod ? data : NULL;
+	struct sk_pod_request_list *tmp = NULL;
+	if (!st) { /* PreScore disabled, as in fit_score */
+		if (!(tmp = sk_pod_request_list_new(a->scored, a->nresources, pod, true))) {
+			*failed = 0;
+			return sk_status(SK_ERROR, "out of memory");
+		}
+		st = tmp;
+	}
+	for (int i = 0; i < n; i++) {
+		if (!nodes[i]->node) {
+			free(tmp);
+			*failed = i;
+			return sk_status(SK_ERROR, "node not found");
+		}
+		scores[i] = score_node(a, nodes[i], st->requests);
+	}
+	free(tmp);
+	return sk_ok();
+}
+
 /* ---------- queueing hints ---------- */
 
 /* isFit against an empty node: room for one pod and for every request (no ignored resources). */
@@ -642,4 +670,5 @@ const struct sk_plugin_desc sk_plugin_node_resources_fit = {
 	.pre_score = fit_pre_score,
 	.score = fit_score,
 	.events_to_register = fit_events,
+	.score_batch = fit_score_batch,
 };
