@@ -382,22 +382,23 @@ static int pass_filters(struct sk_scheduler *s, struct sk_framework *fw, struct 
 	/* Serial order: stop at the (want+1)-th feasible node or at the first error, as a single
 	 * worker would (upstream cancels the other workers in both cases). */
 	int nf = 0, i = 0, rc = 0, added = 0;
-	for (; i < n && s->res[i]; i++) {
+	uint8_t *const res = s->res;
+	for (; i < n && res[i]; i++) {
 		int idx = start + i < n ? start + i : start + i - n;
-		if (s->res[i] == 1) {
+		if (res[i] == 1) {
 			if (nf == want)
 				break; /* the (want+1)-th: upstream cancels here and drops it */
 			feasible[nf++] = nodes[idx];
-		} else if (s->res[i] == 3) {
+		} else if (res[i] == 3) {
 			*err = s->st[i];
-			s->res[i] = 0;
+			res[i] = 0;
 			rc = -1;
 			i++;
 			break;
 		} else {
 			add_node_status(a, nodes[idx], s->st[i]);
 			added++;
-			s->res[i] = 0;
+			res[i] = 0;
 		}
 	}
 	/* Statuses computed past the serial cut-off (other threads' chunks) are dropped; only the

@@ -6,7 +6,20 @@
 #define MIN_THRESHOLD (23 * MIB)
 #define MAX_CONTAINER_THRESHOLD (1000 * MIB)
 
-static int64_t node_score(const struct sk_snapshot *snap, const struct sk_pod *pod, const struct sk_node_info *ni)
+/* calculatePriority: the score of a node whose images the pod needs add up to sum bytes. */
+static int64_t sum_score(const struct sk_pod *pod, int64_t sum)
+{
+	int64_t max_threshold = MAX_CONTAINER_THRESHOLD * pod->ncontainers;
+	if (sum < MIN_THRESHOLD)
+		sum = MIN_THRESHOLD;
+	else if (sum > max_threshold)
+		sum = max_threshold;
+	return max_threshold == MIN_THRESHOLD ? 0
+					      : SK_MAX_NODE_SCORE * (sum - MIN_THRESHOLD) / (max_threshold - MIN_THRESHOLD);
+}
+
+/* sumImageScores over the node's images the pod needs. */
+static int64_t image_sum(const struct sk_snapshot *snap, const struct sk_pod *pod, const struct sk_node_info *ni)
 {
 	int total_nodes = snap->nnodes;
 	int64_t sum = 0;
@@ -15,13 +28,12 @@ static int64_t node_score(const struct sk_snapshot *snap, const struct sk_pod *p
 		if (st)
 			sum += (int64_t)((double)st->size_bytes * ((double)st->num_nodes / (double)total_nodes));
 	}
-	int64_t max_threshold = MAX_CONTAINER_THRESHOLD * pod->ncontainers;
-	if (sum < MIN_THRESHOLD)
-		sum = MIN_THRESHOLD;
-	else if (sum > max_threshold)
-		sum = max_threshold;
-	return max_threshold == MIN_THRESHOLD ? 0
-					      : SK_MAX_NODE_SCORE * (sum - MIN_THRESHOLD) / (max_threshold - MIN_THRESHOLD);
+	return sum;
+}
+
+static int64_t node_score(const struct sk_snapshot *snap, const struct sk_pod *pod, const struct sk_node_info *ni)
+{
+	return sum_score(pod, image_sum(snap, pod, ni));
 }
 
 static struct sk_status image_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
@@ -46,8 +58,12 @@ static struct sk_status image_score_batch(struct sk_plugin *self, struct sk_cycl
 		*failed = 0;
 		return sk_status(SK_ERROR, "no snapshot");
 	}
-	for (int i = 0; i < n; i++)
-		scores[i] = node_score(snap, pod, nodes[i]);
+	/* a node without images (or without a Node object) has none of the pod's: sum 0 */
+	const int64_t no_images = sum_score(pod, 0);
+	for (int i = 0; i < n; i++) {
+		const struct sk_node *node = nodes[i]->node;
+		scores[i] = node && node->nimages ? node_score(snap, pod, nodes[i]) : no_images;
+	}
 	return sk_ok();
 }
 

@@ -40,7 +40,7 @@ static struct sk_status taint_filter(struct sk_plugin *self, struct sk_cycle_sta
 	(void)cs;
 	if (!ni->node)
 		return sk_status(SK_ERROR, "node not found");
-	if (first_untolerated(ni->node, pod))
+	if (ni->node->ntaints && first_untolerated(ni->node, pod))
 		return sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNTOLERATED);
 	return sk_ok();
 }
@@ -115,7 +115,7 @@ static struct sk_status taint_score_batch(struct sk_plugin *self, struct sk_cycl
 			*failed = i;
 			return sk_status(SK_ERROR, "node not found");
 		}
-		scores[i] = intolerable_count(st, nodes[i]->node);
+		scores[i] = nodes[i]->node->ntaints ? intolerable_count(st, nodes[i]->node) : 0;
 	}
 	return sk_ok();
 }

@@ -946,6 +946,8 @@ static void score_chunk(int begin, int end, void *arg)
 	for (int k = 0; k < nbatch; k++)
 		if (!score_batch_range(j, order[k], pts[t->ran[order[k]]], begin, end, sampling))
 			return;
+	if (nbatch == nplugins)
+		return;
 	for (int i = begin; i < end; i++) {
 		bool timed = sampling && (unsigned)i % NODE_SAMPLE_EVERY == 0;
 		for (int k = nbatch; k < nplugins; k++)
