@@ -67,13 +67,10 @@ static void test_cpu_memory_edges(void **state)
 	};
 	enum { N = sizeof(cases) / sizeof(cases[0]) };
 	struct ph *h = ph_new(NULL);
-	struct sk_node_info *nis[N + 1] = { 0 };
-	char name[16];
-	for (int i = 0; i < N; i++) {
-		snprintf(name, sizeof(name), "node%d", i);
-		nis[i] = fx_node_info(node(name, cases[i].cpu, cases[i].mem, NULL), NULL);
-	}
-	ph_set_snapshot(h, fx_snapshot(nis[0], nis[1], nis[2], nis[3], nis[4], nis[5], NULL));
+	struct sk_node_info *nis[N];
+	for (int i = 0; i < N; i++) /* nodes n0, n1, ... */
+		nis[i] = fx_node_info(node((char[]){ 'n', (char)('0' + i), 0 }, cases[i].cpu, cases[i].mem, NULL), NULL);
+	ph_set_snapshot(h, fx_snapshot_of(nis, N));
 	struct sk_pod *p = pod("p", NULL, REQ("1000m", "1000"));
 	int64_t got[N];
 	assert_int_equal(ph_scores(h, ph_plugin(h, "NodeResourcesBalancedAllocation"), p, got), SK_SUCCESS);
