@@ -169,6 +169,31 @@ static int64_t balanced_score(const struct balanced_args *a, const struct sk_nod
 	return (int64_t)((1 - std) * (double)SK_MAX_NODE_SCORE);
 }
 
+/* balanced_score for the default resources (cpu, then memory): the same arithmetic, in the same
+ * order, without the per-resource dispatch. */
+static int64_t balanced_cpu_memory(const struct sk_node_info *ni, const int64_t *pod_requests)
+{
+	double fractions[2];
+	int n = 0;
+	int64_t alloc = ni->node->allocatable.milli_cpu;
+	if (alloc != 0) {
+		double f = (double)(ni->requested.milli_cpu + pod_requests[0]) / (double)alloc;
+		fractions[n++] = f > 1 ? 1 : f;
+	}
+	alloc = ni->node->allocatable.memory;
+	if (alloc != 0) {
+		double f = (double)(ni->requested.memory + pod_requests[1]) / (double)alloc;
+		fractions[n++] = f > 1 ? 1 : f;
+	}
+	double std = n == 2 ? fabs((fractions[0] - fractions[1]) / 2) : 0;
+	return (int64_t)((1 - std) * (double)SK_MAX_NODE_SCORE);
+}
+
+static bool is_cpu_memory(const struct balanced_args *a)
+{
+	return a->nresources == 2 && a->scored[0].kind == SK_RES_CPU && a->scored[1].kind == SK_RES_MEMORY;
+}
+
 static struct sk_status ba_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				 const struct sk_node_info *ni, int64_t *score)
 {
@@ -193,6 +218,29 @@ static struct sk_status ba_score(struct sk_plugin *self, struct sk_cycle_state *
 	return sk_ok();
 }
 
+/* score over a run of nodes (score_batch, docs/plugins.md "Batch scoring"): ba_score per node,
+ * with the CycleState read once per run. */
+static struct sk_status ba_score_batch(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				       const struct sk_node_info *const *nodes, int n, int64_t *scores, int *failed)
+{
+	const struct balanced_args *a = self->priv;
+	const struct sk_pod_request_list *st = sk_cycle_state_get(cs, self->slot);
+	const bool cpu_memory = is_cpu_memory(a);
+	for (int i = 0; i < n; i++) {
+		if (!st || !nodes[i]->node) { /* PreScore disabled or no node: ba_score's own path */
+			struct sk_status s = ba_score(self, cs, pod, nodes[i], &scores[i]);
+			if (s.code != SK_SUCCESS) {
+				*failed = i;
+				return s;
+			}
+			continue;
+		}
+		scores[i] = cpu_memory ? balanced_cpu_memory(nodes[i], st->requests)
+				       : balanced_score(a, nodes[i], st->requests);
+	}
+	return sk_ok();
+}
+
 const struct sk_plugin_desc sk_plugin_node_resources_balanced_allocation = {
 	SK_PLUGIN_HEADER,
 	.name = "NodeResourcesBalancedAllocation",
@@ -203,4 +251,5 @@ const struct sk_plugin_desc sk_plugin_node_resources_balanced_allocation = {
 	.init = ba_init,
 	.pre_score = ba_pre_score,
 	.score = ba_score,
+	.score_batch = ba_score_batch,
 };

@@ -40,7 +40,7 @@ static struct sk_status taint_filter(struct sk_plugin *self, struct sk_cycle_sta
 	(void)cs;
 	if (!ni->node)
 		return sk_status(SK_ERROR, "node not found");
-	if (first_untolerated(ni->node, pod))
+	if (ni->node->ntaints && first_untolerated(ni->node, pod))
 		return sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNTOLERATED);
 	return sk_ok();
 }
@@ -72,22 +72,51 @@ static struct sk_status taint_pre_score(struct sk_plugin *self, struct sk_cycle_
 	return sk_ok();
 }
 
+#define ERR_NO_PRESCORE "failed to read \"PreScoreTaintToleration\" from cycleState: not found"
+
+/* countIntolerableTaintsPreferNoSchedule */
+static int64_t intolerable_count(const struct taint_prescore *st, const struct sk_node *node)
+{
+	int64_t count = 0;
+	for (int i = 0; i < node->ntaints; i++) {
+		const struct sk_taint *t = &node->taints[i];
+		if (t->effect == SK_EFFECT_PREFER_NO_SCHEDULE && !tolerated_by_any(st->tols, st->n, t))
+			count++;
+	}
+	return count;
+}
+
 static struct sk_status taint_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				    const struct sk_node_info *ni, int64_t *score)
 {
 	(void)pod;
 	const struct taint_prescore *st = sk_cycle_state_get(cs, self->slot);
 	if (!st)
-		return sk_status(SK_ERROR, "failed to read \"PreScoreTaintToleration\" from cycleState: not found");
+		return sk_status(SK_ERROR, ERR_NO_PRESCORE);
 	if (!ni->node)
 		return sk_status(SK_ERROR, "node not found");
-	int64_t count = 0;
-	for (int i = 0; i < ni->node->ntaints; i++) {
-		const struct sk_taint *t = &ni->node->taints[i];
-		if (t->effect == SK_EFFECT_PREFER_NO_SCHEDULE && !tolerated_by_any(st->tols, st->n, t))
-			count++;
+	*score = intolerable_count(st, ni->node);
+	return sk_ok();
+}
+
+/* score over a run of nodes (score_batch, docs/plugins.md "Batch scoring"): the PreScore state
+ * is read once per run. */
+static struct sk_status taint_score_batch(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+					  const struct sk_node_info *const *nodes, int n, int64_t *scores, int *failed)
+{
+	(void)pod;
+	const struct taint_prescore *st = sk_cycle_state_get(cs, self->slot);
+	if (!st) {
+		*failed = 0;
+		return sk_status(SK_ERROR, ERR_NO_PRESCORE);
 	}
-	*score = count;
+	for (int i = 0; i < n; i++) {
+		if (!nodes[i]->node) {
+			*failed = i;
+			return sk_status(SK_ERROR, "node not found");
+		}
+		scores[i] = nodes[i]->node->ntaints ? intolerable_count(st, nodes[i]->node) : 0;
+	}
 	return sk_ok();
 }
 
@@ -159,4 +188,5 @@ const struct sk_plugin_desc sk_plugin_taint_toleration = {
 	.score = taint_score,
 	.normalize_score = taint_normalize,
 	.events_to_register = taint_events,
+	.score_batch = taint_score_batch,
 };

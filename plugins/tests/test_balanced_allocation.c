@@ -48,6 +48,43 @@ static void test_differently_sized_nodes(void **state)
 	ph_free(h);
 }
 
+/* The default resources take a path of their own in score_batch (balanced_cpu_memory); ph_scores
+ * checks it against score (the general loop) in every chunking. Nodes where a resource has no
+ * allocatable (left out of the std) or the request exceeds it (fraction capped at 1). */
+static void test_cpu_memory_edges(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *cpu, *mem;
+		int64_t want;
+	} cases[] = {
+		{ "4000m", "10000", 92 }, /* 0.25, 0.1: std 0.075 */
+		{ "0", "10000", 100 },    /* memory alone: std 0 */
+		{ "4000m", "0", 100 },    /* cpu alone */
+		{ "0", "0", 100 },        /* nothing to compare */
+		{ "500m", "10000", 55 },  /* cpu capped at 1: std 0.45 */
+		{ "1000m", "1000", 100 }, /* both exactly full */
+	};
+	enum { N = sizeof(cases) / sizeof(cases[0]) };
+	struct ph *h = ph_new(NULL);
+	struct sk_node_info *nis[N];
+	for (int i = 0; i < N; i++) /* nodes n0, n1, ... */
+		nis[i] = fx_node_info(node((char[]){ 'n', (char)('0' + i), 0 }, cases[i].cpu, cases[i].mem, NULL), NULL);
+	ph_set_snapshot(h, fx_snapshot_of(nis, N));
+	struct sk_pod *p = pod("p", NULL, REQ("1000m", "1000"));
+	int64_t got[N];
+	assert_int_equal(ph_scores(h, ph_plugin(h, "NodeResourcesBalancedAllocation"), p, got), SK_SUCCESS);
+	for (int i = 0; i < N; i++) {
+		if (got[i] != cases[i].want) {
+			print_error("node %d (cpu %s, memory %s): score %lld, want %lld\n", i, cases[i].cpu, cases[i].mem,
+				    (long long)got[i], (long long)cases[i].want);
+			fail();
+		}
+	}
+	sk_pod_unref(p);
+	ph_free(h);
+}
+
 static void test_existing_pods_counted(void **state)
 {
 	(void)state;
@@ -203,6 +240,7 @@ int main(void)
 		cmocka_unit_test(test_best_effort_without_prescore),
 		cmocka_unit_test(test_differently_sized_nodes),
 		cmocka_unit_test(test_existing_pods_counted),
+		cmocka_unit_test(test_cpu_memory_edges),
 		cmocka_unit_test(test_three_resources_and_cap),
 		cmocka_unit_test(test_best_effort_skipped),
 	};

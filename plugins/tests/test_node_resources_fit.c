@@ -82,6 +82,39 @@ static void test_least_allocated(void **state)
 	ph_free(h);
 }
 
+/* LeastAllocated over the default cpu and memory takes a path of its own in score_batch
+ * (least_allocated_cpu_memory); ph_scores checks it against score (the general loop) in every
+ * chunking. Nodes where a resource has no allocatable (left out of the mean) or the request
+ * exceeds it (0 for that resource). Pod 1000m / 1000. */
+static void test_least_allocated_cpu_memory_edges(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *cpu, *mem;
+		int64_t want;
+	} cases[] = {
+		{ "4000m", "10000", 82 }, /* (75 + 90) / 2 */
+		{ "0", "10000", 90 },     /* memory alone */
+		{ "4000m", "0", 75 },     /* cpu alone */
+		{ "0", "0", 0 },          /* no weight at all */
+		{ "500m", "10000", 45 },  /* cpu over capacity: (0 + 90) / 2 */
+		{ "1000m", "1000", 0 },   /* both exactly full */
+	};
+	enum { N = sizeof(cases) / sizeof(cases[0]) };
+	struct ph *h = ph_new(NULL);
+	struct sk_node_info *nis[N];
+	for (int i = 0; i < N; i++) /* nodes n0, n1, ... */
+		nis[i] = fx_node_info(node((char[]){ 'n', (char)('0' + i), 0 }, cases[i].cpu, cases[i].mem, NULL), NULL);
+	ph_set_snapshot(h, fx_snapshot_of(nis, N));
+	struct sk_pod *p = pod("p", NULL, REQ("1000m", "1000"));
+	int64_t want[N];
+	for (int i = 0; i < N; i++)
+		want[i] = cases[i].want;
+	assert_scores(h, "NodeResourcesFit", p, want, N);
+	sk_pod_unref(p);
+	ph_free(h);
+}
+
 static void test_least_allocated_exceeds_capacity(void **state)
 {
 	(void)state;
@@ -306,6 +339,16 @@ static const struct filter_case filter_cases[] = {
 	{ "memory only", REQ("1", "1"), NULL, REQ("0", "20"), "32", "Insufficient memory", SK_UNSCHEDULABLE },
 	{ "equal to free fits", REQ("5", "10"), NULL, REQ("5", "10"), "32", "", SK_SUCCESS },
 	{ "too many pods even without requests", NOREQ, NULL, REQ("1", "1"), "1", "Too many pods", SK_UNSCHEDULABLE },
+	/* the edges of the common case fits_request decides first */
+	{ "one pod below the limit fits", REQ("1", "1"), NULL, REQ("1", "1"), "2", "", SK_SUCCESS },
+	{ "one milli-cpu over free", REQ("5001m", "1"), NULL, REQ("5", "0"), "32", "Insufficient cpu", SK_UNSCHEDULABLE },
+	{ "one byte over free memory", REQ("1", "11"), NULL, REQ("0", "10"), "32", "Insufficient memory",
+	  SK_UNSCHEDULABLE },
+	{ "zero cpu on a full node", REQ("0", "1"), NULL, REQ("10", "0"), "32", "", SK_SUCCESS },
+	{ "ephemeral storage equal to free fits", "{\"resources\":{\"requests\":{\"ephemeral-storage\":\"10\"}}}",
+	  "\"ephemeral-storage\":\"10\"", NULL, "32", "", SK_SUCCESS },
+	{ "a scalar request that fits", "{\"resources\":{\"requests\":{\"example.com/aaa\":\"2\"}}}",
+	  "\"example.com/aaa\":\"2\"", NULL, "32", "", SK_SUCCESS },
 	{ "too many pods and cpu", REQ("10", "1"), NULL, REQ("1", "1"), "1", "Too many pods, Insufficient cpu",
 	  SK_UNSCHEDULABLE },
 	/* v1.34 (PR 131345): a request larger than the node's whole allocatable is
@@ -563,6 +606,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_least_allocated),
 		cmocka_unit_test(test_least_allocated_exceeds_capacity),
+		cmocka_unit_test(test_least_allocated_cpu_memory_edges),
 		cmocka_unit_test(test_least_allocated_empty_pod),
 		cmocka_unit_test(test_most_allocated),
 		cmocka_unit_test(test_most_allocated_nonzero_defaults),

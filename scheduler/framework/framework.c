@@ -659,8 +659,45 @@ struct sk_status sk_fw_run_pre_filter_remove_pod(struct sk_framework *fw, struct
 
 /* ---------- Filter ---------- */
 
-struct sk_status sk_fw_run_filter(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
-				  const struct sk_node_info *ni)
+/* A Filter plugin's non-Success status as RunFilterPlugins returns it: rejections carry the
+ * plugin's name, anything else becomes an Error naming it. */
+static struct sk_status filter_failed(const struct sk_plugin *pl, struct sk_status *s)
+{
+	if (!sk_is_rejected(s))
+		return wrapf(s, pl->desc->name, "running \"%s\" filter plugin: ", pl->desc->name);
+	s->plugin = pl->desc->name;
+	return *s;
+}
+
+/* The Filter plugins of the list left after PreFilter, nothing timed, each call counted in this
+ * thread's per-chunk evaluations (sk_fw_filter_chunk_begin). Out of line, as is the general loop:
+ * merged into sk_fw_run_filter, they would cost its plain loop registers and branches on every
+ * plugin call. */
+static __attribute__((noinline)) struct sk_status run_filters_counted(const struct sk_framework *fw,
+								       struct sk_plugin *const *pts, int nf,
+								       struct sk_cycle_state *cs,
+								       const struct sk_pod *pod,
+								       const struct sk_node_info *ni)
+{
+	for (int i = 0; i < nf; i++) {
+		struct sk_plugin *pl = pts[i];
+		struct sk_status s = pl->desc->filter(pl, cs, pod, ni);
+		if (pl->slot < EVAL_SLOTS)
+			tls_eval.n[pl->slot]++;
+		else
+			evaluated(fw, "Filter", pl, 1);
+		if (s.code != SK_SUCCESS)
+			return filter_failed(pl, &s);
+	}
+	return sk_ok();
+}
+
+/* Every case: PreFilter's list or the profile's with its skip flags, timing in a sampled cycle,
+ * evaluations counted per chunk or reported per call. */
+static __attribute__((noinline)) struct sk_status run_filters_general(struct sk_framework *fw,
+								       struct sk_cycle_state *cs,
+								       const struct sk_pod *pod,
+								       const struct sk_node_info *ni)
 {
 	int nf = fw->n[SK_EP_FILTER];
 	struct sk_plugin **pts = fw->pts[SK_EP_FILTER];
@@ -680,12 +717,30 @@ struct sk_status sk_fw_run_filter(struct sk_framework *fw, struct sk_cycle_state
 		struct sk_status s = pl->desc->filter(pl, cs, pod, ni);
 		plugin_end(fw, "Filter", pl, s.code, pt);
 		filter_evaluated(fw, pl);
-		if (s.code != SK_SUCCESS) {
-			if (!sk_is_rejected(&s))
-				return wrapf(&s, pl->desc->name, "running \"%s\" filter plugin: ", pl->desc->name);
-			s.plugin = pl->desc->name;
-			return s;
-		}
+		if (s.code != SK_SUCCESS)
+			return filter_failed(pl, &s);
+	}
+	return sk_ok();
+}
+
+struct sk_status sk_fw_run_filter(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				  const struct sk_node_info *ni)
+{
+	/* The common case, decided once per node instead of once per plugin: the list left after
+	 * PreFilter (nothing to skip), no timing, and evaluations either not counted or counted per
+	 * chunk. Same plugins, same order, same status as the general loop. */
+	if (cs->nfilters < 0 || (cs->record_plugin_metrics && fw->env.observe))
+		return run_filters_general(fw, cs, pod, ni);
+	if (tls_eval.fw == fw)
+		return run_filters_counted(fw, cs->filters, cs->nfilters, cs, pod, ni);
+	if (fw->env.evaluated)
+		return run_filters_general(fw, cs, pod, ni);
+	struct sk_plugin *const *pts = cs->filters;
+	for (int i = 0, nf = cs->nfilters; i < nf; i++) {
+		struct sk_plugin *pl = pts[i];
+		struct sk_status s = pl->desc->filter(pl, cs, pod, ni);
+		if (s.code != SK_SUCCESS)
+			return filter_failed(pl, &s);
 	}
 	return sk_ok();
 }
@@ -911,6 +966,8 @@ static void score_chunk(int begin, int end, void *arg)
 	for (int k = 0; k < nbatch; k++)
 		if (!score_batch_range(j, order[k], pts[t->ran[order[k]]], begin, end, sampling))
 			return;
+	if (nbatch == nplugins)
+		return;
 	for (int i = begin; i < end; i++) {
 		bool timed = sampling && (unsigned)i % NODE_SAMPLE_EVERY == 0;
 		for (int k = nbatch; k < nplugins; k++)
@@ -940,7 +997,7 @@ struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state 
 	t->ran = calloc((size_t)(np ? np : 1), sizeof(int));
 	t->plugin = calloc((size_t)(np ? np : 1), sizeof(char *));
 	t->weight = calloc((size_t)(np ? np : 1), sizeof(int32_t));
-	t->total = calloc((size_t)(nnodes ? nnodes : 1), sizeof(int64_t));
+	t->total = malloc((size_t)(nnodes ? nnodes : 1) * sizeof(int64_t)); /* every entry written below */
 	if (!t->ran || !t->plugin || !t->weight || !t->total)
 		goto oom;
 	for (int p = 0; p < np; p++) {
@@ -953,8 +1010,10 @@ struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state 
 		t->nplugins++;
 		evaluated(fw, "Score", pl, nnodes); /* called once per node (or once for them all by score_batch) */
 	}
-	if (t->nplugins == 0 || nnodes == 0)
+	if (t->nplugins == 0 || nnodes == 0) {
+		memset(t->total, 0, (size_t)(nnodes ? nnodes : 1) * sizeof(int64_t));
 		goto done;
+	}
 	/* every entry is written by score_range unless it fails, and then the table is dropped */
 	t->scores = malloc((size_t)t->nplugins * (size_t)nnodes * sizeof(int64_t));
 	ns = malloc((size_t)nnodes * sizeof(*ns));

@@ -412,6 +412,120 @@ static void test_filter_first_failure_and_errors(void **state)
 	sk_framework_unref(fw);
 }
 
+/* scheduler_plugin_evaluation_total as the framework reports it: Filter evaluations per plugin. */
+static double filter_evals[TK_NPLUGINS];
+
+static void env_evaluated(void *ctx, const char *profile, const char *point, const char *plugin, double n)
+{
+	(void)ctx;
+	(void)profile;
+	if (strcmp(point, "Filter") != 0)
+		return;
+	for (int i = 0; i < TK_NPLUGINS; i++)
+		if (!strcmp(plugin, tk_desc[i].name))
+			filter_evals[i] += n;
+}
+
+/* sk_fw_run_filter decides per node whether to time plugins and how to count evaluations; every
+ * combination must run the same plugins in the same order and return the same status, and count
+ * each plugin call once. Filter A, B, C; PreFilter of B may Skip. */
+static void test_filter_runner_modes(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		bool prefilter;      /* PreFilter ran: the runner has its list of Filter plugins */
+		bool sampled;        /* a cycle sampled for per-plugin metrics (observe hook set) */
+		bool evaluated_hook; /* env.evaluated set */
+		bool chunk;          /* inside sk_fw_filter_chunk_begin/end */
+	} modes[] = {
+		{ "plain", true, false, false, false },
+		{ "counted per chunk", true, false, true, true },
+		{ "counted per call", true, false, true, false },
+		{ "sampled", true, true, true, true },
+		{ "no PreFilter list", false, false, true, true },
+		{ "no PreFilter list, sampled", false, true, false, false },
+	};
+	static const struct {
+		const char *name;
+		enum sk_code a, c;     /* Filter codes of A (on n1) and C (everywhere); B passes */
+		bool skip_b;           /* B Skips at PreFilter (only when PreFilter runs) */
+		enum sk_code want;
+		const char *want_plugin, *want_msg;
+		int calls_a, calls_b, calls_c;
+	} cases[] = {
+		{ "all pass", SK_SUCCESS, SK_SUCCESS, false, SK_SUCCESS, NULL, "", 1, 1, 1 },
+		{ "first rejects", SK_UNSCHEDULABLE, SK_SUCCESS, false, SK_UNSCHEDULABLE, "TestA", "rejects", 1, 0, 0 },
+		{ "last rejects", SK_SUCCESS, SK_UNSCHEDULABLE_AND_UNRESOLVABLE, false, SK_UNSCHEDULABLE_AND_UNRESOLVABLE,
+		  "TestC", "rejects", 1, 1, 1 },
+		{ "illegal code is an Error", SK_SUCCESS, SK_WAIT, false, SK_ERROR, "TestC",
+		  "running \"TestC\" filter plugin: rejects", 1, 1, 1 },
+		{ "skipped plugin not called", SK_SUCCESS, SK_SUCCESS, true, SK_SUCCESS, NULL, "", 1, 0, 1 },
+	};
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+			if (cases[k].skip_b && !modes[m].prefilter)
+				continue;
+			tk_reset();
+			memset(filter_evals, 0, sizeof(filter_evals));
+			struct tk_profile tp;
+			tk_profile_minimal(&tp, "p");
+			tk_profile_add(&tp, SK_EP_PRE_FILTER, TK_B, 0);
+			tk_profile_add(&tp, SK_EP_FILTER, TK_A, 0);
+			tk_profile_add(&tp, SK_EP_FILTER, TK_B, 0);
+			tk_profile_add(&tp, SK_EP_FILTER, TK_C, 0);
+			struct sk_framework_env env = { .pool = pool, .snapshot = env_snapshot,
+							.observe = modes[m].sampled ? env_observe : NULL,
+							.evaluated = modes[m].evaluated_hook ? env_evaluated : NULL };
+			char *err = NULL;
+			struct sk_framework *fw = sk_framework_new(&cfg, &tp.p, &env, &err);
+			if (!fw)
+				fail_msg("sk_framework_new: %s", err ? err : "?");
+			struct sk_pod *pod = pod_prio("p", 0);
+			struct sk_node_info *ni = ni_named("n1");
+			struct sk_cycle_state *cs = sk_cycle_state_new(fw, modes[m].sampled);
+			if (modes[m].prefilter) {
+				struct sk_prefilter_result r;
+				tk_beh[TK_B].pre_filter = cases[k].skip_b ? SK_SKIP : SK_SUCCESS;
+				struct sk_status ps = sk_fw_run_pre_filter(fw, cs, pod, &r, NULL, 0, NULL);
+				assert_int_equal(ps.code, SK_SUCCESS);
+				free(r.names);
+			}
+			tk_beh[TK_A].filter_nodes[0] = "n1";
+			tk_beh[TK_A].filter = cases[k].a;
+			tk_beh[TK_A].filter_reason = "rejects";
+			tk_beh[TK_C].filter_all = true;
+			tk_beh[TK_C].filter = cases[k].c;
+			tk_beh[TK_C].filter_reason = "rejects";
+			if (modes[m].chunk)
+				sk_fw_filter_chunk_begin(fw);
+			struct sk_status s = sk_fw_run_filter(fw, cs, pod, ni);
+			if (modes[m].chunk)
+				sk_fw_filter_chunk_end(fw);
+			const char *got_msg = msg(&s);
+			if (s.code != cases[k].want || strcmp(got_msg, cases[k].want_msg) != 0 ||
+			    (cases[k].want_plugin ? !s.plugin || strcmp(s.plugin, cases[k].want_plugin) : s.plugin != NULL) ||
+			    atomic_load(&tk_beh[TK_A].filter_calls) != cases[k].calls_a ||
+			    atomic_load(&tk_beh[TK_B].filter_calls) != cases[k].calls_b ||
+			    atomic_load(&tk_beh[TK_C].filter_calls) != cases[k].calls_c)
+				fail_msg("mode %s, case %s: got %s plugin=%s \"%s\", calls %d %d %d", modes[m].name,
+					 cases[k].name, sk_code_string(s.code), s.plugin ? s.plugin : "-", got_msg,
+					 atomic_load(&tk_beh[TK_A].filter_calls), atomic_load(&tk_beh[TK_B].filter_calls),
+					 atomic_load(&tk_beh[TK_C].filter_calls));
+			if (modes[m].evaluated_hook &&
+			    (filter_evals[TK_A] != cases[k].calls_a || filter_evals[TK_B] != cases[k].calls_b ||
+			     filter_evals[TK_C] != cases[k].calls_c))
+				fail_msg("mode %s, case %s: evaluations %g %g %g", modes[m].name, cases[k].name,
+					 filter_evals[TK_A], filter_evals[TK_B], filter_evals[TK_C]);
+			sk_status_reset(&s);
+			sk_cycle_state_free(cs);
+			sk_node_info_free(ni);
+			sk_pod_unref(pod);
+			sk_framework_unref(fw);
+		}
+	}
+}
+
 static void test_filter_with_nominated_pods(void **state)
 {
 	(void)state;
@@ -1036,6 +1150,7 @@ int main(void)
 		cmocka_unit_test_setup(test_prefilter_statuses, setup),
 		cmocka_unit_test_setup(test_prefilter_result_intersection, setup),
 		cmocka_unit_test_setup(test_filter_first_failure_and_errors, setup),
+		cmocka_unit_test_setup(test_filter_runner_modes, setup),
 		cmocka_unit_test_setup(test_filter_with_nominated_pods, setup),
 		cmocka_unit_test_setup(test_post_filter, setup),
 		cmocka_unit_test_setup(test_score_weights_and_normalize, setup),

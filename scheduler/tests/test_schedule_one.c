@@ -611,6 +611,81 @@ static void test_early_stop_is_serial_equivalent(void **state)
 	assert_true(st1.worker_chunks - st0.worker_chunks >= st1.loops - st0.loops); /* ...ran on a worker too */
 }
 
+/* Filter stops at the (want+1)-th feasible node in scan order (findNodesThatPassFilters). The
+ * result (next start index, so the nodes processed) must be the serial one whoever runs the
+ * chunks; on one thread exactly the nodes up to that node are evaluated (the chunk that holds it
+ * stops there), and on four threads each node at most once. Rejections are placed around chunk
+ * boundaries and the cut-off; chunk sizes: sqrt(n). */
+static void test_filter_cut_off_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		int nodes, first_rejected, step, nrejected; /* nodes n<first>, n<first+step>, ... reject */
+		int want;                                 /* numFeasibleNodesToFind(nodes) */
+	} cases[] = {
+		{ "none rejected", 250, 0, 0, 0, 120 },
+		{ "every third of the first 48", 250, 3, 3, 16, 120 },
+		{ "a run across the cut-off and a chunk boundary", 250, 119, 1, 16, 120 },
+		{ "a run at the start", 150, 1, 1, 16, 100 },
+		{ "a run inside a chunk", 1000, 400, 1, 16, 420 },
+		{ "fewer feasible than wanted: every node once", 110, 5, 5, 16, 100 },
+		{ "just enough feasible", 116, 101, 1, 16, 100 },
+	};
+	struct sk_pool *saved = pool;
+	for (int mode = 0; mode < 2; mode++) {
+		pool = mode == 0 ? NULL : saved; /* NULL: every chunk on the scheduling thread */
+		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			teardown(NULL);
+			setup(NULL);
+			make_nodes(cases[c].nodes);
+			tk_profile_add(&prof, SK_EP_FILTER, TK_A, 0);
+			tk_profile_add(&prof, SK_EP_SCORE, TK_B, 1);
+			tk_beh[TK_A].filter = SK_UNSCHEDULABLE;
+			static char names[16][16];
+			bool rejected[1001] = { 0 };
+			for (int k = 0; k < cases[c].nrejected; k++) {
+				int num = cases[c].first_rejected + k * cases[c].step;
+				snprintf(names[k], sizeof(names[k]), "n%d", num);
+				tk_beh[TK_A].filter_nodes[k] = names[k];
+				rejected[num] = true;
+			}
+			assert_int_equal(sk_num_feasible_nodes_to_find(&cfg, &prof.p, cases[c].nodes), cases[c].want);
+			start(0);
+			for (int rep = 0; rep < 4; rep++) {
+				int n = cases[c].nodes, want = cases[c].want;
+				int before = sk_scheduler_next_start_index(sched);
+				int calls0 = atomic_load(&tk_beh[TK_A].filter_calls);
+				char name[32];
+				snprintf(name, sizeof(name), "p%d", rep);
+				struct sk_pod *p = add_pod(name, NULL);
+				run_one();
+				int feasible = 0, processed = 0, serial_calls = 0;
+				for (int i = 0; i < n; i++) {
+					int num = (before + i) % n + 1;
+					serial_calls++;
+					if (!rejected[num]) {
+						if (feasible == want)
+							break; /* evaluated, then dropped */
+						feasible++;
+					}
+					processed++;
+				}
+				int calls = atomic_load(&tk_beh[TK_A].filter_calls) - calls0;
+				if (last_result != SK_RESULT_SCHEDULED ||
+				    sk_scheduler_next_start_index(sched) != (before + processed) % n ||
+				    (mode == 0 && calls != serial_calls) || calls < serial_calls || calls > n)
+					fail_msg("%s, %s, pod %d: next start %d (want %d), %d Filter calls (serial %d, nodes %d)",
+						 mode == 0 ? "one thread" : "four threads", cases[c].name, rep,
+						 sk_scheduler_next_start_index(sched), (before + processed) % n, calls,
+						 serial_calls, n);
+				sk_pod_unref(p);
+			}
+		}
+	}
+	pool = saved;
+}
+
 static void test_scoring_and_ties(void **state)
 {
 	(void)state;
@@ -1193,6 +1268,7 @@ int main(void)
 		T(test_prefilter_rejection_and_narrowing),
 		T(test_start_index_rotation),
 		T(test_early_stop_is_serial_equivalent),
+		T(test_filter_cut_off_table),
 		T(test_scoring_and_ties),
 		T(test_reserve_and_permit_rejection),
 		T(test_binding_failures),
