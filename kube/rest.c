@@ -1,6 +1,9 @@
-/* REST client over libcurl: a pool of easy handles (keep-alive reuse), bearer token with
- * token-file rotation, TLS material, token-bucket rate limiting, retries with backoff, Status ->
- * kube_error mapping, request counters, and cancellable streaming GETs for watches.
+/* REST client: bearer token with token-file rotation, TLS material, token-bucket rate limiting,
+ * retries with backoff, Status -> kube_error mapping, request counters, and cancellable
+ * streaming GETs for watches. kube_request goes over the persistent HTTP/1.1 connections of
+ * kube/rest_conn.c when the client's server allows it (no proxy, no exec-plugin client
+ * certificate), else over libcurl like streams and tunnels: a pool of easy handles (keep-alive
+ * reuse).
  *
  * Locking: c->mu guards the handle pool, the token cache, the rate limiter and the counters.
  * It is never held across an HTTP transfer or a sleep. */
@@ -25,6 +28,8 @@
 #include <curl/curl.h>
 
 #include "kube/log.h"
+#include "kube/rest_conn.h"
+#include "kube/rest_internal.h"
 #include "kube/util.h"
 
 #define KUBE_MAX_COUNTERS 64
@@ -50,6 +55,10 @@ struct kube_client {
 	int max_retries;
 	int timeout_s;
 	struct kube_clock clock;
+	struct kube_conn_pool *conns;  /* kube_request's connections; NULL: libcurl carries it */
+	char *fixed_head;              /* "User-Agent: ...\r\nAccept: application/json\r\n" */
+	size_t fixed_head_len;
+	bool curl_only;                /* kube_client_set_curl_only (tests, benchmarks) */
 
 	pthread_mutex_t mu;            /* guards the fields below */
 	CURL *pool[KUBE_POOL_MAX]; int npool;
@@ -199,6 +208,17 @@ int kube_client_new(const struct kube_config *cfg, struct kube_client **out, cha
 	c->clock.now = real_now;
 	c->clock.sleep = real_sleep;
 	kube_rate_limiter_init(&c->rl, cfg->qps, cfg->burst, real_now(NULL));
+	if (asprintf(&c->fixed_head, "User-Agent: %s\r\nAccept: application/json\r\n", c->user_agent) < 0) {
+		c->fixed_head = NULL;
+		goto oom;
+	}
+	c->fixed_head_len = strlen(c->fixed_head);
+	if (!strpbrk(c->user_agent, "\r\n")) {
+		struct kube_conn_tls tls = { .insecure = c->insecure, .ca_file = c->ca_file, .ca_data = c->ca_data,
+					     .cert_file = c->cert_file, .cert_data = c->cert_data,
+					     .key_file = c->key_file, .key_data = c->key_data };
+		c->conns = kube_conn_pool_new(c->server, &tls);   /* NULL: libcurl for everything */
+	}
 	*out = c;
 	return 0;
 oom:
@@ -213,6 +233,8 @@ void kube_client_free(struct kube_client *c)
 		return;
 	for (int i = 0; i < c->npool; i++)
 		curl_easy_cleanup(c->pool[i]);
+	kube_conn_pool_free(c->conns);
+	free(c->fixed_head);
 	free(c->server); free(c->token); free(c->token_file);
 	free(c->ca_file); free(c->ca_data);
 	free(c->cert_file); free(c->cert_data); free(c->key_file); free(c->key_data);
@@ -946,6 +968,92 @@ static double backoff_delay(struct kube_client *c, int attempt)
 	return base * (1.0 + jitter);   /* jitter factor 1.0, as wait.Backoff with Jitter 1 */
 }
 
+/* What one attempt of kube_request came back with, over either transport. */
+struct attempt {
+	CURLcode rc;                 /* CURLE_OK: an answer with code */
+	long code;
+	struct buf rb;               /* the answer's body */
+	double retry_after;          /* -1 when absent */
+	bool before_send;            /* failed before the request went out: safe to retry for any verb */
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+/* One attempt over libcurl. Returns 0, or -1 when the handle cannot be set up (out of memory). */
+static int attempt_curl(struct kube_client *c, const char *url, const char *method, const char *body,
+			const char *content_type, const struct creds *cr, struct attempt *a)
+{
+	CURL *h = handle_get(c);
+	struct curl_slist *hdrs = h ? setup_handle(c, h, url, method, content_type, body != NULL, a->errbuf, cr) : NULL;
+	if (!hdrs) {
+		handle_put(c, h);
+		return -1;
+	}
+	if (body) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+	}
+	struct hdr_state hs = {-1};
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_buf);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &a->rb);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, &hs);
+	if (c->timeout_s > 0)
+		curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)c->timeout_s);
+	a->rc = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->code);
+	a->before_send = a->rc != CURLE_OK && failed_before_sending(a->rc, h);
+	a->retry_after = hs.retry_after;
+	curl_slist_free_all(hdrs);
+	handle_put(c, h);
+	return 0;
+}
+
+/* One attempt over the client's persistent connections (kube/rest_conn.c). The head is the
+ * fixed headers, Content-Type and the credential; it is wiped after use. Returns 0 or -1 (OOM). */
+static int attempt_conn(struct kube_client *c, const char *method, const char *path, const char *query,
+			const char *body, size_t body_len, const char *content_type, const struct creds *cr,
+			struct attempt *a)
+{
+	char stack[2048], *head = stack;
+	const char *ct = body ? (content_type ? content_type : "application/json") : NULL;
+	size_t ctl = ct ? strlen(ct) : 0, tl = cr->token ? strlen(cr->token) : 0;
+	size_t need = c->fixed_head_len + (ct ? 16 + ctl : 0) + (cr->token ? 24 + tl : 0) + 1;
+	if (need > sizeof stack && !(head = malloc(need)))
+		return -1;
+	char *w = head;
+	memcpy(w, c->fixed_head, c->fixed_head_len);
+	w += c->fixed_head_len;
+	if (ct) {
+		memcpy(w, "Content-Type: ", 14);
+		memcpy(w + 14, ct, ctl);
+		memcpy(w + 14 + ctl, "\r\n", 2);
+		w += 16 + ctl;
+	}
+	if (cr->token) {
+		memcpy(w, "Authorization: Bearer ", 22);
+		memcpy(w + 22, cr->token, tl);
+		memcpy(w + 22 + tl, "\r\n", 2);
+		w += 24 + tl;
+	}
+	struct kube_conn_request q = { .method = method, .path = path, .query = query, .head = head,
+				       .head_len = (size_t)(w - head), .body = body, .body_len = body_len,
+				       .timeout_s = c->timeout_s };
+	struct kube_conn_response r;
+	a->rc = kube_conn_do(c->conns, &q, &r);
+	explicit_bzero(head, (size_t)(w - head));
+	if (head != stack)
+		free(head);
+	a->code = a->rc == CURLE_OK ? r.code : 0;
+	a->retry_after = r.retry_after;
+	a->rb.p = r.body;
+	a->rb.len = a->rb.cap = r.body_len;
+	a->before_send = a->rc != CURLE_OK &&
+			 (a->rc == CURLE_COULDNT_CONNECT || a->rc == CURLE_COULDNT_RESOLVE_HOST ||
+			  (!r.sent && a->rc != CURLE_OPERATION_TIMEDOUT));
+	snprintf(a->errbuf, sizeof a->errbuf, "%s", r.errbuf);
+	return 0;
+}
+
 int kube_request(struct kube_client *c, const char *method, const char *path, const char *query,
 		 const char *body, const char *content_type, cJSON **resp, struct kube_error *e)
 {
@@ -955,68 +1063,51 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 	if (!e)
 		e = &local;
 	memset(e, 0, sizeof(*e));
-	char *url = build_url(c, path, query);
-	if (!url) {
-		snprintf(e->message, sizeof(e->message), "out of memory");
-		return -1;
-	}
+	char *url = NULL;   /* libcurl's, built on first use */
+	size_t body_len = body ? strlen(body) : 0;
 	int result = -1;
 	bool reauthed = false;
 	for (int attempt = 0;; attempt++) {
 		double rl_wait = rate_limit(c);
-		char errbuf[CURL_ERROR_SIZE] = "";
-		struct buf rb = {0};
-		struct hdr_state hs = {-1};
+		struct attempt a = { .retry_after = -1 };
 		struct creds cr;
 		if (get_creds(c, &cr, e))
 			break;
-		CURL *h = handle_get(c);
-		if (!h) {
+		/* an exec plugin's client certificate is per credential: libcurl takes it per request */
+		bool fast = c->conns && !c->curl_only && !(cr.cert && cr.key);
+		if (!fast && !url && !(url = build_url(c, path, query))) {
 			creds_free(&cr);
 			snprintf(e->message, sizeof(e->message), "out of memory");
 			break;
 		}
-		struct curl_slist *hdrs = setup_handle(c, h, url, method, content_type, body != NULL, errbuf, &cr);
-		if (!hdrs) {
-			creds_free(&cr);
-			handle_put(c, h);
-			snprintf(e->message, sizeof(e->message), "out of memory");
-			break;
-		}
-		if (body) {
-			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-			curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-		}
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_buf);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, &rb);
-		curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header_cb);
-		curl_easy_setopt(h, CURLOPT_HEADERDATA, &hs);
-		if (c->timeout_s > 0)
-			curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)c->timeout_s);
 		double t0 = real_now(NULL);
-		CURLcode rc = curl_easy_perform(h);
-		long code = 0;
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-		bool before_send = rc != CURLE_OK && failed_before_sending(rc, h);
-		curl_slist_free_all(hdrs);
-		handle_put(c, h);
+		int setup = fast ? attempt_conn(c, method, path, query, body, body_len, content_type, &cr, &a)
+				 : attempt_curl(c, url, method, body, content_type, &cr, &a);
+		if (setup) {
+			creds_free(&cr);
+			snprintf(e->message, sizeof(e->message), "out of memory");
+			break;
+		}
+		double t1 = real_now(NULL);
+		CURLcode rc = a.rc;
+		long code = a.code;
 		count_request(c, method, rc == CURLE_OK ? (int)code : 0);
 		if (c->observe)
-			c->observe(c->observe_ctx, method, rc == CURLE_OK ? (int)code : 0, real_now(NULL) - t0);
+			c->observe(c->observe_ctx, method, rc == CURLE_OK ? (int)code : 0, t1 - t0);
 		struct kube_request_observation ob = { .verb = method, .code = rc == CURLE_OK ? (int)code : 0,
-						       .seconds = real_now(NULL) - t0, .rate_limiter_seconds = rl_wait,
-						       .request_bytes = body ? strlen(body) : 0, .response_bytes = rb.len };
+						       .seconds = t1 - t0, .rate_limiter_seconds = rl_wait,
+						       .request_bytes = body_len, .response_bytes = a.rb.len };
 		klog_info(6, "HTTP request", " verb=%s path=%s status=%ld latency_ms=%.1f", method, path,
-			  rc == CURLE_OK ? code : 0L, (real_now(NULL) - t0) * 1000);
+			  rc == CURLE_OK ? code : 0L, (t1 - t0) * 1000);
 		double wait = -1;
 		if (rc != CURLE_OK) {
-			transport_error(e, rc, errbuf);
-			if (e->retriable && (idempotent(method) || before_send))
+			transport_error(e, rc, a.errbuf);
+			if (e->retriable && (idempotent(method) || a.before_send))
 				wait = backoff_delay(c, attempt);
 		} else if (code >= 200 && code < 300) {
 			result = 0;
-			if (resp && rb.len > 0) {
-				*resp = cJSON_ParseWithLength(rb.p, rb.len);
+			if (resp && a.rb.len > 0) {
+				*resp = cJSON_ParseWithLength(a.rb.p, a.rb.len);
 				if (!*resp) {
 					result = -1;
 					e->http_code = (int)code;
@@ -1024,11 +1115,11 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 				}
 			}
 		} else {
-			kube_error_from_response(e, (int)code, rb.p, rb.len);
+			kube_error_from_response(e, (int)code, a.rb.p, a.rb.len);
 			/* A 429 was turned away before being processed: safe to retry for every verb
 			 * (client-go retries any verb the server answers with Retry-After). */
 			if (e->retriable && (idempotent(method) || code == 429))
-				wait = hs.retry_after >= 0 ? hs.retry_after : backoff_delay(c, attempt);
+				wait = a.retry_after >= 0 ? a.retry_after : backoff_delay(c, attempt);
 			if (code == 401 && c->exec && !reauthed) {
 				/* The plugin's credential was refused: get a fresh one and try once more
 				 * (a 401 means nothing was done, so this is safe for every verb). */
@@ -1038,13 +1129,13 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 				if (c->observe_detail)
 					c->observe_detail(c->observe_detail_ctx, &ob);
 				creds_free(&cr);
-				free(rb.p);
+				free(a.rb.p);
 				attempt--;
 				continue;
 			}
 		}
 		creds_free(&cr);
-		free(rb.p);
+		free(a.rb.p);
 		ob.retry = !(result == 0 || wait < 0 || attempt >= c->max_retries);
 		if (c->observe_detail)
 			c->observe_detail(c->observe_detail_ctx, &ob);
