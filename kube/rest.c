@@ -252,25 +252,41 @@ void kube_client_free(struct kube_client *c)
 void kube_client_set_max_retries(struct kube_client *c, int n) { c->max_retries = n < 0 ? 0 : n; }
 void kube_client_set_timeout(struct kube_client *c, int s) { c->timeout_s = s < 0 ? 0 : s; }
 const char *kube_client_namespace(const struct kube_client *c) { return c->namespace; }
+void kube_client_set_curl_only(struct kube_client *c, bool curl_only) { c->curl_only = curl_only; }
+long kube_client_connections_opened(struct kube_client *c)
+{
+	return c->conns ? (long)kube_conn_pool_opened(c->conns) : -1;
+}
 
 /* ---------- paths and encoding ---------- */
 
+/* One allocation and copies: a binding and an event each build a path per request. */
 char *kube_path(const char *group, const char *version, const char *resource, const char *ns,
 		const char *name, const char *subresource)
 {
-	char *p = NULL;
 	const char *v = version && *version ? version : "v1";
-	char *base = NULL;
-	int n = (!group || !*group) ? asprintf(&base, "/api/%s", v) : asprintf(&base, "/apis/%s/%s", group, v);
-	if (n < 0)
+	bool core = !group || !*group;
+	/* the pieces in order; NULL pieces are skipped */
+	const char *parts[] = {
+		core ? "/api/" : "/apis/", core ? NULL : group, core ? NULL : "/", v,
+		ns && *ns ? "/namespaces/" : NULL, ns && *ns ? ns : NULL,
+		resource && *resource ? "/" : NULL, resource && *resource ? resource : NULL,
+		name && *name ? "/" : NULL, name && *name ? name : NULL,
+		subresource && *subresource ? "/" : NULL, subresource && *subresource ? subresource : NULL,
+	};
+	enum { NPARTS = sizeof parts / sizeof parts[0] };
+	size_t lens[NPARTS], n = 1;
+	for (size_t i = 0; i < NPARTS; i++)
+		n += (lens[i] = parts[i] ? strlen(parts[i]) : 0);
+	char *p = malloc(n), *w = p;
+	if (!p)
 		return NULL;
-	n = asprintf(&p, "%s%s%s%s%s%s%s%s%s", base,
-		     ns && *ns ? "/namespaces/" : "", ns && *ns ? ns : "",
-		     resource && *resource ? "/" : "", resource && *resource ? resource : "",
-		     name && *name ? "/" : "", name && *name ? name : "",
-		     subresource && *subresource ? "/" : "", subresource && *subresource ? subresource : "");
-	free(base);
-	return n < 0 ? NULL : p;
+	for (size_t i = 0; i < NPARTS; i++) {
+		memcpy(w, parts[i] ? parts[i] : "", lens[i]);
+		w += lens[i];
+	}
+	*w = 0;
+	return p;
 }
 
 char *kube_urlencode(const char *s)
@@ -1177,6 +1193,11 @@ static int body_request(struct kube_client *c, const char *method, const char *p
 int kube_create(struct kube_client *c, const char *path, const cJSON *obj, cJSON **out, struct kube_error *e)
 {
 	return body_request(c, "POST", path, obj, NULL, out, e);
+}
+
+int kube_create_text(struct kube_client *c, const char *path, const char *json, cJSON **out, struct kube_error *e)
+{
+	return kube_request(c, "POST", path, NULL, json, NULL, out, e);
 }
 
 int kube_update(struct kube_client *c, const char *path, const cJSON *obj, cJSON **out, struct kube_error *e)
