@@ -57,10 +57,11 @@ void kube_jsonw_str(struct kube_jsonw *w, const char *s)
 	append(w, "\"", 1);
 	const char *run = s;
 	for (const char *p = s; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (ch >= 0x20 && ch != '"' && ch != '\\')
+			continue;   /* the common case: the byte stands for itself */
 		char u[8];
-		const char *esc = escape_of((unsigned char)*p, u);
-		if (!esc)
-			continue;
+		const char *esc = escape_of(ch, u);
 		append(w, run, (size_t)(p - run));
 		append(w, esc, strlen(esc));
 		run = p + 1;

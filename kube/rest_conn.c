@@ -574,7 +574,6 @@ static bool conn_alive(struct conn *c)
 	if (!c->ssl || (pf.revents & (POLLERR | POLLHUP)))
 		return false;
 	char b;
-	ERR_clear_error();
 	int n = SSL_peek(c->ssl, &b, 1);
 	bool alive = n <= 0 && SSL_get_error(c->ssl, n) == SSL_ERROR_WANT_READ;
 	ERR_clear_error();
@@ -614,12 +613,12 @@ static enum io conn_write(struct conn *c, const char *buf, size_t n, double dead
 	while (n > 0) {
 		ssize_t w;
 		if (c->ssl) {
-			ERR_clear_error();
 			int ret = SSL_write(c->ssl, buf, n > INT32_MAX ? INT32_MAX : (int)n);
 			if (ret <= 0) {
 				int e = SSL_get_error(c->ssl, ret);
 				*err = errno;
-				ERR_clear_error();
+				if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
+					ERR_clear_error();
 				if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) {
 					if (!wait_fd(c->fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline))
 						return IO_TIMEOUT;
@@ -654,7 +653,6 @@ static enum io conn_read(struct conn *c, char *buf, size_t cap, double deadline,
 {
 	for (;;) {
 		if (c->ssl) {
-			ERR_clear_error();
 			int ret = SSL_read(c->ssl, buf, cap > INT32_MAX ? INT32_MAX : (int)cap);
 			if (ret > 0) {
 				*got = (size_t)ret;
@@ -662,7 +660,8 @@ static enum io conn_read(struct conn *c, char *buf, size_t cap, double deadline,
 			}
 			int e = SSL_get_error(c->ssl, ret);
 			*err = errno;
-			ERR_clear_error();
+			if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
+				ERR_clear_error();
 			if (e == SSL_ERROR_ZERO_RETURN)
 				return IO_EOF;
 			if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
@@ -1030,6 +1029,10 @@ CURLcode kube_conn_do(struct kube_conn_pool *p, const struct kube_conn_request *
 {
 	memset(r, 0, sizeof *r);
 	r->retry_after = -1;
+	/* SSL_get_error reads this thread's error queue: start it empty (every failure below empties
+	 * it again, so the calls in between need not, and it is not cheap) */
+	if (p->tls)
+		ERR_clear_error();
 	double deadline = q->timeout_s > 0 ? mono_now() + q->timeout_s : 0;
 	size_t len = 0;
 	char *req = build_request(p, q, &len);
