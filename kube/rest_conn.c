@@ -824,20 +824,26 @@ static CURLcode parse_head(struct reader *rd, size_t end, struct head *h)
 	return CURLE_OK;
 }
 
+/* Where the header block that starts at b[from] ends (after its blank line), or 0 while it is
+ * incomplete. Lines end in CRLF or, as libcurl also reads them, a bare LF. */
+static size_t head_end(const struct rbuf *b, size_t from)
+{
+	for (const char *p = b->p + from, *end = b->p + b->len; (p = memchr(p, '\n', (size_t)(end - p))); p++) {
+		const char *q = p + 1;
+		if (q < end && *q == '\r')
+			q++;
+		if (q < end && *q == '\n')
+			return (size_t)(q + 1 - b->p);
+	}
+	return 0;
+}
+
 /* Reads until b holds a whole header block; *end is where the body starts. */
 static CURLcode read_head(struct reader *rd, size_t from, size_t *end)
 {
-	size_t scanned = from;
 	for (;;) {
-		if (rd->b.len > from) {
-			size_t start = scanned > from + 3 ? scanned - 3 : from;
-			const char *p = rd->b.len - start >= 4 ? memmem(rd->b.p + start, rd->b.len - start, "\r\n\r\n", 4) : NULL;
-			if (p) {
-				*end = (size_t)(p - rd->b.p) + 4;
-				return CURLE_OK;
-			}
-			scanned = rd->b.len;
-		}
+		if ((*end = head_end(&rd->b, from)) != 0)
+			return CURLE_OK;
 		if (rd->b.len - from > HEADER_MAX)
 			return fail(rd->r, CURLE_WEIRD_SERVER_REPLY, "Too large response headers");
 		CURLcode rc = read_more(rd, 0);
