@@ -828,6 +828,8 @@ static CURLcode parse_head(struct reader *rd, size_t end, struct head *h)
  * incomplete. Lines end in CRLF or, as libcurl also reads them, a bare LF. */
 static size_t head_end(const struct rbuf *b, size_t from)
 {
+	if (!b->p || b->len <= from)
+		return 0;
 	for (const char *p = b->p + from, *end = b->p + b->len; (p = memchr(p, '\n', (size_t)(end - p))); p++) {
 		const char *q = p + 1;
 		if (q < end && *q == '\r')
