@@ -1089,8 +1089,9 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 		struct creds cr;
 		if (get_creds(c, &cr, e))
 			break;
-		/* an exec plugin's client certificate is per credential: libcurl takes it per request */
-		bool fast = c->conns && !c->curl_only && !(cr.cert && cr.key);
+		/* an exec plugin's client certificate is per credential: libcurl takes it per request; a
+		 * token that would break the header block goes the way it always went */
+		bool fast = c->conns && !c->curl_only && !(cr.cert && cr.key) && !(cr.token && strpbrk(cr.token, "\r\n"));
 		if (!fast && !url && !(url = build_url(c, path, query))) {
 			creds_free(&cr);
 			snprintf(e->message, sizeof(e->message), "out of memory");

@@ -1055,6 +1055,27 @@ CURLcode kube_conn_do(struct kube_conn_pool *p, const struct kube_conn_request *
 		size_t wrote = 0;
 		int err = 0;
 		enum io io = conn_write(c, req, len, deadline, &wrote, &err);
+		if (io == IO_ERROR && wrote > 0) {
+			/* The server stopped reading: it may have answered first (413 for a body over
+			 * its limit) and closed. That answer is the request's, as libcurl reports it. */
+			double soon = mono_now() + 1;
+			struct reader rd = { .c = c, .deadline = deadline > 0 && deadline < soon ? deadline : soon, .r = r,
+					     .timeout_s = q->timeout_s };
+			bool keep;
+			CURLcode arc = read_answer(&rd, q->method, &keep);
+			free(rd.b.p);
+			if (arc == CURLE_OK) {
+				conn_close(c);
+				r->sent = true;
+				rc = CURLE_OK;
+				break;
+			}
+			free(r->body);
+			r->body = NULL;
+			r->body_len = 0;
+			r->code = 0;
+			r->retry_after = -1;
+		}
 		if (io != IO_OK) {
 			conn_close(c);
 			if (io == IO_TIMEOUT) {

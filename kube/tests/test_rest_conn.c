@@ -613,6 +613,34 @@ static void test_raw_answers(void **state)
 		}
 }
 
+/* The server answers 413 after the head and closes while the body is still being written: the
+ * answer is the request's (not a send failure, not retried), on both transports. */
+static void test_answer_before_body_sent(void **state)
+{
+	(void)state;
+	static const char answer[] = "HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: 81\r\nConnection: close\r\n\r\n"
+				     "{\"kind\":\"Status\",\"reason\":\"RequestEntityTooLarge\",\"message\":\"too big\",\"code\":413}";
+	char *body = big_json(16u << 20);
+	for (int curl = 0; curl < 2; curl++) {
+		struct raw_peer p;
+		raw_start(&p, answer);
+		char url[64];
+		snprintf(url, sizeof url, "http://127.0.0.1:%d", p.port);
+		struct fake_clock fc = {0};
+		struct kube_client *c = client_for(url, &fc, curl);
+		struct kube_error e;
+		assert_int_equal(kube_create_text(c, "/api/v1/big", body, NULL, &e), -1);
+		if (e.http_code != 413)
+			fail_msg("%s: code %d: %s", curl ? "libcurl" : "conn", e.http_code, e.message);
+		assert_string_equal(e.reason, "RequestEntityTooLarge");
+		assert_int_equal(atomic_load(&p.requests), 1);
+		assert_int_equal(fc.nsleeps, 0);
+		kube_client_free(c);
+		raw_stop(&p);
+	}
+	free(body);
+}
+
 /* ---------- observers and counters ---------- */
 
 struct counts { int n; int codes[16]; };
@@ -729,6 +757,7 @@ int main(void)
 		cmocka_unit_test(test_big_bodies),
 		cmocka_unit_test(test_chunked_answer_and_reuse),
 		cmocka_unit_test(test_raw_answers),
+		cmocka_unit_test(test_answer_before_body_sent),
 		cmocka_unit_test(test_observers_and_counters),
 		cmocka_unit_test(test_proxy_env_uses_libcurl),
 		cmocka_unit_test(test_create_text_body),
