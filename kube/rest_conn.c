@@ -34,7 +34,7 @@
 
 #include "kube/util.h"
 
-#define IDLE_MAX 16
+#define IDLE_MAX 32                 /* idle connections kept: 16 binders, the event sender, informers, leases */
 #define CONNECT_TIMEOUT_MS 10000   /* rest.c's CURLOPT_CONNECTTIMEOUT */
 #define READ_CHUNK 16384
 #define HEADER_MAX (1u << 20)      /* an answer's header block; more is a broken server */
