@@ -15,9 +15,10 @@
 
 #include <openssl/evp.h>
 
+#include "kube/hash.h"
+#include "kube/jsonw.h"
 #include "kube/log.h"
 #include "kube/object.h"
-#include "kube/hash.h"
 
 #define NOTE_MAX 1024
 #define SERIES_EXPIRY_S 360.0   /* client-go forgets series unobserved for 6 minutes */
@@ -347,17 +348,36 @@ static void count_stat(struct kube_event_recorder *r, uint64_t *field)
  * reportingInstance, regarding, related. The note is not part of it: a repeat with a new note
  * joins the series of the first (whose note stays). The cache keeps its SHA-256 (first
  * KEY_BYTES), not the text. 0, or -1 on OOM. */
+static const EVP_MD *sha256_md;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+/* Fetched once: EVP_sha256() in EVP_Digest looks the implementation up again on every call. */
+static void sha256_fetch(void) { sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL); }
+
 static int event_key(struct kube_event_recorder *r, const struct pending *p, unsigned char out[KEY_BYTES])
 {
-	char *key = NULL;
-	int n = asprintf(&key, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", p->type, p->action, p->reason, r->controller,
-			 r->instance, p->regarding, p->related ? p->related : "");
-	if (n < 0)
+	const char *parts[] = { p->type, p->action, p->reason, r->controller, r->instance, p->regarding,
+				p->related ? p->related : "" };
+	enum { NPARTS = sizeof parts / sizeof parts[0] };
+	size_t lens[NPARTS], n = NPARTS - 1;
+	for (size_t i = 0; i < NPARTS; i++)
+		n += (lens[i] = strlen(parts[i]));
+	char stack[2048];
+	char *key = n <= sizeof stack ? stack : malloc(n);
+	if (!key)
 		return -1;
+	char *w = key;
+	for (size_t i = 0; i < NPARTS; i++) {
+		if (i)
+			*w++ = '\x1f';
+		memcpy(w, parts[i], lens[i]);
+		w += lens[i];
+	}
+	pthread_once(&sha256_once, sha256_fetch);
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
-	int ok = EVP_Digest(key, (size_t)n, md, &mdlen, EVP_sha256(), NULL);
-	free(key);
+	int ok = sha256_md && EVP_Digest(key, n, md, &mdlen, sha256_md, NULL);
+	if (key != stack)
+		free(key);
 	if (!ok || mdlen < KEY_BYTES)
 		return -1;
 	memcpy(out, md, KEY_BYTES);
@@ -392,32 +412,46 @@ static int create_event(struct kube_event_recorder *r, const struct pending *p, 
 		return -1;
 	char when[40];
 	kube_time_micro(when, p->when);
-	cJSON *ev = cJSON_CreateObject();
-	cJSON *meta = cJSON_AddObjectToObject(ev, "metadata");
-	bool ok = ev && meta && cJSON_AddStringToObject(ev, "apiVersion", "events.k8s.io/v1") &&
-		  cJSON_AddStringToObject(ev, "kind", "Event") && cJSON_AddStringToObject(meta, "name", name) &&
-		  cJSON_AddStringToObject(meta, "namespace", ns) && cJSON_AddStringToObject(ev, "eventTime", when) &&
-		  cJSON_AddStringToObject(ev, "reportingController", r->controller) &&
-		  cJSON_AddStringToObject(ev, "reportingInstance", r->instance) &&
-		  cJSON_AddStringToObject(ev, "action", p->action) && cJSON_AddStringToObject(ev, "reason", p->reason) &&
-		  cJSON_AddStringToObject(ev, "note", p->note) && cJSON_AddStringToObject(ev, "type", p->type);
-	/* the references are printed into the body as they were recorded, not parsed again */
-	char *ns_copy = strdup(ns);
-	ok = ok && ns_copy && cJSON_AddRawToObject(ev, "regarding", p->regarding);
-	if (ok && p->related)
-		ok = cJSON_AddRawToObject(ev, "related", p->related) != NULL;
-	if (ok && c && c->count >= 2) {
+	/* The body as text, members in the order the recorder always sent them; the references are
+	 * printed into it as they were recorded, not parsed again. */
+	struct kube_jsonw w = {0};
+	kube_jsonw_raw(&w, "{\"metadata\":{\"name\":");
+	kube_jsonw_str(&w, name);
+	kube_jsonw_raw(&w, ",\"namespace\":");
+	kube_jsonw_str(&w, ns);
+	kube_jsonw_raw(&w, "},\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"eventTime\":");
+	kube_jsonw_str(&w, when);
+	static const char *const keys[] = { ",\"reportingController\":", ",\"reportingInstance\":", ",\"action\":",
+					    ",\"reason\":", ",\"note\":", ",\"type\":" };
+	const char *vals[] = { r->controller, r->instance, p->action, p->reason, p->note, p->type };
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		kube_jsonw_raw(&w, keys[i]);
+		kube_jsonw_str(&w, vals[i]);
+	}
+	kube_jsonw_raw(&w, ",\"regarding\":");
+	kube_jsonw_raw(&w, p->regarding);
+	if (p->related) {
+		kube_jsonw_raw(&w, ",\"related\":");
+		kube_jsonw_raw(&w, p->related);
+	}
+	if (c && c->count >= 2) {
 		char last[40];
 		kube_time_micro(last, c->last_observed);
-		cJSON *series = cJSON_AddObjectToObject(ev, "series");
-		ok = series && cJSON_AddNumberToObject(series, "count", c->count) &&
-		     cJSON_AddStringToObject(series, "lastObservedTime", last);
+		kube_jsonw_raw(&w, ",\"series\":{\"count\":");
+		kube_jsonw_int(&w, c->count);
+		kube_jsonw_raw(&w, ",\"lastObservedTime\":");
+		kube_jsonw_str(&w, last);
+		kube_jsonw_raw(&w, "}");
 	}
+	kube_jsonw_raw(&w, "}");
+	char *ev = kube_jsonw_finish(&w);
+	char *ns_copy = strdup(ns);
+	bool ok = ev && ns_copy;
 	char *path = ok ? events_path(ns_copy, NULL) : NULL;
 	struct kube_error e = {0};
 	int rc = -1;
 	for (int attempt = 0; path && attempt < MAX_TRIES; attempt++) {
-		rc = kube_create(r->client, path, ev, NULL, &e);
+		rc = kube_create_text(r->client, path, ev, NULL, &e);
 		if (rc == 0 || (attempt > 0 && kube_error_is(&e, "AlreadyExists"))) {
 			rc = 0;   /* an earlier attempt reached the server after all */
 			break;
@@ -427,7 +461,7 @@ static int create_event(struct kube_event_recorder *r, const struct pending *p, 
 			break;
 	}
 	free(path);
-	cJSON_Delete(ev);
+	free(ev);
 	if (rc) {
 		klog_warning("Unable to write event", " name=%s reason=%s code=%d err=\"%s\"", name, p->reason, e.http_code,
 			     e.message);

@@ -1,6 +1,9 @@
-/* REST client over libcurl: a pool of easy handles (keep-alive reuse), bearer token with
- * token-file rotation, TLS material, token-bucket rate limiting, retries with backoff, Status ->
- * kube_error mapping, request counters, and cancellable streaming GETs for watches.
+/* REST client: bearer token with token-file rotation, TLS material, token-bucket rate limiting,
+ * retries with backoff, Status -> kube_error mapping, request counters, and cancellable
+ * streaming GETs for watches. kube_request goes over the persistent HTTP/1.1 connections of
+ * kube/rest_conn.c when the client's server allows it (no proxy, no exec-plugin client
+ * certificate), else over libcurl like streams and tunnels: a pool of easy handles (keep-alive
+ * reuse).
  *
  * Locking: c->mu guards the handle pool, the token cache, the rate limiter and the counters.
  * It is never held across an HTTP transfer or a sleep. */
@@ -10,21 +13,19 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
 
 #include "kube/log.h"
+#include "kube/rest_conn.h"
+#include "kube/rest_internal.h"
 #include "kube/util.h"
 
 #define KUBE_MAX_COUNTERS 64
@@ -50,6 +51,10 @@ struct kube_client {
 	int max_retries;
 	int timeout_s;
 	struct kube_clock clock;
+	struct kube_conn_pool *conns;  /* kube_request's connections; NULL: libcurl carries it */
+	char *fixed_head;              /* "User-Agent: ...\r\nAccept: application/json\r\n" */
+	size_t fixed_head_len;
+	bool curl_only;                /* kube_client_set_curl_only (tests, benchmarks) */
 
 	pthread_mutex_t mu;            /* guards the fields below */
 	CURL *pool[KUBE_POOL_MAX]; int npool;
@@ -199,6 +204,17 @@ int kube_client_new(const struct kube_config *cfg, struct kube_client **out, cha
 	c->clock.now = real_now;
 	c->clock.sleep = real_sleep;
 	kube_rate_limiter_init(&c->rl, cfg->qps, cfg->burst, real_now(NULL));
+	if (asprintf(&c->fixed_head, "User-Agent: %s\r\nAccept: application/json\r\n", c->user_agent) < 0) {
+		c->fixed_head = NULL;
+		goto oom;
+	}
+	c->fixed_head_len = strlen(c->fixed_head);
+	if (!strpbrk(c->user_agent, "\r\n")) {
+		struct kube_conn_tls tls = { .insecure = c->insecure, .ca_file = c->ca_file, .ca_data = c->ca_data,
+					     .cert_file = c->cert_file, .cert_data = c->cert_data,
+					     .key_file = c->key_file, .key_data = c->key_data };
+		c->conns = kube_conn_pool_new(c->server, &tls);   /* NULL: libcurl for everything */
+	}
 	*out = c;
 	return 0;
 oom:
@@ -213,6 +229,8 @@ void kube_client_free(struct kube_client *c)
 		return;
 	for (int i = 0; i < c->npool; i++)
 		curl_easy_cleanup(c->pool[i]);
+	kube_conn_pool_free(c->conns);
+	free(c->fixed_head);
 	free(c->server); free(c->token); free(c->token_file);
 	free(c->ca_file); free(c->ca_data);
 	free(c->cert_file); free(c->cert_data); free(c->key_file); free(c->key_data);
@@ -230,25 +248,41 @@ void kube_client_free(struct kube_client *c)
 void kube_client_set_max_retries(struct kube_client *c, int n) { c->max_retries = n < 0 ? 0 : n; }
 void kube_client_set_timeout(struct kube_client *c, int s) { c->timeout_s = s < 0 ? 0 : s; }
 const char *kube_client_namespace(const struct kube_client *c) { return c->namespace; }
+void kube_client_set_curl_only(struct kube_client *c, bool curl_only) { c->curl_only = curl_only; }
+long kube_client_connections_opened(struct kube_client *c)
+{
+	return c->conns ? (long)kube_conn_pool_opened(c->conns) : -1;
+}
 
 /* ---------- paths and encoding ---------- */
 
+/* One allocation and copies: a binding and an event each build a path per request. */
 char *kube_path(const char *group, const char *version, const char *resource, const char *ns,
 		const char *name, const char *subresource)
 {
-	char *p = NULL;
 	const char *v = version && *version ? version : "v1";
-	char *base = NULL;
-	int n = (!group || !*group) ? asprintf(&base, "/api/%s", v) : asprintf(&base, "/apis/%s/%s", group, v);
-	if (n < 0)
+	bool core = !group || !*group;
+	/* the pieces in order; NULL pieces are skipped */
+	const char *parts[] = {
+		core ? "/api/" : "/apis/", core ? NULL : group, core ? NULL : "/", v,
+		ns && *ns ? "/namespaces/" : NULL, ns && *ns ? ns : NULL,
+		resource && *resource ? "/" : NULL, resource && *resource ? resource : NULL,
+		name && *name ? "/" : NULL, name && *name ? name : NULL,
+		subresource && *subresource ? "/" : NULL, subresource && *subresource ? subresource : NULL,
+	};
+	enum { NPARTS = sizeof parts / sizeof parts[0] };
+	size_t lens[NPARTS], n = 1;
+	for (size_t i = 0; i < NPARTS; i++)
+		n += (lens[i] = parts[i] ? strlen(parts[i]) : 0);
+	char *p = malloc(n), *w = p;
+	if (!p)
 		return NULL;
-	n = asprintf(&p, "%s%s%s%s%s%s%s%s%s", base,
-		     ns && *ns ? "/namespaces/" : "", ns && *ns ? ns : "",
-		     resource && *resource ? "/" : "", resource && *resource ? resource : "",
-		     name && *name ? "/" : "", name && *name ? name : "",
-		     subresource && *subresource ? "/" : "", subresource && *subresource ? subresource : "");
-	free(base);
-	return n < 0 ? NULL : p;
+	for (size_t i = 0; i < NPARTS; i++) {
+		memcpy(w, parts[i] ? parts[i] : "", lens[i]);
+		w += lens[i];
+	}
+	*w = 0;
+	return p;
 }
 
 char *kube_urlencode(const char *s)
@@ -499,219 +533,11 @@ static void creds_free(struct creds *cr)
 	memset(cr, 0, sizeof(*cr));
 }
 
-static char *base64_encode(const char *in, size_t n)
-{
-	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char *out = malloc((n + 2) / 3 * 4 + 1);
-	if (!out)
-		return NULL;
-	const unsigned char *s = (const unsigned char *)in;
-	size_t o = 0;
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)s[i] << 16 | (i + 1 < n ? (unsigned)s[i + 1] << 8 : 0) | (i + 2 < n ? s[i + 2] : 0);
-		out[o++] = tbl[v >> 18 & 63];
-		out[o++] = tbl[v >> 12 & 63];
-		out[o++] = i + 1 < n ? tbl[v >> 6 & 63] : '=';
-		out[o++] = i + 2 < n ? tbl[v & 63] : '=';
-	}
-	out[o] = 0;
-	return out;
-}
-
-/* RFC 3339 (fractional seconds and offsets honoured) -> epoch seconds; -1 on error. */
-static double parse_rfc3339(const char *s)
-{
-	struct tm tm = {0};
-	int n = 0;
-	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-		   &tm.tm_sec, &n) != 6)
-		return -1;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	double t = (double)timegm(&tm);
-	const char *p = s + n;
-	if (*p == '.')
-		for (p++; *p >= '0' && *p <= '9'; p++)
-			;
-	if (*p == '+' || *p == '-') {
-		int hh = 0, mm = 0;
-		if (sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2)
-			return -1;
-		t -= (*p == '+' ? 1 : -1) * (hh * 3600.0 + mm * 60.0);
-	} else if (*p != 'Z' && *p != 'z') {
-		return -1;
-	}
-	return t;
-}
-
 static double wall_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void exec_error(struct kube_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void exec_error(struct kube_error *e, const char *fmt, ...)
-{
-	if (!e)
-		return;
-	memset(e, 0, sizeof(*e));
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(e->message, sizeof(e->message), fmt, ap);
-	va_end(ap);
-}
-
-/* The ExecCredential handed to the plugin in KUBERNETES_EXEC_INFO. Caller frees. */
-static char *exec_info(struct kube_client *c)
-{
-	cJSON *in = cJSON_CreateObject();
-	cJSON *spec = cJSON_AddObjectToObject(in, "spec");
-	bool ok = spec && cJSON_AddStringToObject(in, "kind", "ExecCredential") &&
-		  cJSON_AddStringToObject(in, "apiVersion", c->exec->api_version) &&
-		  cJSON_AddBoolToObject(spec, "interactive", 0);
-	if (ok && c->exec->provide_cluster_info) {
-		cJSON *cl = cJSON_AddObjectToObject(spec, "cluster");
-		ok = cl && cJSON_AddStringToObject(cl, "server", c->server) &&
-		     (!c->insecure || cJSON_AddBoolToObject(cl, "insecure-skip-tls-verify", 1));
-		if (ok && c->ca_data) {
-			char *b = base64_encode(c->ca_data, strlen(c->ca_data));
-			ok = b && cJSON_AddStringToObject(cl, "certificate-authority-data", b);
-			free(b);
-		}
-	}
-	char *txt = ok ? cJSON_PrintUnformatted(in) : NULL;
-	cJSON_Delete(in);
-	return txt;
-}
-
-extern char **environ;
-
-/* Runs the plugin and fills the cache (exec_mu held). Returns 0 or -1 with *e. */
-static int exec_run(struct kube_client *c, struct kube_error *e)
-{
-	const struct kube_exec_config *x = c->exec;
-	char *info = exec_info(c);
-	size_t nenv = 0;
-	while (environ[nenv])
-		nenv++;
-	char **envp = calloc(nenv + (size_t)x->nenv + 2, sizeof(char *));
-	char **argv = calloc((size_t)x->nargs + 2, sizeof(char *));
-	char *info_env = NULL;
-	if (!info || !envp || !argv || asprintf(&info_env, "KUBERNETES_EXEC_INFO=%s", info) < 0) {
-		free(info); free(envp); free(argv);
-		exec_error(e, "exec plugin %s: out of memory", x->command);
-		return -1;
-	}
-	free(info);
-	size_t k = 0;
-	for (size_t i = 0; i < nenv; i++)
-		if (strncmp(environ[i], "KUBERNETES_EXEC_INFO=", 21) != 0)
-			envp[k++] = environ[i];
-	for (int i = 0; i < x->nenv; i++)
-		envp[k++] = x->env[i];
-	envp[k++] = info_env;
-	argv[0] = x->command;
-	for (int i = 0; i < x->nargs; i++)
-		argv[i + 1] = x->args[i];
-
-	int fds[2];
-	pid_t pid = -1;
-	int rc = -1;
-	struct buf { char *p; size_t len, cap; } out = {0};
-	if (pipe2(fds, O_CLOEXEC) == 0) {
-		posix_spawn_file_actions_t fa;
-		posix_spawn_file_actions_init(&fa);
-		posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-		int sp = posix_spawnp(&pid, x->command, &fa, NULL, argv, envp);
-		posix_spawn_file_actions_destroy(&fa);
-		close(fds[1]);
-		if (sp != 0) {
-			exec_error(e, "exec plugin %s: %s", x->command, strerror(sp));
-			pid = -1;
-		} else {
-			char chunk[4096];
-			ssize_t r;
-			while ((r = read(fds[0], chunk, sizeof(chunk))) != 0) {
-				if (r < 0) {
-					if (errno == EINTR)
-						continue;
-					break;
-				}
-				if (out.len + (size_t)r + 1 > out.cap) {
-					size_t ncap = out.cap ? out.cap * 2 : 8192;
-					while (ncap < out.len + (size_t)r + 1)
-						ncap *= 2;
-					char *np = ncap <= (1u << 20) ? realloc(out.p, ncap) : NULL;
-					if (!np)
-						break;   /* over 1 MiB or OOM: the JSON check below fails */
-					out.p = np;
-					out.cap = ncap;
-				}
-				memcpy(out.p + out.len, chunk, (size_t)r);
-				out.len += (size_t)r;
-				out.p[out.len] = 0;
-			}
-		}
-		close(fds[0]);
-	} else {
-		exec_error(e, "exec plugin %s: pipe: %s", x->command, strerror(errno));
-	}
-	int status = 0;
-	if (pid > 0) {
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-			exec_error(e, "exec plugin %s: exit status %ld", x->command,
-				   WIFEXITED(status) ? (long)WEXITSTATUS(status) : 128L + WTERMSIG(status));
-		} else {
-			cJSON *cred = out.p ? cJSON_ParseWithLength(out.p, out.len) : NULL;
-			const cJSON *st = cJSON_GetObjectItemCaseSensitive(cred, "status");
-			const cJSON *kind = cJSON_GetObjectItemCaseSensitive(cred, "kind");
-			const cJSON *tok = cJSON_GetObjectItemCaseSensitive(st, "token");
-			const cJSON *cert = cJSON_GetObjectItemCaseSensitive(st, "clientCertificateData");
-			const cJSON *key = cJSON_GetObjectItemCaseSensitive(st, "clientKeyData");
-			const cJSON *exp = cJSON_GetObjectItemCaseSensitive(st, "expirationTimestamp");
-			bool has_cert = cJSON_IsString(cert) && cJSON_IsString(key);
-			if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "ExecCredential") != 0 || !cJSON_IsObject(st)) {
-				exec_error(e, "exec plugin %s: output is not an ExecCredential", x->command);
-			} else if (!cJSON_IsString(tok) && !has_cert) {
-				exec_error(e, "exec plugin %s: status has neither token nor clientCertificateData/clientKeyData",
-					   x->command);
-			} else if (cJSON_IsString(exp) && parse_rfc3339(exp->valuestring) < 0) {
-				exec_error(e, "exec plugin %s: status.expirationTimestamp: invalid time", x->command);
-			} else {
-				wipe_free(c->exec_token);
-				wipe_free(c->exec_cert);
-				wipe_free(c->exec_key);
-				c->exec_token = cJSON_IsString(tok) ? strdup(tok->valuestring) : NULL;
-				c->exec_cert = has_cert ? strdup(cert->valuestring) : NULL;
-				c->exec_key = has_cert ? strdup(key->valuestring) : NULL;
-				c->exec_expiry = cJSON_IsString(exp) ? parse_rfc3339(exp->valuestring) : 0;
-				c->exec_valid = true;
-				klog_info(4, "Ran exec credential plugin", " command=%s", x->command);
-				rc = 0;
-			}
-			if (cred) {
-				/* wipe secrets in the parsed tree before freeing */
-				if (cJSON_IsString(tok))
-					explicit_bzero(tok->valuestring, strlen(tok->valuestring));
-				if (cJSON_IsString(key))
-					explicit_bzero(key->valuestring, strlen(key->valuestring));
-			}
-			cJSON_Delete(cred);
-		}
-	}
-	if (out.p) {
-		explicit_bzero(out.p, out.len);
-		free(out.p);
-	}
-	wipe_free(info_env);
-	free(envp);
-	free(argv);
-	return rc;
 }
 
 /* Drops the cached plugin credential if it is still the one a request used (after a 401). */
@@ -736,8 +562,20 @@ static int get_creds(struct kube_client *c, struct creds *cr, struct kube_error 
 	}
 	pthread_mutex_lock(&c->exec_mu);
 	int rc = 0;
-	if (!c->exec_valid || (c->exec_expiry > 0 && wall_now() >= c->exec_expiry))
-		rc = exec_run(c, e);
+	if (!c->exec_valid || (c->exec_expiry > 0 && wall_now() >= c->exec_expiry)) {
+		struct kube_exec_cred cred;
+		rc = kube_exec_run(c->exec, c->server, c->insecure, c->ca_data, &cred, e);
+		if (rc == 0) {
+			wipe_free(c->exec_token);
+			wipe_free(c->exec_cert);
+			wipe_free(c->exec_key);
+			c->exec_token = cred.token;
+			c->exec_cert = cred.cert;
+			c->exec_key = cred.key;
+			c->exec_expiry = cred.expiry;
+			c->exec_valid = true;
+		}
+	}
 	if (rc == 0) {
 		cr->token = c->exec_token ? strdup(c->exec_token) : NULL;
 		cr->cert = c->exec_cert ? strdup(c->exec_cert) : NULL;
@@ -946,6 +784,92 @@ static double backoff_delay(struct kube_client *c, int attempt)
 	return base * (1.0 + jitter);   /* jitter factor 1.0, as wait.Backoff with Jitter 1 */
 }
 
+/* What one attempt of kube_request came back with, over either transport. */
+struct attempt {
+	CURLcode rc;                 /* CURLE_OK: an answer with code */
+	long code;
+	struct buf rb;               /* the answer's body */
+	double retry_after;          /* -1 when absent */
+	bool before_send;            /* failed before the request went out: safe to retry for any verb */
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+/* One attempt over libcurl. Returns 0, or -1 when the handle cannot be set up (out of memory). */
+static int attempt_curl(struct kube_client *c, const char *url, const char *method, const char *body,
+			const char *content_type, const struct creds *cr, struct attempt *a)
+{
+	CURL *h = handle_get(c);
+	struct curl_slist *hdrs = h ? setup_handle(c, h, url, method, content_type, body != NULL, a->errbuf, cr) : NULL;
+	if (!hdrs) {
+		handle_put(c, h);
+		return -1;
+	}
+	if (body) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+	}
+	struct hdr_state hs = {-1};
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_buf);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &a->rb);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, &hs);
+	if (c->timeout_s > 0)
+		curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)c->timeout_s);
+	a->rc = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->code);
+	a->before_send = a->rc != CURLE_OK && failed_before_sending(a->rc, h);
+	a->retry_after = hs.retry_after;
+	curl_slist_free_all(hdrs);
+	handle_put(c, h);
+	return 0;
+}
+
+/* One attempt over the client's persistent connections (kube/rest_conn.c). The head is the
+ * fixed headers, Content-Type and the credential; it is wiped after use. Returns 0 or -1 (OOM). */
+static int attempt_conn(struct kube_client *c, const char *method, const char *path, const char *query,
+			const char *body, size_t body_len, const char *content_type, const struct creds *cr,
+			struct attempt *a)
+{
+	char stack[2048], *head = stack;
+	const char *ct = body ? (content_type ? content_type : "application/json") : NULL;
+	size_t ctl = ct ? strlen(ct) : 0, tl = cr->token ? strlen(cr->token) : 0;
+	size_t need = c->fixed_head_len + (ct ? 16 + ctl : 0) + (cr->token ? 24 + tl : 0) + 1;
+	if (need > sizeof stack && !(head = malloc(need)))
+		return -1;
+	char *w = head;
+	memcpy(w, c->fixed_head, c->fixed_head_len);
+	w += c->fixed_head_len;
+	if (ct) {
+		memcpy(w, "Content-Type: ", 14);
+		memcpy(w + 14, ct, ctl);
+		memcpy(w + 14 + ctl, "\r\n", 2);
+		w += 16 + ctl;
+	}
+	if (cr->token) {
+		memcpy(w, "Authorization: Bearer ", 22);
+		memcpy(w + 22, cr->token, tl);
+		memcpy(w + 22 + tl, "\r\n", 2);
+		w += 24 + tl;
+	}
+	struct kube_conn_request q = { .method = method, .path = path, .query = query, .head = head,
+				       .head_len = (size_t)(w - head), .body = body, .body_len = body_len,
+				       .timeout_s = c->timeout_s };
+	struct kube_conn_response r;
+	a->rc = kube_conn_do(c->conns, &q, &r);
+	explicit_bzero(head, (size_t)(w - head));
+	if (head != stack)
+		free(head);
+	a->code = a->rc == CURLE_OK ? r.code : 0;
+	a->retry_after = r.retry_after;
+	a->rb.p = r.body;
+	a->rb.len = a->rb.cap = r.body_len;
+	a->before_send = a->rc != CURLE_OK &&
+			 (a->rc == CURLE_COULDNT_CONNECT || a->rc == CURLE_COULDNT_RESOLVE_HOST ||
+			  (!r.sent && a->rc != CURLE_OPERATION_TIMEDOUT));
+	snprintf(a->errbuf, sizeof a->errbuf, "%s", r.errbuf);
+	return 0;
+}
+
 int kube_request(struct kube_client *c, const char *method, const char *path, const char *query,
 		 const char *body, const char *content_type, cJSON **resp, struct kube_error *e)
 {
@@ -955,68 +879,52 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 	if (!e)
 		e = &local;
 	memset(e, 0, sizeof(*e));
-	char *url = build_url(c, path, query);
-	if (!url) {
-		snprintf(e->message, sizeof(e->message), "out of memory");
-		return -1;
-	}
+	char *url = NULL;   /* libcurl's, built on first use */
+	size_t body_len = body ? strlen(body) : 0;
 	int result = -1;
 	bool reauthed = false;
 	for (int attempt = 0;; attempt++) {
 		double rl_wait = rate_limit(c);
-		char errbuf[CURL_ERROR_SIZE] = "";
-		struct buf rb = {0};
-		struct hdr_state hs = {-1};
+		struct attempt a = { .retry_after = -1 };
 		struct creds cr;
 		if (get_creds(c, &cr, e))
 			break;
-		CURL *h = handle_get(c);
-		if (!h) {
+		/* an exec plugin's client certificate is per credential: libcurl takes it per request; a
+		 * token that would break the header block goes the way it always went */
+		bool fast = c->conns && !c->curl_only && !(cr.cert && cr.key) && !(cr.token && strpbrk(cr.token, "\r\n"));
+		if (!fast && !url && !(url = build_url(c, path, query))) {
 			creds_free(&cr);
 			snprintf(e->message, sizeof(e->message), "out of memory");
 			break;
 		}
-		struct curl_slist *hdrs = setup_handle(c, h, url, method, content_type, body != NULL, errbuf, &cr);
-		if (!hdrs) {
-			creds_free(&cr);
-			handle_put(c, h);
-			snprintf(e->message, sizeof(e->message), "out of memory");
-			break;
-		}
-		if (body) {
-			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-			curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-		}
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_buf);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, &rb);
-		curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header_cb);
-		curl_easy_setopt(h, CURLOPT_HEADERDATA, &hs);
-		if (c->timeout_s > 0)
-			curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)c->timeout_s);
 		double t0 = real_now(NULL);
-		CURLcode rc = curl_easy_perform(h);
-		long code = 0;
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-		bool before_send = rc != CURLE_OK && failed_before_sending(rc, h);
-		curl_slist_free_all(hdrs);
-		handle_put(c, h);
+		int setup = fast ? attempt_conn(c, method, path, query, body, body_len, content_type, &cr, &a)
+				 : attempt_curl(c, url, method, body, content_type, &cr, &a);
+		if (setup) {
+			creds_free(&cr);
+			snprintf(e->message, sizeof(e->message), "out of memory");
+			break;
+		}
+		double t1 = real_now(NULL);
+		CURLcode rc = a.rc;
+		long code = a.code;
 		count_request(c, method, rc == CURLE_OK ? (int)code : 0);
 		if (c->observe)
-			c->observe(c->observe_ctx, method, rc == CURLE_OK ? (int)code : 0, real_now(NULL) - t0);
+			c->observe(c->observe_ctx, method, rc == CURLE_OK ? (int)code : 0, t1 - t0);
 		struct kube_request_observation ob = { .verb = method, .code = rc == CURLE_OK ? (int)code : 0,
-						       .seconds = real_now(NULL) - t0, .rate_limiter_seconds = rl_wait,
-						       .request_bytes = body ? strlen(body) : 0, .response_bytes = rb.len };
+						       .seconds = t1 - t0, .rate_limiter_seconds = rl_wait,
+						       .request_bytes = body_len, .response_bytes = a.rb.len };
 		klog_info(6, "HTTP request", " verb=%s path=%s status=%ld latency_ms=%.1f", method, path,
-			  rc == CURLE_OK ? code : 0L, (real_now(NULL) - t0) * 1000);
+			  rc == CURLE_OK ? code : 0L, (t1 - t0) * 1000);
 		double wait = -1;
 		if (rc != CURLE_OK) {
-			transport_error(e, rc, errbuf);
-			if (e->retriable && (idempotent(method) || before_send))
+			transport_error(e, rc, a.errbuf);
+			if (e->retriable && (idempotent(method) || a.before_send))
 				wait = backoff_delay(c, attempt);
 		} else if (code >= 200 && code < 300) {
 			result = 0;
-			if (resp && rb.len > 0) {
-				*resp = cJSON_ParseWithLength(rb.p, rb.len);
+			if (resp && a.rb.len > 0) {
+				*resp = cJSON_ParseWithLength(a.rb.p, a.rb.len);
 				if (!*resp) {
 					result = -1;
 					e->http_code = (int)code;
@@ -1024,11 +932,11 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 				}
 			}
 		} else {
-			kube_error_from_response(e, (int)code, rb.p, rb.len);
+			kube_error_from_response(e, (int)code, a.rb.p, a.rb.len);
 			/* A 429 was turned away before being processed: safe to retry for every verb
 			 * (client-go retries any verb the server answers with Retry-After). */
 			if (e->retriable && (idempotent(method) || code == 429))
-				wait = hs.retry_after >= 0 ? hs.retry_after : backoff_delay(c, attempt);
+				wait = a.retry_after >= 0 ? a.retry_after : backoff_delay(c, attempt);
 			if (code == 401 && c->exec && !reauthed) {
 				/* The plugin's credential was refused: get a fresh one and try once more
 				 * (a 401 means nothing was done, so this is safe for every verb). */
@@ -1038,13 +946,13 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 				if (c->observe_detail)
 					c->observe_detail(c->observe_detail_ctx, &ob);
 				creds_free(&cr);
-				free(rb.p);
+				free(a.rb.p);
 				attempt--;
 				continue;
 			}
 		}
 		creds_free(&cr);
-		free(rb.p);
+		free(a.rb.p);
 		ob.retry = !(result == 0 || wait < 0 || attempt >= c->max_retries);
 		if (c->observe_detail)
 			c->observe_detail(c->observe_detail_ctx, &ob);
@@ -1086,6 +994,11 @@ static int body_request(struct kube_client *c, const char *method, const char *p
 int kube_create(struct kube_client *c, const char *path, const cJSON *obj, cJSON **out, struct kube_error *e)
 {
 	return body_request(c, "POST", path, obj, NULL, out, e);
+}
+
+int kube_create_text(struct kube_client *c, const char *path, const char *json, cJSON **out, struct kube_error *e)
+{
+	return kube_request(c, "POST", path, NULL, json, NULL, out, e);
 }
 
 int kube_update(struct kube_client *c, const char *path, const cJSON *obj, cJSON **out, struct kube_error *e)

@@ -1,4 +1,5 @@
-/* REST client for the Kubernetes API over libcurl: path building, one-shot requests with retries,
+/* REST client for the Kubernetes API: path building, one-shot requests with retries (over
+ * persistent HTTP/1.1 connections, libcurl where a proxy or an exec-plugin certificate needs it),
  * Status -> kube_error mapping, bearer tokens (rotating token files), TLS (CA, client certs),
  * a token-bucket rate limiter, per-verb/code request counters, and a streaming primitive that
  * kube/watch.c builds on. Everything here is thread-safe unless stated. */
@@ -13,8 +14,9 @@
 
 #include "kube/config.h"
 
-struct kube_client;  /* thread-safe; holds a pool of curl easy handles (connection reuse, keep-alive),
-                        token cache, token-bucket rate limiter (qps/burst) */
+struct kube_client;  /* thread-safe; holds a pool of keep-alive connections for kube_request and one of
+                        curl easy handles (streams, fallback), token cache, token-bucket rate
+                        limiter (qps/burst) */
 
 struct kube_error { int http_code; char reason[64]; char message[512]; bool retriable; };
 	/* from the API's Status object (reason e.g. "NotFound", "Conflict", "AlreadyExists", "Expired",
@@ -86,6 +88,10 @@ int kube_list(struct kube_client *, const char *path, const char *label_selector
 int kube_list_each(struct kube_client *, const char *path, const char *label_selector, const char *field_selector,
                    int (*fn)(void *ctx, cJSON *page, bool first), void *ctx, struct kube_error *e);
 int kube_create(struct kube_client *, const char *path, const cJSON *obj, cJSON **out, struct kube_error *e);
+/* kube_create with a body the caller already holds as JSON text (no cJSON tree, no printing;
+ * the binder's Binding, the event recorder's Events). out NULL: the answer is not parsed (its
+ * code still decides, and an error's Status is still mapped into *e). */
+int kube_create_text(struct kube_client *, const char *path, const char *json, cJSON **out, struct kube_error *e);
 int kube_update(struct kube_client *, const char *path, const cJSON *obj, cJSON **out, struct kube_error *e);
 enum kube_patch_type { KUBE_PATCH_MERGE, KUBE_PATCH_JSON, KUBE_PATCH_STRATEGIC };
 int kube_patch(struct kube_client *, const char *path, enum kube_patch_type, const cJSON *patch, cJSON **out, struct kube_error *e);

@@ -7,6 +7,7 @@
 
 #include "kube/featuregate.h"
 #include "kube/hash.h"
+#include "kube/jsonw.h"
 #include "kube/log.h"
 #include "kube/object.h"
 #include "kube/util.h"
@@ -72,6 +73,25 @@ static const struct sk_snapshot *fw_snapshot(void *ctx)
 	return sk_scheduler_snapshot(pc->d->sched);
 }
 
+/* The v1 Binding of pod to node_name as JSON text (no cJSON tree: one per bound pod). Caller
+ * frees; NULL on OOM. */
+static char *binding_body(const struct sk_pod *pod, const char *node_name)
+{
+	struct kube_jsonw w = {0};
+	kube_jsonw_raw(&w, "{\"metadata\":{\"name\":");
+	kube_jsonw_str(&w, pod->name);
+	kube_jsonw_raw(&w, ",\"namespace\":");
+	kube_jsonw_str(&w, pod->ns);
+	if (pod->uid && *pod->uid) {   /* the UID precondition; omitted when empty, as upstream's omitempty */
+		kube_jsonw_raw(&w, ",\"uid\":");
+		kube_jsonw_str(&w, pod->uid);
+	}
+	kube_jsonw_raw(&w, "},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":");
+	kube_jsonw_str(&w, node_name);
+	kube_jsonw_raw(&w, "},\"apiVersion\":\"v1\",\"kind\":\"Binding\"}");
+	return kube_jsonw_finish(&w);
+}
+
 /* DefaultBinder: POST pods/<name>/binding. A 409 means someone else bound the pod (or it is
  * being deleted): remember it so the failure path forgets the pod instead of requeueing it. */
 static int fw_bind(void *ctx, const struct sk_pod *pod, const char *node_name, char **err)
@@ -81,23 +101,17 @@ static int fw_bind(void *ctx, const struct sk_pod *pod, const char *node_name, c
 	struct profile_ctx *pc = ctx;
 	struct sk_daemon *d = pc->d;
 	char *path = kube_path("", "v1", "pods", pod->ns, pod->name, "binding");
-	cJSON *b = cJSON_CreateObject();
-	cJSON *m = b ? cJSON_AddObjectToObject(b, "metadata") : NULL;
-	cJSON *t = b ? cJSON_AddObjectToObject(b, "target") : NULL;
-	if (!path || !m || !t || !cJSON_AddStringToObject(b, "apiVersion", "v1") ||
-	    !cJSON_AddStringToObject(b, "kind", "Binding") || !cJSON_AddStringToObject(m, "name", pod->name) ||
-	    !cJSON_AddStringToObject(m, "namespace", pod->ns) || !cJSON_AddStringToObject(m, "uid", pod->uid) ||
-	    !cJSON_AddStringToObject(t, "apiVersion", "v1") || !cJSON_AddStringToObject(t, "kind", "Node") ||
-	    !cJSON_AddStringToObject(t, "name", node_name)) {
+	char *b = binding_body(pod, node_name);
+	if (!path || !b) {
 		free(path);
-		cJSON_Delete(b);
+		free(b);
 		return kube_errf(err, "binding pod %s/%s: out of memory", pod->ns, pod->name);
 	}
 	/* Shutting down with the API server gone: fail the queued bindings at once instead of
 	 * retrying each of them (the pods stay pending for the next leader). */
 	if (atomic_load(&d->stopping) && atomic_load(&d->api_down)) {
 		free(path);
-		cJSON_Delete(b);
+		free(b);
 		return kube_errf(err, "binding pod %s/%s: the API server is unreachable and the scheduler is stopping",
 			    pod->ns, pod->name);
 	}
@@ -110,14 +124,14 @@ static int fw_bind(void *ctx, const struct sk_pod *pod, const char *node_name, c
 	pthread_mutex_unlock(&pc->bind_mu);
 	if (removed) {
 		free(path);
-		cJSON_Delete(b);
+		free(b);
 		return kube_errf(err, "binding pod %s/%s: profile %s was removed by a configuration reload", pod->ns,
 			    pod->name, pc->name);
 	}
 	struct kube_error ke = { 0 };
-	int rc = kube_create(d->client, path, b, NULL, &ke);
+	int rc = kube_create_text(d->client, path, b, NULL, &ke);
 	free(path);
-	cJSON_Delete(b);
+	free(b);
 	/* The test hook runs inside the in-flight window, so a reload that returned has seen it. */
 	if (d->opts.on_binding)
 		d->opts.on_binding(d->opts.on_binding_ctx, pod, node_name, rc == 0 ? 201 : ke.http_code);
