@@ -16,6 +16,7 @@
 #include "plugins/DefaultPreemption/default_preemption.h"
 #include "kube/featuregate.h"
 #include "scheduler/config/config.h"
+#include "scheduler/framework/dryrun.h"
 #include "scheduler/framework/parallel.h"
 #include "scheduler/framework/runtime.h"
 #include "scheduler/tests/fixtures.h"
@@ -790,7 +791,71 @@ struct dry_case {
 	const char *want; /* "node:victim,victim[:violations];..." sorted victims, or "" */
 };
 
-/* Runs select-victims on every node of t->snap (as the dry run does) and renders the candidates. */
+/* Renders a candidate as "node:victim,victim[:violations]" (victims sorted) after out's text. */
+static void render_candidate(const struct sk_dp_candidate *c, char *out, size_t n)
+{
+	char names[8][64];
+	for (int k = 0; k < c->nvictims; k++)
+		snprintf(names[k], 64, "%s", c->victims[k].pod->name);
+	qsort(names, (size_t)c->nvictims, 64, cmp_names);
+	snprintf(out + strlen(out), n - strlen(out), "%s%s:", *out ? ";" : "", c->node);
+	for (int k = 0; k < c->nvictims; k++)
+		snprintf(out + strlen(out), n - strlen(out), "%s%s", k ? "," : "", names[k]);
+	if (c->num_pdb_violations)
+		snprintf(out + strlen(out), n - strlen(out), ":%d", c->num_pdb_violations);
+}
+
+/* The dry run's way (plugins/DefaultPreemption check_node): one scratch reused for every node,
+ * each node visited twice (in order, then in reverse, so the scratch always holds another node's
+ * leftovers: more or fewer pods, its victims removed). Renders the first pass; the second must
+ * give the same per node. */
+static void run_select_scratch(struct tenv *t, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			       struct sk_pdb **pdbs, int npdbs, char *out, size_t n)
+{
+	struct sk_dryrun_scratch *sc = sk_dryrun_scratch_new();
+	assert_non_null(sc);
+	int nn = t->snap->nnodes;
+	char per_node[2][16][256];
+	assert_true(nn <= 16);
+	out[0] = '\0';
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < nn; k++) {
+			int i = pass == 0 ? k : nn - 1 - k;
+			assert_int_equal(sk_dryrun_reset(sc, t->snap->nodes[i], cs), 0);
+			struct sk_node_info *ni = sk_dryrun_node(sc);
+			const struct sk_node_info *src = t->snap->nodes[i]; /* ni is a copy of it, as a clone */
+			assert_ptr_equal(ni->node, src->node);
+			assert_int_equal(ni->npods, src->npods);
+			for (int k2 = 0; k2 < src->npods; k2++)
+				assert_ptr_equal(ni->pods[k2].pod, src->pods[k2].pod);
+			assert_true(ni->requested.milli_cpu == src->requested.milli_cpu &&
+				    ni->requested.memory == src->requested.memory &&
+				    ni->non_zero_milli_cpu == src->non_zero_milli_cpu &&
+				    ni->non_zero_memory == src->non_zero_memory);
+			assert_int_equal(ni->npods_with_affinity, src->npods_with_affinity);
+			assert_int_equal(ni->npods_with_required_anti_affinity, src->npods_with_required_anti_affinity);
+			assert_int_equal(ni->nused_ports, src->nused_ports);
+			assert_int_equal(ni->index, src->index);
+			assert_true(ni->index_serial == src->index_serial && ni->generation == src->generation);
+			struct sk_dp_candidate c = { .node = ni->node->name };
+			struct sk_status s = sk_dp_select_victims_on_node(dp(t), sk_dryrun_state(sc), pod, ni, pdbs, npdbs,
+									  1000, &c);
+			per_node[pass][i][0] = '\0';
+			if (s.code == SK_SUCCESS && c.nvictims > 0)
+				render_candidate(&c, per_node[pass][i], sizeof(per_node[pass][i]));
+			sk_status_reset(&s);
+			sk_dp_candidate_clear(&c);
+		}
+	for (int i = 0; i < nn; i++) {
+		assert_string_equal(per_node[0][i], per_node[1][i]);
+		if (per_node[0][i][0])
+			snprintf(out + strlen(out), n - strlen(out), "%s%s", *out ? ";" : "", per_node[0][i]);
+	}
+	sk_dryrun_scratch_free(sc);
+}
+
+/* Runs select-victims on every node of t->snap on clones (upstream's way) and renders the
+ * candidates; the scratch way (run_select_scratch) must render the same. */
 static void run_select(struct tenv *t, const struct sk_pod *pod, char *out, size_t n)
 {
 	struct sk_cycle_state *cs = sk_cycle_state_new(t->fw, false);
@@ -807,22 +872,16 @@ static void run_select(struct tenv *t, const struct sk_pod *pod, char *out, size
 		struct sk_cycle_state *c2 = sk_cycle_state_clone(cs);
 		struct sk_dp_candidate c = { .node = ni->node->name };
 		struct sk_status s = sk_dp_select_victims_on_node(dp(t), c2, pod, ni, pdbs, npdbs, 1000, &c);
-		if (s.code == SK_SUCCESS && c.nvictims > 0) {
-			char names[8][64];
-			for (int k = 0; k < c.nvictims; k++)
-				snprintf(names[k], 64, "%s", c.victims[k].pod->name);
-			qsort(names, (size_t)c.nvictims, 64, cmp_names);
-			snprintf(out + strlen(out), n - strlen(out), "%s%s:", *out ? ";" : "", c.node);
-			for (int k = 0; k < c.nvictims; k++)
-				snprintf(out + strlen(out), n - strlen(out), "%s%s", k ? "," : "", names[k]);
-			if (c.num_pdb_violations)
-				snprintf(out + strlen(out), n - strlen(out), ":%d", c.num_pdb_violations);
-		}
+		if (s.code == SK_SUCCESS && c.nvictims > 0)
+			render_candidate(&c, out, n);
 		sk_status_reset(&s);
 		sk_dp_candidate_clear(&c);
 		sk_cycle_state_free(c2);
 		sk_node_info_free(ni);
 	}
+	char scratch_out[512];
+	run_select_scratch(t, cs, pod, pdbs, npdbs, scratch_out, sizeof(scratch_out));
+	assert_string_equal(scratch_out, out);
 	sk_pdb_list_free(pdbs, npdbs);
 	sk_cycle_state_free(cs);
 }
