@@ -294,12 +294,8 @@ struct sk_status sk_dp_select_victims_on_node(struct sk_plugin *self, struct sk_
 		return sk_status(SK_ERROR, "selecting victims: out of memory");
 	for (int i = 0; i < ni->npods; i++) {
 		struct sk_pod *p = ni->pods[i].pod;
-		if (p->priority < pod->priority) {
-			int64_t t = sk_handle_pod_start_time(self->handle, p);
-			pot[npot].pod = sk_pod_ref(p);
-			pot[npot].start_ns = t >= 0 ? t : now_ns;
-			npot++;
-		}
+		if (p->priority < pod->priority)
+			pot[npot++].pod = sk_pod_ref(p);
 	}
 	for (int i = 0; i < npot; i++) {
 		st = remove_victim(self, cs, pod, ni, pot[i].pod);
@@ -313,6 +309,12 @@ struct sk_status sk_dp_select_victims_on_node(struct sk_plugin *self, struct sk_
 	st = sk_handle_run_filter_with_nominated(self->handle, cs, pod, ni);
 	if (st.code != SK_SUCCESS)
 		goto out;
+	/* Start times only now: a node where even no lower-priority pod is not enough never needs
+	 * them (end to end each one is a pod informer read). */
+	for (int i = 0; i < npot; i++) {
+		int64_t t = sk_handle_pod_start_time(self->handle, pot[i].pod);
+		pot[i].start_ns = t >= 0 ? t : now_ns;
+	}
 	sort_by_importance(pot, npot);
 	if (npot > 16)
 		viol = calloc((size_t)npot, sizeof(*viol));

@@ -57,6 +57,7 @@ struct tenv {
 	int npreempt_calls;
 	int nevents;
 	char last_event[256];
+	int start_reads; /* t_start calls (atomic: the dry run's pool threads call it) */
 	const char *start_names[8];
 	int64_t start_ns[8];
 	int nstart;
@@ -140,6 +141,7 @@ static void t_activate(void *ctx, const struct sk_pod *pod)
 static int64_t t_start(void *ctx, const struct sk_pod *pod)
 {
 	struct tenv *t = ctx;
+	__atomic_fetch_add(&t->start_reads, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < t->nstart; i++)
 		if (!strcmp(t->start_names[i], pod->name))
 			return t->start_ns[i];
@@ -915,6 +917,21 @@ static void test_select_victims_tables(void **state)
 	p = mk_pod("p", NULL, HIGH, "large", NULL);
 	run_select(t, p, got, sizeof(got));
 	assert_string_equal(got, "node1:p1.2;node2:p2");
+	tenv_free(t);
+
+	/* Start times are read only where removing every lower-priority pod lets the pod fit
+	 * (node2: p2.2 alone fills it), once per potential victim there and per way (clones, scratch). */
+	t = tenv_new(NULL, NULL, WITH_DELETE);
+	t->snap = fx_snapshot(fx_node_info(mk_node("node1", "32", "very", NULL), mk_pod("p1.1", "node1", LOW, "small", NULL),
+					   mk_pod("p1.2", "node1", LOW, "small", NULL), NULL),
+			      fx_node_info(mk_node("node2", "32", "very", NULL), mk_pod("p2.1", "node2", LOW, "small", NULL),
+					   mk_pod("p2.2", "node2", HIGH, "very", NULL), NULL),
+			      NULL);
+	struct sk_pod *big = mk_pod("p", NULL, HIGH, "very", NULL);
+	run_select(t, big, got, sizeof(got));
+	assert_string_equal(got, "node1:p1.1,p1.2");
+	assert_int_equal(t->start_reads, 2 * 3); /* node1's two: the clone run, the scratch run twice */
+	sk_pod_unref(big);
 	tenv_free(t);
 
 	/* "mixed priority pods are preempted" */
