@@ -18,27 +18,35 @@
  * candidate node (2,000 reads per preemptor at 5,000 nodes: docs/benchmarks.md, "Preemption end
  * to end"). A version's facts never change, so a memo keyed by uid and resourceVersion answers
  * exactly what the store would for that version; upstream reads them from the snapshot's pod
- * (pkg/scheduler/util GetPodStartTime), i.e. from that version too. One slot per pod (the last
- * version read replaces the one before), two-way set associative, a fixed size (a slot is
- * overwritten, never freed, so deleted pods cost nothing), one mutex per stripe of sets; names
- * too long for a slot are not memoized. */
-#define MEMO_SETS 16384 /* x 2 ways: room for the 20,000 pods of the Preemption workload */
+ * (pkg/scheduler/util GetPodStartTime), i.e. from that version too. One entry per pod (the last
+ * version read replaces the one before), set associative, a fixed size (an entry is overwritten,
+ * never freed, so deleted pods cost nothing), one mutex per stripe of sets; names too long for an
+ * entry are not memoized. */
+#define MEMO_SETS 16384 /* x 4 ways: the 20,000 pods of the Preemption workload fit with < 1% of them
+			 * in a set that overflows (2 ways missed on ~10% of the reads) */
+#define MEMO_WAYS 4
 #define MEMO_STRIPES 64
 
-struct memo_slot {
-	uint64_t hash;      /* of the uid; 0: empty */
-	char uid[64];
+struct memo_entry {
+	char uid[40];       /* a UUID is 36 */
 	char rv[24];
 	int64_t start;
 	bool terminating;
-	bool recent;        /* the way to keep when the set is full */
+};
+
+/* The hashes and ages first: a lookup touches the entries only on a hash match. */
+struct memo_set {
+	uint64_t hash[MEMO_WAYS]; /* of the uid; 0: empty way */
+	uint32_t used[MEMO_WAYS]; /* tick of the last use: the least recent way is replaced */
+	uint32_t tick;
+	struct memo_entry e[MEMO_WAYS];
 };
 
 struct sk_preempt_client {
 	struct kube_client *client;
 	struct kube_informer *pods, *pdbs;
 	pthread_mutex_t memo_mu[MEMO_STRIPES];
-	struct memo_slot (*memo)[2]; /* [MEMO_SETS] (calloc'd: pages are touched as sets fill); NULL: none */
+	struct memo_set *memo; /* [MEMO_SETS] (calloc'd: pages are touched as sets fill); NULL: none */
 };
 
 struct sk_preempt_client *sk_preempt_client_new(struct kube_client *client, struct kube_informer *pods,
@@ -215,44 +223,50 @@ static uint64_t uid_hash(const char *s)
 /* The memo's facts of pod's version into *l (found, start, terminating); false on a miss. */
 static bool memo_get(struct sk_preempt_client *pc, const struct sk_pod *pod, uint64_t h, struct lookup *l)
 {
-	size_t set = (size_t)(h % MEMO_SETS);
+	size_t k = (size_t)(h % MEMO_SETS);
+	struct memo_set *set = &pc->memo[k];
 	bool hit = false;
-	pthread_mutex_lock(&pc->memo_mu[set % MEMO_STRIPES]);
-	for (int w = 0; w < 2 && !hit; w++) {
-		struct memo_slot *m = &pc->memo[set][w];
-		if (m->hash != h || strcmp(m->uid, pod->uid) != 0 || strcmp(m->rv, pod->resource_version) != 0)
+	pthread_mutex_lock(&pc->memo_mu[k % MEMO_STRIPES]);
+	for (int w = 0; w < MEMO_WAYS && !hit; w++) {
+		const struct memo_entry *m = &set->e[w];
+		if (set->hash[w] != h || strcmp(m->uid, pod->uid) != 0 || strcmp(m->rv, pod->resource_version) != 0)
 			continue;
 		hit = true;
 		l->found = true;
 		l->start = m->start;
 		l->terminating = m->terminating;
-		m->recent = true;
-		pc->memo[set][!w].recent = false;
+		set->used[w] = ++set->tick;
 	}
-	pthread_mutex_unlock(&pc->memo_mu[set % MEMO_STRIPES]);
+	pthread_mutex_unlock(&pc->memo_mu[k % MEMO_STRIPES]);
 	return hit;
 }
 
 static void memo_put(struct sk_preempt_client *pc, const struct sk_pod *pod, uint64_t h, const struct lookup *l)
 {
-	size_t set = (size_t)(h % MEMO_SETS);
-	pthread_mutex_lock(&pc->memo_mu[set % MEMO_STRIPES]);
-	struct memo_slot *ways = pc->memo[set];
+	size_t k = (size_t)(h % MEMO_SETS);
+	struct memo_set *set = &pc->memo[k];
+	pthread_mutex_lock(&pc->memo_mu[k % MEMO_STRIPES]);
 	int w = -1;
-	for (int k = 0; k < 2 && w < 0; k++) /* a newer version of the pod replaces the older one */
-		if (ways[k].hash == h && strcmp(ways[k].uid, pod->uid) == 0)
-			w = k;
-	if (w < 0)
-		w = !ways[0].hash ? 0 : !ways[1].hash ? 1 : ways[0].recent ? 1 : 0;
-	struct memo_slot *m = &ways[w];
-	m->hash = h;
+	for (int i = 0; i < MEMO_WAYS && w < 0; i++) /* a newer version of the pod replaces the older one */
+		if (set->hash[i] == h && strcmp(set->e[i].uid, pod->uid) == 0)
+			w = i;
+	for (int i = 0; i < MEMO_WAYS && w < 0; i++)
+		if (!set->hash[i])
+			w = i;
+	if (w < 0) { /* the least recently used (ages compared as distances from the tick: wrap-safe) */
+		w = 0;
+		for (int i = 1; i < MEMO_WAYS; i++)
+			if (set->tick - set->used[i] > set->tick - set->used[w])
+				w = i;
+	}
+	struct memo_entry *m = &set->e[w];
+	set->hash[w] = h;
 	snprintf(m->uid, sizeof(m->uid), "%s", pod->uid);
 	snprintf(m->rv, sizeof(m->rv), "%s", pod->resource_version);
 	m->start = l->start;
 	m->terminating = l->terminating;
-	m->recent = true;
-	ways[!w].recent = false;
-	pthread_mutex_unlock(&pc->memo_mu[set % MEMO_STRIPES]);
+	set->used[w] = ++set->tick;
+	pthread_mutex_unlock(&pc->memo_mu[k % MEMO_STRIPES]);
 }
 
 /* start time and terminating of pod's version: from the memo, else from the store (memoized
@@ -260,7 +274,7 @@ static void memo_put(struct sk_preempt_client *pc, const struct sk_pod *pod, uin
 static bool version_facts(struct sk_preempt_client *pc, const struct sk_pod *pod, struct lookup *l)
 {
 	bool memo = pc->memo && pc->pods && pod->uid && *pod->uid && pod->resource_version && *pod->resource_version &&
-		    strlen(pod->uid) < sizeof(pc->memo[0][0].uid) && strlen(pod->resource_version) < sizeof(pc->memo[0][0].rv);
+		    strlen(pod->uid) < sizeof(pc->memo[0].e[0].uid) && strlen(pod->resource_version) < sizeof(pc->memo[0].e[0].rv);
 	uint64_t h = memo ? uid_hash(pod->uid) : 0;
 	if (memo && memo_get(pc, pod, h, l))
 		return true;
