@@ -309,8 +309,8 @@ struct sk_status sk_dp_select_victims_on_node(struct sk_plugin *self, struct sk_
 	st = sk_handle_run_filter_with_nominated(self->handle, cs, pod, ni);
 	if (st.code != SK_SUCCESS)
 		goto out;
-	/* Start times only now: a node where even no lower-priority pod is not enough never needs
-	 * them (end to end each one is a pod informer read). */
+	/* Start times only now: a node where the pod does not fit even without every lower-priority
+	 * pod never needs them (end to end each is a read of the pod informer's copy). */
 	for (int i = 0; i < npot; i++) {
 		int64_t t = sk_handle_pod_start_time(self->handle, pot[i].pod);
 		pot[i].start_ns = t >= 0 ? t : now_ns;
