@@ -861,6 +861,8 @@ static struct sk_status no_candidate_status(int num_all, const struct node_resul
 static struct sk_status call_extenders(struct sk_plugin *self, const struct sk_pod *pod, int64_t now_ns,
 				       struct sk_dp_candidate *cands, int *n)
 {
+	if (!sk_dryrun_candidates_observed(self->handle)) /* no extender, no record: the list stays */
+		return sk_ok();
 	struct sk_victims *v = calloc((size_t)*n, sizeof(*v));
 	if (!v)
 		return prefixed(SK_ERROR, NULL);

@@ -18,6 +18,7 @@
 #include "scheduler/config/config.h"
 #include "scheduler/framework/dryrun.h"
 #include "scheduler/framework/parallel.h"
+#include "scheduler/framework/record.h"
 #include "scheduler/framework/runtime.h"
 #include "scheduler/tests/fixtures.h"
 
@@ -1011,6 +1012,40 @@ static void test_select_victims_tables(void **state)
 	tenv_free(t);
 }
 
+/* The candidates list is built only when someone looks at it (sk_dryrun_candidates_observed): no
+ * extender and no decision record -> not observed, and the preemption's result is the same; with
+ * the attempt's record current the record gets the candidates (docs/explain.md). */
+static void test_candidates_for_the_record(void **state)
+{
+	(void)state;
+	struct tenv *t = tenv_new(NULL, NULL, WITH_DELETE);
+	t->snap = fx_snapshot(fx_node_info(mk_node("node1", "32", "large", NULL), mk_pod("p1", "node1", LOW, "large", NULL), NULL),
+			      fx_node_info(mk_node("node2", "32", "large", NULL), mk_pod("p2.1", "node2", LOW, "small", NULL),
+					   mk_pod("p2.2", "node2", LOW, "medium", NULL), NULL),
+			      NULL);
+	struct sk_pod *p = mk_pod("p", NULL, HIGH, "large", NULL);
+	const struct {
+		bool record;
+		int want_candidates;
+	} rows[] = { { false, 0 }, { true, 2 } };
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct sk_rec_trace trace;
+		memset(&trace, 0, sizeof(trace));
+		struct sk_rec_trace *prev = sk_rec_set_current(rows[i].record ? &trace : NULL);
+		assert_true(sk_dryrun_candidates_observed(dp(t)->handle) == rows[i].record);
+		struct pf_out o = post_filter(t, p, "node1=U,node2=U");
+		sk_rec_set_current(prev);
+		assert_int_equal(o.code, SK_SUCCESS);
+		assert_string_equal(o.nominated, "node1"); /* one victim rather than two */
+		assert_int_equal(trace.candidates_total, rows[i].want_candidates);
+		for (int k = 0; k < trace.nvictims; k++)
+			free(trace.victims[k]);
+		t->ndeleted = 0;
+	}
+	sk_pod_unref(p);
+	tenv_free(t);
+}
+
 static void test_pod_with_anti_affinity_is_preempted(void **state)
 {
 	(void)state;
@@ -1254,6 +1289,7 @@ int main(void)
 		cmocka_unit_test(test_eligibility),
 		cmocka_unit_test(test_select_victims_tables),
 		cmocka_unit_test(test_pod_with_anti_affinity_is_preempted),
+		cmocka_unit_test(test_candidates_for_the_record),
 		cmocka_unit_test(test_candidate_limit_and_offset),
 		cmocka_unit_test(test_pick_one_node),
 		cmocka_unit_test(test_num_candidates),

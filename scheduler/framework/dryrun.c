@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "scheduler/framework/fw_internal.h"
+#include "scheduler/framework/record.h"
 
 struct sk_dryrun_scratch {
 	struct sk_node_info ni;
@@ -183,4 +184,9 @@ void sk_dryrun_scratch_free(struct sk_dryrun_scratch *s)
 		pthread_mutex_destroy(&s->cs.mu);
 	}
 	free(s);
+}
+
+bool sk_dryrun_candidates_observed(struct sk_handle *h)
+{
+	return h->fw->nextenders > 0 || sk_rec_active();
 }

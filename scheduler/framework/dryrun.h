@@ -24,4 +24,10 @@ int sk_dryrun_reset(struct sk_dryrun_scratch *s, const struct sk_node_info *ni, 
 struct sk_node_info *sk_dryrun_node(struct sk_dryrun_scratch *s);
 struct sk_cycle_state *sk_dryrun_state(struct sk_dryrun_scratch *s);
 
+/* Whether anyone looks at the candidates a PostFilter hands to sk_handle_preempt_extenders: an
+ * HTTP extender of h's profile, or the decision record of the attempt running on this thread.
+ * When false that call leaves the list as it is, so building it (a victim array per candidate,
+ * ~500 per preemptor at 5,000 nodes) can be skipped. */
+bool sk_dryrun_candidates_observed(struct sk_handle *h);
+
 #endif
