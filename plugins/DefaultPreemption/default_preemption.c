@@ -5,8 +5,8 @@
  * scheduling thread after the nomination (dp_async.c) and PreEnqueue holds the preemptor back
  * while that runs; with it off they are evicted before the pod is nominated.
  * Threads: PostFilter runs on the scheduling thread; the per-node dry runs fan out over the
- * framework's pool, each on its own NodeInfo and CycleState copies (made in one scratch per
- * concurrent node, scheduler/framework/dryrun.h). The offset generator is an atomic. */
+ * framework's pool, each on its own NodeInfo and CycleState copies. The offset generator is an
+ * atomic. */
 #include "default_preemption.h"
 #include "dp_async.h"
 
@@ -19,7 +19,6 @@
 
 #include "schedkit/args.h"
 #include "schedkit/log.h"
-#include "scheduler/framework/dryrun.h"
 
 #define NAME "DefaultPreemption"
 #define MSG_NO_VICTIMS "No preemption victims found for incoming pod"
@@ -462,7 +461,6 @@ struct dry_run {
 	int64_t now_ns;
 	struct node_result *res; /* [nres]: the nodes tried so far, by i (not node index) */
 	int nres;
-	struct sk_dryrun_scratch **scratch; /* [parallelism]: node j of a batch uses scratch[j] */
 };
 
 static void check_node(int j, void *arg)
@@ -473,17 +471,18 @@ static void check_node(int j, void *arg)
 	const struct sk_node_info *orig = d->potential[(d->offset + i) % d->npotential];
 	r->done = true;
 	r->cand.node = orig->node ? orig->node->name : "";
-	/* The copies of upstream's per-node NodeInfo and CycleState clones, made in this slot's
-	 * scratch (scheduler/framework/dryrun.h): no allocation per node once it has grown. */
-	struct sk_dryrun_scratch *sc = d->scratch[j];
-	if (sk_dryrun_reset(sc, orig, d->cs) != 0) {
+	struct sk_node_info *ni = sk_node_info_clone(orig);
+	struct sk_cycle_state *cs = sk_handle_cycle_state_clone(d->self->handle, d->cs);
+	if (!ni || !cs) {
 		r->status = sk_status(SK_ERROR, "preemption dry run: out of memory");
-		return;
+	} else {
+		r->status = sk_dp_select_victims_on_node(d->self, cs, d->pod, ni, d->pdbs, d->npdbs, d->now_ns,
+							 &r->cand);
+		if (r->status.code == SK_SUCCESS && r->cand.nvictims == 0)
+			r->status = sk_statusf(SK_ERROR, "expected at least one victim pod on node \"%s\"", r->cand.node);
 	}
-	r->status = sk_dp_select_victims_on_node(d->self, sk_dryrun_state(sc), d->pod, sk_dryrun_node(sc), d->pdbs,
-						 d->npdbs, d->now_ns, &r->cand);
-	if (r->status.code == SK_SUCCESS && r->cand.nvictims == 0)
-		r->status = sk_statusf(SK_ERROR, "expected at least one victim pod on node \"%s\"", r->cand.node);
+	sk_node_info_free(ni);
+	sk_handle_cycle_state_free(d->self->handle, cs);
 }
 
 /* ---------- messages ---------- */
@@ -756,15 +755,7 @@ static int dry_run_preemption(struct sk_plugin *self, struct dry_run *dr, int32_
 	int nonviolating = 0, violating = 0, ccap = 0, vcap = 0, rc = 0;
 	bool stop = false;
 	struct sk_dp_candidate *cands = NULL, *viol = NULL;
-	if (batch > npotential && npotential > 0)
-		batch = npotential;
-	dr->scratch = calloc((size_t)batch, sizeof(*dr->scratch));
-	for (int k = 0; dr->scratch && k < batch; k++)
-		if (!(dr->scratch[k] = sk_dryrun_scratch_new()))
-			rc = -1;
-	if (!dr->scratch)
-		rc = -1;
-	for (int base = 0; base < npotential && !stop && rc == 0; base += batch) {
+	for (int base = 0; base < npotential && !stop; base += batch) {
 		int n = npotential - base < batch ? npotential - base : batch;
 		int ncap = dr->nres;
 		if (grow_zeroed((void **)&dr->res, &ncap, base + n, sizeof(*dr->res)) != 0 ||
@@ -807,10 +798,6 @@ static int dry_run_preemption(struct sk_plugin *self, struct dry_run *dr, int32_
 		cands = NULL;
 	}
 	free(viol);
-	for (int k = 0; dr->scratch && k < batch; k++)
-		sk_dryrun_scratch_free(dr->scratch[k]);
-	free(dr->scratch);
-	dr->scratch = NULL;
 	*out = cands;
 	return rc == 0 ? nonviolating + violating : -1;
 }
@@ -861,8 +848,6 @@ static struct sk_status no_candidate_status(int num_all, const struct node_resul
 static struct sk_status call_extenders(struct sk_plugin *self, const struct sk_pod *pod, int64_t now_ns,
 				       struct sk_dp_candidate *cands, int *n)
 {
-	if (!sk_dryrun_candidates_observed(self->handle)) /* no extender, no record: the list stays */
-		return sk_ok();
 	struct sk_victims *v = calloc((size_t)*n, sizeof(*v));
 	if (!v)
 		return prefixed(SK_ERROR, NULL);

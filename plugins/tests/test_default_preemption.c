@@ -16,7 +16,6 @@
 #include "plugins/DefaultPreemption/default_preemption.h"
 #include "kube/featuregate.h"
 #include "scheduler/config/config.h"
-#include "scheduler/framework/dryrun.h"
 #include "scheduler/framework/parallel.h"
 #include "scheduler/framework/record.h"
 #include "scheduler/framework/runtime.h"
@@ -808,57 +807,7 @@ static void render_candidate(const struct sk_dp_candidate *c, char *out, size_t 
 		snprintf(out + strlen(out), n - strlen(out), ":%d", c->num_pdb_violations);
 }
 
-/* The dry run's way (plugins/DefaultPreemption check_node): one scratch reused for every node,
- * each node visited twice (in order, then in reverse, so the scratch always holds another node's
- * leftovers: more or fewer pods, its victims removed). Renders the first pass; the second must
- * give the same per node. */
-static void run_select_scratch(struct tenv *t, struct sk_cycle_state *cs, const struct sk_pod *pod,
-			       struct sk_pdb **pdbs, int npdbs, char *out, size_t n)
-{
-	struct sk_dryrun_scratch *sc = sk_dryrun_scratch_new();
-	assert_non_null(sc);
-	int nn = t->snap->nnodes;
-	char per_node[2][16][256];
-	assert_true(nn <= 16);
-	out[0] = '\0';
-	for (int pass = 0; pass < 2; pass++)
-		for (int k = 0; k < nn; k++) {
-			int i = pass == 0 ? k : nn - 1 - k;
-			assert_int_equal(sk_dryrun_reset(sc, t->snap->nodes[i], cs), 0);
-			struct sk_node_info *ni = sk_dryrun_node(sc);
-			const struct sk_node_info *src = t->snap->nodes[i]; /* ni is a copy of it, as a clone */
-			assert_ptr_equal(ni->node, src->node);
-			assert_int_equal(ni->npods, src->npods);
-			for (int k2 = 0; k2 < src->npods; k2++)
-				assert_ptr_equal(ni->pods[k2].pod, src->pods[k2].pod);
-			assert_true(ni->requested.milli_cpu == src->requested.milli_cpu &&
-				    ni->requested.memory == src->requested.memory &&
-				    ni->non_zero_milli_cpu == src->non_zero_milli_cpu &&
-				    ni->non_zero_memory == src->non_zero_memory);
-			assert_int_equal(ni->npods_with_affinity, src->npods_with_affinity);
-			assert_int_equal(ni->npods_with_required_anti_affinity, src->npods_with_required_anti_affinity);
-			assert_int_equal(ni->nused_ports, src->nused_ports);
-			assert_int_equal(ni->index, src->index);
-			assert_true(ni->index_serial == src->index_serial && ni->generation == src->generation);
-			struct sk_dp_candidate c = { .node = ni->node->name };
-			struct sk_status s = sk_dp_select_victims_on_node(dp(t), sk_dryrun_state(sc), pod, ni, pdbs, npdbs,
-									  1000, &c);
-			per_node[pass][i][0] = '\0';
-			if (s.code == SK_SUCCESS && c.nvictims > 0)
-				render_candidate(&c, per_node[pass][i], sizeof(per_node[pass][i]));
-			sk_status_reset(&s);
-			sk_dp_candidate_clear(&c);
-		}
-	for (int i = 0; i < nn; i++) {
-		assert_string_equal(per_node[0][i], per_node[1][i]);
-		if (per_node[0][i][0])
-			snprintf(out + strlen(out), n - strlen(out), "%s%s", *out ? ";" : "", per_node[0][i]);
-	}
-	sk_dryrun_scratch_free(sc);
-}
-
-/* Runs select-victims on every node of t->snap on clones (upstream's way) and renders the
- * candidates; the scratch way (run_select_scratch) must render the same. */
+/* Runs select-victims on every node of t->snap (as the dry run does) and renders the candidates. */
 static void run_select(struct tenv *t, const struct sk_pod *pod, char *out, size_t n)
 {
 	struct sk_cycle_state *cs = sk_cycle_state_new(t->fw, false);
@@ -882,9 +831,6 @@ static void run_select(struct tenv *t, const struct sk_pod *pod, char *out, size
 		sk_cycle_state_free(c2);
 		sk_node_info_free(ni);
 	}
-	char scratch_out[512];
-	run_select_scratch(t, cs, pod, pdbs, npdbs, scratch_out, sizeof(scratch_out));
-	assert_string_equal(scratch_out, out);
 	sk_pdb_list_free(pdbs, npdbs);
 	sk_cycle_state_free(cs);
 }
@@ -921,7 +867,7 @@ static void test_select_victims_tables(void **state)
 	tenv_free(t);
 
 	/* Start times are read only where removing every lower-priority pod lets the pod fit
-	 * (node2: p2.2 alone fills it), once per potential victim there and per way (clones, scratch). */
+	 * (node2: p2.2 alone fills it), once per potential victim there. */
 	t = tenv_new(NULL, NULL, WITH_DELETE);
 	t->snap = fx_snapshot(fx_node_info(mk_node("node1", "32", "very", NULL), mk_pod("p1.1", "node1", LOW, "small", NULL),
 					   mk_pod("p1.2", "node1", LOW, "small", NULL), NULL),
@@ -931,7 +877,7 @@ static void test_select_victims_tables(void **state)
 	struct sk_pod *big = mk_pod("p", NULL, HIGH, "very", NULL);
 	run_select(t, big, got, sizeof(got));
 	assert_string_equal(got, "node1:p1.1,p1.2");
-	assert_int_equal(t->start_reads, 2 * 3); /* node1's two: the clone run, the scratch run twice */
+	assert_int_equal(t->start_reads, 2); /* node1's two; node2's p2.1 is never asked about */
 	sk_pod_unref(big);
 	tenv_free(t);
 
@@ -1012,9 +958,8 @@ static void test_select_victims_tables(void **state)
 	tenv_free(t);
 }
 
-/* The candidates list is built only when someone looks at it (sk_dryrun_candidates_observed): no
- * extender and no decision record -> not observed, and the preemption's result is the same; with
- * the attempt's record current the record gets the candidates (docs/explain.md). */
+/* The candidates reach the attempt's decision record when one is current (docs/explain.md), and
+ * the preemption decides the same with and without one. */
 static void test_candidates_for_the_record(void **state)
 {
 	(void)state;
@@ -1032,7 +977,6 @@ static void test_candidates_for_the_record(void **state)
 		struct sk_rec_trace trace;
 		memset(&trace, 0, sizeof(trace));
 		struct sk_rec_trace *prev = sk_rec_set_current(rows[i].record ? &trace : NULL);
-		assert_true(sk_dryrun_candidates_observed(dp(t)->handle) == rows[i].record);
 		struct pf_out o = post_filter(t, p, "node1=U,node2=U");
 		sk_rec_set_current(prev);
 		assert_int_equal(o.code, SK_SUCCESS);
