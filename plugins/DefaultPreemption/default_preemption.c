@@ -283,25 +283,18 @@ struct sk_status sk_dp_select_victims_on_node(struct sk_plugin *self, struct sk_
 					      struct sk_dp_candidate *c)
 {
 	struct sk_status st = sk_ok();
-	struct sk_dp_victim *pot = NULL;
-	bool *viol = NULL;
+	struct sk_dp_victim pot_small[16], *pot = pot_small; /* a node's pods: usually a handful */
+	bool viol_small[16], *viol = viol_small;
 	int npot = 0;
 	c->nvictims = 0;
 	c->victims = NULL;
 	c->num_pdb_violations = 0;
-	if (ni->npods > 0) {
-		pot = calloc((size_t)ni->npods, sizeof(*pot));
-		if (!pot)
-			return sk_status(SK_ERROR, "selecting victims: out of memory");
-	}
+	if (ni->npods > 16 && !(pot = calloc((size_t)ni->npods, sizeof(*pot))))
+		return sk_status(SK_ERROR, "selecting victims: out of memory");
 	for (int i = 0; i < ni->npods; i++) {
 		struct sk_pod *p = ni->pods[i].pod;
-		if (p->priority < pod->priority) {
-			int64_t t = sk_handle_pod_start_time(self->handle, p);
-			pot[npot].pod = sk_pod_ref(p);
-			pot[npot].start_ns = t >= 0 ? t : now_ns;
-			npot++;
-		}
+		if (p->priority < pod->priority)
+			pot[npot++].pod = sk_pod_ref(p);
 	}
 	for (int i = 0; i < npot; i++) {
 		st = remove_victim(self, cs, pod, ni, pot[i].pod);
@@ -315,8 +308,15 @@ struct sk_status sk_dp_select_victims_on_node(struct sk_plugin *self, struct sk_
 	st = sk_handle_run_filter_with_nominated(self->handle, cs, pod, ni);
 	if (st.code != SK_SUCCESS)
 		goto out;
+	/* Start times only now: a node where the pod does not fit even without every lower-priority
+	 * pod never needs them (end to end each is a read of the pod informer's copy). */
+	for (int i = 0; i < npot; i++) {
+		int64_t t = sk_handle_pod_start_time(self->handle, pot[i].pod);
+		pot[i].start_ns = t >= 0 ? t : now_ns;
+	}
 	sort_by_importance(pot, npot);
-	viol = calloc((size_t)npot, sizeof(*viol));
+	if (npot > 16)
+		viol = calloc((size_t)npot, sizeof(*viol));
 	c->victims = calloc((size_t)npot, sizeof(*c->victims));
 	if (!viol || !c->victims) {
 		st = sk_status(SK_ERROR, "selecting victims: out of memory");
@@ -356,8 +356,10 @@ struct sk_status sk_dp_select_victims_on_node(struct sk_plugin *self, struct sk_
 out:
 	for (int i = 0; i < npot; i++)
 		sk_pod_unref(pot[i].pod);
-	free(pot);
-	free(viol);
+	if (pot != pot_small)
+		free(pot);
+	if (viol != viol_small)
+		free(viol);
 	if (st.code != SK_SUCCESS)
 		sk_dp_candidate_clear(c);
 	return st;

@@ -17,6 +17,7 @@
 #include "kube/featuregate.h"
 #include "scheduler/config/config.h"
 #include "scheduler/framework/parallel.h"
+#include "scheduler/framework/record.h"
 #include "scheduler/framework/runtime.h"
 #include "scheduler/tests/fixtures.h"
 
@@ -56,6 +57,7 @@ struct tenv {
 	int npreempt_calls;
 	int nevents;
 	char last_event[256];
+	int start_reads; /* t_start calls (atomic: the dry run's pool threads call it) */
 	const char *start_names[8];
 	int64_t start_ns[8];
 	int nstart;
@@ -139,6 +141,7 @@ static void t_activate(void *ctx, const struct sk_pod *pod)
 static int64_t t_start(void *ctx, const struct sk_pod *pod)
 {
 	struct tenv *t = ctx;
+	__atomic_fetch_add(&t->start_reads, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < t->nstart; i++)
 		if (!strcmp(t->start_names[i], pod->name))
 			return t->start_ns[i];
@@ -790,6 +793,20 @@ struct dry_case {
 	const char *want; /* "node:victim,victim[:violations];..." sorted victims, or "" */
 };
 
+/* Renders a candidate as "node:victim,victim[:violations]" (victims sorted) after out's text. */
+static void render_candidate(const struct sk_dp_candidate *c, char *out, size_t n)
+{
+	char names[8][64];
+	for (int k = 0; k < c->nvictims; k++)
+		snprintf(names[k], 64, "%s", c->victims[k].pod->name);
+	qsort(names, (size_t)c->nvictims, 64, cmp_names);
+	snprintf(out + strlen(out), n - strlen(out), "%s%s:", *out ? ";" : "", c->node);
+	for (int k = 0; k < c->nvictims; k++)
+		snprintf(out + strlen(out), n - strlen(out), "%s%s", k ? "," : "", names[k]);
+	if (c->num_pdb_violations)
+		snprintf(out + strlen(out), n - strlen(out), ":%d", c->num_pdb_violations);
+}
+
 /* Runs select-victims on every node of t->snap (as the dry run does) and renders the candidates. */
 static void run_select(struct tenv *t, const struct sk_pod *pod, char *out, size_t n)
 {
@@ -807,17 +824,8 @@ static void run_select(struct tenv *t, const struct sk_pod *pod, char *out, size
 		struct sk_cycle_state *c2 = sk_cycle_state_clone(cs);
 		struct sk_dp_candidate c = { .node = ni->node->name };
 		struct sk_status s = sk_dp_select_victims_on_node(dp(t), c2, pod, ni, pdbs, npdbs, 1000, &c);
-		if (s.code == SK_SUCCESS && c.nvictims > 0) {
-			char names[8][64];
-			for (int k = 0; k < c.nvictims; k++)
-				snprintf(names[k], 64, "%s", c.victims[k].pod->name);
-			qsort(names, (size_t)c.nvictims, 64, cmp_names);
-			snprintf(out + strlen(out), n - strlen(out), "%s%s:", *out ? ";" : "", c.node);
-			for (int k = 0; k < c.nvictims; k++)
-				snprintf(out + strlen(out), n - strlen(out), "%s%s", k ? "," : "", names[k]);
-			if (c.num_pdb_violations)
-				snprintf(out + strlen(out), n - strlen(out), ":%d", c.num_pdb_violations);
-		}
+		if (s.code == SK_SUCCESS && c.nvictims > 0)
+			render_candidate(&c, out, n);
 		sk_status_reset(&s);
 		sk_dp_candidate_clear(&c);
 		sk_cycle_state_free(c2);
@@ -856,6 +864,21 @@ static void test_select_victims_tables(void **state)
 	p = mk_pod("p", NULL, HIGH, "large", NULL);
 	run_select(t, p, got, sizeof(got));
 	assert_string_equal(got, "node1:p1.2;node2:p2");
+	tenv_free(t);
+
+	/* Start times are read only where removing every lower-priority pod lets the pod fit
+	 * (node2: p2.2 alone fills it), once per potential victim there. */
+	t = tenv_new(NULL, NULL, WITH_DELETE);
+	t->snap = fx_snapshot(fx_node_info(mk_node("node1", "32", "very", NULL), mk_pod("p1.1", "node1", LOW, "small", NULL),
+					   mk_pod("p1.2", "node1", LOW, "small", NULL), NULL),
+			      fx_node_info(mk_node("node2", "32", "very", NULL), mk_pod("p2.1", "node2", LOW, "small", NULL),
+					   mk_pod("p2.2", "node2", HIGH, "very", NULL), NULL),
+			      NULL);
+	struct sk_pod *big = mk_pod("p", NULL, HIGH, "very", NULL);
+	run_select(t, big, got, sizeof(got));
+	assert_string_equal(got, "node1:p1.1,p1.2");
+	assert_int_equal(t->start_reads, 2); /* node1's two; node2's p2.1 is never asked about */
+	sk_pod_unref(big);
 	tenv_free(t);
 
 	/* "mixed priority pods are preempted" */
@@ -931,6 +954,38 @@ static void test_select_victims_tables(void **state)
 	p = mk_pod("p", NULL, HIGH, "very", NULL);
 	run_select(t, p, got, sizeof(got));
 	assert_string_equal(got, "node1:p1.1,p1.2,p1.3:1");
+	sk_pod_unref(p);
+	tenv_free(t);
+}
+
+/* The candidates reach the attempt's decision record when one is current (docs/explain.md), and
+ * the preemption decides the same with and without one. */
+static void test_candidates_for_the_record(void **state)
+{
+	(void)state;
+	struct tenv *t = tenv_new(NULL, NULL, WITH_DELETE);
+	t->snap = fx_snapshot(fx_node_info(mk_node("node1", "32", "large", NULL), mk_pod("p1", "node1", LOW, "large", NULL), NULL),
+			      fx_node_info(mk_node("node2", "32", "large", NULL), mk_pod("p2.1", "node2", LOW, "small", NULL),
+					   mk_pod("p2.2", "node2", LOW, "medium", NULL), NULL),
+			      NULL);
+	struct sk_pod *p = mk_pod("p", NULL, HIGH, "large", NULL);
+	const struct {
+		bool record;
+		int want_candidates;
+	} rows[] = { { false, 0 }, { true, 2 } };
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct sk_rec_trace trace;
+		memset(&trace, 0, sizeof(trace));
+		struct sk_rec_trace *prev = sk_rec_set_current(rows[i].record ? &trace : NULL);
+		struct pf_out o = post_filter(t, p, "node1=U,node2=U");
+		sk_rec_set_current(prev);
+		assert_int_equal(o.code, SK_SUCCESS);
+		assert_string_equal(o.nominated, "node1"); /* one victim rather than two */
+		assert_int_equal(trace.candidates_total, rows[i].want_candidates);
+		for (int k = 0; k < trace.nvictims; k++)
+			free(trace.victims[k]);
+		t->ndeleted = 0;
+	}
 	sk_pod_unref(p);
 	tenv_free(t);
 }
@@ -1178,6 +1233,7 @@ int main(void)
 		cmocka_unit_test(test_eligibility),
 		cmocka_unit_test(test_select_victims_tables),
 		cmocka_unit_test(test_pod_with_anti_affinity_is_preempted),
+		cmocka_unit_test(test_candidates_for_the_record),
 		cmocka_unit_test(test_candidate_limit_and_offset),
 		cmocka_unit_test(test_pick_one_node),
 		cmocka_unit_test(test_num_candidates),

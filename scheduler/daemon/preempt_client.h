@@ -2,8 +2,11 @@
  * PodDisruptionBudgets from an informer (or a LIST when there is none), status.startTime and the
  * DisruptionTarget condition read from the pod informer's JSON, the victim's DisruptionTarget
  * status patch followed by its DELETE, and the status patch clearing a nominatedNodeName.
- * Everything borrowed (client, informers) must outlive the preempt client. Thread-safe: no state
- * of its own beyond the borrowed, thread-safe client and informer stores. */
+ * Start times and "terminating by preemption" are memoized per pod version (uid and
+ * resourceVersion; see preempt_client.c): the dry run asks for every potential victim of every
+ * candidate node, and each store read parses a whole pod.
+ * Everything borrowed (client, informers) must outlive the preempt client. Thread-safe: the memo
+ * has its own locks; the rest is the borrowed, thread-safe client and informer stores. */
 #ifndef SK_PREEMPT_CLIENT_H
 #define SK_PREEMPT_CLIENT_H
 

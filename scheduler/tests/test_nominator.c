@@ -123,11 +123,43 @@ static void test_many_nodes(void **state)
 	sk_nominator_free(n);
 }
 
+/* Names around the bit filter's 8-byte windows (shorter than, exactly, longer than 8 and 16 bytes,
+ * and names that differ only where the windows do not look): each node answers its own pod only. */
+static void test_name_lengths(void **state)
+{
+	(void)state;
+	static const char *const nodes[] = { "a", "n1", "abcdefg", "abcdefgh", "abcdefghi", "abcdefgh12345678",
+					     "abcdefgh-X-12345678", "abcdefgh-Y-12345678", "" };
+	struct sk_nominator *n = sk_nominator_new();
+	char name[16], got[64];
+	int count = (int)(sizeof(nodes) / sizeof(nodes[0])) - 1; /* "" is never nominated to */
+	for (int i = 0; i < count; i++) {
+		snprintf(name, sizeof(name), "p%d", i);
+		struct sk_pod *p = mkpod(name, nodes[i], NULL);
+		sk_nominator_add(n, p, NULL);
+		sk_pod_unref(p);
+	}
+	for (int i = 0; i < count; i++) {
+		snprintf(name, sizeof(name), "p%d", i);
+		pods_on(n, nodes[i], got, sizeof(got));
+		if (strcmp(got, name))
+			fail_msg("%s: got %s want %s", nodes[i], got, name);
+	}
+	static const char *const absent[] = { "b", "abcdefgi", "abcdefgh-Z-12345678", "abcdefgh12345679", "" };
+	for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++) {
+		pods_on(n, absent[i], got, sizeof(got));
+		if (*got)
+			fail_msg("%s: got %s want none", absent[i], got);
+	}
+	sk_nominator_free(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nominations_by_node),
 		cmocka_unit_test(test_many_nodes),
+		cmocka_unit_test(test_name_lengths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -244,6 +244,120 @@ static void test_clear_nominated(void **state)
 	sk_pod_unref(p);
 }
 
+/* Waits until the informer's copy of default/<name> has resourceVersion rv (NULL: is gone). */
+static void wait_store_version(struct kube_informer *inf, const char *name, const char *rv)
+{
+	char key[256];
+	snprintf(key, sizeof(key), "default/%s", name);
+	for (int i = 0; i < 500; i++) {
+		cJSON *o = kube_store_get(inf, key);
+		const char *have = o ? kube_meta_resource_version(o) : NULL;
+		bool ok = rv ? have && strcmp(have, rv) == 0 : !o;
+		cJSON_Delete(o);
+		if (ok)
+			return;
+		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+	}
+	fail_msg("the informer never saw %s at %s", name, rv ? rv : "(deleted)");
+}
+
+static struct sk_pod *pod_now(struct env *v, const char *name)
+{
+	cJSON *obj = get_pod(v, name, &(struct kube_error){ 0 });
+	assert_non_null(obj);
+	char *e = NULL;
+	struct sk_pod *p = sk_pod_decode(obj, &e);
+	free(e);
+	cJSON_Delete(obj);
+	assert_non_null(p);
+	return p;
+}
+
+static void set_start(struct env *v, const char *name, const char *t)
+{
+	char *spath = kube_path("", "v1", "pods", "default", name, "status");
+	char yaml[256];
+	snprintf(yaml, sizeof(yaml), "{status: {startTime: '%s'}}", t);
+	cJSON *patch = fx_json(yaml);
+	struct kube_error ke = { 0 };
+	assert_int_equal(kube_patch(v->c, spath, KUBE_PATCH_MERGE, patch, NULL, &ke), 0);
+	cJSON_Delete(patch);
+	free(spath);
+}
+
+/* The per-version memo of start time and "terminating by preemption": a pod's facts are those of
+ * its own resourceVersion (upstream reads them from the snapshot's pod), also after the store
+ * moved on or lost the pod; a version the store never held as such reads the store's current
+ * object, and is not memoized. The table's rows run after the store moved from v1 to v2. */
+static void test_facts_by_version(void **state)
+{
+	struct env *v = *state;
+	create(v, "", "v1", "pods", "default",
+	       "{apiVersion: v1, kind: Pod, metadata: {name: ver, namespace: default, finalizers: [test/keep]}, "
+	       "spec: {nodeName: n1, containers: [{name: c, image: x}]}}");
+	set_start(v, "ver", "1970-01-01T00:00:05Z");
+	struct sk_pod *v1 = pod_now(v, "ver");
+	struct kube_informer *inf = pod_informer(v);
+	struct sk_preempt_client *pc = sk_preempt_client_new(v->c, inf, NULL);
+	wait_store_version(inf, "ver", v1->resource_version);
+	char *other_yaml = NULL;
+	assert_true(asprintf(&other_yaml,
+			     "{metadata: {name: ver, namespace: default, uid: %s, resourceVersion: '999999'}, "
+			     "spec: {containers: [{name: c}]}}",
+			     v1->uid) > 0);
+	struct sk_pod *unseen = fx_pod(other_yaml); /* same pod, a version the store never held */
+	free(other_yaml);
+
+	assert_true(sk_preempt_pod_start_time(pc, v1) == 5000000000LL); /* read, memoized */
+	assert_false(sk_preempt_terminating_by_preemption(pc, v1));
+	set_start(v, "ver", "1970-01-01T00:00:07Z");
+	struct sk_pod *v2 = pod_now(v, "ver");
+	wait_store_version(inf, "ver", v2->resource_version);
+	struct {
+		const struct sk_pod *pod;
+		int64_t start;
+	} rows[] = {
+		{ v1, 5000000000LL },     /* its own version's start, not the store's newer one */
+		{ v2, 7000000000LL },     /* the new version */
+		{ unseen, 7000000000LL }, /* the store's current object */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		assert_true(sk_preempt_pod_start_time(pc, rows[i].pod) == rows[i].start);
+
+	/* The eviction: v3 carries deletionTimestamp and DisruptionTarget. */
+	struct sk_pod *pre = fx_pod("{metadata: {name: p, uid: p}, spec: {priority: 10, containers: [{name: c}]}}");
+	char *err = NULL;
+	assert_int_equal(sk_preempt_victim(pc, pre, v2, "n1", "m", &err), 0);
+	struct sk_pod *v3 = pod_now(v, "ver");
+	wait_store_version(inf, "ver", v3->resource_version);
+	assert_false(sk_preempt_terminating_by_preemption(pc, v2)); /* the version before (memoized) */
+	assert_true(sk_preempt_terminating_by_preemption(pc, unseen)); /* the store's object */
+	assert_true(sk_preempt_terminating_by_preemption(pc, v3));
+
+	/* Gone from the store: the version read last keeps its facts (one memo slot per pod); the
+	 * versions it replaced and an unseen one have none. */
+	char *path = kube_path("", "v1", "pods", "default", "ver", NULL);
+	cJSON *patch = fx_json("{metadata: {finalizers: null}}");
+	struct kube_error ke = { 0 };
+	assert_int_equal(kube_patch(v->c, path, KUBE_PATCH_MERGE, patch, NULL, &ke), 0);
+	cJSON_Delete(patch);
+	free(path);
+	wait_store_version(inf, "ver", NULL);
+	assert_true(sk_preempt_pod_start_time(pc, v3) == 7000000000LL);
+	assert_true(sk_preempt_terminating_by_preemption(pc, v3));
+	assert_true(sk_preempt_pod_start_time(pc, v1) == -1);
+	assert_true(sk_preempt_pod_start_time(pc, v2) == -1);
+	assert_true(sk_preempt_pod_start_time(pc, unseen) == -1);
+	assert_false(sk_preempt_terminating_by_preemption(pc, unseen));
+	sk_pod_unref(v1);
+	sk_pod_unref(v2);
+	sk_pod_unref(v3);
+	sk_pod_unref(unseen);
+	sk_pod_unref(pre);
+	sk_preempt_client_free(pc);
+	kube_informer_free(inf);
+}
+
 static void test_json_helpers(void **state)
 {
 	(void)state;
@@ -273,6 +387,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_list_pdbs_by_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clear_nominated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pod_deleted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_facts_by_version, setup, teardown),
 		cmocka_unit_test(test_json_helpers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
