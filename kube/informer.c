@@ -21,6 +21,7 @@
 #include "kube/util.h"
 #include "kube/watch.h"
 #include "kube/hash.h"
+#include "kube/jsonspan.h"
 
 #define MAX_INDEX_KEYS 16
 
@@ -143,7 +144,11 @@ struct kube_informer {
 	double backoff_initial, backoff_max;
 	int watch_timeout;
 
-	struct handler_set { struct kube_informer_handlers h; bool old_on_demand; } *handlers;
+	struct handler_set {
+		struct kube_informer_handlers h;
+		bool old_on_demand;
+		bool (*update_text)(void *ctx, struct kube_text *text);
+	} *handlers;
 	size_t nhandlers;
 	struct index *indexes; size_t nindexes;
 
@@ -211,7 +216,8 @@ int kube_informer_new(struct kube_client *c, const struct kube_informer_opts *o,
 	return 0;
 }
 
-static void add_handlers(struct kube_informer *inf, const struct kube_informer_handlers *h, bool old_on_demand)
+static void add_handlers(struct kube_informer *inf, const struct kube_informer_handlers *h, bool old_on_demand,
+			 bool (*update_text)(void *ctx, struct kube_text *text))
 {
 	if (inf->started || !h)
 		return;
@@ -221,17 +227,23 @@ static void add_handlers(struct kube_informer *inf, const struct kube_informer_h
 		return;
 	}
 	inf->handlers = n;
-	inf->handlers[inf->nhandlers++] = (struct handler_set){ *h, old_on_demand };
+	inf->handlers[inf->nhandlers++] = (struct handler_set){ *h, old_on_demand, update_text };
 }
 
 void kube_informer_add_handlers(struct kube_informer *inf, const struct kube_informer_handlers *h)
 {
-	add_handlers(inf, h, false);
+	add_handlers(inf, h, false, NULL);
 }
 
 void kube_informer_add_handlers_old_on_demand(struct kube_informer *inf, const struct kube_informer_handlers *h)
 {
-	add_handlers(inf, h, true);
+	add_handlers(inf, h, true, NULL);
+}
+
+void kube_informer_add_handlers_with_text(struct kube_informer *inf, const struct kube_informer_handlers *h,
+					  bool (*update_text)(void *ctx, struct kube_text *text))
+{
+	add_handlers(inf, h, true, update_text);
 }
 
 struct kube_text *kube_informer_text_of(struct kube_informer *inf, const cJSON *obj)
@@ -464,13 +476,6 @@ static struct entry *store_remove(struct kube_informer *inf, const char *key)
 	return old;
 }
 
-static void dispatch_add(struct kube_informer *inf, const cJSON *obj)
-{
-	for (size_t i = 0; i < inf->nhandlers; i++)
-		if (inf->handlers[i].h.on_add)
-			inf->handlers[i].h.on_add(inf->handlers[i].h.ctx, obj);
-}
-
 /* The tree of a stored entry for a handler; NULL (logged) on OOM. */
 static cJSON *parse_for_handlers(struct kube_informer *inf, const struct entry *e, const char *key)
 {
@@ -491,13 +496,13 @@ static const cJSON *old_for_handlers(struct kube_informer *inf, const cJSON *obj
 	return inf->dispatching_old_tree ? inf->dispatching_old_tree : obj;
 }
 
-/* old NULL: the update being dispatched by apply_upsert (old parsed on demand); else a resync. */
-static void dispatch_update(struct kube_informer *inf, const cJSON *old, const cJSON *obj)
+/* A resync: on_update(obj, obj) for every set (text hooks are for changes, not resyncs). */
+static void dispatch_resync(struct kube_informer *inf, const cJSON *obj)
 {
 	for (size_t i = 0; i < inf->nhandlers; i++) {
 		const struct handler_set *hs = &inf->handlers[i];
 		if (hs->h.on_update)
-			hs->h.on_update(hs->h.ctx, hs->old_on_demand ? NULL : old ? old : old_for_handlers(inf, obj), obj);
+			hs->h.on_update(hs->h.ctx, hs->old_on_demand ? NULL : obj, obj);
 	}
 }
 
@@ -513,6 +518,41 @@ static void dispatch_delete(struct kube_informer *inf, const cJSON *obj)
 	for (size_t i = 0; i < inf->nhandlers; i++)
 		if (inf->handlers[i].h.on_delete)
 			inf->handlers[i].h.on_delete(inf->handlers[i].h.ctx, obj);
+}
+
+/* Hands an upsert to the handler sets, in order: a set with a text hook gets an update as the
+ * stored text first, and on_update only when the hook declines; the others get the tree, obj or
+ * (obj NULL) parsed from the stored text the first time a set wants it. Frees old and obj. */
+static void dispatch_upsert(struct kube_informer *inf, const char *key, struct entry *e, struct entry *old, cJSON *obj)
+{
+	/* e stays valid during dispatch: only this thread replaces or frees entries. */
+	inf->dispatching_text = e->text;
+	inf->dispatching_old = old;
+	inf->dispatching_key = key;
+	atomic_store(&inf->dispatching, obj);
+	for (size_t i = 0; i < inf->nhandlers; i++) {
+		const struct handler_set *hs = &inf->handlers[i];
+		if (old ? !hs->h.on_update : !hs->h.on_add)
+			continue;
+		if (old && hs->update_text && hs->update_text(hs->h.ctx, e->text))
+			continue;
+		if (!obj) {
+			if (!(obj = parse_for_handlers(inf, e, key)))
+				break;
+			atomic_store(&inf->dispatching, obj);
+		}
+		if (old)
+			hs->h.on_update(hs->h.ctx, hs->old_on_demand ? NULL : old_for_handlers(inf, obj), obj);
+		else
+			hs->h.on_add(hs->h.ctx, obj);
+	}
+	atomic_store(&inf->dispatching, NULL);
+	inf->dispatching_text = NULL;
+	inf->dispatching_old = NULL;
+	cJSON_Delete(inf->dispatching_old_tree);
+	inf->dispatching_old_tree = NULL;
+	entry_free(old);
+	cJSON_Delete(obj);
 }
 
 /* Add or update from a watch event or a list item; takes ownership of obj. raw: the bytes obj
@@ -545,22 +585,66 @@ static void apply_upsert(struct kube_informer *inf, cJSON *obj, bool only_if_cha
 		cJSON_Delete(obj);
 		return;
 	}
-	/* e stays valid during dispatch: only this thread replaces or frees entries. */
-	inf->dispatching_text = e->text;
-	inf->dispatching_old = old;
-	inf->dispatching_key = key;
-	atomic_store(&inf->dispatching, obj);
-	if (old)
-		dispatch_update(inf, NULL, obj);
-	else
-		dispatch_add(inf, obj);
-	atomic_store(&inf->dispatching, NULL);
-	inf->dispatching_text = NULL;
-	inf->dispatching_old = NULL;
-	cJSON_Delete(inf->dispatching_old_tree);
-	inf->dispatching_old_tree = NULL;
-	entry_free(old);
-	cJSON_Delete(obj);
+	dispatch_upsert(inf, key, e, old, obj);
+}
+
+/* The members of an object's metadata the store reads, found in its text. */
+struct meta_spans { const char *name, *ns, *rv; size_t name_len, ns_len, rv_len; bool managed_fields; };
+
+/* Reads name, namespace and resourceVersion of the object json[0..len) when each is absent or a
+ * plain string (the name present and not empty). false: leave the object to cJSON. */
+static bool meta_of_text(const char *json, size_t len, struct meta_spans *m)
+{
+	size_t ml, vl;
+	const char *meta = kube_json_member_span(json, len, "metadata", &ml), *v;
+	if (!meta || meta[0] != '{')
+		return false;
+	memset(m, 0, sizeof(*m));
+	v = kube_json_member_span(meta, ml, "name", &vl);
+	if (!(m->name = kube_json_plain_string(v, vl, &m->name_len)) || !m->name_len)
+		return false;
+	if ((v = kube_json_member_span(meta, ml, "namespace", &vl)) && !(m->ns = kube_json_plain_string(v, vl, &m->ns_len)))
+		return false;
+	if ((v = kube_json_member_span(meta, ml, "resourceVersion", &vl)) &&
+	    !(m->rv = kube_json_plain_string(v, vl, &m->rv_len)))
+		return false;
+	m->managed_fields = kube_json_member_span(meta, ml, "managedFields", &vl) != NULL;
+	return true;
+}
+
+/* A watched ADDED or MODIFIED object given as its bytes (json[0..len), checked well formed by
+ * the watch): stored as they are, keyed from the text, and parsed only for the handler sets
+ * that want a tree. Objects the text path cannot take as they are (a transform that would
+ * change them, index functions, names with escapes) go the tree's way. */
+static void apply_upsert_text(struct kube_informer *inf, const char *json, size_t len)
+{
+	struct meta_spans m;
+	char key[512];
+	bool plain = !inf->nindexes && meta_of_text(json, len, &m) &&
+		     (!inf->transform || (inf->transform == kube_transform_strip_managed_fields && !m.managed_fields));
+	int kn = !plain ? -1
+		 : m.ns_len ? snprintf(key, sizeof(key), "%.*s/%.*s", (int)m.ns_len, m.ns, (int)m.name_len, m.name)
+			    : snprintf(key, sizeof(key), "%.*s", (int)m.name_len, m.name);
+	if (kn < 0 || (size_t)kn >= sizeof(key) || memchr(key, 0, (size_t)kn)) {
+		cJSON *obj = cJSON_ParseWithLength(json, len);
+		if (obj)
+			apply_upsert(inf, obj, false, json, len);
+		else
+			klog_error("Informer: cannot parse a watched object: out of memory", " path=%s", inf->path);
+		return;
+	}
+	struct entry *e = calloc(1, sizeof(*e));
+	if (e && (!(e->text = kube_text_new(json, len)) || !(e->rv = strndup(m.rv ? m.rv : "", m.rv_len)))) {
+		entry_free(e);
+		e = NULL;
+	}
+	bool ok = false;
+	struct entry *old = e ? store_put(inf, key, e, &ok) : NULL;
+	if (!ok) {
+		klog_error("Informer store: out of memory", " key=%s", key);
+		return;
+	}
+	dispatch_upsert(inf, key, e, old, NULL);
 }
 
 static void apply_delete(struct kube_informer *inf, cJSON *obj)
@@ -694,25 +778,30 @@ static void maybe_resync(struct kube_informer *inf)
 	for (size_t i = 0; i < k; i++) {
 		cJSON *t = parse_for_handlers(inf, objs[i].e, objs[i].key);
 		if (t)
-			dispatch_update(inf, t, t);
+			dispatch_resync(inf, t);
 		cJSON_Delete(t);
 	}
 	free(objs);
 }
 
-static int on_watch_event(void *ctx, enum kube_watch_event_type t, cJSON *obj)
+static int on_watch_event(void *ctx, struct kube_watch_event *ev)
 {
 	struct kube_informer *inf = ctx;
-	switch (t) {
+	cJSON *obj = ev->obj;
+	ev->obj = NULL;
+	switch (ev->type) {
 	case KUBE_WATCH_ADDED:
-	case KUBE_WATCH_MODIFIED: {
-		size_t rawlen = 0;
-		const char *raw = kube_watch_event_object_json(&rawlen);
-		apply_upsert(inf, obj, false, raw, rawlen);
+	case KUBE_WATCH_MODIFIED:
+		if (obj)
+			apply_upsert(inf, obj, false, ev->json, ev->len);
+		else
+			apply_upsert_text(inf, ev->json, ev->len);
 		break;
-	}
 	case KUBE_WATCH_DELETED:
-		apply_delete(inf, obj);
+		if (!obj && !(obj = cJSON_ParseWithLength(ev->json, ev->len)))
+			klog_error("Informer: cannot parse a deleted object: out of memory", " path=%s", inf->path);
+		else
+			apply_delete(inf, obj);
 		break;
 	case KUBE_WATCH_BOOKMARK:
 	case KUBE_WATCH_ERROR:
@@ -813,7 +902,7 @@ static void *informer_main(void *arg)
 		atomic_fetch_add(&inf->watches, 1);
 		struct kube_error e;
 		double started = mono_now();
-		enum kube_watch_end end = kube_watch_run(w, on_watch_event, inf, &e);
+		enum kube_watch_end end = kube_watch_run_events(w, on_watch_event, inf, &e);
 		size_t nevents = kube_watch_event_count(w);
 		pthread_mutex_lock(&inf->sync_mu);
 		inf->watch = NULL;
