@@ -595,20 +595,20 @@ struct meta_spans { const char *name, *ns, *rv; size_t name_len, ns_len, rv_len;
  * plain string (the name present and not empty). false: leave the object to cJSON. */
 static bool meta_of_text(const char *json, size_t len, struct meta_spans *m)
 {
-	size_t ml, vl;
-	const char *meta = kube_json_member_span(json, len, "metadata", &ml), *v;
-	if (!meta || meta[0] != '{')
+	static const char *const keys[] = { "name", "namespace", "resourceVersion", "managedFields" };
+	struct kube_json_span f[4];
+	size_t ml;
+	const char *meta = kube_json_member_span(json, len, "metadata", &ml);
+	if (!meta || kube_json_members(meta, ml, keys, 4, f) != 0)
 		return false;
 	memset(m, 0, sizeof(*m));
-	v = kube_json_member_span(meta, ml, "name", &vl);
-	if (!(m->name = kube_json_plain_string(v, vl, &m->name_len)) || !m->name_len)
+	if (!(m->name = kube_json_plain_string(f[0].p, f[0].len, &m->name_len)) || !m->name_len)
 		return false;
-	if ((v = kube_json_member_span(meta, ml, "namespace", &vl)) && !(m->ns = kube_json_plain_string(v, vl, &m->ns_len)))
+	if (f[1].p && !(m->ns = kube_json_plain_string(f[1].p, f[1].len, &m->ns_len)))
 		return false;
-	if ((v = kube_json_member_span(meta, ml, "resourceVersion", &vl)) &&
-	    !(m->rv = kube_json_plain_string(v, vl, &m->rv_len)))
+	if (f[2].p && !(m->rv = kube_json_plain_string(f[2].p, f[2].len, &m->rv_len)))
 		return false;
-	m->managed_fields = kube_json_member_span(meta, ml, "managedFields", &vl) != NULL;
+	m->managed_fields = f[3].p != NULL;
 	return true;
 }
 

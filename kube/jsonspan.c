@@ -2,6 +2,7 @@
 #include "kube/jsonspan.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 static bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
@@ -13,10 +14,19 @@ static size_t skip_ws(const char *s, size_t n, size_t i)
 	return i;
 }
 
+/* Bytes that end a run of plain string bytes: 1 '"', 2 '\\', 3 a control character. */
+static const unsigned char str_class[256] = {
+	[0 ... 0x1f] = 3, ['"'] = 1, ['\\'] = 2,
+};
+
 /* i at an opening '"': the index after the closing one, or n when unterminated. */
 static size_t skip_string(const char *s, size_t n, size_t i)
 {
 	for (i++; i < n; i++) {
+		while (i < n && str_class[(unsigned char)s[i]] == 0)
+			i++;
+		if (i >= n)
+			break;
 		if (s[i] == '\\')
 			i++;
 		else if (s[i] == '"')
@@ -90,12 +100,23 @@ const char *kube_json_member_span(const char *s, size_t n, const char *key, size
 /* The deepest nesting kube_json_valid follows; deeper text is left to a full parser. */
 #define VALID_MAX_DEPTH 128
 
-struct vscan { const char *s; size_t n, i; int depth; };
+struct vscan {
+	const char *s;
+	size_t n, i;
+	int depth;
+	const char *const *keys; /* top-level members to capture (kube_json_valid_members) */
+	int nkeys;
+	struct kube_json_span *out;
+};
 
 static bool v_string(struct vscan *v, bool key)
 {
 	const char *s = v->s;
 	for (v->i++; v->i < v->n; v->i++) {
+		while (v->i < v->n && str_class[(unsigned char)s[v->i]] == 0)
+			v->i++;
+		if (v->i >= v->n)
+			break;
 		unsigned char c = (unsigned char)s[v->i];
 		if (c == '"') {
 			v->i++;
@@ -188,16 +209,27 @@ static bool v_container(struct vscan *v, char close)
 		return true;
 	}
 	for (;;) {
+		int capture = -1;
 		if (close == '}') {
+			size_t ks = v->i + 1;
 			if (v->i >= v->n || v->s[v->i] != '"' || !v_string(v, true))
 				return false;
+			for (int k = 0; v->depth == 1 && k < v->nkeys; k++)
+				if (!v->out[k].p && strlen(v->keys[k]) == v->i - 1 - ks &&
+				    memcmp(v->s + ks, v->keys[k], v->i - 1 - ks) == 0)
+					capture = k;
 			v->i = skip_ws(v->s, v->n, v->i);
 			if (v->i >= v->n || v->s[v->i] != ':')
 				return false;
 			v->i = skip_ws(v->s, v->n, v->i + 1);
 		}
+		size_t vs = v->i;
 		if (!v_value(v))
 			return false;
+		if (capture >= 0) {
+			v->out[capture].p = v->s + vs;
+			v->out[capture].len = v->i - vs;
+		}
 		v->i = skip_ws(v->s, v->n, v->i);
 		if (v->i >= v->n)
 			return false;
@@ -229,8 +261,16 @@ static bool v_value(struct vscan *v)
 
 bool kube_json_valid(const char *s, size_t n)
 {
-	struct vscan v = { s, n, skip_ws(s, n, 0), 0 };
+	struct vscan v = { s, n, skip_ws(s, n, 0), 0, NULL, 0, NULL };
 	return v_value(&v) && skip_ws(s, n, v.i) == n;
+}
+
+bool kube_json_valid_members(const char *s, size_t n, const char *const *keys, int nkeys, struct kube_json_span *out)
+{
+	for (int k = 0; k < nkeys; k++)
+		out[k] = (struct kube_json_span){ NULL, 0 };
+	struct vscan v = { s, n, skip_ws(s, n, 0), 0, keys, nkeys, out };
+	return v.i < n && s[v.i] == '{' && v_value(&v) && skip_ws(s, n, v.i) == n;
 }
 
 /* ---------- paths, plain strings, members ---------- */
@@ -244,6 +284,39 @@ const char *kube_json_path_span(const char *s, size_t n, const char *const *path
 			return NULL;
 	*len = vlen;
 	return v;
+}
+
+int kube_json_members(const char *s, size_t n, const char *const *keys, int nkeys, struct kube_json_span *out)
+{
+	int left = nkeys;
+	for (int k = 0; k < nkeys; k++)
+		out[k] = (struct kube_json_span){ NULL, 0 };
+	size_t i = skip_ws(s, n, 0);
+	if (i >= n || s[i] != '{')
+		return -1;
+	i = skip_ws(s, n, i + 1);
+	while (left > 0 && i < n && s[i] == '"') {
+		size_t kstart = i + 1, kend = skip_string(s, n, i);
+		if (kend >= n)
+			return -1;
+		i = skip_ws(s, n, kend);
+		if (i >= n || s[i] != ':')
+			return -1;
+		size_t vstart = skip_ws(s, n, i + 1), vend = skip_value(s, n, vstart);
+		if (vend >= n || vend == vstart)
+			return -1;
+		for (int k = 0; k < nkeys; k++)
+			if (!out[k].p && strlen(keys[k]) == kend - 1 - kstart && memcmp(s + kstart, keys[k], kend - 1 - kstart) == 0) {
+				out[k] = (struct kube_json_span){ s + vstart, vend - vstart };
+				left--;
+			}
+		i = skip_ws(s, n, vend);
+		if (i < n && s[i] == ',')
+			i = skip_ws(s, n, i + 1);
+		else
+			break;
+	}
+	return 0;
 }
 
 const char *kube_json_plain_string(const char *v, size_t len, size_t *out_len)
@@ -289,74 +362,186 @@ int kube_json_member_range(const char *s, size_t n, const char *key, size_t *sta
 
 #define EXCEPT_MAX 8
 
-struct segs { size_t start[EXCEPT_MAX + 1], end[EXCEPT_MAX + 1]; int n; };
+/* One member to cut: found in b by find_cuts, matched in a by skip_cut. */
+struct cut {
+	const char *key;      /* its name (the path's last) */
+	size_t start, end;    /* in b: the member with its comma, [start, end) */
+	int comma;            /* 1: the comma after it is in the range, -1: the one before, 0: none */
+	struct kube_json_span val;
+};
 
-/* The bytes of s[0..n) left once the members at paths are cut: up to npaths + 1 segments.
- * false when the cuts overlap (a path inside another) or there are too many. */
-static bool cut_members(const char *s, size_t n, const char *const *const *paths, int npaths, struct segs *out)
+/* The members at paths (one or two names each) of the object s[0..n), each at its first
+ * occurrence, in one pass. -1 when the text is malformed, or a key of an object searched holds
+ * an escape or comes twice (the cuts could then miss the member a parser reads). */
+static int find_cuts(const char *s, size_t n, const char *const *const *paths, int npaths, struct cut *cuts)
 {
-	size_t cs[EXCEPT_MAX], ce[EXCEPT_MAX];
-	int nc = 0;
-	if (npaths > EXCEPT_MAX)
-		return false;
-	for (int p = 0; p < npaths; p++) {
-		const char *const *path = paths[p];
-		int depth = 0;
-		while (path[depth])
-			depth++;
-		if (depth == 0)
-			return false;
-		const char *parent = s;
-		size_t plen = n, st, en;
-		for (int k = 0; k < depth - 1 && parent; k++)
-			parent = kube_json_member_span(parent, plen, path[k], &plen);
-		if (!parent || kube_json_member_range(parent, plen, path[depth - 1], &st, &en) != 0)
-			continue; /* absent here */
-		size_t off = (size_t)(parent - s);
-		int at = nc++;
-		while (at > 0 && cs[at - 1] > off + st) { /* keep the cuts sorted */
-			cs[at] = cs[at - 1];
-			ce[at] = ce[at - 1];
-			at--;
+	for (int p = 0; p < npaths; p++)
+		cuts[p] = (struct cut){ .key = paths[p][1] ? paths[p][1] : paths[p][0], .start = SIZE_MAX };
+	size_t i = skip_ws(s, n, 0);
+	if (i >= n || s[i] != '{')
+		return -1;
+	const char *parent = NULL; /* the depth-1 key of the object being scanned; NULL at the top */
+	size_t resume = 0;         /* where the top-level scan goes on after a nested object */
+	size_t prev_end = 0;       /* the end of the previous member's value in this object */
+	bool first = true;
+	unsigned seen_top = 0, seen_sub = 0;
+	i = skip_ws(s, n, i + 1);
+	for (;;) {
+		if (i < n && s[i] == '}') { /* end of the object */
+			if (!parent)
+				return 0;
+			i = resume;
+			parent = NULL;
+			prev_end = resume;
+			first = false;
+			goto next_member;
 		}
-		cs[at] = off + st;
-		ce[at] = off + en;
+		if (i >= n || s[i] != '"')
+			return -1;
+		size_t ks = i, kend = skip_string(s, n, i);
+		if (kend >= n || memchr(s + ks + 1, '\\', kend - ks - 2))
+			return -1;
+		size_t klen = kend - ks - 2;
+		i = skip_ws(s, n, kend);
+		if (i >= n || s[i] != ':')
+			return -1;
+		size_t vs = skip_ws(s, n, i + 1), ve = skip_value(s, n, vs);
+		if (ve >= n || ve == vs)
+			return -1;
+		size_t after = skip_ws(s, n, ve);
+		bool comma = after < n && s[after] == ',';
+		bool descend = false;
+		for (int p = 0; p < npaths; p++) {
+			const char *const *path = paths[p];
+			const char *want = parent ? path[1] : path[0];
+			bool level = parent ? path[1] && strcmp(path[0], parent) == 0 : true;
+			if (!level || !want || strlen(want) != klen || memcmp(s + ks + 1, want, klen) != 0)
+				continue;
+			unsigned bit = 1u << p;
+			if (parent ? (seen_sub & bit) : (seen_top & bit))
+				return -1; /* a duplicate */
+			if (parent)
+				seen_sub |= bit;
+			else
+				seen_top |= bit;
+			if (!parent && path[1]) {
+				descend = s[vs] == '{';
+				continue;
+			}
+			struct cut *c = &cuts[p];
+			c->val = (struct kube_json_span){ s + vs, ve - vs };
+			if (comma) {
+				c->start = ks;
+				c->end = skip_ws(s, n, after + 1);
+				c->comma = 1;
+			} else if (!first) {
+				c->start = prev_end;
+				c->end = ve;
+				c->comma = -1;
+			} else {
+				c->start = ks;
+				c->end = ve;
+				c->comma = 0;
+			}
+		}
+		if (descend) {
+			/* scan this member's object, then go on after it */
+			resume = ve;
+			parent = NULL;
+			for (int p = 0; p < npaths; p++)
+				if (paths[p][1] && strlen(paths[p][0]) == klen && memcmp(s + ks + 1, paths[p][0], klen) == 0)
+					parent = paths[p][0];
+			seen_sub = 0;
+			first = true;
+			i = skip_ws(s, n, vs + 1);
+			continue;
+		}
+		prev_end = ve;
+		first = false;
+		i = ve;
+	next_member:
+		i = skip_ws(s, n, i);
+		if (i < n && s[i] == ',') {
+			i = skip_ws(s, n, i + 1);
+			if (i >= n || s[i] != '"')
+				return -1;
+			continue;
+		}
+		if (i >= n || s[i] != '}')
+			return -1;
+		if (!parent)
+			return 0;
 	}
-	out->n = 0;
-	size_t pos = 0;
-	for (int c = 0; c < nc; c++) {
-		if (cs[c] < pos)
-			return false;
-		out->start[out->n] = pos;
-		out->end[out->n++] = cs[c];
-		pos = ce[c];
+}
+
+/* In a at i, the member c cuts from b, in the same form (the same comma): the index after it
+ * (and its value in *val), or i when a has no such member there. */
+static size_t skip_cut(const char *a, size_t an, size_t i, const struct cut *c, struct kube_json_span *val)
+{
+	size_t j = i, klen = strlen(c->key);
+	if (c->comma == -1) {
+		j = skip_ws(a, an, j);
+		if (j >= an || a[j] != ',')
+			return i;
+		j = skip_ws(a, an, j + 1);
 	}
-	out->start[out->n] = pos;
-	out->end[out->n++] = n;
-	return true;
+	if (an - j < klen + 2 || a[j] != '"' || memcmp(a + j + 1, c->key, klen) != 0 || a[j + klen + 1] != '"')
+		return i;
+	j = skip_ws(a, an, j + klen + 2);
+	if (j >= an || a[j] != ':')
+		return i;
+	size_t vs = skip_ws(a, an, j + 1), ve = skip_value(a, an, vs);
+	if (ve >= an || ve == vs)
+		return i;
+	j = ve;
+	if (c->comma == 1) {
+		j = skip_ws(a, an, j);
+		if (j >= an || a[j] != ',')
+			return i;
+		j = skip_ws(a, an, j + 1);
+	}
+	*val = (struct kube_json_span){ a + vs, ve - vs };
+	return j;
 }
 
 bool kube_json_equal_except(const char *a, size_t an, const char *b, size_t bn, const char *const *const *paths,
-			    int npaths)
+			    int npaths, struct kube_json_span *a_vals, struct kube_json_span *b_vals)
 {
-	struct segs sa, sb;
-	if (!cut_members(a, an, paths, npaths, &sa) || !cut_members(b, bn, paths, npaths, &sb))
+	struct cut cuts[EXCEPT_MAX];
+	int order[EXCEPT_MAX], nc = 0;
+	if (npaths > EXCEPT_MAX || find_cuts(b, bn, paths, npaths, cuts) != 0)
 		return false;
-	int ia = 0, ib = 0;
-	size_t pa = sa.start[0], pb = sb.start[0];
-	for (;;) {
-		while (ia < sa.n && pa == sa.end[ia])
-			if (++ia < sa.n)
-				pa = sa.start[ia];
-		while (ib < sb.n && pb == sb.end[ib])
-			if (++ib < sb.n)
-				pb = sb.start[ib];
-		if (ia == sa.n || ib == sb.n)
-			return ia == sa.n && ib == sb.n;
-		size_t k = sa.end[ia] - pa < sb.end[ib] - pb ? sa.end[ia] - pa : sb.end[ib] - pb;
-		if (memcmp(a + pa, b + pb, k) != 0)
-			return false;
-		pa += k;
-		pb += k;
+	for (int p = 0; p < npaths; p++) {
+		if (a_vals)
+			a_vals[p] = (struct kube_json_span){ NULL, 0 };
+		if (b_vals)
+			b_vals[p] = cuts[p].val;
+		if (cuts[p].start == SIZE_MAX)
+			continue;
+		int at = nc++;
+		while (at > 0 && cuts[order[at - 1]].start > cuts[p].start) {
+			order[at] = order[at - 1];
+			at--;
+		}
+		order[at] = p;
 	}
+	/* b's bytes between its cuts, each matched in a, where a may hold its own member at a cut */
+	size_t ia = 0, ib = 0;
+	for (int k = 0; k <= nc; k++) {
+		size_t seg_end = k < nc ? cuts[order[k]].start : bn;
+		if (seg_end < ib)
+			return false; /* cuts that overlap */
+		size_t len = seg_end - ib;
+		if (an - ia < len || memcmp(a + ia, b + ib, len) != 0)
+			return false;
+		ia += len;
+		if (k == nc)
+			break;
+		struct kube_json_span v = { NULL, 0 };
+		ia = skip_cut(a, an, ia, &cuts[order[k]], &v);
+		if (a_vals)
+			a_vals[order[k]] = v;
+		ib = cuts[order[k]].end;
+	}
+	return ia == an;
 }

@@ -9,6 +9,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* A value's bytes in a text: p NULL when absent. */
+struct kube_json_span {
+	const char *p;
+	size_t len;
+};
+
 /* s[0..n) holds a JSON object: the start of the value of its top-level member key (and *len its
  * length), or NULL when there is no such member or the text is not a well-formed object as far
  * as it was scanned (strings with escapes, nesting and literals are skipped, not validated).
@@ -23,6 +29,13 @@ const char *kube_json_path_span(const char *s, size_t n, const char *const *path
  * (leave it to a parser, which also gives the error). */
 bool kube_json_valid(const char *s, size_t n);
 
+/* kube_json_valid, for an object, and the values of its top-level members keys[0..nkeys) (first
+ * occurrences) into out[], found in the same pass. */
+bool kube_json_valid_members(const char *s, size_t n, const char *const *keys, int nkeys, struct kube_json_span *out);
+/* The values of the top-level members keys[0..nkeys) of the object s[0..n) (first occurrences)
+ * into out[], in one pass that ends when all were found. -1 when s does not start an object. */
+int kube_json_members(const char *s, size_t n, const char *const *keys, int nkeys, struct kube_json_span *out);
+
 /* v[0..len) a value (a span above, or NULL): when it is a string without escapes, its bytes
  * between the quotes (*out_len long); else NULL. */
 const char *kube_json_plain_string(const char *v, size_t len, size_t *out_len);
@@ -33,9 +46,12 @@ const char *kube_json_plain_string(const char *v, size_t len, size_t *out_len);
 int kube_json_member_range(const char *s, size_t n, const char *key, size_t *start, size_t *end);
 
 /* Whether the JSON objects a and b are the same bytes once the members at paths (npaths of
- * them, at most 8; each a NULL-terminated list of member names) are cut from each, where
- * present. Cuts that overlap give false. */
+ * them, at most 8; each one or two member names, NULL-terminated) are cut from each, where
+ * present: found in b in one pass, and in a at the same places (a member of a elsewhere, or with
+ * its comma on the other side, makes them differ). false too when b is malformed or a key of an
+ * object searched in b holds an escape or comes twice. a_vals, b_vals (NULL, or npaths each):
+ * the cut members' values. */
 bool kube_json_equal_except(const char *a, size_t an, const char *b, size_t bn, const char *const *const *paths,
-			    int npaths);
+			    int npaths, struct kube_json_span *a_vals, struct kube_json_span *b_vals);
 
 #endif

@@ -79,19 +79,21 @@ struct sink {
  * false: leave the line to cJSON (which also gives the errors). */
 static bool frame_event(const char *line, size_t len, struct kube_watch_event *ev)
 {
-	size_t tl, sl, ol;
-	const char *tv = kube_json_member_span(line, len, "type", &tl);
-	const char *ts = kube_json_plain_string(tv, tl, &sl);
-	const char *ov = kube_json_member_span(line, len, "object", &ol);
-	if (!ts || !ov || ov[0] != '{')
+	static const char *const keys[] = { "type", "object" };
+	struct kube_json_span m[2];
+	size_t sl;
+	if (!kube_json_valid_members(line, len, keys, 2, m))
+		return false;
+	const char *ts = kube_json_plain_string(m[0].p, m[0].len, &sl);
+	if (!ts || !m[1].p || m[1].p[0] != '{')
 		return false;
 	int t = -1;
 	for (int i = 0; i < KUBE_WATCH_ERROR; i++)
 		if (strlen(type_names[i]) == sl && memcmp(ts, type_names[i], sl) == 0)
 			t = i;
-	if (t < 0 || !kube_json_valid(line, len))
+	if (t < 0)
 		return false;
-	*ev = (struct kube_watch_event){ .type = (enum kube_watch_event_type)t, .json = ov, .len = ol };
+	*ev = (struct kube_watch_event){ .type = (enum kube_watch_event_type)t, .json = m[1].p, .len = m[1].len };
 	return true;
 }
 

@@ -1739,12 +1739,10 @@ static const char *const echo_rv[] = { "metadata", "resourceVersion", NULL };
 static const char *const echo_node[] = { "spec", "nodeName", NULL };
 static const char *const echo_conditions[] = { "status", "conditions", NULL };
 
-/* Whether the conditions of an object's text say nothing sk_pod_decode reads. */
-static bool conditions_unread(const char *s, size_t n)
+/* Whether conditions (a status.conditions value, or absent) hold nothing sk_pod_decode reads. */
+static bool conditions_unread(struct kube_json_span cond)
 {
-	size_t cl;
-	const char *cv = kube_json_path_span(s, n, echo_conditions, &cl);
-	return !cv || !memmem(cv, cl, "PodResizePending", 16);
+	return !cond.p || !memmem(cond.p, cond.len, "PodResizePending", 16);
 }
 
 struct sk_pod *sk_pod_decode_echo(const struct sk_pod *base, struct kube_text *text)
@@ -1754,18 +1752,15 @@ struct sk_pod *sk_pod_decode_echo(const struct sk_pod *base, struct kube_text *t
 	const struct sk_obj_raw *r = root ? &root->raw : NULL;
 	if (!r || !r->json || !text)
 		return NULL;
-	/* \u escapes could spell a member's name another way than the cuts find it */
-	if (memmem(text->s, text->len, "\\u", 2) || memmem(r->json, r->len, "\\u", 2))
+	struct kube_json_span was[3], now[3];
+	if (!kube_json_equal_except(r->json, r->len, text->s, text->len, except, 3, was, now))
 		return NULL;
-	size_t vl, rvl, nnl;
-	const char *v = kube_json_path_span(text->s, text->len, echo_rv, &vl);
-	const char *rv = kube_json_plain_string(v, vl, &rvl);
-	v = kube_json_path_span(text->s, text->len, echo_node, &vl);
-	const char *nn = kube_json_plain_string(v, vl, &nnl);
+	size_t rvl, nnl;
+	const char *rv = kube_json_plain_string(now[0].p, now[0].len, &rvl);
+	const char *nn = kube_json_plain_string(now[1].p, now[1].len, &nnl);
 	char node[256];
-	if (!rv || !nn || !nnl || nnl >= sizeof(node) || memchr(nn, 0, nnl) || !conditions_unread(text->s, text->len) ||
-	    !conditions_unread(r->json, r->len) ||
-	    !kube_json_equal_except(r->json, r->len, text->s, text->len, except, 3))
+	if (!rv || !nn || !nnl || nnl >= sizeof(node) || memchr(nn, 0, nnl) || !conditions_unread(was[2]) ||
+	    !conditions_unread(now[2]))
 		return NULL;
 	memcpy(node, nn, nnl);
 	node[nnl] = 0;
