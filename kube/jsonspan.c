@@ -14,17 +14,40 @@ static size_t skip_ws(const char *s, size_t n, size_t i)
 	return i;
 }
 
-/* Bytes that end a run of plain string bytes: 1 '"', 2 '\\', 3 a control character. */
-static const unsigned char str_class[256] = {
-	[0 ... 0x1f] = 3, ['"'] = 1, ['\\'] = 2,
-};
+/* Whether c continues a run of plain string bytes: not '"', '\\' or a control character. */
+static bool str_plain(unsigned char c) { return c >= 0x20 && c != '"' && c != '\\'; }
+
+/* From i, the index of the first byte that ends a run of plain string bytes (str_plain), or n.
+ * Eight bytes at a time where the words are little-endian: the lowest byte the bit tricks flag
+ * is exact (a borrow only ever flags bytes above a true hit). */
+static size_t string_run(const char *s, size_t n, size_t i)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && (defined(__GNUC__) || defined(__clang__))
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	while (n - i >= 8) {
+		uint64_t x, q, b;
+		memcpy(&x, s + i, 8);
+		q = x ^ (ones * '"');
+		b = x ^ (ones * '\\');
+		uint64_t m = (((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x)) & highs;
+		if (m)
+			return i + (size_t)(__builtin_ctzll(m) >> 3);
+		i += 8;
+	}
+#endif
+	while (i < n && str_plain((unsigned char)s[i]))
+		i++;
+	return i;
+}
+
+/* Bytes skip_value stops at inside an object or array. */
+static const bool structural[256] = { ['"'] = true, ['{'] = true, ['['] = true, ['}'] = true, [']'] = true };
 
 /* i at an opening '"': the index after the closing one, or n when unterminated. */
 static size_t skip_string(const char *s, size_t n, size_t i)
 {
 	for (i++; i < n; i++) {
-		while (i < n && str_class[(unsigned char)s[i]] == 0)
-			i++;
+		i = string_run(s, n, i);
 		if (i >= n)
 			break;
 		if (s[i] == '\\')
@@ -45,6 +68,10 @@ static size_t skip_value(const char *s, size_t n, size_t i)
 	if (s[i] == '{' || s[i] == '[') {
 		int depth = 0;
 		while (i < n) {
+			while (i < n && !structural[(unsigned char)s[i]])
+				i++;
+			if (i >= n)
+				break;
 			char c = s[i];
 			if (c == '"') {
 				i = skip_string(s, n, i);
@@ -113,8 +140,7 @@ static bool v_string(struct vscan *v, bool key)
 {
 	const char *s = v->s;
 	for (v->i++; v->i < v->n; v->i++) {
-		while (v->i < v->n && str_class[(unsigned char)s[v->i]] == 0)
-			v->i++;
+		v->i = string_run(s, v->n, v->i);
 		if (v->i >= v->n)
 			break;
 		unsigned char c = (unsigned char)s[v->i];
@@ -375,8 +401,13 @@ struct cut {
  * an escape or comes twice (the cuts could then miss the member a parser reads). */
 static int find_cuts(const char *s, size_t n, const char *const *const *paths, int npaths, struct cut *cuts)
 {
-	for (int p = 0; p < npaths; p++)
+	size_t len0[EXCEPT_MAX], len1[EXCEPT_MAX];
+	for (int p = 0; p < npaths; p++) {
 		cuts[p] = (struct cut){ .key = paths[p][1] ? paths[p][1] : paths[p][0], .start = SIZE_MAX };
+		len0[p] = strlen(paths[p][0]);
+		len1[p] = paths[p][1] ? strlen(paths[p][1]) : 0;
+	}
+	int parent_p = -1; /* a path whose first name is the object being scanned */
 	size_t i = skip_ws(s, n, 0);
 	if (i >= n || s[i] != '{')
 		return -1;
@@ -414,8 +445,9 @@ static int find_cuts(const char *s, size_t n, const char *const *const *paths, i
 		for (int p = 0; p < npaths; p++) {
 			const char *const *path = paths[p];
 			const char *want = parent ? path[1] : path[0];
-			bool level = parent ? path[1] && strcmp(path[0], parent) == 0 : true;
-			if (!level || !want || strlen(want) != klen || memcmp(s + ks + 1, want, klen) != 0)
+			bool level = !parent || (path[1] && (p == parent_p || (len0[p] == len0[parent_p] &&
+								  memcmp(path[0], parent, len0[p]) == 0)));
+			if (!level || !want || (parent ? len1[p] : len0[p]) != klen || memcmp(s + ks + 1, want, klen) != 0)
 				continue;
 			unsigned bit = 1u << p;
 			if (parent ? (seen_sub & bit) : (seen_top & bit))
@@ -448,9 +480,11 @@ static int find_cuts(const char *s, size_t n, const char *const *const *paths, i
 			/* scan this member's object, then go on after it */
 			resume = ve;
 			parent = NULL;
-			for (int p = 0; p < npaths; p++)
-				if (paths[p][1] && strlen(paths[p][0]) == klen && memcmp(s + ks + 1, paths[p][0], klen) == 0)
+			for (int p = 0; p < npaths && !parent; p++)
+				if (paths[p][1] && len0[p] == klen && memcmp(s + ks + 1, paths[p][0], klen) == 0) {
 					parent = paths[p][0];
+					parent_p = p;
+				}
 			seen_sub = 0;
 			first = true;
 			i = skip_ws(s, n, vs + 1);
