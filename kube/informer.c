@@ -597,9 +597,8 @@ static bool meta_of_text(const char *json, size_t len, struct meta_spans *m)
 {
 	static const char *const keys[] = { "name", "namespace", "resourceVersion", "managedFields" };
 	struct kube_json_span f[4];
-	size_t ml;
-	const char *meta = kube_json_member_span(json, len, "metadata", &ml);
-	if (!meta || kube_json_members(meta, ml, keys, 4, f) != 0)
+	const char *meta = kube_json_member_start(json, len, "metadata");
+	if (!meta || kube_json_members(meta, len - (size_t)(meta - json), keys, 4, f) != 0)
 		return false;
 	memset(m, 0, sizeof(*m));
 	if (!(m->name = kube_json_plain_string(f[0].p, f[0].len, &m->name_len)) || !m->name_len)
@@ -622,10 +621,16 @@ static void apply_upsert_text(struct kube_informer *inf, const char *json, size_
 	char key[512];
 	bool plain = !inf->nindexes && meta_of_text(json, len, &m) &&
 		     (!inf->transform || (inf->transform == kube_transform_strip_managed_fields && !m.managed_fields));
-	int kn = !plain ? -1
-		 : m.ns_len ? snprintf(key, sizeof(key), "%.*s/%.*s", (int)m.ns_len, m.ns, (int)m.name_len, m.name)
-			    : snprintf(key, sizeof(key), "%.*s", (int)m.name_len, m.name);
-	if (kn < 0 || (size_t)kn >= sizeof(key) || memchr(key, 0, (size_t)kn)) {
+	size_t kn = plain ? m.name_len + (m.ns_len ? m.ns_len + 1 : 0) : sizeof(key);
+	if (kn < sizeof(key)) {
+		if (m.ns_len) {
+			memcpy(key, m.ns, m.ns_len);
+			key[m.ns_len] = '/';
+		}
+		memcpy(key + (m.ns_len ? m.ns_len + 1 : 0), m.name, m.name_len);
+		key[kn] = 0;
+	}
+	if (kn >= sizeof(key) || memchr(key, 0, kn)) {
 		cJSON *obj = cJSON_ParseWithLength(json, len);
 		if (obj)
 			apply_upsert(inf, obj, false, json, len);

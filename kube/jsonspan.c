@@ -91,7 +91,9 @@ static size_t skip_value(const char *s, size_t n, size_t i)
 	return i;
 }
 
-const char *kube_json_member_span(const char *s, size_t n, const char *key, size_t *len)
+/* The member key's value in the object s[0..n): its start, and its end in *vend unless
+ * the value need not be scanned (vend NULL: the caller only wants where it starts). */
+static const char *member_find(const char *s, size_t n, const char *key, size_t *vend_out)
 {
 	size_t klen = strlen(key);
 	size_t i = skip_ws(s, n, 0);
@@ -106,11 +108,14 @@ const char *kube_json_member_span(const char *s, size_t n, const char *key, size
 		i = skip_ws(s, n, kend);
 		if (i >= n || s[i] != ':')
 			return NULL;
-		size_t vstart = skip_ws(s, n, i + 1), vend = skip_value(s, n, vstart);
+		size_t vstart = skip_ws(s, n, i + 1);
+		if (match && !vend_out)
+			return vstart < n ? s + vstart : NULL;
+		size_t vend = skip_value(s, n, vstart);
 		if (vend >= n || vend == vstart) /* inside an object a value never ends the text */
 			return NULL;
 		if (match) {
-			*len = vend - vstart;
+			*vend_out = vend;
 			return s + vstart;
 		}
 		i = skip_ws(s, n, vend);
@@ -120,6 +125,15 @@ const char *kube_json_member_span(const char *s, size_t n, const char *key, size
 			break;
 	}
 	return NULL;
+}
+
+const char *kube_json_member_span(const char *s, size_t n, const char *key, size_t *len)
+{
+	size_t vend;
+	const char *v = member_find(s, n, key, &vend);
+	if (v)
+		*len = vend - (size_t)(v - s);
+	return v;
 }
 
 /* ---------- strict validation ---------- */
@@ -301,15 +315,23 @@ bool kube_json_valid_members(const char *s, size_t n, const char *const *keys, i
 
 /* ---------- paths, plain strings, members ---------- */
 
+const char *kube_json_member_start(const char *s, size_t n, const char *key)
+{
+	return member_find(s, n, key, NULL);
+}
+
 const char *kube_json_path_span(const char *s, size_t n, const char *const *path, size_t *len)
 {
+	if (!*path)
+		return NULL;
+	/* the objects on the way are searched from where they start: a search ends at the closing
+	 * brace of the object it is in, so their ends need not be found first */
 	const char *v = s;
-	size_t vlen = n;
-	for (; *path; path++)
-		if (!(v = kube_json_member_span(v, vlen, *path, &vlen)))
+	for (; path[1]; path++) {
+		if (!(v = member_find(v, n - (size_t)(v - s), *path, NULL)))
 			return NULL;
-	*len = vlen;
-	return v;
+	}
+	return kube_json_member_span(v, n - (size_t)(v - s), *path, len);
 }
 
 int kube_json_members(const char *s, size_t n, const char *const *keys, int nkeys, struct kube_json_span *out)

@@ -20,6 +20,10 @@ struct kube_json_span {
  * as it was scanned (strings with escapes, nesting and literals are skipped, not validated).
  * With duplicate keys, the first (as cJSON's lookups). Keys are matched as bytes (no unescaping). */
 const char *kube_json_member_span(const char *s, size_t n, const char *key, size_t *len);
+/* Where the value of top-level member key starts, its end not looked for: to search inside it,
+ * with the rest of the text (n - (value - s)) as its length — searches end at the closing brace
+ * of the object they are in. NULL when there is no such member. */
+const char *kube_json_member_start(const char *s, size_t n, const char *key);
 /* The value at a path of member names (NULL-terminated, e.g. {"metadata", "name", NULL}). */
 const char *kube_json_path_span(const char *s, size_t n, const char *const *path, size_t *len);
 
