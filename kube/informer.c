@@ -137,6 +137,8 @@ struct entry {
 	size_t nik;
 };
 
+enum { META_NAME, META_NAMESPACE, META_RV, META_MANAGED_FIELDS, META_N };
+
 struct kube_informer {
 	struct kube_client *client;
 	char *path, *label_selector, *field_selector;
@@ -147,10 +149,15 @@ struct kube_informer {
 	struct handler_set {
 		struct kube_informer_handlers h;
 		bool old_on_demand;
-		bool (*update_text)(void *ctx, struct kube_text *text);
+		kube_informer_text_fn update_text;
+		int find_off, nfind;   /* its members in find_paths */
 	} *handlers;
 	size_t nhandlers;
 	struct index *indexes; size_t nindexes;
+	/* members the watch finds in each framed object (kube_watch_find): the store's four
+	 * (META_*), then each text hook's */
+	const char *const *find_paths[KUBE_WATCH_FIND_MAX - 1];
+	int nfind;
 
 	pthread_rwlock_t store_lock;   /* guards objects, indexes[].values */
 	struct hmap objects;           /* key -> struct entry* */
@@ -198,6 +205,15 @@ int kube_informer_new(struct kube_client *c, const struct kube_informer_opts *o,
 	inf->label_selector = dup_opt(o->label_selector, &oom);
 	inf->field_selector = dup_opt(o->field_selector, &oom);
 	inf->resync_seconds = o->resync_seconds;
+	static const char *const name_path[] = { "metadata", "name", NULL };
+	static const char *const ns_path[] = { "metadata", "namespace", NULL };
+	static const char *const rv_path[] = { "metadata", "resourceVersion", NULL };
+	static const char *const mf_path[] = { "metadata", "managedFields", NULL };
+	inf->find_paths[META_NAME] = name_path;
+	inf->find_paths[META_NAMESPACE] = ns_path;
+	inf->find_paths[META_RV] = rv_path;
+	inf->find_paths[META_MANAGED_FIELDS] = mf_path;
+	inf->nfind = META_N;
 	inf->backoff_initial = 0.8;
 	inf->backoff_max = 30;
 	inf->rand_state = (unsigned int)time(NULL) ^ (unsigned int)(uintptr_t)inf;
@@ -217,7 +233,7 @@ int kube_informer_new(struct kube_client *c, const struct kube_informer_opts *o,
 }
 
 static void add_handlers(struct kube_informer *inf, const struct kube_informer_handlers *h, bool old_on_demand,
-			 bool (*update_text)(void *ctx, struct kube_text *text))
+			 kube_informer_text_fn update_text, const char *const *const *paths, int npaths)
 {
 	if (inf->started || !h)
 		return;
@@ -227,23 +243,30 @@ static void add_handlers(struct kube_informer *inf, const struct kube_informer_h
 		return;
 	}
 	inf->handlers = n;
-	inf->handlers[inf->nhandlers++] = (struct handler_set){ *h, old_on_demand, update_text };
+	if (update_text && (npaths < 0 || inf->nfind + npaths > (int)(sizeof(inf->find_paths) / sizeof(inf->find_paths[0])))) {
+		klog_error("Cannot add informer handlers: too many members to find", " path=%s", inf->path);
+		return;
+	}
+	struct handler_set hs = { *h, old_on_demand, update_text, inf->nfind, update_text ? npaths : 0 };
+	for (int i = 0; i < hs.nfind; i++)
+		inf->find_paths[inf->nfind++] = paths[i];
+	inf->handlers[inf->nhandlers++] = hs;
 }
 
 void kube_informer_add_handlers(struct kube_informer *inf, const struct kube_informer_handlers *h)
 {
-	add_handlers(inf, h, false, NULL);
+	add_handlers(inf, h, false, NULL, NULL, 0);
 }
 
 void kube_informer_add_handlers_old_on_demand(struct kube_informer *inf, const struct kube_informer_handlers *h)
 {
-	add_handlers(inf, h, true, NULL);
+	add_handlers(inf, h, true, NULL, NULL, 0);
 }
 
 void kube_informer_add_handlers_with_text(struct kube_informer *inf, const struct kube_informer_handlers *h,
-					  bool (*update_text)(void *ctx, struct kube_text *text))
+					  kube_informer_text_fn update_text, const char *const *const *paths, int npaths)
 {
-	add_handlers(inf, h, true, update_text);
+	add_handlers(inf, h, true, update_text, paths, npaths);
 }
 
 struct kube_text *kube_informer_text_of(struct kube_informer *inf, const cJSON *obj)
@@ -520,11 +543,24 @@ static void dispatch_delete(struct kube_informer *inf, const cJSON *obj)
 			inf->handlers[i].h.on_delete(inf->handlers[i].h.ctx, obj);
 }
 
-/* Hands an upsert to the handler sets, in order: a set with a text hook gets an update as the
- * stored text first, and on_update only when the hook declines; the others get the tree, obj or
- * (obj NULL) parsed from the stored text the first time a set wants it. Frees old and obj. */
-static void dispatch_upsert(struct kube_informer *inf, const char *key, struct entry *e, struct entry *old, cJSON *obj)
+/* The members find_paths names, found in the stored text (a watched object given as a tree, a
+ * listed one); false when the text is not plain JSON (kube_json_find). */
+static bool find_in_text(struct kube_informer *inf, const struct kube_text *t, struct kube_json_member *m)
 {
+	for (int i = 0; i < inf->nfind; i++)
+		m[i].path = inf->find_paths[i];
+	return kube_json_find(t->s, t->len, m, inf->nfind);
+}
+
+/* Hands an upsert to the handler sets, in order: a set with a text hook gets an update as the
+ * stored text first (with its members: found, m NULL, or by the watch, m), and on_update only
+ * when the hook declines; the others get the tree, obj or (obj NULL) parsed from the stored
+ * text the first time a set wants it. Frees old and obj. */
+static void dispatch_upsert(struct kube_informer *inf, const char *key, struct entry *e, struct entry *old, cJSON *obj,
+			    const struct kube_json_member *m)
+{
+	struct kube_json_member found[KUBE_WATCH_FIND_MAX];
+	int have = m ? 1 : 0; /* 1 members known, 0 not looked for, -1 not plain */
 	/* e stays valid during dispatch: only this thread replaces or frees entries. */
 	inf->dispatching_text = e->text;
 	inf->dispatching_old = old;
@@ -534,8 +570,14 @@ static void dispatch_upsert(struct kube_informer *inf, const char *key, struct e
 		const struct handler_set *hs = &inf->handlers[i];
 		if (old ? !hs->h.on_update : !hs->h.on_add)
 			continue;
-		if (old && hs->update_text && hs->update_text(hs->h.ctx, e->text))
-			continue;
+		if (old && hs->update_text) {
+			if (!have) {
+				have = find_in_text(inf, e->text, found) ? 1 : -1;
+				m = found;
+			}
+			if (have > 0 && hs->update_text(hs->h.ctx, e->text, m + hs->find_off))
+				continue;
+		}
 		if (!obj) {
 			if (!(obj = parse_for_handlers(inf, e, key)))
 				break;
@@ -585,49 +627,31 @@ static void apply_upsert(struct kube_informer *inf, cJSON *obj, bool only_if_cha
 		cJSON_Delete(obj);
 		return;
 	}
-	dispatch_upsert(inf, key, e, old, obj);
+	dispatch_upsert(inf, key, e, old, obj, NULL);
 }
 
-/* The members of an object's metadata the store reads, found in its text. */
-struct meta_spans { const char *name, *ns, *rv; size_t name_len, ns_len, rv_len; bool managed_fields; };
-
-/* Reads name, namespace and resourceVersion of the object json[0..len) when each is absent or a
- * plain string (the name present and not empty). false: leave the object to cJSON. */
-static bool meta_of_text(const char *json, size_t len, struct meta_spans *m)
+/* A watched ADDED or MODIFIED object given as its bytes (json[0..len), checked plain by the
+ * watch, which also found the members find_paths names: m, in json): stored as they are, keyed
+ * from the text, and parsed only for the handler sets that want a tree. Objects the text path
+ * cannot take as they are (a transform that would change them, index functions, names that are
+ * not plain strings) go the tree's way. */
+static void apply_upsert_text(struct kube_informer *inf, const char *json, size_t len, const struct kube_json_member *m)
 {
-	static const char *const keys[] = { "name", "namespace", "resourceVersion", "managedFields" };
-	struct kube_json_span f[4];
-	const char *meta = kube_json_member_start(json, len, "metadata");
-	if (!meta || kube_json_members(meta, len - (size_t)(meta - json), keys, 4, f) != 0)
-		return false;
-	memset(m, 0, sizeof(*m));
-	if (!(m->name = kube_json_plain_string(f[0].p, f[0].len, &m->name_len)) || !m->name_len)
-		return false;
-	if (f[1].p && !(m->ns = kube_json_plain_string(f[1].p, f[1].len, &m->ns_len)))
-		return false;
-	if (f[2].p && !(m->rv = kube_json_plain_string(f[2].p, f[2].len, &m->rv_len)))
-		return false;
-	m->managed_fields = f[3].p != NULL;
-	return true;
-}
-
-/* A watched ADDED or MODIFIED object given as its bytes (json[0..len), checked well formed by
- * the watch): stored as they are, keyed from the text, and parsed only for the handler sets
- * that want a tree. Objects the text path cannot take as they are (a transform that would
- * change them, index functions, names with escapes) go the tree's way. */
-static void apply_upsert_text(struct kube_informer *inf, const char *json, size_t len)
-{
-	struct meta_spans m;
 	char key[512];
-	bool plain = !inf->nindexes && meta_of_text(json, len, &m) &&
-		     (!inf->transform || (inf->transform == kube_transform_strip_managed_fields && !m.managed_fields));
-	size_t kn = plain ? m.name_len + (m.ns_len ? m.ns_len + 1 : 0) : sizeof(key);
+	size_t name_len = 0, ns_len = 0, rv_len = 0;
+	const char *name = kube_json_plain_string(m[META_NAME].val.p, m[META_NAME].val.len, &name_len);
+	const char *ns = kube_json_plain_string(m[META_NAMESPACE].val.p, m[META_NAMESPACE].val.len, &ns_len);
+	const char *rv = kube_json_plain_string(m[META_RV].val.p, m[META_RV].val.len, &rv_len);
+	bool plain = !inf->nindexes && name && name_len && (ns || !m[META_NAMESPACE].val.p) && (rv || !m[META_RV].val.p) &&
+		     (!inf->transform ||
+		      (inf->transform == kube_transform_strip_managed_fields && !m[META_MANAGED_FIELDS].val.p));
+	size_t kn = plain ? name_len + (ns_len ? ns_len + 1 : 0) : sizeof(key);
 	if (kn < sizeof(key)) {
-		if (m.ns_len) {
-			memcpy(key, m.ns, m.ns_len);
-			key[m.ns_len] = '/';
+		if (ns_len) {
+			memcpy(key, ns, ns_len);
+			key[ns_len] = '/';
 		}
-		memcpy(key + (m.ns_len ? m.ns_len + 1 : 0), m.name, m.name_len);
+		memcpy(key + (ns_len ? ns_len + 1 : 0), name, name_len);
 		key[kn] = 0;
 	}
 	if (kn >= sizeof(key) || memchr(key, 0, kn)) {
@@ -639,7 +663,7 @@ static void apply_upsert_text(struct kube_informer *inf, const char *json, size_
 		return;
 	}
 	struct entry *e = calloc(1, sizeof(*e));
-	if (e && (!(e->text = kube_text_new(json, len)) || !(e->rv = strndup(m.rv ? m.rv : "", m.rv_len)))) {
+	if (e && (!(e->text = kube_text_new(json, len)) || !(e->rv = strndup(rv ? rv : "", rv_len)))) {
 		entry_free(e);
 		e = NULL;
 	}
@@ -649,7 +673,16 @@ static void apply_upsert_text(struct kube_informer *inf, const char *json, size_
 		klog_error("Informer store: out of memory", " key=%s", key);
 		return;
 	}
-	dispatch_upsert(inf, key, e, old, NULL);
+	/* the members, moved from the event's bytes to the stored copy of them */
+	struct kube_json_member moved[KUBE_WATCH_FIND_MAX];
+	for (int i = 0; i < inf->nfind; i++) {
+		moved[i] = m[i];
+		if (m[i].val.p) {
+			moved[i].val.p = e->text->s + (m[i].val.p - json);
+			moved[i].cut.p = e->text->s + (m[i].cut.p - json);
+		}
+	}
+	dispatch_upsert(inf, key, e, old, NULL, moved);
 }
 
 static void apply_delete(struct kube_informer *inf, cJSON *obj)
@@ -799,8 +832,12 @@ static int on_watch_event(void *ctx, struct kube_watch_event *ev)
 	case KUBE_WATCH_MODIFIED:
 		if (obj)
 			apply_upsert(inf, obj, false, ev->json, ev->len);
+		else if (ev->nmembers == inf->nfind)
+			apply_upsert_text(inf, ev->json, ev->len, ev->members);
+		else if ((obj = cJSON_ParseWithLength(ev->json, ev->len)))
+			apply_upsert(inf, obj, false, ev->json, ev->len);
 		else
-			apply_upsert_text(inf, ev->json, ev->len);
+			klog_error("Informer: cannot parse a watched object: out of memory", " path=%s", inf->path);
 		break;
 	case KUBE_WATCH_DELETED:
 		if (!obj && !(obj = cJSON_ParseWithLength(ev->json, ev->len)))
@@ -890,7 +927,9 @@ static void *informer_main(void *arg)
 			.field_selector = inf->field_selector, .timeout_seconds = timeout,
 		};
 		struct kube_watch *w = NULL;
-		if (kube_watch_new(inf->client, &wo, &w)) {
+		if (kube_watch_new(inf->client, &wo, &w) || kube_watch_find(w, inf->find_paths, inf->nfind)) {
+			kube_watch_free(w);
+			w = NULL;
 			if (sleep_or_stop(inf, jittered(inf, backoff)))
 				break;
 			continue;

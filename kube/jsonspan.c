@@ -145,9 +145,8 @@ struct vscan {
 	const char *s;
 	size_t n, i;
 	int depth;
-	const char *const *keys; /* top-level members to capture (kube_json_valid_members) */
-	int nkeys;
-	struct kube_json_span *out;
+	struct kube_json_member *m; /* members to find (kube_json_find), nm of them */
+	int nm;
 };
 
 static bool v_string(struct vscan *v, bool key)
@@ -236,9 +235,58 @@ static bool v_literal(struct vscan *v, const char *lit, size_t len)
 	return true;
 }
 
-static bool v_value(struct vscan *v);
+static bool v_value(struct vscan *v, uint32_t mask);
 
-static bool v_container(struct vscan *v, char close)
+/* The members of v->m whose path goes on below key k (at depth v->depth) among mask; those it
+ * ends at are recorded once the value is known (*leaves). */
+static uint32_t v_match(struct vscan *v, uint32_t mask, const char *k, size_t klen, uint32_t *leaves)
+{
+	uint32_t sub = 0;
+	*leaves = 0;
+	for (int p = 0; mask >> p; p++) {
+		if (!(mask >> p & 1))
+			continue;
+		const char *want = v->m[p].path[v->depth - 1];
+		if (want[0] != k[0] || strlen(want) != klen || memcmp(want, k, klen) != 0)
+			continue;
+		if (v->m[p].path[v->depth])
+			sub |= 1u << p;
+		else
+			*leaves |= 1u << p;
+	}
+	return sub;
+}
+
+/* Records the member [ks, ve) (value at vs) for the members in leaves: its first occurrence, and
+ * whether it comes again. prev_end: the previous member's value end (0 for the first). */
+static void v_record(struct vscan *v, uint32_t leaves, size_t ks, size_t vs, size_t ve, size_t prev_end)
+{
+	for (int p = 0; leaves >> p; p++) {
+		if (!(leaves >> p & 1))
+			continue;
+		struct kube_json_member *m = &v->m[p];
+		if (m->val.p) {
+			m->dup = true;
+			continue;
+		}
+		m->val = (struct kube_json_span){ v->s + vs, ve - vs };
+		size_t after = skip_ws(v->s, v->n, ve);
+		if (after < v->n && v->s[after] == ',') {
+			size_t end = skip_ws(v->s, v->n, after + 1);
+			m->cut = (struct kube_json_span){ v->s + ks, end - ks };
+			m->comma = 1;
+		} else if (prev_end) {
+			m->cut = (struct kube_json_span){ v->s + prev_end, ve - prev_end };
+			m->comma = -1;
+		} else {
+			m->cut = (struct kube_json_span){ v->s + ks, ve - ks };
+			m->comma = 0;
+		}
+	}
+}
+
+/* An object or array; mask: the members of v->m whose paths lead into it (objects only). */
+static bool v_container(struct vscan *v, char close, uint32_t mask)
 {
 	if (++v->depth > VALID_MAX_DEPTH)
 		return false;
@@ -248,28 +296,26 @@ static bool v_container(struct vscan *v, char close)
 		v->depth--;
 		return true;
 	}
+	size_t prev_end = 0;
 	for (;;) {
-		int capture = -1;
+		uint32_t sub = 0, leaves = 0;
+		size_t ks = v->i;
 		if (close == '}') {
-			size_t ks = v->i + 1;
 			if (v->i >= v->n || v->s[v->i] != '"' || !v_string(v, true))
 				return false;
-			for (int k = 0; v->depth == 1 && k < v->nkeys; k++)
-				if (!v->out[k].p && strlen(v->keys[k]) == v->i - 1 - ks &&
-				    memcmp(v->s + ks, v->keys[k], v->i - 1 - ks) == 0)
-					capture = k;
+			if (mask)
+				sub = v_match(v, mask, v->s + ks + 1, v->i - ks - 2, &leaves);
 			v->i = skip_ws(v->s, v->n, v->i);
 			if (v->i >= v->n || v->s[v->i] != ':')
 				return false;
 			v->i = skip_ws(v->s, v->n, v->i + 1);
 		}
 		size_t vs = v->i;
-		if (!v_value(v))
+		if (!v_value(v, sub))
 			return false;
-		if (capture >= 0) {
-			v->out[capture].p = v->s + vs;
-			v->out[capture].len = v->i - vs;
-		}
+		if (leaves)
+			v_record(v, leaves, ks, vs, v->i, prev_end);
+		prev_end = v->i;
 		v->i = skip_ws(v->s, v->n, v->i);
 		if (v->i >= v->n)
 			return false;
@@ -284,13 +330,13 @@ static bool v_container(struct vscan *v, char close)
 	}
 }
 
-static bool v_value(struct vscan *v)
+static bool v_value(struct vscan *v, uint32_t mask)
 {
 	if (v->i >= v->n)
 		return false;
 	switch (v->s[v->i]) {
-	case '{': return v_container(v, '}');
-	case '[': return v_container(v, ']');
+	case '{': return v_container(v, '}', mask);
+	case '[': return v_container(v, ']', 0);
 	case '"': return v_string(v, false);
 	case 't': return v_literal(v, "true", 4);
 	case 'f': return v_literal(v, "false", 5);
@@ -301,16 +347,24 @@ static bool v_value(struct vscan *v)
 
 bool kube_json_valid(const char *s, size_t n)
 {
-	struct vscan v = { s, n, skip_ws(s, n, 0), 0, NULL, 0, NULL };
-	return v_value(&v) && skip_ws(s, n, v.i) == n;
+	struct vscan v = { s, n, skip_ws(s, n, 0), 0, NULL, 0 };
+	return v_value(&v, 0) && skip_ws(s, n, v.i) == n;
 }
 
-bool kube_json_valid_members(const char *s, size_t n, const char *const *keys, int nkeys, struct kube_json_span *out)
+bool kube_json_find(const char *s, size_t n, struct kube_json_member *m, int nm)
 {
-	for (int k = 0; k < nkeys; k++)
-		out[k] = (struct kube_json_span){ NULL, 0 };
-	struct vscan v = { s, n, skip_ws(s, n, 0), 0, keys, nkeys, out };
-	return v.i < n && s[v.i] == '{' && v_value(&v) && skip_ws(s, n, v.i) == n;
+	if (nm < 0 || nm > KUBE_JSON_FIND_MAX)
+		return false;
+	for (int p = 0; p < nm; p++) {
+		m[p].val = m[p].cut = (struct kube_json_span){ NULL, 0 };
+		m[p].comma = 0;
+		m[p].dup = false;
+		if (!m[p].path || !m[p].path[0])
+			return false;
+	}
+	struct vscan v = { s, n, skip_ws(s, n, 0), 0, m, nm };
+	uint32_t all = nm == 32 ? 0xffffffffu : (1u << nm) - 1;
+	return v.i < n && s[v.i] == '{' && v_value(&v, all) && skip_ws(s, n, v.i) == n;
 }
 
 /* ---------- paths, plain strings, members ---------- */
@@ -408,140 +462,21 @@ int kube_json_member_range(const char *s, size_t n, const char *key, size_t *sta
 
 /* ---------- comparing texts but for some members ---------- */
 
-#define EXCEPT_MAX 8
-
-/* One member to cut: found in b by find_cuts, matched in a by skip_cut. */
-struct cut {
-	const char *key;      /* its name (the path's last) */
-	size_t start, end;    /* in b: the member with its comma, [start, end) */
-	int comma;            /* 1: the comma after it is in the range, -1: the one before, 0: none */
-	struct kube_json_span val;
-};
-
-/* The members at paths (one or two names each) of the object s[0..n), each at its first
- * occurrence, in one pass. -1 when the text is malformed, or a key of an object searched holds
- * an escape or comes twice (the cuts could then miss the member a parser reads). */
-static int find_cuts(const char *s, size_t n, const char *const *const *paths, int npaths, struct cut *cuts)
-{
-	size_t len0[EXCEPT_MAX], len1[EXCEPT_MAX];
-	for (int p = 0; p < npaths; p++) {
-		cuts[p] = (struct cut){ .key = paths[p][1] ? paths[p][1] : paths[p][0], .start = SIZE_MAX };
-		len0[p] = strlen(paths[p][0]);
-		len1[p] = paths[p][1] ? strlen(paths[p][1]) : 0;
-	}
-	int parent_p = -1; /* a path whose first name is the object being scanned */
-	size_t i = skip_ws(s, n, 0);
-	if (i >= n || s[i] != '{')
-		return -1;
-	const char *parent = NULL; /* the depth-1 key of the object being scanned; NULL at the top */
-	size_t resume = 0;         /* where the top-level scan goes on after a nested object */
-	size_t prev_end = 0;       /* the end of the previous member's value in this object */
-	bool first = true;
-	unsigned seen_top = 0, seen_sub = 0;
-	i = skip_ws(s, n, i + 1);
-	for (;;) {
-		if (i < n && s[i] == '}') { /* end of the object */
-			if (!parent)
-				return 0;
-			i = resume;
-			parent = NULL;
-			prev_end = resume;
-			first = false;
-			goto next_member;
-		}
-		if (i >= n || s[i] != '"')
-			return -1;
-		size_t ks = i, kend = skip_string(s, n, i);
-		if (kend >= n || memchr(s + ks + 1, '\\', kend - ks - 2))
-			return -1;
-		size_t klen = kend - ks - 2;
-		i = skip_ws(s, n, kend);
-		if (i >= n || s[i] != ':')
-			return -1;
-		size_t vs = skip_ws(s, n, i + 1), ve = skip_value(s, n, vs);
-		if (ve >= n || ve == vs)
-			return -1;
-		size_t after = skip_ws(s, n, ve);
-		bool comma = after < n && s[after] == ',';
-		bool descend = false;
-		for (int p = 0; p < npaths; p++) {
-			const char *const *path = paths[p];
-			const char *want = parent ? path[1] : path[0];
-			bool level = !parent || (path[1] && (p == parent_p || (len0[p] == len0[parent_p] &&
-								  memcmp(path[0], parent, len0[p]) == 0)));
-			if (!level || !want || (parent ? len1[p] : len0[p]) != klen || memcmp(s + ks + 1, want, klen) != 0)
-				continue;
-			unsigned bit = 1u << p;
-			if (parent ? (seen_sub & bit) : (seen_top & bit))
-				return -1; /* a duplicate */
-			if (parent)
-				seen_sub |= bit;
-			else
-				seen_top |= bit;
-			if (!parent && path[1]) {
-				descend = s[vs] == '{';
-				continue;
-			}
-			struct cut *c = &cuts[p];
-			c->val = (struct kube_json_span){ s + vs, ve - vs };
-			if (comma) {
-				c->start = ks;
-				c->end = skip_ws(s, n, after + 1);
-				c->comma = 1;
-			} else if (!first) {
-				c->start = prev_end;
-				c->end = ve;
-				c->comma = -1;
-			} else {
-				c->start = ks;
-				c->end = ve;
-				c->comma = 0;
-			}
-		}
-		if (descend) {
-			/* scan this member's object, then go on after it */
-			resume = ve;
-			parent = NULL;
-			for (int p = 0; p < npaths && !parent; p++)
-				if (paths[p][1] && len0[p] == klen && memcmp(s + ks + 1, paths[p][0], klen) == 0) {
-					parent = paths[p][0];
-					parent_p = p;
-				}
-			seen_sub = 0;
-			first = true;
-			i = skip_ws(s, n, vs + 1);
-			continue;
-		}
-		prev_end = ve;
-		first = false;
-		i = ve;
-	next_member:
-		i = skip_ws(s, n, i);
-		if (i < n && s[i] == ',') {
-			i = skip_ws(s, n, i + 1);
-			if (i >= n || s[i] != '"')
-				return -1;
-			continue;
-		}
-		if (i >= n || s[i] != '}')
-			return -1;
-		if (!parent)
-			return 0;
-	}
-}
-
-/* In a at i, the member c cuts from b, in the same form (the same comma): the index after it
+/* In a at i, the member m cuts from b, in the same form (the same comma): the index after it
  * (and its value in *val), or i when a has no such member there. */
-static size_t skip_cut(const char *a, size_t an, size_t i, const struct cut *c, struct kube_json_span *val)
+static size_t skip_cut(const char *a, size_t an, size_t i, const struct kube_json_member *m, struct kube_json_span *val)
 {
-	size_t j = i, klen = strlen(c->key);
-	if (c->comma == -1) {
+	const char *key = m->path[0];
+	for (int d = 1; m->path[d]; d++)
+		key = m->path[d];
+	size_t j = i, klen = strlen(key);
+	if (m->comma == -1) {
 		j = skip_ws(a, an, j);
 		if (j >= an || a[j] != ',')
 			return i;
 		j = skip_ws(a, an, j + 1);
 	}
-	if (an - j < klen + 2 || a[j] != '"' || memcmp(a + j + 1, c->key, klen) != 0 || a[j + klen + 1] != '"')
+	if (an - j < klen + 2 || a[j] != '"' || memcmp(a + j + 1, key, klen) != 0 || a[j + klen + 1] != '"')
 		return i;
 	j = skip_ws(a, an, j + klen + 2);
 	if (j >= an || a[j] != ':')
@@ -550,7 +485,7 @@ static size_t skip_cut(const char *a, size_t an, size_t i, const struct cut *c, 
 	if (ve >= an || ve == vs)
 		return i;
 	j = ve;
-	if (c->comma == 1) {
+	if (m->comma == 1) {
 		j = skip_ws(a, an, j);
 		if (j >= an || a[j] != ',')
 			return i;
@@ -560,22 +495,23 @@ static size_t skip_cut(const char *a, size_t an, size_t i, const struct cut *c, 
 	return j;
 }
 
-bool kube_json_equal_except(const char *a, size_t an, const char *b, size_t bn, const char *const *const *paths,
-			    int npaths, struct kube_json_span *a_vals, struct kube_json_span *b_vals)
+bool kube_json_equal_cut(const char *a, size_t an, const char *b, size_t bn, const struct kube_json_member *m, int nm,
+			 struct kube_json_span *a_vals)
 {
-	struct cut cuts[EXCEPT_MAX];
-	int order[EXCEPT_MAX], nc = 0;
-	if (npaths > EXCEPT_MAX || find_cuts(b, bn, paths, npaths, cuts) != 0)
+	int order[KUBE_JSON_FIND_MAX], nc = 0;
+	if (nm > KUBE_JSON_FIND_MAX)
 		return false;
-	for (int p = 0; p < npaths; p++) {
+	for (int p = 0; p < nm; p++) {
 		if (a_vals)
 			a_vals[p] = (struct kube_json_span){ NULL, 0 };
-		if (b_vals)
-			b_vals[p] = cuts[p].val;
-		if (cuts[p].start == SIZE_MAX)
+		if (m[p].dup)
+			return false;
+		if (!m[p].val.p)
 			continue;
+		if (m[p].cut.p < b || m[p].cut.p + m[p].cut.len > b + bn)
+			return false;
 		int at = nc++;
-		while (at > 0 && cuts[order[at - 1]].start > cuts[p].start) {
+		while (at > 0 && m[order[at - 1]].cut.p > m[p].cut.p) {
 			order[at] = order[at - 1];
 			at--;
 		}
@@ -584,7 +520,7 @@ bool kube_json_equal_except(const char *a, size_t an, const char *b, size_t bn, 
 	/* b's bytes between its cuts, each matched in a, where a may hold its own member at a cut */
 	size_t ia = 0, ib = 0;
 	for (int k = 0; k <= nc; k++) {
-		size_t seg_end = k < nc ? cuts[order[k]].start : bn;
+		size_t seg_end = k < nc ? (size_t)(m[order[k]].cut.p - b) : bn;
 		if (seg_end < ib)
 			return false; /* cuts that overlap */
 		size_t len = seg_end - ib;
@@ -594,10 +530,26 @@ bool kube_json_equal_except(const char *a, size_t an, const char *b, size_t bn, 
 		if (k == nc)
 			break;
 		struct kube_json_span v = { NULL, 0 };
-		ia = skip_cut(a, an, ia, &cuts[order[k]], &v);
+		ia = skip_cut(a, an, ia, &m[order[k]], &v);
 		if (a_vals)
 			a_vals[order[k]] = v;
-		ib = cuts[order[k]].end;
+		ib = seg_end + m[order[k]].cut.len;
 	}
 	return ia == an;
+}
+
+bool kube_json_equal_except(const char *a, size_t an, const char *b, size_t bn, const char *const *const *paths,
+			    int npaths, struct kube_json_span *a_vals, struct kube_json_span *b_vals)
+{
+	struct kube_json_member m[KUBE_JSON_FIND_MAX];
+	if (npaths > KUBE_JSON_FIND_MAX)
+		return false;
+	for (int p = 0; p < npaths; p++)
+		m[p].path = paths[p];
+	if (!kube_json_find(b, bn, m, npaths))
+		return false;
+	if (b_vals)
+		for (int p = 0; p < npaths; p++)
+			b_vals[p] = m[p].val;
+	return kube_json_equal_cut(a, an, b, bn, m, npaths, a_vals);
 }

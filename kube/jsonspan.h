@@ -33,9 +33,21 @@ const char *kube_json_path_span(const char *s, size_t n, const char *const *path
  * (leave it to a parser, which also gives the error). */
 bool kube_json_valid(const char *s, size_t n);
 
-/* kube_json_valid, for an object, and the values of its top-level members keys[0..nkeys) (first
- * occurrences) into out[], found in the same pass. */
-bool kube_json_valid_members(const char *s, size_t n, const char *const *keys, int nkeys, struct kube_json_span *out);
+/* A member kube_json_find looks for, and what it found. */
+struct kube_json_member {
+	const char *const *path;   /* in: member names from the top-level object, NULL-terminated */
+	struct kube_json_span val; /* its value at its first occurrence; p NULL when absent */
+	struct kube_json_span cut; /* the member with one comma next to it (the one after, else the one
+				      before): cutting it leaves the object without the member */
+	int comma;                 /* 1: cut holds the comma after it, -1: the one before, 0: none */
+	bool dup;                  /* its name comes again in the same object */
+};
+#define KUBE_JSON_FIND_MAX 32
+
+/* kube_json_valid for an object, finding the members m[0..nm) (nm at most KUBE_JSON_FIND_MAX) in
+ * the same pass; paths do not go through arrays. false: not plain JSON, or not an object (m
+ * then undefined). */
+bool kube_json_find(const char *s, size_t n, struct kube_json_member *m, int nm);
 /* The values of the top-level members keys[0..nkeys) of the object s[0..n) (first occurrences)
  * into out[], in one pass that ends when all were found. -1 when s does not start an object. */
 int kube_json_members(const char *s, size_t n, const char *const *keys, int nkeys, struct kube_json_span *out);
@@ -49,12 +61,16 @@ const char *kube_json_plain_string(const char *v, size_t len, size_t *out_len);
  * without that member. -1 when there is no such member. */
 int kube_json_member_range(const char *s, size_t n, const char *key, size_t *start, size_t *end);
 
+/* Whether the JSON objects a and b are the same bytes once the members m[0..nm) that
+ * kube_json_find found in b are cut from b, and from a where a holds them at the same places
+ * (a member of a elsewhere, or with its comma on the other side, makes them differ). false too
+ * when a member of b comes twice. a_vals (NULL, or nm): the values of a's members at the cuts. */
+bool kube_json_equal_cut(const char *a, size_t an, const char *b, size_t bn, const struct kube_json_member *m, int nm,
+			 struct kube_json_span *a_vals);
 /* Whether the JSON objects a and b are the same bytes once the members at paths (npaths of
- * them, at most 8; each one or two member names, NULL-terminated) are cut from each, where
- * present: found in b in one pass, and in a at the same places (a member of a elsewhere, or with
- * its comma on the other side, makes them differ). false too when b is malformed or a key of an
- * object searched in b holds an escape or comes twice. a_vals, b_vals (NULL, or npaths each):
- * the cut members' values. */
+ * them; each a NULL-terminated list of member names) are cut: kube_json_find on b (false when b
+ * is not plain JSON), then kube_json_equal_cut. a_vals, b_vals (NULL, or npaths each): the cut
+ * members' values. */
 bool kube_json_equal_except(const char *a, size_t an, const char *b, size_t bn, const char *const *const *paths,
 			    int npaths, struct kube_json_span *a_vals, struct kube_json_span *b_vals);
 

@@ -16,6 +16,10 @@
 
 struct kube_watch_decoder {
 	char *buf; size_t len, cap;   /* partial line carried between feeds */
+	/* members framed events come with (kube_watch_decoder_find): their paths under "object" */
+	const char **paths[KUBE_JSON_FIND_MAX - 2];
+	int nfind;
+	struct kube_json_member members[KUBE_JSON_FIND_MAX]; /* type, object, then those */
 };
 
 struct kube_watch_decoder *kube_watch_decoder_new(void)
@@ -23,12 +27,45 @@ struct kube_watch_decoder *kube_watch_decoder_new(void)
 	return calloc(1, sizeof(struct kube_watch_decoder));
 }
 
+static void find_clear(struct kube_watch_decoder *d)
+{
+	for (int i = 0; i < d->nfind; i++)
+		free(d->paths[i]);
+	d->nfind = 0;
+}
+
 void kube_watch_decoder_free(struct kube_watch_decoder *d)
 {
 	if (!d)
 		return;
+	find_clear(d);
 	free(d->buf);
 	free(d);
+}
+
+int kube_watch_decoder_find(struct kube_watch_decoder *d, const char *const *const *paths, int npaths)
+{
+	find_clear(d);
+	if (npaths < 0 || npaths > KUBE_WATCH_FIND_MAX)
+		return -1;
+	for (int i = 0; i < npaths; i++) {
+		int len = 0;
+		while (paths[i][len])
+			len++;
+		/* "object" in front: the decoder searches the event line */
+		const char **p = malloc(((size_t)len + 2) * sizeof(*p));
+		if (!p) {
+			find_clear(d);
+			return -1;
+		}
+		p[0] = "object";
+		for (int k = 0; k <= len; k++)
+			p[k + 1] = paths[i][k];
+		d->paths[i] = p;
+		d->members[i + 2].path = p;
+		d->nfind = i + 1;
+	}
+	return 0;
 }
 
 size_t kube_watch_decoder_pending(const struct kube_watch_decoder *d) { return d->len; }
@@ -72,20 +109,23 @@ struct sink {
 	kube_watch_fn fn;
 	kube_watch_event_fn efn;
 	void *ctx;
+	struct kube_watch_decoder *d;
 };
 
 /* The fast framing of an event line for efn: the line is plain JSON (kube_json_valid), its type a
  * known one other than ERROR and its object an object; then ev holds both and no tree is built.
  * false: leave the line to cJSON (which also gives the errors). */
-static bool frame_event(const char *line, size_t len, struct kube_watch_event *ev)
+static bool frame_event(const char *line, size_t len, struct kube_watch_decoder *d, struct kube_watch_event *ev)
 {
-	static const char *const keys[] = { "type", "object" };
-	struct kube_json_span m[2];
-	size_t sl;
-	if (!kube_json_valid_members(line, len, keys, 2, m))
+	static const char *const type_path[] = { "type", NULL }, *const object_path[] = { "object", NULL };
+	struct kube_json_member *m = d->members;
+	m[0].path = type_path;
+	m[1].path = object_path;
+	if (!kube_json_find(line, len, m, 2 + d->nfind))
 		return false;
-	const char *ts = kube_json_plain_string(m[0].p, m[0].len, &sl);
-	if (!ts || !m[1].p || m[1].p[0] != '{')
+	size_t sl;
+	const char *ts = kube_json_plain_string(m[0].val.p, m[0].val.len, &sl);
+	if (!ts || !m[1].val.p || m[1].val.p[0] != '{')
 		return false;
 	int t = -1;
 	for (int i = 0; i < KUBE_WATCH_ERROR; i++)
@@ -93,7 +133,8 @@ static bool frame_event(const char *line, size_t len, struct kube_watch_event *e
 			t = i;
 	if (t < 0)
 		return false;
-	*ev = (struct kube_watch_event){ .type = (enum kube_watch_event_type)t, .json = m[1].p, .len = m[1].len };
+	*ev = (struct kube_watch_event){ .type = (enum kube_watch_event_type)t, .json = m[1].val.p, .len = m[1].val.len,
+					 .members = m + 2, .nmembers = d->nfind };
 	return true;
 }
 
@@ -111,7 +152,7 @@ static int decode_line(const char *line, size_t len, const struct sink *sk, char
 	line += start;
 	len -= start;
 	struct kube_watch_event fev;
-	if (sk->efn && frame_event(line, len, &fev)) {
+	if (sk->efn && frame_event(line, len, sk->d, &fev)) {
 		cur_line = line;
 		cur_len = len;
 		int rc = sk->efn(sk->ctx, &fev) ? 1 : 0;
@@ -214,7 +255,7 @@ int kube_watch_decoder_feed(struct kube_watch_decoder *d, const char *buf, size_
 int kube_watch_decoder_feed_events(struct kube_watch_decoder *d, const char *buf, size_t len,
 				   kube_watch_event_fn fn, void *ctx, char **err)
 {
-	return feed(d, buf, len, &(struct sink){ .efn = fn, .ctx = ctx }, err);
+	return feed(d, buf, len, &(struct sink){ .efn = fn, .ctx = ctx, .d = d }, err);
 }
 
 /* ---------- watch ---------- */
@@ -279,7 +320,8 @@ int kube_watch_new(struct kube_client *c, const struct kube_watch_opts *o, struc
 	w->bookmarks = !o->no_bookmarks;
 	w->cancel = kube_cancel_new();
 	w->dec = kube_watch_decoder_new();
-	if (oom || !w->path || !w->cancel || !w->dec || set_rv(w, o->resource_version ? o->resource_version : "")) {
+	if (oom || !w->path || !w->cancel || !w->dec || kube_watch_find(w, NULL, 0) ||
+	    set_rv(w, o->resource_version ? o->resource_version : "")) {
 		kube_watch_free(w);
 		return -1;
 	}
@@ -298,6 +340,18 @@ void kube_watch_free(struct kube_watch *w)
 	kube_watch_decoder_free(w->dec);
 	free(w->decode_err);
 	free(w);
+}
+
+int kube_watch_find(struct kube_watch *w, const char *const *const *paths, int npaths)
+{
+	static const char *const rv_path[] = { "metadata", "resourceVersion", NULL };
+	const char *const *all[KUBE_WATCH_FIND_MAX];
+	if (npaths < 0 || npaths + 1 > KUBE_WATCH_FIND_MAX)
+		return -1;
+	for (int i = 0; i < npaths; i++)
+		all[i] = paths[i];
+	all[npaths] = rv_path;
+	return kube_watch_decoder_find(w->dec, all, npaths + 1);
 }
 
 void kube_watch_stop(struct kube_watch *w)
@@ -355,7 +409,13 @@ static int rv_from_bytes(struct kube_watch *w, const struct kube_watch_event *ev
 {
 	static const char *const path[] = { "metadata", "resourceVersion", NULL };
 	size_t vl = 0, sl = 0;
-	const char *v = kube_json_path_span(ev->json, ev->len, path, &vl);
+	const char *v;
+	if (ev->nmembers > 0) { /* kube_watch_find put it last */
+		v = ev->members[ev->nmembers - 1].val.p;
+		vl = ev->members[ev->nmembers - 1].val.len;
+	} else {
+		v = kube_json_path_span(ev->json, ev->len, path, &vl);
+	}
 	const char *p = kube_json_plain_string(v, vl, &sl);
 	if (p)
 		return sl ? set_rv_n(w, p, sl) : 0;
@@ -385,6 +445,8 @@ static int on_event_ev(void *ctx, struct kube_watch_event *ev)
 		rc = cJSON_IsString(rv) && *rv->valuestring ? set_rv(w, rv->valuestring) : 0;
 	} else {
 		rc = rv_from_bytes(w, ev);
+		if (ev->nmembers > 0)
+			ev->nmembers--; /* the caller's members only */
 	}
 	if (rc)
 		return 1;

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "kube/jsonspan.h"
 #include "kube/rest.h"
 
 enum kube_watch_event_type {
@@ -48,6 +49,11 @@ struct kube_watch_event {
 	const char *json;
 	size_t len;
 	cJSON *obj;
+	/* framed events (obj NULL): the members asked for with kube_watch_find or
+	 * kube_watch_decoder_find, in that order, found in json (kube/jsonspan.h; their paths start
+	 * with "object"); NULL, 0 otherwise */
+	const struct kube_json_member *members;
+	int nmembers;
 };
 typedef int (*kube_watch_event_fn)(void *ctx, struct kube_watch_event *ev);
 
@@ -69,6 +75,9 @@ enum kube_watch_end kube_watch_run(struct kube_watch *, kube_watch_fn fn, void *
 /* The same, with events as bytes (struct kube_watch_event): no tree for the common event. */
 enum kube_watch_end kube_watch_run_events(struct kube_watch *, kube_watch_event_fn fn, void *ctx,
 					  struct kube_error *e);
+/* Before kube_watch_run_events: as kube_watch_decoder_find (the watch adds its own
+ * metadata.resourceVersion). 0 or -1. */
+int kube_watch_find(struct kube_watch *, const char *const *const *paths, int npaths);
 /* Thread-safe; makes a running (or the next) kube_watch_run return END_STOPPED promptly. */
 void kube_watch_stop(struct kube_watch *);
 /* Last resourceVersion seen (from any event incl. BOOKMARK), or the start RV. Borrowed; valid
@@ -91,6 +100,11 @@ int kube_watch_decoder_feed(struct kube_watch_decoder *, const char *buf, size_t
  * Accepts and rejects exactly the lines kube_watch_decoder_feed does, with the same events. */
 int kube_watch_decoder_feed_events(struct kube_watch_decoder *, const char *buf, size_t len,
 				   kube_watch_event_fn fn, void *ctx, char **err);
+/* Members of the object (paths from its top level, as kube_json_find's) that framed events come
+ * with, found in the same pass that checks the line; at most KUBE_WATCH_FIND_MAX. paths are
+ * copied, their names borrowed (static strings). 0, or -1 (too many, OOM: none then). */
+#define KUBE_WATCH_FIND_MAX 24
+int kube_watch_decoder_find(struct kube_watch_decoder *, const char *const *const *paths, int npaths);
 /* Bytes buffered in an incomplete line. */
 size_t kube_watch_decoder_pending(const struct kube_watch_decoder *);
 void kube_watch_decoder_free(struct kube_watch_decoder *);

@@ -599,25 +599,30 @@ static void test_verbatim_text(void **state)
 /* Counted on the informer thread, asserted on the test's (cmocka asserts only there). */
 struct text_hook { struct kube_informer **inf; struct log *log; int hooks, resync_updates, bad_text, no_text; };
 
-/* Takes the update from the text when it holds "take" (and checks it is the stored text). */
-static bool hook_text(void *ctx, struct kube_text *t)
+static const char *const hook_name[] = { "metadata", "name", NULL };
+static const char *const hook_rv[] = { "metadata", "resourceVersion", NULL };
+static const char *const hook_x[] = { "spec", "x", NULL };
+static const char *const *const hook_paths[] = { hook_name, hook_rv, hook_x };
+
+/* Takes the update when spec.x is "take" (and checks the text is the stored one and the members
+ * point into it). */
+static bool hook_text(void *ctx, struct kube_text *t, const struct kube_json_member *m)
 {
 	struct text_hook *th = ctx;
 	th->hooks++;
+	for (int i = 0; i < 3; i++)
+		if (m[i].val.p && (m[i].val.p < t->s || m[i].val.p + m[i].val.len > t->s + t->len))
+			th->bad_text++;
+	char key[64], rv[16];
+	snprintf(key, sizeof(key), "ns/%.*s", m[0].val.p ? (int)m[0].val.len - 2 : 1, m[0].val.p ? m[0].val.p + 1 : "?");
+	snprintf(rv, sizeof(rv), "%.*s", m[1].val.p ? (int)m[1].val.len - 2 : 1, m[1].val.p ? m[1].val.p + 1 : "?");
 	size_t n = 0;
-	char *stored = NULL;
-	const char *name = strstr(t->s, "\"name\":\"") ? strstr(t->s, "\"name\":\"") + 8 : "?";
-	char key[64];
-	snprintf(key, sizeof(key), "ns/%.*s", (int)strcspn(name, "\""), name);
-	stored = kube_store_get_json(*th->inf, key, &n);
+	char *stored = kube_store_get_json(*th->inf, key, &n);
 	if (!stored || n != t->len || memcmp(stored, t->s, n) != 0)
 		th->bad_text++;
 	free(stored);
-	bool take = strstr(t->s, "\"take\"") != NULL;
-	const char *rv = strstr(t->s, "\"resourceVersion\":\"");
-	char rvb[16];
-	snprintf(rvb, sizeof(rvb), "%.*s", rv ? (int)strcspn(rv + 19, "\"") : 1, rv ? rv + 19 : "?");
-	log_line(th->log, "text %s %s %s", key, rvb, take ? "taken" : "declined");
+	bool take = m[2].val.p && m[2].val.len == 6 && memcmp(m[2].val.p, "\"take\"", 6) == 0;
+	log_line(th->log, "text %s %s %s", key, rv, take ? "taken" : "declined");
 	return take;
 }
 
@@ -648,7 +653,8 @@ static void test_text_hook(void **state)
 	assert_int_equal(kube_informer_new(e->c, &o, &e->inf), 0);
 	struct text_hook th = { .inf = &e->inf, .log = &e->log };
 	kube_informer_add_handlers(e->inf, &(struct kube_informer_handlers){on_add, on_update, on_delete, &e->log});
-	kube_informer_add_handlers_with_text(e->inf, &(struct kube_informer_handlers){NULL, hook_update, NULL, &th}, hook_text);
+	kube_informer_add_handlers_with_text(e->inf, &(struct kube_informer_handlers){NULL, hook_update, NULL, &th}, hook_text,
+					     hook_paths, 3);
 	kube_informer_set_transform(e->inf, kube_transform_strip_managed_fields, NULL);
 	kube_informer_set_backoff(e->inf, 0.01, 0.05);
 #define TAKE_A(rv) "{\"kind\":\"Pod\", \"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"resourceVersion\":\"" rv "\"},\"spec\":{\"x\":\"take\"}}"

@@ -1738,6 +1738,7 @@ static const struct pod_box *pod_root(const struct sk_pod *p)
 static const char *const echo_rv[] = { "metadata", "resourceVersion", NULL };
 static const char *const echo_node[] = { "spec", "nodeName", NULL };
 static const char *const echo_conditions[] = { "status", "conditions", NULL };
+const char *const *const sk_pod_echo_paths[SK_POD_ECHO_NPATHS] = { echo_rv, echo_node, echo_conditions };
 
 /* Whether conditions (a status.conditions value, or absent) hold nothing sk_pod_decode reads. */
 static bool conditions_unread(struct kube_json_span cond)
@@ -1745,22 +1746,29 @@ static bool conditions_unread(struct kube_json_span cond)
 	return !cond.p || !memmem(cond.p, cond.len, "PodResizePending", 16);
 }
 
-struct sk_pod *sk_pod_decode_echo(const struct sk_pod *base, struct kube_text *text)
+struct sk_pod *sk_pod_decode_echo(const struct sk_pod *base, struct kube_text *text, const struct kube_json_member *m)
 {
-	static const char *const *const except[] = { echo_rv, echo_node, echo_conditions };
 	const struct pod_box *root = base ? pod_root(base) : NULL;
 	const struct sk_obj_raw *r = root ? &root->raw : NULL;
 	if (!r || !r->json || !text)
 		return NULL;
-	struct kube_json_span was[3], now[3];
-	if (!kube_json_equal_except(r->json, r->len, text->s, text->len, except, 3, was, now))
+	struct kube_json_member found[SK_POD_ECHO_NPATHS];
+	if (!m) {
+		for (int i = 0; i < SK_POD_ECHO_NPATHS; i++)
+			found[i].path = sk_pod_echo_paths[i];
+		if (!kube_json_find(text->s, text->len, found, SK_POD_ECHO_NPATHS))
+			return NULL;
+		m = found;
+	}
+	struct kube_json_span was[SK_POD_ECHO_NPATHS];
+	if (!kube_json_equal_cut(r->json, r->len, text->s, text->len, m, SK_POD_ECHO_NPATHS, was))
 		return NULL;
 	size_t rvl, nnl;
-	const char *rv = kube_json_plain_string(now[0].p, now[0].len, &rvl);
-	const char *nn = kube_json_plain_string(now[1].p, now[1].len, &nnl);
+	const char *rv = kube_json_plain_string(m[0].val.p, m[0].val.len, &rvl);
+	const char *nn = kube_json_plain_string(m[1].val.p, m[1].val.len, &nnl);
 	char node[256];
 	if (!rv || !nn || !nnl || nnl >= sizeof(node) || memchr(nn, 0, nnl) || !conditions_unread(was[2]) ||
-	    !conditions_unread(now[2]))
+	    !conditions_unread(m[2].val))
 		return NULL;
 	memcpy(node, nn, nnl);
 	node[nnl] = 0;

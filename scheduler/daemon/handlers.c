@@ -201,14 +201,14 @@ static void on_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
  * becomes the assumed pod's view with the new text, without a tree or a decode; then as
  * on_pod_update (queue and nominator cleared, the cache confirms it: AddPod). Anything else,
  * false: the informer parses the object and calls on_pod_update. */
-static bool on_pod_update_text(void *ctx, struct kube_text *t)
+static const char *const uid_path[] = { "metadata", "uid", NULL };
+
+static bool on_pod_update_text(void *ctx, struct kube_text *t, const struct kube_json_member *m)
 {
-	static const char *const uid_path[] = { "metadata", "uid", NULL };
 	struct sk_daemon *d = ctx;
 	int64_t t0 = kube_mono_ns();
-	size_t vl, ul;
-	const char *v = kube_json_path_span(t->s, t->len, uid_path, &vl);
-	const char *u = kube_json_plain_string(v, vl, &ul);
+	size_t ul;
+	const char *u = kube_json_plain_string(m[0].val.p, m[0].val.len, &ul);
 	char uid[256];
 	if (!u || !ul || ul >= sizeof(uid) || memchr(u, 0, ul))
 		return false;
@@ -217,7 +217,7 @@ static bool on_pod_update_text(void *ctx, struct kube_text *t)
 	if (sk_cache_pod_state(d->cache, uid) != SK_POD_ASSUMED)
 		return false;
 	struct sk_pod *assumed = sk_cache_get_pod(d->cache, uid);
-	struct sk_pod *p = assumed ? sk_pod_decode_echo(assumed, t) : NULL;
+	struct sk_pod *p = assumed ? sk_pod_decode_echo(assumed, t, m + 1) : NULL;
 	sk_pod_unref(assumed);
 	if (!p)
 		return false;
@@ -373,9 +373,13 @@ static void timed_node_delete(void *ctx, const cJSON *obj)
 
 void sk_dm_add_handlers(struct sk_daemon *d)
 {
+	static const char *const *paths[1 + SK_POD_ECHO_NPATHS];
+	paths[0] = uid_path;
+	for (int i = 0; i < SK_POD_ECHO_NPATHS; i++)
+		paths[1 + i] = sk_pod_echo_paths[i];
 	kube_informer_add_handlers_with_text(d->pods, &(struct kube_informer_handlers){ timed_pod_add, timed_pod_update,
 										timed_pod_delete, d },
-					     on_pod_update_text);
+					     on_pod_update_text, paths, 1 + SK_POD_ECHO_NPATHS);
 	kube_informer_add_handlers(d->nodes, &(struct kube_informer_handlers){ timed_node_add, timed_node_update,
 									       timed_node_delete, d });
 }

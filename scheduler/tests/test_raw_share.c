@@ -427,7 +427,7 @@ static void test_decode_echo(void **state)
 			if (json != printed)
 				free(printed);
 			struct kube_text *now = kube_text_adopt(json);
-			struct sk_pod *echo = sk_pod_decode_echo(assumed, now);
+			struct sk_pod *echo = sk_pod_decode_echo(assumed, now, NULL);
 			struct sk_pod *want = decode_text(now);
 			int expect = muts[k].echo[i];
 			if (expect >= 0 && (echo != NULL) != (expect == 1))
@@ -464,13 +464,13 @@ static void test_decode_echo_without_base(void **state)
 {
 	(void)state;
 	struct kube_text *t = kube_text_new(ECHO_POD_MIN, strlen(ECHO_POD_MIN));
-	assert_null(sk_pod_decode_echo(NULL, t));
+	assert_null(sk_pod_decode_echo(NULL, t, NULL));
 	cJSON *o = cJSON_Parse(ECHO_POD_MIN);
 	char *err = NULL;
 	struct sk_pod *p = sk_pod_decode(o, &err); /* kept as a print: the same bytes here */
 	assert_non_null(p);
-	assert_null(sk_pod_decode_echo(p, NULL));
-	struct sk_pod *same = sk_pod_decode_echo(p, t); /* no nodeName in t */
+	assert_null(sk_pod_decode_echo(p, NULL, NULL));
+	struct sk_pod *same = sk_pod_decode_echo(p, t, NULL); /* no nodeName in t */
 	assert_null(same);
 	sk_pod_unref(p);
 	cJSON_Delete(o);
