@@ -369,11 +369,6 @@ bool kube_json_find(const char *s, size_t n, struct kube_json_member *m, int nm)
 
 /* ---------- paths, plain strings, members ---------- */
 
-const char *kube_json_member_start(const char *s, size_t n, const char *key)
-{
-	return member_find(s, n, key, NULL);
-}
-
 const char *kube_json_path_span(const char *s, size_t n, const char *const *path, size_t *len)
 {
 	if (!*path)
@@ -388,76 +383,12 @@ const char *kube_json_path_span(const char *s, size_t n, const char *const *path
 	return kube_json_member_span(v, n - (size_t)(v - s), *path, len);
 }
 
-int kube_json_members(const char *s, size_t n, const char *const *keys, int nkeys, struct kube_json_span *out)
-{
-	int left = nkeys;
-	for (int k = 0; k < nkeys; k++)
-		out[k] = (struct kube_json_span){ NULL, 0 };
-	size_t i = skip_ws(s, n, 0);
-	if (i >= n || s[i] != '{')
-		return -1;
-	i = skip_ws(s, n, i + 1);
-	while (left > 0 && i < n && s[i] == '"') {
-		size_t kstart = i + 1, kend = skip_string(s, n, i);
-		if (kend >= n)
-			return -1;
-		i = skip_ws(s, n, kend);
-		if (i >= n || s[i] != ':')
-			return -1;
-		size_t vstart = skip_ws(s, n, i + 1), vend = skip_value(s, n, vstart);
-		if (vend >= n || vend == vstart)
-			return -1;
-		for (int k = 0; k < nkeys; k++)
-			if (!out[k].p && strlen(keys[k]) == kend - 1 - kstart && memcmp(s + kstart, keys[k], kend - 1 - kstart) == 0) {
-				out[k] = (struct kube_json_span){ s + vstart, vend - vstart };
-				left--;
-			}
-		i = skip_ws(s, n, vend);
-		if (i < n && s[i] == ',')
-			i = skip_ws(s, n, i + 1);
-		else
-			break;
-	}
-	return 0;
-}
-
 const char *kube_json_plain_string(const char *v, size_t len, size_t *out_len)
 {
 	if (!v || len < 2 || v[0] != '"' || v[len - 1] != '"' || memchr(v + 1, '\\', len - 2))
 		return NULL;
 	*out_len = len - 2;
 	return v + 1;
-}
-
-int kube_json_member_range(const char *s, size_t n, const char *key, size_t *start, size_t *end)
-{
-	size_t vlen;
-	const char *v = kube_json_member_span(s, n, key, &vlen);
-	if (!v)
-		return -1;
-	/* back from the value over ':' to the key (the bytes of key itself: it matched them) */
-	size_t vs = (size_t)(v - s), ve = vs + vlen, klen = strlen(key), ks = vs;
-	while (ks > 0 && is_ws(s[ks - 1]))
-		ks--;
-	if (ks == 0 || s[--ks] != ':')
-		return -1;
-	while (ks > 0 && is_ws(s[ks - 1]))
-		ks--;
-	if (ks < klen + 2 || s[ks - 1] != '"' || s[ks - klen - 2] != '"' || memcmp(s + ks - klen - 1, key, klen) != 0)
-		return -1;
-	ks -= klen + 2;
-	size_t after = skip_ws(s, n, ve);
-	if (after < n && s[after] == ',') {
-		*start = ks;
-		*end = skip_ws(s, n, after + 1);
-		return 0;
-	}
-	size_t before = ks;
-	while (before > 0 && is_ws(s[before - 1]))
-		before--;
-	*start = before > 0 && s[before - 1] == ',' ? before - 1 : ks;
-	*end = ve;
-	return 0;
 }
 
 /* ---------- comparing texts but for some members ---------- */

@@ -20,10 +20,6 @@ struct kube_json_span {
  * as it was scanned (strings with escapes, nesting and literals are skipped, not validated).
  * With duplicate keys, the first (as cJSON's lookups). Keys are matched as bytes (no unescaping). */
 const char *kube_json_member_span(const char *s, size_t n, const char *key, size_t *len);
-/* Where the value of top-level member key starts, its end not looked for: to search inside it,
- * with the rest of the text (n - (value - s)) as its length — searches end at the closing brace
- * of the object they are in. NULL when there is no such member. */
-const char *kube_json_member_start(const char *s, size_t n, const char *key);
 /* The value at a path of member names (NULL-terminated, e.g. {"metadata", "name", NULL}). */
 const char *kube_json_path_span(const char *s, size_t n, const char *const *path, size_t *len);
 
@@ -48,18 +44,9 @@ struct kube_json_member {
  * the same pass; paths do not go through arrays. false: not plain JSON, or not an object (m
  * then undefined). */
 bool kube_json_find(const char *s, size_t n, struct kube_json_member *m, int nm);
-/* The values of the top-level members keys[0..nkeys) of the object s[0..n) (first occurrences)
- * into out[], in one pass that ends when all were found. -1 when s does not start an object. */
-int kube_json_members(const char *s, size_t n, const char *const *keys, int nkeys, struct kube_json_span *out);
-
 /* v[0..len) a value (a span above, or NULL): when it is a string without escapes, its bytes
  * between the quotes (*out_len long); else NULL. */
 const char *kube_json_plain_string(const char *v, size_t len, size_t *out_len);
-
-/* The byte range [*start, *end) of top-level member key of the object s[0..n), with one comma
- * next to it (the one after, else the one before) so that cutting the range leaves the object
- * without that member. -1 when there is no such member. */
-int kube_json_member_range(const char *s, size_t n, const char *key, size_t *start, size_t *end);
 
 /* Whether the JSON objects a and b are the same bytes once the members m[0..nm) that
  * kube_json_find found in b are cut from b, and from a where a holds them at the same places

@@ -137,35 +137,6 @@ static void test_plain_string_and_path(void **state)
 	}
 }
 
-/* Cutting the range kube_json_member_range gives leaves the object without the member. */
-static void test_member_range(void **state)
-{
-	(void)state;
-	static const struct { const char *json, *key, *want; } cases[] = {
-		{ "{\"a\":1,\"b\":2,\"c\":3}", "b", "{\"a\":1,\"c\":3}" },
-		{ "{\"a\":1,\"b\":2,\"c\":3}", "a", "{\"b\":2,\"c\":3}" },
-		{ "{\"a\":1,\"b\":2,\"c\":3}", "c", "{\"a\":1,\"b\":2}" },
-		{ "{\"a\":{\"x\":[1,{\"y\":2}]}}", "a", "{}" },
-		{ "{ \"a\" : 1 , \"b\" : \"}\" }", "a", "{ \"b\" : \"}\" }" },
-		{ "{ \"a\" : 1 , \"b\" : \"}\" }", "b", "{ \"a\" : 1  }" },
-		{ "{\"a\":1}", "b", NULL },
-		{ "{\"xa\":1}", "a", NULL },
-	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *j = cases[i].json;
-		size_t st = 0, en = 0;
-		int rc = kube_json_member_range(j, strlen(j), cases[i].key, &st, &en);
-		if (!cases[i].want) {
-			assert_int_equal(rc, -1);
-			continue;
-		}
-		assert_int_equal(rc, 0);
-		char out[128];
-		snprintf(out, sizeof(out), "%.*s%s", (int)st, j, j + en);
-		assert_string_equal(out, cases[i].want);
-	}
-}
-
 /* b (the other) is searched for the members; a (base) may hold its own at the same places. */
 static void test_equal_except(void **state)
 {
@@ -244,14 +215,58 @@ static void test_equal_except(void **state)
 	assert_false(kube_json_equal_except("{\"a\":1}", 7, "{\"a\":2}", 7, paths, 0, NULL, NULL));
 }
 
+/* kube_json_find: values, cuts with their comma, duplicates; validation as kube_json_valid's. */
+static void test_find(void **state)
+{
+	(void)state;
+	static const char *const p_name[] = { "metadata", "name", NULL };
+	static const char *const p_rv[] = { "metadata", "resourceVersion", NULL };
+	static const char *const p_node[] = { "spec", "nodeName", NULL };
+	static const char *const p_kind[] = { "kind", NULL };
+	static const char *const p_deep[] = { "spec", "a", "b", NULL };
+	static const char *const p_arr[] = { "spec", "list", "x", NULL };
+	const char *j = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"resourceVersion\":\"5\"},"
+			"\"spec\":{\"a\":{\"b\":[1]},\"list\":[{\"x\":1}],\"nodeName\":\"n\",\"nodeName\":\"m\"}}";
+	struct kube_json_member m[6] = { { .path = p_name }, { .path = p_rv }, { .path = p_node },
+					 { .path = p_kind }, { .path = p_deep }, { .path = p_arr } };
+	assert_true(kube_json_find(j, strlen(j), m, 6));
+	static const struct { const char *val, *cut; int comma; bool dup; } want[] = {
+		{ "\"p\"", "\"name\":\"p\",", 1, false },
+		{ "\"5\"", ",\"resourceVersion\":\"5\"", -1, false },
+		{ "\"n\"", "\"nodeName\":\"n\",", 1, true },      /* the first, and it comes again */
+		{ "\"Pod\"", "\"kind\":\"Pod\",", 1, false },
+		{ "[1]", "\"b\":[1]", 0, false },
+		{ NULL, NULL, 0, false },                         /* paths do not go through arrays */
+	};
+	for (int i = 0; i < 6; i++) {
+		if (!want[i].val) {
+			assert_null(m[i].val.p);
+			continue;
+		}
+		assert_non_null(m[i].val.p);
+		assert_int_equal(m[i].val.len, strlen(want[i].val));
+		assert_memory_equal(m[i].val.p, want[i].val, m[i].val.len);
+		assert_int_equal(m[i].cut.len, strlen(want[i].cut));
+		assert_memory_equal(m[i].cut.p, want[i].cut, m[i].cut.len);
+		assert_int_equal(m[i].comma, want[i].comma);
+		assert_int_equal(m[i].dup, want[i].dup);
+	}
+	/* what kube_json_valid refuses, kube_json_find refuses; and it wants an object */
+	static const char *const bad[] = { "{\"kind\":01}", "{\"k\\u0069nd\":1}", "[1]", "{\"kind\":\"x\"", "" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_false(kube_json_find(bad[i], strlen(bad[i]), m, 1));
+	assert_true(kube_json_find("{}", 2, m, 0));
+	assert_false(kube_json_find("{}", 2, m, KUBE_JSON_FIND_MAX + 1));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_member_span),
 		cmocka_unit_test(test_valid),
 		cmocka_unit_test(test_plain_string_and_path),
-		cmocka_unit_test(test_member_range),
 		cmocka_unit_test(test_equal_except),
+		cmocka_unit_test(test_find),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
