@@ -243,11 +243,10 @@ static uint32_t v_match(struct vscan *v, uint32_t mask, const char *k, size_t kl
 {
 	uint32_t sub = 0;
 	*leaves = 0;
-	for (int p = 0; mask >> p; p++) {
-		if (!(mask >> p & 1))
-			continue;
+	for (uint32_t left = mask; left; left &= left - 1) {
+		int p = __builtin_ctz(left);
 		const char *want = v->m[p].path[v->depth - 1];
-		if (want[0] != k[0] || strlen(want) != klen || memcmp(want, k, klen) != 0)
+		if (want[0] != k[0] || strncmp(want, k, klen) != 0 || want[klen] != 0)
 			continue;
 		if (v->m[p].path[v->depth])
 			sub |= 1u << p;
@@ -261,10 +260,8 @@ static uint32_t v_match(struct vscan *v, uint32_t mask, const char *k, size_t kl
  * whether it comes again. prev_end: the previous member's value end (0 for the first). */
 static void v_record(struct vscan *v, uint32_t leaves, size_t ks, size_t vs, size_t ve, size_t prev_end)
 {
-	for (int p = 0; leaves >> p; p++) {
-		if (!(leaves >> p & 1))
-			continue;
-		struct kube_json_member *m = &v->m[p];
+	for (uint32_t left = leaves; left; left &= left - 1) {
+		struct kube_json_member *m = &v->m[__builtin_ctz(left)];
 		if (m->val.p) {
 			m->dup = true;
 			continue;
