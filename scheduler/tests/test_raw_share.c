@@ -249,7 +249,7 @@ static cJSON *bind_tree(const char *json, const char *node, const char *rv)
 {
 	cJSON *o = cJSON_Parse(json);
 	cJSON *meta = cJSON_GetObjectItem(o, "metadata"), *spec = cJSON_GetObjectItem(o, "spec");
-	cJSON_ReplaceItemInObject(meta, "resourceVersion", cJSON_CreateString(rv));
+	cJSON_ReplaceItemInObject(meta, "resourceVersion", cJSON_CreateString(rv)); /* present in every base */
 	if (cJSON_GetObjectItem(spec, "nodeName"))
 		cJSON_ReplaceItemInObject(spec, "nodeName", cJSON_CreateString(node));
 	else
@@ -271,6 +271,16 @@ static cJSON *bind_tree(const char *json, const char *node, const char *rv)
 	cJSON_DeleteItemFromObject(c, "reason");
 	cJSON_AddStringToObject(c, "status", "True");
 	return o;
+}
+
+/* obj[key] = item: in place when present, else added (cJSON_ReplaceItemInObject alone would
+ * leave item unowned when key is absent). */
+static void set_member(cJSON *obj, const char *key, cJSON *item)
+{
+	if (cJSON_GetObjectItem(obj, key))
+		cJSON_ReplaceItemInObject(obj, key, item);
+	else
+		cJSON_AddItemToObject(obj, key, item);
 }
 
 enum echo_mut {
@@ -304,7 +314,7 @@ static void mutate_tree(cJSON *o, enum echo_mut m)
 		cJSON_AddStringToObject(spec, "schedulerName", "other");
 		break;
 	case M_PHASE:
-		cJSON_ReplaceItemInObject(status, "phase", cJSON_CreateString("Running"));
+		set_member(status, "phase", cJSON_CreateString("Running"));
 		break;
 	case M_NOMINATED:
 		cJSON_DeleteItemFromObject(status, "nominatedNodeName");
@@ -328,13 +338,13 @@ static void mutate_tree(cJSON *o, enum echo_mut m)
 		break;
 	}
 	case M_NODE_EMPTY:
-		cJSON_ReplaceItemInObject(spec, "nodeName", cJSON_CreateString(""));
+		set_member(spec, "nodeName", cJSON_CreateString(""));
 		break;
 	case M_NODE_NUMBER:
-		cJSON_ReplaceItemInObject(spec, "nodeName", cJSON_CreateNumber(5));
+		set_member(spec, "nodeName", cJSON_CreateNumber(5));
 		break;
 	case M_RV_NUMBER:
-		cJSON_ReplaceItemInObject(meta, "resourceVersion", cJSON_CreateNumber(12));
+		set_member(meta, "resourceVersion", cJSON_CreateNumber(12));
 		break;
 	case M_NO_NODE:
 		cJSON_DeleteItemFromObject(spec, "nodeName");
