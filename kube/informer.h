@@ -5,9 +5,11 @@
  * The store keeps each object as its JSON text, not as a cJSON tree (a pod's tree takes ~6 times
  * its text: docs/benchmarks.md, "Informer store"): a watched object as the server sent it (when
  * the transform left it unchanged), else cJSON's compact print. Readers get trees parsed from
- * it, and on_update's old object is parsed from the stored text. An optional transform trims each
- * object before it is stored and handed to handlers (client-go's SetTransform; the scheduler
- * strips metadata.managedFields, cmd/kube-scheduler/app/server.go).
+ * it, and on_update's old object is parsed from the stored text. The watch hands over each plain
+ * object as bytes with the members the store and the text hooks read already found
+ * (kube_watch_run_events): a tree is parsed only for a handler set that wants one. An optional
+ * transform trims each object before it is stored and handed to handlers (client-go's
+ * SetTransform; the scheduler strips metadata.managedFields, cmd/kube-scheduler/app/server.go).
  *
  * Locking: the store (objects, indexes) is guarded by a rwlock; handlers run on the informer
  * thread, in event order, never while that lock is held. */

@@ -112,9 +112,10 @@ struct sink {
 	struct kube_watch_decoder *d;
 };
 
-/* The fast framing of an event line for efn: the line is plain JSON (kube_json_valid), its type a
- * known one other than ERROR and its object an object; then ev holds both and no tree is built.
- * false: leave the line to cJSON (which also gives the errors). */
+/* The fast framing of an event line for efn: the line is plain JSON (kube_json_find, which also
+ * finds the members asked for), its type a known one other than ERROR and its object an object;
+ * then ev holds them and no tree is built. false: leave the line to cJSON (which also gives the
+ * errors). */
 static bool frame_event(const char *line, size_t len, struct kube_watch_decoder *d, struct kube_watch_event *ev)
 {
 	static const char *const type_path[] = { "type", NULL }, *const object_path[] = { "object", NULL };
