@@ -90,7 +90,8 @@ static void arena_free(struct arena *a)
 
 struct pod_box {
 	struct sk_pod *parent; /* copies (sk_pod_with_node, sk_pod_decode_echo): the pod whose memory they share */
-	struct arena arena;    /* a copy's: what it does not share (an echo's resourceVersion) */
+	struct arena arena;    /* a root's strings and arrays (copies share their root's) */
+	char *own_rv;          /* an echo's resourceVersion (the rest is its root's) */
 	struct sk_obj_raw raw; /* the served object, for the extenders (raw.h); a root's or an echo's */
 	struct sk_pod pod;
 };
@@ -1449,6 +1450,7 @@ static void pod_box_free(struct pod_box *b)
 		pod_free_contents(&b->pod);
 	arena_free(&b->arena);
 	sk_obj_raw_free(&b->raw);
+	free(b->own_rv);
 	free(b);
 }
 
@@ -1711,7 +1713,7 @@ struct sk_pod *sk_pod_with_node(const struct sk_pod *p, const char *node_name)
 	b->pod.node_name = nn;
 	/* Share the memory of the pod that owns it: a reference to p's root when p is a plain copy,
 	 * to p itself when p owns some (a root, or an echo with its own text). */
-	bool owns = !src->parent || src->raw.json || src->arena.head;
+	bool owns = !src->parent || src->raw.json || src->own_rv;
 	b->parent = sk_pod_ref(owns ? (struct sk_pod *)p : src->parent);
 	return &b->pod;
 }
@@ -1779,7 +1781,7 @@ struct sk_pod *sk_pod_decode_echo(const struct sk_pod *base, struct kube_text *t
 	b->pod.refcount = 1;
 	b->parent = sk_pod_ref((struct sk_pod *)&root->pod);
 	b->pod.node_name = sk_intern(node);
-	b->pod.resource_version = arena_alloc(&b->arena, rvl + 1);
+	b->pod.resource_version = b->own_rv = malloc(rvl + 1);
 	b->raw.shared = kube_text_ref(text);
 	b->raw.json = text->s;
 	b->raw.len = text->len;
@@ -1792,6 +1794,7 @@ struct sk_pod *sk_pod_decode_echo(const struct sk_pod *base, struct kube_text *t
 		return NULL;
 	}
 	memcpy(b->pod.resource_version, rv, rvl);
+	b->pod.resource_version[rvl] = 0;
 	return &b->pod;
 }
 
