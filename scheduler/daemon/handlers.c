@@ -196,13 +196,14 @@ static void on_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 	sk_pod_unref(p);
 }
 
-/* The pod informer's text hook: the binding's echo of a pod the cache holds as assumed — the
- * same object but for what sk_pod_decode_echo allows (resourceVersion, nodeName, conditions) —
- * becomes the assumed pod's view with the new text, without a tree or a decode; then as
- * on_pod_update (queue and nominator cleared, the cache confirms it: AddPod). Anything else,
- * false: the informer parses the object and calls on_pod_update. */
 static const char *const uid_path[] = { "metadata", "uid", NULL };
 
+/* The pod informer's text hook (m: the uid, then sk_pod_echo_paths, found by the watch): the
+ * binding's echo of a pod the cache holds as assumed — the same object but for what
+ * sk_pod_decode_echo allows (resourceVersion, nodeName, conditions) — becomes the assumed pod's
+ * view with the new text, without a tree or a decode; then as on_pod_update (queue and nominator
+ * cleared, the cache confirms it: AddPod). Anything else, false: the informer parses the object
+ * and calls on_pod_update. */
 static bool on_pod_update_text(void *ctx, struct kube_text *t, const struct kube_json_member *m)
 {
 	struct sk_daemon *d = ctx;
@@ -373,6 +374,8 @@ static void timed_node_delete(void *ctx, const cJSON *obj)
 
 void sk_dm_add_handlers(struct sk_daemon *d)
 {
+	/* what on_pod_update_text reads (static: the informer keeps the pointer; filled the same
+	 * way each time) */
 	static const char *const *paths[1 + SK_POD_ECHO_NPATHS];
 	paths[0] = uid_path;
 	for (int i = 0; i < SK_POD_ECHO_NPATHS; i++)
