@@ -374,9 +374,8 @@ static void timed_node_delete(void *ctx, const cJSON *obj)
 
 void sk_dm_add_handlers(struct sk_daemon *d)
 {
-	/* what on_pod_update_text reads (static: the informer keeps the pointer; filled the same
-	 * way each time) */
-	static const char *const *paths[1 + SK_POD_ECHO_NPATHS];
+	/* what on_pod_update_text reads; the informer keeps pointers to these static name lists */
+	const char *const *paths[1 + SK_POD_ECHO_NPATHS];
 	paths[0] = uid_path;
 	for (int i = 0; i < SK_POD_ECHO_NPATHS; i++)
 		paths[1 + i] = sk_pod_echo_paths[i];
