@@ -21,6 +21,7 @@
 #include "kube/util.h"
 #include "kube/watch.h"
 #include "kube/hash.h"
+#include "kube/jsonspan.h"
 
 #define MAX_INDEX_KEYS 16
 
@@ -136,6 +137,8 @@ struct entry {
 	size_t nik;
 };
 
+enum { META_NAME, META_NAMESPACE, META_RV, META_MANAGED_FIELDS, META_N };
+
 struct kube_informer {
 	struct kube_client *client;
 	char *path, *label_selector, *field_selector;
@@ -143,9 +146,18 @@ struct kube_informer {
 	double backoff_initial, backoff_max;
 	int watch_timeout;
 
-	struct handler_set { struct kube_informer_handlers h; bool old_on_demand; } *handlers;
+	struct handler_set {
+		struct kube_informer_handlers h;
+		bool old_on_demand;
+		kube_informer_text_fn update_text;
+		int find_off, nfind;   /* its members in find_paths */
+	} *handlers;
 	size_t nhandlers;
 	struct index *indexes; size_t nindexes;
+	/* members the watch finds in each framed object (kube_watch_find): the store's four
+	 * (META_*), then each text hook's */
+	const char *const *find_paths[KUBE_WATCH_FIND_MAX - 1];
+	int nfind;
 
 	pthread_rwlock_t store_lock;   /* guards objects, indexes[].values */
 	struct hmap objects;           /* key -> struct entry* */
@@ -193,6 +205,15 @@ int kube_informer_new(struct kube_client *c, const struct kube_informer_opts *o,
 	inf->label_selector = dup_opt(o->label_selector, &oom);
 	inf->field_selector = dup_opt(o->field_selector, &oom);
 	inf->resync_seconds = o->resync_seconds;
+	static const char *const name_path[] = { "metadata", "name", NULL };
+	static const char *const ns_path[] = { "metadata", "namespace", NULL };
+	static const char *const rv_path[] = { "metadata", "resourceVersion", NULL };
+	static const char *const mf_path[] = { "metadata", "managedFields", NULL };
+	inf->find_paths[META_NAME] = name_path;
+	inf->find_paths[META_NAMESPACE] = ns_path;
+	inf->find_paths[META_RV] = rv_path;
+	inf->find_paths[META_MANAGED_FIELDS] = mf_path;
+	inf->nfind = META_N;
 	inf->backoff_initial = 0.8;
 	inf->backoff_max = 30;
 	inf->rand_state = (unsigned int)time(NULL) ^ (unsigned int)(uintptr_t)inf;
@@ -211,7 +232,8 @@ int kube_informer_new(struct kube_client *c, const struct kube_informer_opts *o,
 	return 0;
 }
 
-static void add_handlers(struct kube_informer *inf, const struct kube_informer_handlers *h, bool old_on_demand)
+static void add_handlers(struct kube_informer *inf, const struct kube_informer_handlers *h, bool old_on_demand,
+			 kube_informer_text_fn update_text, const char *const *const *paths, int npaths)
 {
 	if (inf->started || !h)
 		return;
@@ -221,17 +243,30 @@ static void add_handlers(struct kube_informer *inf, const struct kube_informer_h
 		return;
 	}
 	inf->handlers = n;
-	inf->handlers[inf->nhandlers++] = (struct handler_set){ *h, old_on_demand };
+	if (update_text && (npaths < 0 || inf->nfind + npaths > (int)(sizeof(inf->find_paths) / sizeof(inf->find_paths[0])))) {
+		klog_error("Cannot add informer handlers: too many members to find", " path=%s", inf->path);
+		return;
+	}
+	struct handler_set hs = { *h, old_on_demand, update_text, inf->nfind, update_text ? npaths : 0 };
+	for (int i = 0; i < hs.nfind; i++)
+		inf->find_paths[inf->nfind++] = paths[i];
+	inf->handlers[inf->nhandlers++] = hs;
 }
 
 void kube_informer_add_handlers(struct kube_informer *inf, const struct kube_informer_handlers *h)
 {
-	add_handlers(inf, h, false);
+	add_handlers(inf, h, false, NULL, NULL, 0);
 }
 
 void kube_informer_add_handlers_old_on_demand(struct kube_informer *inf, const struct kube_informer_handlers *h)
 {
-	add_handlers(inf, h, true);
+	add_handlers(inf, h, true, NULL, NULL, 0);
+}
+
+void kube_informer_add_handlers_with_text(struct kube_informer *inf, const struct kube_informer_handlers *h,
+					  kube_informer_text_fn update_text, const char *const *const *paths, int npaths)
+{
+	add_handlers(inf, h, true, update_text, paths, npaths);
 }
 
 struct kube_text *kube_informer_text_of(struct kube_informer *inf, const cJSON *obj)
@@ -464,13 +499,6 @@ static struct entry *store_remove(struct kube_informer *inf, const char *key)
 	return old;
 }
 
-static void dispatch_add(struct kube_informer *inf, const cJSON *obj)
-{
-	for (size_t i = 0; i < inf->nhandlers; i++)
-		if (inf->handlers[i].h.on_add)
-			inf->handlers[i].h.on_add(inf->handlers[i].h.ctx, obj);
-}
-
 /* The tree of a stored entry for a handler; NULL (logged) on OOM. */
 static cJSON *parse_for_handlers(struct kube_informer *inf, const struct entry *e, const char *key)
 {
@@ -491,13 +519,13 @@ static const cJSON *old_for_handlers(struct kube_informer *inf, const cJSON *obj
 	return inf->dispatching_old_tree ? inf->dispatching_old_tree : obj;
 }
 
-/* old NULL: the update being dispatched by apply_upsert (old parsed on demand); else a resync. */
-static void dispatch_update(struct kube_informer *inf, const cJSON *old, const cJSON *obj)
+/* A resync: on_update(obj, obj) for every set (text hooks are for changes, not resyncs). */
+static void dispatch_resync(struct kube_informer *inf, const cJSON *obj)
 {
 	for (size_t i = 0; i < inf->nhandlers; i++) {
 		const struct handler_set *hs = &inf->handlers[i];
 		if (hs->h.on_update)
-			hs->h.on_update(hs->h.ctx, hs->old_on_demand ? NULL : old ? old : old_for_handlers(inf, obj), obj);
+			hs->h.on_update(hs->h.ctx, hs->old_on_demand ? NULL : obj, obj);
 	}
 }
 
@@ -513,6 +541,60 @@ static void dispatch_delete(struct kube_informer *inf, const cJSON *obj)
 	for (size_t i = 0; i < inf->nhandlers; i++)
 		if (inf->handlers[i].h.on_delete)
 			inf->handlers[i].h.on_delete(inf->handlers[i].h.ctx, obj);
+}
+
+/* The members find_paths names, found in the stored text (a watched object given as a tree, a
+ * listed one); false when the text is not plain JSON (kube_json_find). */
+static bool find_in_text(struct kube_informer *inf, const struct kube_text *t, struct kube_json_member *m)
+{
+	for (int i = 0; i < inf->nfind; i++)
+		m[i].path = inf->find_paths[i];
+	return kube_json_find(t->s, t->len, m, inf->nfind);
+}
+
+/* Hands an upsert to the handler sets, in order: a set with a text hook gets an update as the
+ * stored text first (with its members: found, m NULL, or by the watch, m), and on_update only
+ * when the hook declines; the others get the tree, obj or (obj NULL) parsed from the stored
+ * text the first time a set wants it. Frees old and obj. */
+static void dispatch_upsert(struct kube_informer *inf, const char *key, struct entry *e, struct entry *old, cJSON *obj,
+			    const struct kube_json_member *m)
+{
+	struct kube_json_member found[KUBE_WATCH_FIND_MAX];
+	int have = m ? 1 : 0; /* 1 members known, 0 not looked for, -1 not plain */
+	/* e stays valid during dispatch: only this thread replaces or frees entries. */
+	inf->dispatching_text = e->text;
+	inf->dispatching_old = old;
+	inf->dispatching_key = key;
+	atomic_store(&inf->dispatching, obj);
+	for (size_t i = 0; i < inf->nhandlers; i++) {
+		const struct handler_set *hs = &inf->handlers[i];
+		if (old ? !hs->h.on_update : !hs->h.on_add)
+			continue;
+		if (old && hs->update_text) {
+			if (!have) {
+				have = find_in_text(inf, e->text, found) ? 1 : -1;
+				m = found;
+			}
+			if (have > 0 && hs->update_text(hs->h.ctx, e->text, m + hs->find_off))
+				continue;
+		}
+		if (!obj) {
+			if (!(obj = parse_for_handlers(inf, e, key)))
+				break;
+			atomic_store(&inf->dispatching, obj);
+		}
+		if (old)
+			hs->h.on_update(hs->h.ctx, hs->old_on_demand ? NULL : old_for_handlers(inf, obj), obj);
+		else
+			hs->h.on_add(hs->h.ctx, obj);
+	}
+	atomic_store(&inf->dispatching, NULL);
+	inf->dispatching_text = NULL;
+	inf->dispatching_old = NULL;
+	cJSON_Delete(inf->dispatching_old_tree);
+	inf->dispatching_old_tree = NULL;
+	entry_free(old);
+	cJSON_Delete(obj);
 }
 
 /* Add or update from a watch event or a list item; takes ownership of obj. raw: the bytes obj
@@ -545,22 +627,62 @@ static void apply_upsert(struct kube_informer *inf, cJSON *obj, bool only_if_cha
 		cJSON_Delete(obj);
 		return;
 	}
-	/* e stays valid during dispatch: only this thread replaces or frees entries. */
-	inf->dispatching_text = e->text;
-	inf->dispatching_old = old;
-	inf->dispatching_key = key;
-	atomic_store(&inf->dispatching, obj);
-	if (old)
-		dispatch_update(inf, NULL, obj);
-	else
-		dispatch_add(inf, obj);
-	atomic_store(&inf->dispatching, NULL);
-	inf->dispatching_text = NULL;
-	inf->dispatching_old = NULL;
-	cJSON_Delete(inf->dispatching_old_tree);
-	inf->dispatching_old_tree = NULL;
-	entry_free(old);
-	cJSON_Delete(obj);
+	dispatch_upsert(inf, key, e, old, obj, NULL);
+}
+
+/* A watched ADDED or MODIFIED object given as its bytes (json[0..len), checked plain by the
+ * watch, which also found the members find_paths names: m, in json): stored as they are, keyed
+ * from the text, and parsed only for the handler sets that want a tree. Objects the text path
+ * cannot take as they are (a transform that would change them, index functions, names that are
+ * not plain strings) go the tree's way. */
+static void apply_upsert_text(struct kube_informer *inf, const char *json, size_t len, const struct kube_json_member *m)
+{
+	char key[512];
+	size_t name_len = 0, ns_len = 0, rv_len = 0;
+	const char *name = kube_json_plain_string(m[META_NAME].val.p, m[META_NAME].val.len, &name_len);
+	const char *ns = kube_json_plain_string(m[META_NAMESPACE].val.p, m[META_NAMESPACE].val.len, &ns_len);
+	const char *rv = kube_json_plain_string(m[META_RV].val.p, m[META_RV].val.len, &rv_len);
+	bool plain = !inf->nindexes && name && name_len && (ns || !m[META_NAMESPACE].val.p) && (rv || !m[META_RV].val.p) &&
+		     (!inf->transform ||
+		      (inf->transform == kube_transform_strip_managed_fields && !m[META_MANAGED_FIELDS].val.p));
+	size_t kn = plain ? name_len + (ns_len ? ns_len + 1 : 0) : sizeof(key);
+	if (kn < sizeof(key)) {
+		if (ns_len) {
+			memcpy(key, ns, ns_len);
+			key[ns_len] = '/';
+		}
+		memcpy(key + (ns_len ? ns_len + 1 : 0), name, name_len);
+		key[kn] = 0;
+	}
+	if (kn >= sizeof(key) || memchr(key, 0, kn)) {
+		cJSON *obj = cJSON_ParseWithLength(json, len);
+		if (obj)
+			apply_upsert(inf, obj, false, json, len);
+		else
+			klog_error("Informer: cannot parse a watched object: out of memory", " path=%s", inf->path);
+		return;
+	}
+	struct entry *e = calloc(1, sizeof(*e));
+	if (e && (!(e->text = kube_text_new(json, len)) || !(e->rv = strndup(rv ? rv : "", rv_len)))) {
+		entry_free(e);
+		e = NULL;
+	}
+	bool ok = false;
+	struct entry *old = e ? store_put(inf, key, e, &ok) : NULL;
+	if (!ok) {
+		klog_error("Informer store: out of memory", " key=%s", key);
+		return;
+	}
+	/* the members, moved from the event's bytes to the stored copy of them */
+	struct kube_json_member moved[KUBE_WATCH_FIND_MAX];
+	for (int i = 0; i < inf->nfind; i++) {
+		moved[i] = m[i];
+		if (m[i].val.p) {
+			moved[i].val.p = e->text->s + (m[i].val.p - json);
+			moved[i].cut.p = e->text->s + (m[i].cut.p - json);
+		}
+	}
+	dispatch_upsert(inf, key, e, old, NULL, moved);
 }
 
 static void apply_delete(struct kube_informer *inf, cJSON *obj)
@@ -694,25 +816,34 @@ static void maybe_resync(struct kube_informer *inf)
 	for (size_t i = 0; i < k; i++) {
 		cJSON *t = parse_for_handlers(inf, objs[i].e, objs[i].key);
 		if (t)
-			dispatch_update(inf, t, t);
+			dispatch_resync(inf, t);
 		cJSON_Delete(t);
 	}
 	free(objs);
 }
 
-static int on_watch_event(void *ctx, enum kube_watch_event_type t, cJSON *obj)
+static int on_watch_event(void *ctx, struct kube_watch_event *ev)
 {
 	struct kube_informer *inf = ctx;
-	switch (t) {
+	cJSON *obj = ev->obj;
+	ev->obj = NULL;
+	switch (ev->type) {
 	case KUBE_WATCH_ADDED:
-	case KUBE_WATCH_MODIFIED: {
-		size_t rawlen = 0;
-		const char *raw = kube_watch_event_object_json(&rawlen);
-		apply_upsert(inf, obj, false, raw, rawlen);
+	case KUBE_WATCH_MODIFIED:
+		if (obj)
+			apply_upsert(inf, obj, false, ev->json, ev->len);
+		else if (ev->nmembers == inf->nfind)
+			apply_upsert_text(inf, ev->json, ev->len, ev->members);
+		else if ((obj = cJSON_ParseWithLength(ev->json, ev->len)))
+			apply_upsert(inf, obj, false, ev->json, ev->len);
+		else
+			klog_error("Informer: cannot parse a watched object: out of memory", " path=%s", inf->path);
 		break;
-	}
 	case KUBE_WATCH_DELETED:
-		apply_delete(inf, obj);
+		if (!obj && !(obj = cJSON_ParseWithLength(ev->json, ev->len)))
+			klog_error("Informer: cannot parse a deleted object: out of memory", " path=%s", inf->path);
+		else
+			apply_delete(inf, obj);
 		break;
 	case KUBE_WATCH_BOOKMARK:
 	case KUBE_WATCH_ERROR:
@@ -796,7 +927,9 @@ static void *informer_main(void *arg)
 			.field_selector = inf->field_selector, .timeout_seconds = timeout,
 		};
 		struct kube_watch *w = NULL;
-		if (kube_watch_new(inf->client, &wo, &w)) {
+		if (kube_watch_new(inf->client, &wo, &w) || kube_watch_find(w, inf->find_paths, inf->nfind)) {
+			kube_watch_free(w);
+			w = NULL;
 			if (sleep_or_stop(inf, jittered(inf, backoff)))
 				break;
 			continue;
@@ -813,7 +946,7 @@ static void *informer_main(void *arg)
 		atomic_fetch_add(&inf->watches, 1);
 		struct kube_error e;
 		double started = mono_now();
-		enum kube_watch_end end = kube_watch_run(w, on_watch_event, inf, &e);
+		enum kube_watch_end end = kube_watch_run_events(w, on_watch_event, inf, &e);
 		size_t nevents = kube_watch_event_count(w);
 		pthread_mutex_lock(&inf->sync_mu);
 		inf->watch = NULL;

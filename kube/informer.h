@@ -5,9 +5,11 @@
  * The store keeps each object as its JSON text, not as a cJSON tree (a pod's tree takes ~6 times
  * its text: docs/benchmarks.md, "Informer store"): a watched object as the server sent it (when
  * the transform left it unchanged), else cJSON's compact print. Readers get trees parsed from
- * it, and on_update's old object is parsed from the stored text. An optional transform trims each
- * object before it is stored and handed to handlers (client-go's SetTransform; the scheduler
- * strips metadata.managedFields, cmd/kube-scheduler/app/server.go).
+ * it, and on_update's old object is parsed from the stored text. The watch hands over each plain
+ * object as bytes with the members the store and the text hooks read already found
+ * (kube_watch_run_events): a tree is parsed only for a handler set that wants one. An optional
+ * transform trims each object before it is stored and handed to handlers (client-go's
+ * SetTransform; the scheduler strips metadata.managedFields, cmd/kube-scheduler/app/server.go).
  *
  * Locking: the store (objects, indexes) is guarded by a rwlock; handlers run on the informer
  * thread, in event order, never while that lock is held. */
@@ -19,6 +21,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "kube/jsonspan.h"
 #include "kube/rest.h"
 #include "kube/text.h"
 
@@ -51,6 +54,18 @@ void kube_informer_add_handlers(struct kube_informer *, const struct kube_inform
  * previous object: it is parsed from the stored text only then (once per event, shared by the
  * handler sets). */
 void kube_informer_add_handlers_old_on_demand(struct kube_informer *, const struct kube_informer_handlers *);
+/* A text hook: the new object's stored text of an update (borrowed for the call; kube_text_ref
+ * to keep it) and the members the hook asked for, found in it (m[0..npaths), pointers into
+ * text; kube/jsonspan.h). true: it handled the update from the text alone (on_update is then not
+ * called for this set); false: on_update as usual. */
+typedef bool (*kube_informer_text_fn)(void *ctx, struct kube_text *text, const struct kube_json_member *m);
+/* The same (old object on demand), and for each update of a stored object first update_text
+ * (not on resyncs, nor when the text is not plain JSON). The watch finds the members (paths, a
+ * NULL-terminated list of names each; the arrays must outlive the informer) in the pass that
+ * checks each event, so when every set of an update takes the text, the informer builds no tree
+ * of the object at all and reads it once. */
+void kube_informer_add_handlers_with_text(struct kube_informer *, const struct kube_informer_handlers *,
+					  kube_informer_text_fn update_text, const char *const *const *paths, int npaths);
 /* From an on_add or on_update handler of this informer, with the new object it was given: a
  * reference to the text the store keeps for it (the object's JSON without what the transform
  * removed; caller unrefs), so a consumer that wants the JSON shares it instead of printing a copy.

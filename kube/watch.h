@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "kube/jsonspan.h"
 #include "kube/rest.h"
 
 enum kube_watch_event_type {
@@ -36,6 +37,26 @@ typedef int (*kube_watch_fn)(void *ctx, enum kube_watch_event_type type, cJSON *
  * NULL outside a callback or when the bytes cannot be delimited. */
 const char *kube_watch_event_object_json(size_t *len);
 
+/* One event for kube_watch_run_events: its type, its object as the server sent it (json[0..len),
+ * not NUL-terminated, valid for the call) and, when the decoder had to parse the event, the
+ * object's tree. Lines the decoder can frame without a tree (plain JSON, kube/jsonspan.h
+ * kube_json_valid; ADDED, MODIFIED, DELETED, BOOKMARK) come with obj NULL; the others (ERROR,
+ * and JSON only cJSON accepts) with obj set and json the same bytes (NULL, len 0, when they
+ * cannot be delimited). The callee may take obj (set it NULL); else it is freed after the call.
+ * Return 0 to continue, non-zero to stop. */
+struct kube_watch_event {
+	enum kube_watch_event_type type;
+	const char *json;
+	size_t len;
+	cJSON *obj;
+	/* framed events (obj NULL): the members asked for with kube_watch_find or
+	 * kube_watch_decoder_find, in that order, found in json (kube/jsonspan.h; their paths start
+	 * with "object"); NULL, 0 otherwise */
+	const struct kube_json_member *members;
+	int nmembers;
+};
+typedef int (*kube_watch_event_fn)(void *ctx, struct kube_watch_event *ev);
+
 struct kube_watch_opts {
 	const char *path;               /* list path, e.g. kube_path("", "v1", "pods", NULL, NULL, NULL) */
 	const char *resource_version;   /* start point; NULL/"" = "get state and start" */
@@ -51,6 +72,12 @@ int kube_watch_new(struct kube_client *, const struct kube_watch_opts *, struct 
 /* Opens the stream and calls fn per event until it ends. May be called again after it returns
  * (resumes from kube_watch_resource_version). e may be NULL; filled for END_ERROR/END_EXPIRED. */
 enum kube_watch_end kube_watch_run(struct kube_watch *, kube_watch_fn fn, void *ctx, struct kube_error *e);
+/* The same, with events as bytes (struct kube_watch_event): no tree for the common event. */
+enum kube_watch_end kube_watch_run_events(struct kube_watch *, kube_watch_event_fn fn, void *ctx,
+					  struct kube_error *e);
+/* Before kube_watch_run_events: as kube_watch_decoder_find (the watch adds its own
+ * metadata.resourceVersion). 0 or -1. */
+int kube_watch_find(struct kube_watch *, const char *const *const *paths, int npaths);
 /* Thread-safe; makes a running (or the next) kube_watch_run return END_STOPPED promptly. */
 void kube_watch_stop(struct kube_watch *);
 /* Last resourceVersion seen (from any event incl. BOOKMARK), or the start RV. Borrowed; valid
@@ -69,6 +96,15 @@ struct kube_watch_decoder *kube_watch_decoder_new(void);   /* NULL on OOM */
  * may be NULL). */
 int kube_watch_decoder_feed(struct kube_watch_decoder *, const char *buf, size_t len,
                             kube_watch_fn fn, void *ctx, char **err);
+/* The same for kube_watch_event_fn: events the strict check passes are framed without a tree.
+ * Accepts and rejects exactly the lines kube_watch_decoder_feed does, with the same events. */
+int kube_watch_decoder_feed_events(struct kube_watch_decoder *, const char *buf, size_t len,
+				   kube_watch_event_fn fn, void *ctx, char **err);
+/* Members of the object (paths from its top level, as kube_json_find's) that framed events come
+ * with, found in the same pass that checks the line; at most KUBE_WATCH_FIND_MAX. paths are
+ * copied, their names borrowed (static strings). 0, or -1 (too many, OOM: none then). */
+#define KUBE_WATCH_FIND_MAX 24
+int kube_watch_decoder_find(struct kube_watch_decoder *, const char *const *const *paths, int npaths);
 /* Bytes buffered in an incomplete line. */
 size_t kube_watch_decoder_pending(const struct kube_watch_decoder *);
 void kube_watch_decoder_free(struct kube_watch_decoder *);

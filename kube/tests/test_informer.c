@@ -593,6 +593,124 @@ static void test_verbatim_text(void **state)
 	cJSON_Delete(t);
 }
 
+
+/* ---------- the text hook (kube_informer_add_handlers_with_text) ---------- */
+
+/* Counted on the informer thread, asserted on the test's (cmocka asserts only there). */
+struct text_hook { struct kube_informer **inf; struct log *log; int hooks, resync_updates, bad_text, no_text; };
+
+static const char *const hook_name[] = { "metadata", "name", NULL };
+static const char *const hook_rv[] = { "metadata", "resourceVersion", NULL };
+static const char *const hook_x[] = { "spec", "x", NULL };
+static const char *const *const hook_paths[] = { hook_name, hook_rv, hook_x };
+
+/* Takes the update when spec.x is "take" (and checks the text is the stored one and the members
+ * point into it). */
+static bool hook_text(void *ctx, struct kube_text *t, const struct kube_json_member *m)
+{
+	struct text_hook *th = ctx;
+	th->hooks++;
+	for (int i = 0; i < 3; i++)
+		if (m[i].val.p && (m[i].val.p < t->s || m[i].val.p + m[i].val.len > t->s + t->len))
+			th->bad_text++;
+	char key[64], rv[16];
+	snprintf(key, sizeof(key), "ns/%.*s", m[0].val.p ? (int)m[0].val.len - 2 : 1, m[0].val.p ? m[0].val.p + 1 : "?");
+	snprintf(rv, sizeof(rv), "%.*s", m[1].val.p ? (int)m[1].val.len - 2 : 1, m[1].val.p ? m[1].val.p + 1 : "?");
+	size_t n = 0;
+	char *stored = kube_store_get_json(*th->inf, key, &n);
+	if (!stored || n != t->len || memcmp(stored, t->s, n) != 0)
+		th->bad_text++;
+	free(stored);
+	bool take = m[2].val.p && m[2].val.len == 6 && memcmp(m[2].val.p, "\"take\"", 6) == 0;
+	log_line(th->log, "text %s %s %s", key, rv, take ? "taken" : "declined");
+	return take;
+}
+
+static void hook_update(void *ctx, const cJSON *old, const cJSON *o)
+{
+	struct text_hook *th = ctx;
+	char key[128];
+	bool resync = kube_informer_old(*th->inf, o) == o;
+	if (resync)
+		th->resync_updates++;
+	/* the tree handed out is the stored object's (a resync's is a reader's copy) */
+	struct kube_text *t = kube_informer_text_of(*th->inf, o);
+	if (!t && !resync)
+		th->no_text++;
+	kube_text_unref(t);
+	(void)old;
+	log_line(th->log, "tree %s %s->%s", kube_object_key(o, key, sizeof(key)), rv_of(kube_informer_old(*th->inf, o)), rv_of(o));
+}
+
+/* Updates go to a set's text hook first (before its on_update, in set order); a declined one gets
+ * on_update with the tree as before; adds, deletes and resyncs never reach the hook; watched
+ * objects are stored as sent, or as the print without managedFields. */
+static void test_text_hook(void **state)
+{
+	struct env *e = *state;
+	kube_informer_free(e->inf);
+	struct kube_informer_opts o = {.group = "", .version = "v1", .resource = "pods", .resync_seconds = 1};
+	assert_int_equal(kube_informer_new(e->c, &o, &e->inf), 0);
+	struct text_hook th = { .inf = &e->inf, .log = &e->log };
+	kube_informer_add_handlers(e->inf, &(struct kube_informer_handlers){on_add, on_update, on_delete, &e->log});
+	kube_informer_add_handlers_with_text(e->inf, &(struct kube_informer_handlers){NULL, hook_update, NULL, &th}, hook_text,
+					     hook_paths, 3);
+	kube_informer_set_transform(e->inf, kube_transform_strip_managed_fields, NULL);
+	kube_informer_set_backoff(e->inf, 0.01, 0.05);
+#define TAKE_A(rv) "{\"kind\":\"Pod\", \"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"resourceVersion\":\"" rv "\"},\"spec\":{\"x\":\"take\"}}"
+#define MF_TAKE_A "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"resourceVersion\":\"13\",\"managedFields\":[{}]},\"spec\":{\"x\":\"take\"}}"
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 1, 200, NULL, LIST("10", POD("a", "1", "n1")));
+	const char *chunks[] = { EV("MODIFIED", TAKE_A("11")) EV("MODIFIED", POD("a", "12", "n1")) EV("MODIFIED", MF_TAKE_A)
+				 EV("ADDED", POD("b", "14", "n1")) EV("DELETED", POD("b", "15", "n1")) };
+	const char *later[] = { EV("BOOKMARK", "{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"20\"}}") };
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=10&", 1, chunks, 1, 0, FAKE_END_CLEAN);
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=15&", 1, later, 1, 1100, FAKE_END_HANG);
+	idle_watch(e);
+	assert_int_equal(kube_informer_start(e->inf), 0);
+	const char *want[] = {
+		"add ns/a 1",
+		"update ns/a 1->11", "text ns/a 11 taken",
+		"update ns/a 11->12", "text ns/a 12 declined", "tree ns/a 11->12",
+		"update ns/a 12->13", "text ns/a 13 taken",
+		"add ns/b 14", "delete ns/b 15",
+		"update ns/a 13->13", "tree ns/a 13->13", /* the resync: no hook */
+	};
+	assert_log(&e->log, want, 12);
+	kube_informer_stop(e->inf);
+	assert_int_equal(th.hooks, 3);
+	assert_int_equal(th.resync_updates, 1);
+	assert_int_equal(th.bad_text, 0);
+	assert_int_equal(th.no_text, 0);
+	/* a watched object is kept as the server sent it (spacing and all) unless the transform
+	 * changed it */
+	char *js = kube_store_get_json(e->inf, "ns/a", NULL);
+	assert_string_equal(js, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"resourceVersion\":\"13\"},"
+				"\"spec\":{\"x\":\"take\"}}");
+	free(js);
+	assert_int_equal(kube_store_len(e->inf), 1);
+}
+
+/* Objects the text path cannot key from their bytes (an escaped name, no name) take the tree's
+ * way: the same store and handlers as before. */
+static void test_text_path_falls_back(void **state)
+{
+	struct env *e = *state;
+	fake_apiserver_reply(e->fs, "GET", "/api/v1/pods?limit=500", 1, 200, NULL, LIST("10", ""));
+	const char *chunks[] = { EV("ADDED", "{\"metadata\":{\"name\":\"\\u0061b\",\"namespace\":\"ns\",\"resourceVersion\":\"11\"}}")
+				 EV("ADDED", "{\"metadata\":{\"namespace\":\"ns\",\"resourceVersion\":\"12\"}}")
+				 EV("ADDED", "{\"metadata\":{\"name\":\"c\",\"resourceVersion\":\"13\"}}") };
+	fake_apiserver_stream(e->fs, "GET", "/api/v1/pods?watch=1&resourceVersion=10&", 1, chunks, 1, 0, FAKE_END_HANG);
+	idle_watch(e);
+	assert_int_equal(kube_informer_start(e->inf), 0);
+	const char *want[] = { "add ns/ab 11", "add c 13" };
+	assert_log(&e->log, want, 2);
+	kube_informer_stop(e->inf);
+	char *js = kube_store_get_json(e->inf, "ns/ab", NULL);
+	assert_string_equal(js, "{\"metadata\":{\"name\":\"\\u0061b\",\"namespace\":\"ns\",\"resourceVersion\":\"11\"}}");
+	free(js);
+	assert_int_equal(kube_store_len(e->inf), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -600,6 +718,8 @@ int main(void)
 		cmocka_unit_test(test_strip_managed_fields),
 		cmocka_unit_test_setup_teardown(test_verbatim_text_and_old_on_demand, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verbatim_text, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_hook, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_path_falls_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paged_list_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_store_and_transform, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_watch_handlers_and_store, setup, teardown),

@@ -123,6 +123,139 @@ static void test_decoder_errors_and_stop(void **state)
 	kube_watch_decoder_free(d);
 }
 
+
+/* ---------- events as bytes (kube_watch_decoder_feed_events) ---------- */
+
+struct rec_ev {
+	int n, fast;                 /* events; of them framed without a tree */
+	enum kube_watch_event_type types[16];
+	char *objs[16];              /* each event's object, printed from a tree */
+};
+
+static int record_tree(void *ctx, enum kube_watch_event_type t, cJSON *obj)
+{
+	struct rec_ev *r = ctx;
+	if (r->n < 16) {
+		r->types[r->n] = t;
+		r->objs[r->n] = cJSON_PrintUnformatted(obj);
+	}
+	r->n++;
+	cJSON_Delete(obj);
+	return 0;
+}
+
+static int record_ev(void *ctx, struct kube_watch_event *ev)
+{
+	struct rec_ev *r = ctx;
+	if (r->n < 16) {
+		r->types[r->n] = ev->type;
+		if (ev->obj) {
+			r->objs[r->n] = cJSON_PrintUnformatted(ev->obj);
+		} else {
+			/* framed: the bytes are the object, exactly, and parse */
+			cJSON *o = cJSON_ParseWithLength(ev->json, ev->len);
+			assert_non_null(o);
+			assert_true(cJSON_IsObject(o));
+			r->objs[r->n] = cJSON_PrintUnformatted(o);
+			cJSON_Delete(o);
+			r->fast++;
+		}
+		if (ev->json) { /* json, when given, is the object whichever way it came */
+			size_t len = 0;
+			assert_ptr_equal(kube_watch_event_object_json(&len), ev->json);
+			assert_int_equal(len, ev->len);
+		}
+	}
+	r->n++;
+	return 0;
+}
+
+static void rec_free(struct rec_ev *r)
+{
+	for (int i = 0; i < r->n && i < 16; i++)
+		free(r->objs[i]);
+}
+
+/* Both decoders accept and refuse the same lines, with the same events and objects; the strict
+ * lines are framed without a tree, the rest go through cJSON as before. */
+static void test_decoder_events_match_trees(void **state)
+{
+	(void)state;
+	static const struct { const char *in; int rc; int events, fast; } cases[] = {
+		{ STREAM, 0, 4, 4 },
+		{ "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"7\"},\"n\":[1,2.5e3,-0,true,null],"
+		  "\"s\":\"\\u00e9\\\"\\\\\"}}\n", 0, 1, 1 },
+		{ "{\"object\":{\"metadata\":{\"name\":\"b\"}},\"type\":\"ADDED\"}\n", 0, 1, 1 },          /* members in any order */
+		{ "  {\"type\":\"DELETED\",\"object\":{}}  \r\n", 0, 1, 1 },
+		{ "{\"type\":\"ADDED\",\"object\":{\"n\":01}}\n", 0, 1, 0 },                              /* only cJSON takes it */
+		{ "{\"type\":\"ADDED\",\"object\":{\"s\":\"\\u0000x\"}}\n", 0, 1, 0 },
+		{ "{\"typ\\u0065\":\"ADDED\",\"object\":{\"a\":1}}\n", 0, 1, 0 },                         /* an escaped key */
+		{ "{\"type\":\"ADDED\",\"object\":{\"a\":1}} trailing\n", 0, 1, 0 },
+		{ "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410}}\n", 0, 1, 0 },      /* always a tree */
+		{ "{\"type\":\"ADDED\",\"type\":\"DELETED\",\"object\":{\"a\":1}}\n", 0, 1, 1 },           /* the first, as cJSON */
+		{ "{\"type\":\"ADDED\",\"object\":{\"a\":1},\"object\":{\"b\":2}}\n", 0, 1, 1 },
+		{ "{not json}\n", -1, 0, 0 },
+		{ "{\"type\":\"SPLIT\",\"object\":{}}\n", -1, 0, 0 },
+		{ "{\"type\":\"ADDED\"}\n", -1, 0, 0 },
+		{ "{\"type\":\"ADDED\",\"object\":7}\n", -1, 0, 0 },
+		{ "{\"type\":7,\"object\":{}}\n", -1, 0, 0 },
+		{ "{\"type\":\"ADDED\",\"object\":{\"a\":[1,}}\n", -1, 0, 0 },
+		{ "{\"type\":\"ADDED\",\"object\":{\"a\":\"unterminated}}\n", -1, 0, 0 },
+		{ "[{\"type\":\"ADDED\",\"object\":{}}]\n", -1, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *in = cases[i].in;
+		size_t len = strlen(in);
+		struct rec_ev a = { 0 }, b = { 0 };
+		char *ea = NULL, *eb = NULL;
+		struct kube_watch_decoder *da = kube_watch_decoder_new(), *db = kube_watch_decoder_new();
+		int rca = kube_watch_decoder_feed(da, in, len, record_tree, &a, &ea);
+		/* byte by byte for the events decoder: the framing does not depend on chunks */
+		int rcb = 0;
+		for (size_t k = 0; k < len && rcb == 0; k++)
+			rcb = kube_watch_decoder_feed_events(db, in + k, 1, record_ev, &b, &eb);
+		if (rca != cases[i].rc || rcb != rca || a.n != b.n || a.n != cases[i].events || b.fast != cases[i].fast)
+			fail_msg("case %zu: rc %d/%d events %d/%d fast %d", i, rca, rcb, a.n, b.n, b.fast);
+		for (int k = 0; k < a.n; k++) {
+			assert_int_equal(a.types[k], b.types[k]);
+			assert_string_equal(a.objs[k], b.objs[k]);
+		}
+		assert_true((ea == NULL) == (eb == NULL));
+		if (ea)
+			assert_string_equal(ea, eb);
+		free(ea);
+		free(eb);
+		rec_free(&a);
+		rec_free(&b);
+		kube_watch_decoder_free(da);
+		kube_watch_decoder_free(db);
+	}
+}
+
+/* A callee that takes the tree keeps it; the decoder frees what it leaves. */
+static int take_tree(void *ctx, struct kube_watch_event *ev)
+{
+	cJSON **kept = ctx;
+	if (ev->obj) {
+		*kept = ev->obj;
+		ev->obj = NULL;
+	}
+	return 0;
+}
+
+static void test_decoder_events_take_tree(void **state)
+{
+	(void)state;
+	const char *line = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":500}}\n";
+	struct kube_watch_decoder *d = kube_watch_decoder_new();
+	cJSON *kept = NULL;
+	assert_int_equal(kube_watch_decoder_feed_events(d, line, strlen(line), take_tree, &kept, NULL), 0);
+	assert_non_null(kept);
+	assert_int_equal(cJSON_GetObjectItem(kept, "code")->valueint, 500);
+	cJSON_Delete(kept);
+	kube_watch_decoder_free(d);
+}
+
 /* ---------- against the fake server ---------- */
 
 struct env { struct fake_apiserver *fs; struct kube_client *c; };
@@ -219,10 +352,17 @@ static void test_watch_endings(void **state)
 		 "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"21\"}}}\n"
 		 "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourc",
 		 FAKE_END_ABORT, KUBE_WATCH_END_ERROR, 0, "", 1, "21"},
+		{"escaped resourceVersion, a BOOKMARK's too", 0,
+		 "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\\u0032\"}}}\n"
+		 "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"\\u0031\\u0033\"}}}\n",
+		 FAKE_END_CLEAN, KUBE_WATCH_END_CLOSED, 0, "", 2, "13"},
 		{"garbage line", 0, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"21\"}}}\nnope\n",
 		 FAKE_END_CLEAN, KUBE_WATCH_END_ERROR, 200, "", 1, "21"},
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	/* each case with trees (kube_watch_run) and with events as bytes (kube_watch_run_events) */
+	for (size_t run = 0; run < 2 * (sizeof(cases) / sizeof(cases[0])); run++) {
+		size_t i = run / 2;
+		bool bytes = run % 2;
 		fake_apiserver_clear_routes(e->fs);
 		if (cases[i].http_status)
 			fake_apiserver_reply(e->fs, "GET", "/api/v1/namespaces/ns/pods", 1, cases[i].http_status, NULL, cases[i].body);
@@ -230,9 +370,14 @@ static void test_watch_endings(void **state)
 			fake_apiserver_stream(e->fs, "GET", "/api/v1/namespaces/ns/pods", 1, &cases[i].body, 1, 0, cases[i].end);
 		struct kube_watch *w = new_watch(e, "10");
 		struct seen s = {0};
+		struct rec_ev r = {0};
 		struct kube_error err;
-		enum kube_watch_end end = kube_watch_run(w, record, &s, &err);
-		print_message("case: %s -> %s (%d %s)\n", cases[i].name, kube_watch_end_name(end), err.http_code, err.reason);
+		enum kube_watch_end end = bytes ? kube_watch_run_events(w, record_ev, &r, &err) : kube_watch_run(w, record, &s, &err);
+		if (bytes)
+			s.n = r.n;
+		rec_free(&r);
+		print_message("case: %s%s -> %s (%d %s)\n", cases[i].name, bytes ? " (bytes)" : "", kube_watch_end_name(end),
+			      err.http_code, err.reason);
 		assert_int_equal(end, cases[i].want);
 		assert_int_equal(err.http_code, cases[i].want_code);
 		assert_string_equal(err.reason, cases[i].want_reason);
@@ -311,6 +456,8 @@ int main(void)
 		cmocka_unit_test(test_decoder_all_splits),
 		cmocka_unit_test(test_decoder_byte_at_a_time_and_pending),
 		cmocka_unit_test(test_decoder_errors_and_stop),
+		cmocka_unit_test(test_decoder_events_match_trees),
+		cmocka_unit_test(test_decoder_events_take_tree),
 		cmocka_unit_test_setup_teardown(test_watch_chunks_and_query, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch_endings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch_stop, setup, teardown),

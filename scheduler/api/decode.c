@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/jsonspan.h"
 #include "kube/nodeselector.h"
 #include "kube/quantity.h"
 #include "kube/selector.h"
@@ -88,9 +89,10 @@ static void arena_free(struct arena *a)
 /* ---------- object boxes: private header in front of the public struct ---------- */
 
 struct pod_box {
-	struct sk_pod *parent; /* sk_pod_with_node copies: the pod whose memory they share */
-	struct arena arena;
-	struct sk_obj_raw raw; /* the served object, for the extenders (raw.h); the root's only */
+	struct sk_pod *parent; /* copies (sk_pod_with_node, sk_pod_decode_echo): the pod whose memory they share */
+	struct arena arena;    /* a root's strings and arrays (copies share their root's) */
+	char *own_rv;          /* an echo's resourceVersion (the rest is its root's) */
+	struct sk_obj_raw raw; /* the served object, for the extenders (raw.h); a root's or an echo's */
 	struct sk_pod pod;
 };
 struct node_box {
@@ -1442,13 +1444,13 @@ static struct pod_box *pod_box_new(void)
 
 static void pod_box_free(struct pod_box *b)
 {
-	if (b->parent) {
+	if (b->parent)
 		sk_pod_unref(b->parent);
-	} else {
+	else
 		pod_free_contents(&b->pod);
-		arena_free(&b->arena);
-		sk_obj_raw_free(&b->raw);
-	}
+	arena_free(&b->arena);
+	sk_obj_raw_free(&b->raw);
+	free(b->own_rv);
 	free(b);
 }
 
@@ -1709,15 +1711,91 @@ struct sk_pod *sk_pod_with_node(const struct sk_pod *p, const char *node_name)
 	b->pod = *p;
 	b->pod.refcount = 1;
 	b->pod.node_name = nn;
-	/* Share the root pod's memory: keep a reference to it, never to another copy. */
-	b->parent = sk_pod_ref(src->parent ? src->parent : (struct sk_pod *)p);
+	/* Share the memory of the pod that owns it: a reference to p's root when p is a plain copy,
+	 * to p itself when p owns some (a root, or an echo with its own text). */
+	bool owns = !src->parent || src->raw.json || src->own_rv;
+	b->parent = sk_pod_ref(owns ? (struct sk_pod *)p : src->parent);
 	return &b->pod;
 }
 
 const struct sk_obj_raw *sk_pod_raw(const struct sk_pod *p)
 {
 	const struct pod_box *b = POD_BOX(p);
-	return b->parent ? &POD_BOX(b->parent)->raw : &b->raw;
+	while (b->parent && !b->raw.json)
+		b = POD_BOX(b->parent);
+	return &b->raw;
+}
+
+/* The root of p: the pod that decoded the memory p shares. */
+static const struct pod_box *pod_root(const struct sk_pod *p)
+{
+	const struct pod_box *b = POD_BOX(p);
+	while (b->parent)
+		b = POD_BOX(b->parent);
+	return b;
+}
+
+/* What a binding changes, as sk_pod_decode sees it: metadata.resourceVersion and spec.nodeName
+ * are carried as they are; status.conditions is read only for a PodResizePending condition. */
+static const char *const echo_rv[] = { "metadata", "resourceVersion", NULL };
+static const char *const echo_node[] = { "spec", "nodeName", NULL };
+static const char *const echo_conditions[] = { "status", "conditions", NULL };
+const char *const *const sk_pod_echo_paths[SK_POD_ECHO_NPATHS] = { echo_rv, echo_node, echo_conditions };
+
+/* Whether conditions (a status.conditions value, or absent) hold nothing sk_pod_decode reads. */
+static bool conditions_unread(struct kube_json_span cond)
+{
+	return !cond.p || !memmem(cond.p, cond.len, "PodResizePending", 16);
+}
+
+struct sk_pod *sk_pod_decode_echo(const struct sk_pod *base, struct kube_text *text, const struct kube_json_member *m)
+{
+	const struct pod_box *root = base ? pod_root(base) : NULL;
+	const struct sk_obj_raw *r = root ? &root->raw : NULL;
+	if (!r || !r->json || !text)
+		return NULL;
+	struct kube_json_member found[SK_POD_ECHO_NPATHS];
+	if (!m) {
+		for (int i = 0; i < SK_POD_ECHO_NPATHS; i++)
+			found[i].path = sk_pod_echo_paths[i];
+		if (!kube_json_find(text->s, text->len, found, SK_POD_ECHO_NPATHS))
+			return NULL;
+		m = found;
+	}
+	struct kube_json_span was[SK_POD_ECHO_NPATHS];
+	if (!kube_json_equal_cut(r->json, r->len, text->s, text->len, m, SK_POD_ECHO_NPATHS, was))
+		return NULL;
+	size_t rvl, nnl;
+	const char *rv = kube_json_plain_string(m[0].val.p, m[0].val.len, &rvl);
+	const char *nn = kube_json_plain_string(m[1].val.p, m[1].val.len, &nnl);
+	char node[256];
+	if (!rv || !nn || !nnl || nnl >= sizeof(node) || memchr(nn, 0, nnl) || !conditions_unread(was[2]) ||
+	    !conditions_unread(m[2].val))
+		return NULL;
+	memcpy(node, nn, nnl);
+	node[nnl] = 0;
+	struct pod_box *b = pod_box_new();
+	if (!b)
+		return NULL;
+	b->pod = root->pod;
+	b->pod.refcount = 1;
+	b->parent = sk_pod_ref((struct sk_pod *)&root->pod);
+	b->pod.node_name = sk_intern(node);
+	b->pod.resource_version = b->own_rv = malloc(rvl + 1);
+	b->raw.shared = kube_text_ref(text);
+	b->raw.json = text->s;
+	b->raw.len = text->len;
+	b->raw.node_name = b->pod.node_name;
+	if (r->nlimit_names && (b->raw.limit_names = malloc((size_t)r->nlimit_names * sizeof(*r->limit_names))))
+		memcpy(b->raw.limit_names, r->limit_names, (size_t)r->nlimit_names * sizeof(*r->limit_names));
+	b->raw.nlimit_names = r->nlimit_names;
+	if (!b->pod.node_name || !b->pod.resource_version || (r->nlimit_names && !b->raw.limit_names)) {
+		pod_box_free(b);
+		return NULL;
+	}
+	memcpy(b->pod.resource_version, rv, rvl);
+	b->pod.resource_version[rvl] = 0;
+	return &b->pod;
 }
 
 const struct sk_obj_raw *sk_node_raw(const struct sk_node *n) { return &NODE_BOX(n)->raw; }

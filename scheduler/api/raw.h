@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "kube/jsonspan.h"
 #include "kube/text.h"
 #include "schedkit/types.h"
 
@@ -42,6 +43,18 @@ const struct sk_obj_raw *sk_node_raw(const struct sk_node *n);
 /* The pod's JSON as it should be sent: the kept object, with spec.nodeName set to p->node_name
  * when the view was rebound (an assumed copy). Caller frees; NULL when nothing is kept or ENOMEM. */
 char *sk_pod_raw_json(const struct sk_pod *p);
+/* A binding's echo without a decode: the view of the pod whose JSON is text, when text differs
+ * from the text base's root was decoded from (its kept object) only in what sk_pod_decode carries
+ * as it is or does not read — metadata.resourceVersion, spec.nodeName (a non-empty string in
+ * text) and status.conditions without a PodResizePending condition — i.e. exactly
+ * sk_pod_decode(text)'s view: base's root with node_name, resource_version and the kept object
+ * (a reference to text) of text. m: those members (sk_pod_echo_paths, in that order) as
+ * kube_json_find found them in text, or NULL to find them here. NULL when anything else differs
+ * (or sits elsewhere), text is not plain JSON, nothing was kept, or on ENOMEM: then decode text.
+ * Caller unrefs. */
+#define SK_POD_ECHO_NPATHS 3
+extern const char *const *const sk_pod_echo_paths[SK_POD_ECHO_NPATHS];
+struct sk_pod *sk_pod_decode_echo(const struct sk_pod *base, struct kube_text *text, const struct kube_json_member *m);
 /* Whether some init or regular container of the pod lists `name` under resources.limits. */
 bool sk_pod_limits_name(const struct sk_pod *p, const char *name);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/jsonspan.h"
 #include "kube/log.h"
 #include "kube/object.h"
 #include "kube/util.h"
@@ -80,6 +81,8 @@ static void log_cache_err(const char *what, const struct sk_pod *p, char *err)
 	}
 }
 
+static void handled(void *ctx, const char *event, int64_t t0);
+
 /* ---------- pod informer handlers ---------- */
 
 void sk_dm_incoming(struct sk_daemon *d, const struct sk_pod *p, const char *event)
@@ -127,20 +130,15 @@ static void on_pod_add(void *ctx, const cJSON *obj)
 	sk_pod_unref(p);
 }
 
-/* old_obj is NULL (old_on_demand): kube_informer_old parses the previous object only on the
- * paths that read it, not for our own bindings' updates (the common event). */
-static void on_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
+/* An update of a pod, decoded (p). st: the cache's state of it. new_obj: the new object, for
+ * kube_informer_old; NULL only when st is not SK_POD_BOUND and p is assigned (the binding's
+ * echo), the one path that reads no old object. */
+static void pod_updated(struct sk_daemon *d, struct sk_pod *p, enum sk_pod_cache_state st, const cJSON *new_obj)
 {
-	(void)old_obj;
-	struct sk_daemon *d = ctx;
-	struct sk_pod *p = dm_decode_pod(d, new_obj);
-	if (!p)
-		return;
 	struct sk_queue *q = sk_scheduler_queue(d->sched);
 	pthread_rwlock_rdlock(&d->names_lock);
 	if (p->node_name) {
 		sk_dm_conflict_has(d, p->uid, true);
-		enum sk_pod_cache_state st = sk_cache_pod_state(d->cache, p->uid);
 		if (sk_dm_is_ours_locked(d, p->scheduler_name)) {
 			/* Unassigned -> assigned: it leaves the queue (no-op when not queued). A pod
 			 * the cache does not hold as bound is being assigned now (or is terminal, not
@@ -182,7 +180,52 @@ static void on_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 		}
 	}
 	pthread_rwlock_unlock(&d->names_lock);
+}
+
+/* old_obj is NULL (old_on_demand): kube_informer_old parses the previous object only on the
+ * paths that read it, not for our own bindings' updates (the common event, which mostly does
+ * not get here: on_pod_update_text). */
+static void on_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
+{
+	(void)old_obj;
+	struct sk_daemon *d = ctx;
+	struct sk_pod *p = dm_decode_pod(d, new_obj);
+	if (!p)
+		return;
+	pod_updated(d, p, p->node_name ? sk_cache_pod_state(d->cache, p->uid) : SK_POD_NOT_CACHED, new_obj);
 	sk_pod_unref(p);
+}
+
+static const char *const uid_path[] = { "metadata", "uid", NULL };
+
+/* The pod informer's text hook (m: the uid, then sk_pod_echo_paths, found by the watch): the
+ * binding's echo of a pod the cache holds as assumed — the same object but for what
+ * sk_pod_decode_echo allows (resourceVersion, nodeName, conditions) — becomes the assumed pod's
+ * view with the new text, without a tree or a decode; then as on_pod_update (queue and nominator
+ * cleared, the cache confirms it: AddPod). Anything else, false: the informer parses the object
+ * and calls on_pod_update. */
+static bool on_pod_update_text(void *ctx, struct kube_text *t, const struct kube_json_member *m)
+{
+	struct sk_daemon *d = ctx;
+	int64_t t0 = kube_mono_ns();
+	size_t ul;
+	const char *u = kube_json_plain_string(m[0].val.p, m[0].val.len, &ul);
+	char uid[256];
+	if (!u || !ul || ul >= sizeof(uid) || memchr(u, 0, ul))
+		return false;
+	memcpy(uid, u, ul);
+	uid[ul] = 0;
+	if (sk_cache_pod_state(d->cache, uid) != SK_POD_ASSUMED)
+		return false;
+	struct sk_pod *assumed = sk_cache_get_pod(d->cache, uid);
+	struct sk_pod *p = assumed ? sk_pod_decode_echo(assumed, t, m + 1) : NULL;
+	sk_pod_unref(assumed);
+	if (!p)
+		return false;
+	pod_updated(d, p, SK_POD_ASSUMED, NULL);
+	sk_pod_unref(p);
+	handled(d, "AssignedPodUpdate", t0);
+	return true;
 }
 
 static void on_pod_delete(void *ctx, const cJSON *obj)
@@ -331,8 +374,14 @@ static void timed_node_delete(void *ctx, const cJSON *obj)
 
 void sk_dm_add_handlers(struct sk_daemon *d)
 {
-	kube_informer_add_handlers_old_on_demand(d->pods, &(struct kube_informer_handlers){ timed_pod_add, timed_pod_update,
-										    timed_pod_delete, d });
+	/* what on_pod_update_text reads; the informer keeps pointers to these static name lists */
+	const char *const *paths[1 + SK_POD_ECHO_NPATHS];
+	paths[0] = uid_path;
+	for (int i = 0; i < SK_POD_ECHO_NPATHS; i++)
+		paths[1 + i] = sk_pod_echo_paths[i];
+	kube_informer_add_handlers_with_text(d->pods, &(struct kube_informer_handlers){ timed_pod_add, timed_pod_update,
+										timed_pod_delete, d },
+					     on_pod_update_text, paths, 1 + SK_POD_ECHO_NPATHS);
 	kube_informer_add_handlers(d->nodes, &(struct kube_informer_handlers){ timed_node_add, timed_node_update,
 									       timed_node_delete, d });
 }

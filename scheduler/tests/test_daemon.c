@@ -19,7 +19,10 @@
 #include "kube/log.h"
 #include "kube/object.h"
 #include "kube/rest.h"
+#include "scheduler/api/raw.h"
+#include "scheduler/backend/cache.h"
 #include "scheduler/daemon/daemon.h"
+#include "scheduler/daemon/internal.h"
 #include "schedkit/plugin.h"
 #include "scheduler/tests/fixtures.h"
 #include "scheduler/tests/https_get.h"
@@ -282,6 +285,34 @@ static bool has_event(struct env *e, const char *pod, const char *reason)
 #define NODE_YAML(name, cpu) "{apiVersion: v1, kind: Node, metadata: {name: " name "}, status: {allocatable: {cpu: '" cpu "', memory: 8Gi, pods: '110'}}}"
 #define POD_YAML(name, cpu, sched) "{apiVersion: v1, kind: Pod, metadata: {name: " name "}, spec: {schedulerName: " sched ", containers: [{name: c, image: i, resources: {requests: {cpu: '" cpu "'}}}]}}"
 
+/* The binding's echo confirms the assumed pod: bound in the cache, with the object's new
+ * resourceVersion, its node and the served text (scheduler/daemon/handlers.c, on_pod_update_text). */
+static void assert_echo_confirmed(struct env *e, struct sk_daemon *d, const char *name)
+{
+	cJSON *pod = get(e, "", "pods", "default", name);
+	assert_non_null(pod);
+	const char *uid = kube_obj_get_string(pod, "metadata.uid");
+	const char *rv = kube_obj_get_string(pod, "metadata.resourceVersion");
+	assert_non_null(uid);
+	WAIT_FOR(sk_cache_pod_state(d->cache, uid) == SK_POD_BOUND);
+	struct sk_pod *cached = NULL;
+	for (int i = 0; i < 400; i++) {
+		sk_pod_unref(cached);
+		cached = sk_cache_get_pod(d->cache, uid);
+		if (cached && !strcmp(cached->resource_version, rv))
+			break;
+		usleep(50000);
+	}
+	assert_non_null(cached);
+	assert_string_equal(cached->resource_version, rv);
+	assert_string_equal(cached->node_name, kube_obj_get_string(pod, "spec.nodeName"));
+	const struct sk_obj_raw *raw = sk_pod_raw(cached);
+	assert_non_null(raw->json);
+	assert_non_null(strstr(raw->json, "\"nodeName\""));
+	sk_pod_unref(cached);
+	cJSON_Delete(pod);
+}
+
 static void test_daemon_end_to_end(void **state)
 {
 	(void)state;
@@ -333,6 +364,7 @@ static void test_daemon_end_to_end(void **state)
 	char buf[128];
 	WAIT_FOR(*pod_node(&e, "small", buf, sizeof buf) != '\0');
 	assert_true(sk_daemon_is_leading(d));
+	assert_echo_confirmed(&e, d, "small");
 	/* the unschedulable pod gets PodScheduled=False with the FitError message and an event */
 	const char *want = "0/2 nodes are available: 2 Insufficient cpu.";
 	bool cond_ok = false;
