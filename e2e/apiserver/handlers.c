@@ -1779,13 +1779,15 @@ static int watch_send_initial(struct watcher *wt, struct list_collect *init, boo
 	return 0;
 }
 
-/* Waits (s->ring_mu held) until events follow cursor, the deadline passes, a bookmark is due or
- * a second went by (so the caller checks the peer). */
-static void watch_wait_locked(struct apis_server *s, uint64_t cursor, const struct timespec *deadline,
-			      const struct timespec *next_bookmark, bool bookmarks)
+/* Waits (s->ring_mu held) until events of the watcher's resource follow *cursor, the deadline
+ * passes, a bookmark is due or a second went by (so the caller checks the peer). Other
+ * resources' events are skipped (*cursor moves past them); only an event of ww->rd wakes it. */
+static void watch_wait_locked(struct apis_server *s, struct apis_watch_wait *ww, uint64_t *cursor,
+			      const struct timespec *deadline, const struct timespec *next_bookmark, bool bookmarks)
 {
 	struct timespec now;
-	while (cursor == s->ring_head && !atomic_load(&s->stopping)) {
+	while (!apis_ring_pending_locked(ww->rd, *cursor) && !atomic_load(&s->stopping)) {
+		*cursor = s->ring_head; /* nothing of ww->rd in between */
 		clock_gettime(CLOCK_REALTIME, &now);
 		if (!ts_before(&now, deadline))
 			break;
@@ -1797,9 +1799,12 @@ static void watch_wait_locked(struct apis_server *s, uint64_t cursor, const stru
 			wake = *next_bookmark;
 		if (bookmarks && !ts_before(&now, next_bookmark))
 			break;
-		if (pthread_cond_timedwait(&s->ring_cond, &s->ring_mu, &wake) != 0)
+		ww->waiting = true;
+		int rc = pthread_cond_timedwait(&ww->cond, &s->ring_mu, &wake);
+		ww->waiting = false;
+		if (rc != 0)
 			break; /* timeout: check the peer, bookmarks, deadline */
-		if (s->ring_cap >= WATCH_COALESCE_MIN_HISTORY && s->ring_head - cursor < WATCH_COALESCE &&
+		if (s->ring_cap >= WATCH_COALESCE_MIN_HISTORY && s->ring_head - *cursor < WATCH_COALESCE &&
 		    !atomic_load(&s->stopping)) {
 			/* let a burst of writes accumulate: one chunk (one syscall) for many events */
 			pthread_mutex_unlock(&s->ring_mu);
@@ -1809,24 +1814,34 @@ static void watch_wait_locked(struct apis_server *s, uint64_t cursor, const stru
 	}
 }
 
-/* Takes up to WATCH_BATCH events from *cursor (s->ring_mu held; each gets a reference) and moves
- * *last_rv to what this watcher has been sent. Returns -1 when the watcher fell behind the history. */
-static int watch_take_locked(struct apis_server *s, uint64_t *cursor, struct apis_event **batch, size_t *n,
-			     uint64_t *last_rv)
+#define WATCH_SCAN (64 * WATCH_BATCH) /* events looked at per take, most of them another resource's */
+
+/* Takes up to WATCH_BATCH events of rd from *cursor (s->ring_mu held; each gets a reference) and
+ * moves *last_rv to what this watcher has been sent (or skipped as another resource's). Returns
+ * -1 when the watcher fell behind the history: an event of rd it did not take was dropped. */
+static int watch_take_locked(struct apis_server *s, const struct apis_rdef *rd, uint64_t *cursor,
+			     struct apis_event **batch, size_t *n, uint64_t *last_rv)
 {
 	uint64_t oldest = s->ring_head > s->ring_cap ? s->ring_head - s->ring_cap : 0;
 	*n = 0;
-	if (*cursor < oldest)
-		return -1;
-	while (*cursor < s->ring_head && *n < WATCH_BATCH) {
+	if (*cursor < oldest) {
+		if (apis_ring_lost_locked(s, rd, *cursor))
+			return -1;
+		*cursor = oldest; /* only other resources' events were dropped */
+	}
+	const struct apis_event *seen = NULL;
+	for (size_t scanned = 0; *cursor < s->ring_head && *n < WATCH_BATCH && scanned < WATCH_SCAN; scanned++) {
 		struct apis_event *e = s->ring[*cursor % s->ring_cap];
+		(*cursor)++;
+		seen = e;
+		if (e->obj->rd != rd)
+			continue;
 		atomic_fetch_add(&e->refs, 1);
 		batch[(*n)++] = e;
-		(*cursor)++;
 	}
 	/* a bookmark may only claim what this watcher has been sent */
-	if (*n > 0)
-		*last_rv = batch[*n - 1]->rv;
+	if (seen)
+		*last_rv = seen->rv;
 	else if (*cursor == s->ring_head && s->ring_head > 0)
 		*last_rv = s->ring[(s->ring_head - 1) % s->ring_cap]->rv;
 	return 0;
@@ -1835,7 +1850,8 @@ static int watch_take_locked(struct apis_server *s, uint64_t *cursor, struct api
 /* Streams events from cursor until the timeout, the server stops or the client goes away, with
  * periodic bookmarks when asked for. Returns true when the stream failed (closed without the
  * terminating chunk: the client re-watches). */
-static bool watch_serve(struct watcher *wt, const struct watch_opts *o, uint64_t cursor, uint64_t last_rv)
+static bool watch_serve(struct watcher *wt, struct apis_watch_wait *ww, const struct watch_opts *o, uint64_t cursor,
+			uint64_t last_rv)
 {
 	struct ctx *q = wt->q;
 	struct apis_server *s = q->s;
@@ -1848,8 +1864,8 @@ static bool watch_serve(struct watcher *wt, const struct watch_opts *o, uint64_t
 	while (!atomic_load(&s->stopping)) {
 		size_t n = 0;
 		pthread_mutex_lock(&s->ring_mu);
-		watch_wait_locked(s, cursor, &deadline, &next_bookmark, o->bookmarks);
-		int rc = watch_take_locked(s, &cursor, batch, &n, &last_rv);
+		watch_wait_locked(s, ww, &cursor, &deadline, &next_bookmark, o->bookmarks);
+		int rc = watch_take_locked(s, q->rd, &cursor, batch, &n, &last_rv);
 		pthread_mutex_unlock(&s->ring_mu);
 		if (rc < 0) {
 			klog_info(2, "Closing slow watcher", " resource=%s", q->rd->plural);
@@ -1886,6 +1902,7 @@ static void handle_watch(struct ctx *q, struct matcher *m)
 		return;
 	struct watcher wt = { .q = q, .m = m, .table = accept_table(q->r), .inc = include_object(q->r) };
 	struct list_collect init = { .m = m };
+	struct apis_watch_wait ww = { .rd = q->rd };
 	uint64_t cursor, last_rv, oldest_rv = 0;
 	bool expired, failed = false;
 	pthread_rwlock_rdlock(&s->lock);
@@ -1898,6 +1915,7 @@ static void handle_watch(struct ctx *q, struct matcher *m)
 	pthread_mutex_lock(&s->ring_mu);
 	last_rv = s->rv;
 	expired = watch_start_locked(q, &o, &init, &cursor, &oldest_rv);
+	apis_watch_wait_add_locked(s, &ww);
 	pthread_mutex_unlock(&s->ring_mu);
 	pthread_rwlock_unlock(&s->lock);
 
@@ -1916,12 +1934,15 @@ static void handle_watch(struct ctx *q, struct matcher *m)
 	}
 	if (watch_send_initial(&wt, &init, o.initial_events, last_rv) < 0)
 		goto done;
-	failed = watch_serve(&wt, &o, cursor, last_rv);
+	failed = watch_serve(&wt, &ww, &o, cursor, last_rv);
 	if (!failed)
 		apis_stream_end(q->c);
 	else
 		q->c->close_after = true;
 done:
+	pthread_mutex_lock(&s->ring_mu);
+	apis_watch_wait_remove_locked(s, &ww);
+	pthread_mutex_unlock(&s->ring_mu);
 	q->c->streaming = false;
 	for (size_t i = 0; i < init.c.n; i++)
 		apis_obj_unref(init.c.v[i]);

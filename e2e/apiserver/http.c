@@ -1056,13 +1056,6 @@ fail:
 	return -1;
 }
 
-static void wake_watchers(struct apis_server *s)
-{
-	pthread_mutex_lock(&s->ring_mu);
-	pthread_cond_broadcast(&s->ring_cond);
-	pthread_mutex_unlock(&s->ring_mu);
-}
-
 /* Stops accepting, ends every stream, closes every connection, stops the pool. */
 void apis_http_stop(struct apis_server *s)
 {
@@ -1091,7 +1084,7 @@ void apis_http_stop(struct apis_server *s)
 		if (s->nconns == 0)
 			break;
 		pthread_mutex_unlock(&s->conns_mu);
-		wake_watchers(s);
+		apis_watch_wake_all(s);
 		pthread_mutex_lock(&s->conns_mu);
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);

@@ -5,8 +5,8 @@
  *
  * Locking: s->lock (rwlock) guards the registry, every object table and s->rv. Writers hold it
  * exclusively for the whole read-modify-write of one request, so optimistic concurrency is
- * exact. s->ring_mu guards the watch ring; it is taken inside s->lock by writers and alone by
- * watchers. s->conns_mu guards the connection list and busy flags, s->pool_mu the worker run
+ * exact. s->ring_mu guards the watch ring, each resource's ring_last and the watch waiters
+ * (s->watch_waits); it is taken inside s->lock by writers and alone by watchers. s->conns_mu guards the connection list and busy flags, s->pool_mu the worker run
  * queue (http.c), s->ctl_mu the controllers' work flags. No lock is held while writing to a
  * socket. Registry strings read without s->lock are never freed before stop (see retire). */
 #ifndef SK_APISERVER_INTERNAL_H
@@ -146,6 +146,7 @@ struct apis_rdef {
 	char *crd_uid;
 	struct apis_rdef *storage;    /* CRD: another served version, stored as this one */
 	struct obj_table table;
+	uint64_t ring_last;           /* 1 + ring sequence number of this resource's newest event, 0 = none; s->ring_mu */
 	struct apis_rdef *next;
 };
 
@@ -181,7 +182,32 @@ struct apis_event {
 	uint64_t rv;
 	struct apis_obj *obj;         /* state after (for DELETED: final state) */
 	struct apis_obj *prev;        /* state before, or NULL */
+	uint64_t prev_same;           /* 1 + ring sequence number of the previous event of the same resource, 0 = none */
 };
+
+/* One watch stream waiting for its resource's events (store.c wakes only the waiters of the
+ * resource an event belongs to). Fields and the list are guarded by s->ring_mu. */
+struct apis_watch_wait {
+	const struct apis_rdef *rd;
+	pthread_cond_t cond;
+	bool waiting;                 /* in pthread_cond_timedwait on cond: the next event of rd signals it */
+	struct apis_watch_wait *next, *prev;
+};
+/* Add w (rd set; cond initialised here) to / remove it from the waiters; s->ring_mu held. */
+void apis_watch_wait_add_locked(struct apis_server *s, struct apis_watch_wait *w);
+void apis_watch_wait_remove_locked(struct apis_server *s, struct apis_watch_wait *w);
+/* Wakes every waiting watch stream (stop). Takes s->ring_mu. */
+void apis_watch_wake_all(struct apis_server *s);
+/* True when an event of rd lies at or after sequence number seq in the ring's history so far
+ * (a watcher at cursor seq has something to send); s->ring_mu held. */
+static inline bool apis_ring_pending_locked(const struct apis_rdef *rd, uint64_t seq)
+{
+	return rd->ring_last > seq;
+}
+/* True when an event of rd with a sequence number >= from has fallen out of the history (a
+ * watcher at cursor from missed it); other resources' dropped events do not count. Follows
+ * rd's events back from its newest through prev_same; s->ring_mu held. */
+bool apis_ring_lost_locked(const struct apis_server *s, const struct apis_rdef *rd, uint64_t from);
 
 void apis_obj_ref(struct apis_obj *o);
 void apis_obj_unref(struct apis_obj *o);
@@ -313,8 +339,8 @@ struct apis_server {
 	struct apis_retired *retired; /* under s->lock */
 	unsigned long registry_gen;   /* bumped whenever the set of served resources changes */
 
-	pthread_mutex_t ring_mu;      /* ring, ring_head */
-	pthread_cond_t ring_cond;
+	pthread_mutex_t ring_mu;      /* ring, ring_head, watch_waits, every rdef's ring_last */
+	struct apis_watch_wait *watch_waits;
 	struct apis_event **ring;
 	size_t ring_cap;
 	uint64_t ring_head;           /* sequence number of the next event */

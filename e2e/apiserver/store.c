@@ -371,14 +371,62 @@ void apis_store_each(struct apis_rdef *rd, const char *ns, void (*fn)(void *u, s
 
 /* ---------------- commit path ---------------- */
 
+void apis_watch_wait_add_locked(struct apis_server *s, struct apis_watch_wait *w)
+{
+	pthread_cond_init(&w->cond, NULL);
+	w->waiting = false;
+	w->prev = NULL;
+	w->next = s->watch_waits;
+	if (w->next)
+		w->next->prev = w;
+	s->watch_waits = w;
+}
+
+void apis_watch_wait_remove_locked(struct apis_server *s, struct apis_watch_wait *w)
+{
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		s->watch_waits = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	pthread_cond_destroy(&w->cond);
+}
+
+void apis_watch_wake_all(struct apis_server *s)
+{
+	pthread_mutex_lock(&s->ring_mu);
+	for (struct apis_watch_wait *w = s->watch_waits; w; w = w->next)
+		pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&s->ring_mu);
+}
+
+bool apis_ring_lost_locked(const struct apis_server *s, const struct apis_rdef *rd, uint64_t from)
+{
+	uint64_t oldest = s->ring_head > s->ring_cap ? s->ring_head - s->ring_cap : 0;
+	uint64_t k = rd->ring_last; /* 1 + seq of the newest event of rd not yet known to be kept */
+	while (k > 0 && k - 1 >= oldest)
+		k = s->ring[(k - 1) % s->ring_cap]->prev_same;
+	return k > 0 && k - 1 >= from;
+}
+
+/* Appends e and wakes the watch streams of its resource that wait: a commit does not wake
+ * (and have contend for ring_mu) every other resource's watchers, nor one already awake. */
 static void ring_append(struct apis_server *s, struct apis_event *e)
 {
+	struct apis_rdef *rd = e->obj->rd;
 	pthread_mutex_lock(&s->ring_mu);
 	struct apis_event **slot = &s->ring[s->ring_head % s->ring_cap];
 	struct apis_event *old = *slot;
 	*slot = e;
+	e->prev_same = rd->ring_last;
+	rd->ring_last = s->ring_head + 1;
 	s->ring_head++;
-	pthread_cond_broadcast(&s->ring_cond);
+	for (struct apis_watch_wait *w = s->watch_waits; w; w = w->next)
+		if (w->waiting && w->rd == rd) {
+			w->waiting = false;
+			pthread_cond_signal(&w->cond);
+		}
 	pthread_mutex_unlock(&s->ring_mu);
 	apis_event_unref(old);
 }

@@ -1083,6 +1083,71 @@ static void test_slow_watcher_closed(void **state)
 	assert_int_equal(status_of("DELETE", "/api/v1/namespaces/default/configmaps", NULL, NULL), 200);
 }
 
+/* A watch is woken only by its resource's events: one whose 64-event history was overrun by
+ * another resource's writes while it waited (nothing of its own was dropped) still delivers its
+ * own events, in order and only those, and ends with the terminating chunk at its timeout. */
+static void test_watch_other_resources_overrun(void **state)
+{
+	(void)state;
+	long code;
+	cJSON *o = doreq("GET", "/api/v1/namespaces/default/configmaps?limit=1", NULL, NULL, &code);
+	assert_int_equal(code, 200);
+	char req[512];
+	snprintf(req, sizeof req,
+		 "GET /api/v1/namespaces/default/configmaps?watch=true&resourceVersion=%s&timeoutSeconds=2 HTTP/1.1\r\n"
+		 "Host: x\r\n\r\n",
+		 jpath(o, "metadata.resourceVersion"));
+	cJSON_Delete(o);
+	int fd = raw_connect();
+	assert_int_equal(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+	usleep(100000);
+	for (int i = 0; i < 150; i++) {
+		char b[128];
+		snprintf(b, sizeof b, "{\"metadata\":{\"name\":\"ovr-%d\"},\"data\":{\"k\":\"dg==\"}}", i);
+		assert_int_equal(status_of("POST", "/api/v1/namespaces/default/secrets", JSON, b), 201);
+	}
+	assert_int_equal(status_of("POST", "/api/v1/namespaces/default/configmaps", JSON, "{\"metadata\":{\"name\":\"ovr-cm\"}}"),
+			 201);
+	assert_int_equal(status_of("PATCH", "/api/v1/namespaces/default/configmaps/ovr-cm", "application/merge-patch+json",
+				   "{\"data\":{\"k\":\"v\"}}"),
+			 200);
+	size_t cap = 1 << 20, got = 0;
+	char *buf = malloc(cap);
+	assert_non_null(buf);
+	ssize_t r;
+	while (got + 1 < cap && (r = recv(fd, buf + got, cap - got - 1, 0)) > 0)
+		got += (size_t)r;
+	buf[got] = 0;
+	close(fd);
+	assert_non_null(strstr(buf, "HTTP/1.1 200 OK"));
+	assert_true(got >= 5 && !memcmp(buf + got - 5, "0\r\n\r\n", 5)); /* ended, not cut off as a slow watcher */
+	/* the events: lines starting with '{' (chunk framing around them) */
+	const char *want[][2] = { { "ADDED", NULL }, { "MODIFIED", "v" } };
+	int n = 0;
+	unsigned long long last_rv = 0;
+	for (char *save = NULL, *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (*line != '{')
+			continue;
+		cJSON *e = cJSON_Parse(line);
+		assert_non_null(e);
+		assert_true(n < 2);
+		assert_string_equal(jpath(e, "type"), want[n][0]);
+		assert_string_equal(jpath(e, "object.kind"), "ConfigMap");
+		assert_string_equal(jpath(e, "object.metadata.name"), "ovr-cm");
+		if (want[n][1])
+			assert_string_equal(jpath(e, "object.data.k"), want[n][1]);
+		unsigned long long rv = strtoull(jpath(e, "object.metadata.resourceVersion"), NULL, 10);
+		assert_true(rv > last_rv);
+		last_rv = rv;
+		cJSON_Delete(e);
+		n++;
+	}
+	assert_int_equal(n, 2);
+	free(buf);
+	assert_int_equal(status_of("DELETE", "/api/v1/namespaces/default/configmaps/ovr-cm", NULL, NULL), 200);
+	assert_int_equal(status_of("DELETE", "/api/v1/namespaces/default/secrets", NULL, NULL), 200);
+}
+
 static void test_malformed_input(void **state)
 {
 	(void)state;
@@ -1328,6 +1393,7 @@ int main(void)
 		cmocka_unit_test(test_watch_table_and_initial_events),
 		cmocka_unit_test(test_protobuf_body),
 		cmocka_unit_test(test_slow_watcher_closed),
+		cmocka_unit_test(test_watch_other_resources_overrun),
 		cmocka_unit_test(test_malformed_input),
 		cmocka_unit_test(test_token_auth),
 		cmocka_unit_test(test_tls),
