@@ -6,8 +6,9 @@
  * Locking: s->lock (rwlock) guards the registry, every object table and s->rv. Writers hold it
  * exclusively for the whole read-modify-write of one request, so optimistic concurrency is
  * exact. s->ring_mu guards the watch ring, each resource's ring_last and the watch waiters
- * (s->watch_waits); it is taken inside s->lock by writers and alone by watchers. s->conns_mu guards the connection list and busy flags, s->pool_mu the worker run
- * queue (http.c), s->ctl_mu the controllers' work flags. No lock is held while writing to a
+ * (s->watch_waits); it is taken inside s->lock by writers and alone by watchers. s->conns_mu
+ * guards the connection list and busy flags, s->pool_mu the worker counts (http.c), s->ctl_mu
+ * the controllers' work flags. No lock is held while writing to a
  * socket. Registry strings read without s->lock are never freed before stop (see retire). */
 #ifndef SK_APISERVER_INTERNAL_H
 #define SK_APISERVER_INTERNAL_H
@@ -53,11 +54,10 @@ struct apis_conn {
 	size_t wlen, wcap;
 	bool close_after;           /* send Connection: close and stop after this response */
 	bool streaming;
-	bool busy;                  /* queued or being served (else idle in epoll); s->conns_mu */
+	bool busy;                  /* being served by a worker (else idle in epoll); s->conns_mu */
 	/* served through another version of a CRD: object bodies starting with
 	 * {"apiVersion":"<av_from>" go out with av_to (strings owned by the registry) */
 	const char *av_from, *av_to;
-	struct apis_conn *qnext;    /* worker run queue, s->pool_mu */
 	struct apis_conn *next, *prev; /* s->conns list, guarded by s->conns_mu */
 };
 
@@ -313,7 +313,6 @@ struct apis_server {
 	char url[160];
 	SSL_CTX *ssl_ctx;
 	char *ca_pem;
-	pthread_t accept_thread;
 	int wake_pipe[2];
 	atomic_bool stopping;
 
@@ -321,14 +320,12 @@ struct apis_server {
 	pthread_cond_t conns_cond;
 	struct apis_conn *conns;
 	int nconns;
-	int epfd;                     /* listening socket, wake pipe and idle connections */
+	int epfd;                     /* listening socket, wake pipe and idle connections: idle workers wait on it */
 
-	pthread_mutex_t pool_mu;      /* run queue and worker counts */
-	pthread_cond_t pool_cond;
+	pthread_mutex_t pool_mu;      /* worker counts, dead_workers */
+	pthread_cond_t pool_cond;     /* a worker exited */
 	bool pool_init, pool_stop;
-	struct apis_conn *q_head, *q_tail;
-	size_t q_len;
-	int workers, idle_workers, min_workers;
+	int workers, idle_workers, min_workers; /* idle: in epoll_wait */
 	struct apis_worker *dead_workers;
 
 	pthread_rwlock_t lock;        /* registry, tables, rv */

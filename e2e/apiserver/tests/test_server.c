@@ -915,6 +915,104 @@ static void test_events_both_apis(void **state)
 	assert_int_equal(status_of("GET", "/apis/events.k8s.io/v1/namespaces/default/events/p.1", NULL, NULL), 404);
 }
 
+/* The body of GET path with the values of the fields that differ between runs (uid, timestamps,
+ * resourceVersion) replaced by X: the exact bytes clients get, otherwise. Caller frees. */
+static char *normalized_get(const char *path)
+{
+	struct resp r = {0};
+	long code;
+	cJSON_Delete(doreq_at(base, "GET", path, NULL, NULL, NULL, NULL, &code, &r));
+	assert_int_equal(code, 200);
+	static const char *const keys[] = { "\"uid\":\"", "\"creationTimestamp\":\"", "\"resourceVersion\":\"",
+					    "\"lastTransitionTime\":\"" };
+	for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+		for (char *p = strstr(r.body, keys[k]); p; p = strstr(p, keys[k])) {
+			p += strlen(keys[k]);
+			char *q = strchr(p, '"');
+			assert_non_null(q);
+			*p = 'X';
+			memmove(p + 1, q, strlen(q) + 1);
+		}
+	}
+	return r.body;
+}
+
+static void assert_golden(const char *path, const char *want)
+{
+	char *got = normalized_get(path);
+	if (strcmp(got, want))
+		fail_msg("GET %s:\n got %s\nwant %s", path, got, want);
+	free(got);
+}
+
+/* The write paths the scheduler drives (binding, event create and its mirror through the other
+ * events API), byte for byte: their cost was cut, their output must not change. */
+static void test_write_paths_golden(void **state)
+{
+	(void)state;
+	long code;
+	struct resp r = {0};
+	cJSON_Delete(doreq_at(base, "POST", "/apis/events.k8s.io/v1/namespaces/default/events", JSON,
+			      "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"gold.1\",\"namespace\":"
+			      "\"default\"},\"eventTime\":\"2026-12-02T06:00:00.000000Z\",\"reportingController\":\"default-scheduler\","
+			      "\"reportingInstance\":\"default-scheduler-h\",\"action\":\"Binding\",\"reason\":\"Scheduled\",\"regarding\":"
+			      "{\"kind\":\"Pod\",\"namespace\":\"default\",\"name\":\"gold\",\"uid\":\"u-1\",\"apiVersion\":\"v1\","
+			      "\"resourceVersion\":\"7\"},\"note\":\"Successfully assigned default/gold to n\",\"type\":\"Normal\","
+			      "\"series\":{\"count\":2,\"lastObservedTime\":\"2026-12-02T06:00:01.000000Z\"}}",
+			      NULL, NULL, &code, &r));
+	assert_int_equal(code, 201);
+	free(r.body);
+	assert_golden("/apis/events.k8s.io/v1/namespaces/default/events/gold.1",
+		      "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"gold.1\",\"namespace\":\"default\","
+		      "\"uid\":\"X\",\"creationTimestamp\":\"X\",\"resourceVersion\":\"X\"},\"eventTime\":\"2026-12-02T06:00:00.000000Z\","
+		      "\"reportingController\":\"default-scheduler\",\"reportingInstance\":\"default-scheduler-h\",\"action\":\"Binding\","
+		      "\"reason\":\"Scheduled\",\"regarding\":{\"kind\":\"Pod\",\"namespace\":\"default\",\"name\":\"gold\",\"uid\":\"X\","
+		      "\"apiVersion\":\"v1\",\"resourceVersion\":\"X\"},\"note\":\"Successfully assigned default/gold to n\",\"type\":"
+		      "\"Normal\",\"series\":{\"count\":2,\"lastObservedTime\":\"2026-12-02T06:00:01.000000Z\"}}");
+	assert_golden("/api/v1/namespaces/default/events/gold.1",
+		      "{\"kind\":\"Event\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"gold.1\",\"namespace\":\"default\""
+		      ",\"uid\":\"X\",\"creationTimestamp\":\"X\",\"resourceVersion\":\"X\"},\"involvedObject\":{\"kind\":\""
+		      "Pod\",\"namespace\":\"default\",\"name\":\"gold\",\"uid\":\"X\",\"apiVersion\":\"v1\",\"resourceVers"
+		      "ion\":\"X\"},\"reason\":\"Scheduled\",\"message\":\"Successfully assigned default/gold to n\",\"type"
+		      "\":\"Normal\",\"eventTime\":\"2026-12-02T06:00:00.000000Z\",\"series\":{\"count\":2,\"lastObservedTi"
+		      "me\":\"2026-12-02T06:00:01.000000Z\"},\"action\":\"Binding\",\"reportingComponent\":\"default-schedu"
+		      "ler\",\"reportingInstance\":\"default-scheduler-h\",\"source\":{\"component\":\"default-scheduler\"}"
+		      "}");
+	/* core/v1 -> events.k8s.io */
+	assert_int_equal(status_of("POST", "/api/v1/namespaces/default/events", JSON,
+				   "{\"metadata\":{\"name\":\"gold.2\"},\"involvedObject\":{\"kind\":\"Node\",\"name\":\"n1\"},\"reason\":"
+				   "\"Ready\",\"message\":\"node is ready\",\"source\":{\"component\":\"kubelet\"},\"count\":3,"
+				   "\"firstTimestamp\":\"2026-12-02T06:00:00Z\",\"lastTimestamp\":\"2026-12-02T06:00:02Z\",\"type\":\"Normal\"}"),
+			 201);
+	assert_golden("/apis/events.k8s.io/v1/namespaces/default/events/gold.2",
+		      "{\"kind\":\"Event\",\"apiVersion\":\"events.k8s.io/v1\",\"metadata\":{\"name\":\"gold.2\",\"namespac"
+		      "e\":\"default\",\"uid\":\"X\",\"creationTimestamp\":\"X\",\"resourceVersion\":\"X\"},\"regarding\":{"
+		      "\"kind\":\"Node\",\"name\":\"n1\"},\"reason\":\"Ready\",\"note\":\"node is ready\",\"type\":\"Normal"
+		      "\",\"deprecatedSource\":{\"component\":\"kubelet\"},\"deprecatedFirstTimestamp\":\"2026-12-02T06:00:"
+		      "00Z\",\"deprecatedLastTimestamp\":\"2026-12-02T06:00:02Z\",\"deprecatedCount\":3}");
+	/* binding: the 201 Status, then the bound pod (a node that does not exist: no kubelet) */
+	make_pod("default", "gold", "{\"app\":\"g\"}", ",\"schedulerName\":\"s\"");
+	memset(&r, 0, sizeof r);
+	cJSON_Delete(doreq_at(base, "POST", "/api/v1/namespaces/default/pods/gold/binding", JSON,
+			      "{\"kind\":\"Binding\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"gold\",\"namespace\":\"default\"},"
+			      "\"target\":{\"kind\":\"Node\",\"name\":\"no-such-node\"}}",
+			      NULL, NULL, &code, &r));
+	assert_int_equal(code, 201);
+	assert_string_equal(r.body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Success\",\"code\":201}");
+	free(r.body);
+	assert_golden("/api/v1/namespaces/default/pods/gold",
+		      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"gold\",\"labels\":{\"app\":\"g\"},\""
+		      "namespace\":\"default\",\"uid\":\"X\",\"creationTimestamp\":\"X\",\"resourceVersion\":\"X\"},\"spec\""
+		      ":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],\"schedulerName\":\"s\",\"restartPolicy\":\"Alwa"
+		      "ys\",\"dnsPolicy\":\"ClusterFirst\",\"terminationGracePeriodSeconds\":30,\"priority\":0,\"preemption"
+		      "Policy\":\"PreemptLowerPriority\",\"nodeName\":\"no-such-node\"},\"status\":{\"phase\":\"Pending\",\""
+		      "qosClass\":\"BestEffort\",\"conditions\":[{\"type\":\"PodScheduled\",\"lastTransitionTime\":\"X\",\""
+		      "status\":\"True\",\"lastProbeTime\":null}]}}");
+	assert_int_equal(status_of("DELETE", "/api/v1/namespaces/default/events/gold.1", NULL, NULL), 200);
+	assert_int_equal(status_of("DELETE", "/api/v1/namespaces/default/events/gold.2", NULL, NULL), 200);
+	assert_int_equal(status_of("DELETE", "/api/v1/namespaces/default/pods/gold?gracePeriodSeconds=0", NULL, NULL), 200);
+}
+
 static void test_strict_field_validation(void **state)
 {
 	(void)state;
@@ -1389,6 +1487,7 @@ int main(void)
 		cmocka_unit_test(test_discovery),
 		cmocka_unit_test(test_patch_types),
 		cmocka_unit_test(test_events_both_apis),
+		cmocka_unit_test(test_write_paths_golden),
 		cmocka_unit_test(test_strict_field_validation),
 		cmocka_unit_test(test_watch_table_and_initial_events),
 		cmocka_unit_test(test_protobuf_body),
