@@ -73,10 +73,17 @@ static void res_status(struct res *x, int code, const char *reason, cJSON *detai
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	cJSON *st = cJSON_CreateObject();
 	x->code = code;
 	free(x->body);
 	x->body = NULL;
+	if (!*msg && !(reason && *reason) && !details && code < 400) {
+		/* a bare success (every binding): the bytes cJSON would print for the object below */
+		if (asprintf(&x->body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Success\",\"code\":%d}",
+			     code) < 0)
+			x->body = NULL;
+		return;
+	}
+	cJSON *st = cJSON_CreateObject();
 	if (!st) {
 		cJSON_Delete(details);
 		return;

@@ -266,8 +266,11 @@ void apis_pv_controller_run(struct apis_server *s);
 struct apis_obj *apis_update_internal(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *cur,
 				      cJSON *obj);
 
-/* events.c: keeps core/v1 and events.k8s.io/v1 Events mirrored (caller holds s->lock). */
-void apis_events_mirror(struct apis_server *s, struct apis_rdef *rd, const struct apis_obj *o, bool removed);
+/* events.c: keeps core/v1 and events.k8s.io/v1 Events mirrored (caller holds s->lock). tree
+ * (consumed, may be NULL) is o's content as a cJSON tree (equal to parsing o->json): the commit
+ * path hands over the tree it serialized, saving a parse. */
+void apis_events_mirror(struct apis_server *s, struct apis_rdef *rd, const struct apis_obj *o, cJSON *tree,
+			bool removed);
 
 /* metrics.c: GET of metrics.k8s.io/v1beta1 nodes (rd cluster-scoped) or pods, one (name) or a
  * list (ns "" = every namespace), with labelSelector/fieldSelector. Takes s->lock itself. */

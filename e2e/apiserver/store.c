@@ -57,8 +57,16 @@ void apis_uuid(char out[37])
 	}
 	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
 	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
-		 b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+	/* 8-4-4-4-12 lowercase hex digits (one uuid per create: no snprintf of 16 arguments) */
+	static const char hex[] = "0123456789abcdef";
+	char *p = out;
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*p++ = '-';
+		*p++ = hex[b[i] >> 4];
+		*p++ = hex[b[i] & 15];
+	}
+	*p = 0;
 }
 
 static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -478,18 +486,20 @@ static void emit(struct apis_server *s, enum apis_ev_type type, struct apis_obj 
 struct apis_obj *apis_store_commit(struct apis_server *s, struct apis_rdef *rd, cJSON *obj, struct apis_obj *prev)
 {
 	struct apis_obj *o = serialize(s, rd, obj);
-	cJSON_Delete(obj);
-	if (!o)
+	if (!o) {
+		cJSON_Delete(obj);
 		return NULL;
+	}
 	apis_obj_ref(prev); /* keep prev alive for the event while the table drops it */
 	if (table_put(&rd->table, o) < 0) {
 		apis_obj_unref(prev);
 		apis_obj_unref(o);
+		cJSON_Delete(obj);
 		return NULL;
 	}
 	emit(s, prev ? APIS_EV_MODIFIED : APIS_EV_ADDED, o, prev);
 	apis_obj_unref(prev);
-	apis_events_mirror(s, rd, o, false);
+	apis_events_mirror(s, rd, o, obj, false); /* obj is o's content: printing then parsing gives it back */
 	return o;
 }
 
@@ -512,7 +522,7 @@ struct apis_obj *apis_store_remove(struct apis_server *s, struct apis_rdef *rd, 
 	s->graveyard = o;
 	if (!s->mirroring && (rd == s->rd_events || rd == s->rd_events2)) {
 		apis_obj_ref(o); /* the mirror removal replaces the graveyard */
-		apis_events_mirror(s, rd, o, true);
+		apis_events_mirror(s, rd, o, NULL, true);
 		apis_obj_unref(s->graveyard);
 		s->graveyard = o;
 	}
