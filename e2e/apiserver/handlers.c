@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "kube/jsonspan.h"
 #include "kube/log.h"
 #include "kube/util.h"
 #include "kube/object.h"
@@ -2286,6 +2287,73 @@ static void handle_delete_collection(struct ctx *q)
 
 /* ---------------- pods/binding, pods/eviction ---------------- */
 
+bool apis_binding_splice = true;
+
+static int cmp_splice(const void *a, const void *b)
+{
+	const struct apis_splice *x = a, *y = b;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* A binding of the usual shape without the pod's tree (parsing and printing the whole pod was
+ * most of a binding's cost): no nodeName or schedulingGates in spec, no PodScheduled condition
+ * yet, a node name printed as is. The edits are the bytes do_bind's tree edits would print: spec
+ * gains nodeName at its end, status.conditions (or a new conditions member at the end of status)
+ * gains the PodScheduled condition at its end, and the resourceVersion is the new one. Returns 0
+ * (committed), 1 (another shape: the caller edits the tree) or -1 (out of memory). */
+static int bind_spliced(struct apis_server *s, struct apis_obj *cur, const char *node)
+{
+	if (!apis_binding_splice)
+		return 1;
+	for (const unsigned char *p = (const unsigned char *)node; *p; p++)
+		if (*p < 0x20 || *p >= 0x7f || *p == '"' || *p == '\\')
+			return 1; /* cJSON would escape it (or we would have to check UTF-8): the tree path */
+	const char *j = cur->json;
+	size_t mlen, slen, stlen, rvlen, clen, dummy;
+	const char *md = kube_json_member_span(j, cur->json_len, "metadata", &mlen);
+	const char *spec = kube_json_member_span(j, cur->json_len, "spec", &slen);
+	const char *st = kube_json_member_span(j, cur->json_len, "status", &stlen);
+	if (!md || !spec || !st || *md != '{' || *spec != '{' || *st != '{')
+		return 1;
+	const char *rv = kube_json_member_span(md, mlen, "resourceVersion", &rvlen);
+	if (!rv || *rv != '"' || kube_json_member_span(spec, slen, "nodeName", &dummy) ||
+	    kube_json_member_span(spec, slen, "schedulingGates", &dummy))
+		return 1;
+	const char *conds = kube_json_member_span(st, stlen, "conditions", &clen);
+	if (conds) {
+		if (*conds != '[')
+			return 1;
+		cJSON *arr = cJSON_ParseWithLength(conds, clen);
+		bool usual = cJSON_IsArray(arr);
+		const cJSON *it;
+		cJSON_ArrayForEach(it, arr)
+		{
+			const char *t = jstr(it, "type");
+			if (t && !strcmp(t, "PodScheduled"))
+				usual = false;
+		}
+		cJSON_Delete(arr);
+		if (!usual)
+			return 1;
+	}
+	char now[32], cond[1024], nodeins[600];
+	apis_now_rfc3339(now);
+	int cn = snprintf(cond, sizeof cond, "%s%s{\"type\":\"PodScheduled\",\"lastTransitionTime\":\"%s\",\"status\":\"True\","
+			  "\"lastProbeTime\":null}%s",
+			  conds ? (clen > 2 ? "," : "") : (stlen > 2 ? "," : ""), conds ? "" : "\"conditions\":[", now,
+			  conds ? "" : "]");
+	int nn = snprintf(nodeins, sizeof nodeins, "%s\"nodeName\":\"%s\"", slen > 2 ? "," : "", node);
+	if (cn < 0 || (size_t)cn >= sizeof cond || nn < 0 || (size_t)nn >= sizeof nodeins)
+		return 1;
+	struct apis_splice sp[3] = {
+		{ .at = (size_t)(rv - j), .del = rvlen, .ins = NULL },
+		{ .at = (size_t)(spec + slen - 1 - j), .ins = nodeins, .ins_len = (size_t)nn },
+		{ .at = (size_t)((conds ? conds + clen : st + stlen) - 1 - j), .ins = cond, .ins_len = (size_t)cn },
+	};
+	qsort(sp, 3, sizeof sp[0], cmp_splice);
+	return apis_store_commit_spliced(s, cur, sp, 3, "spec.nodeName", node) ? 0 : -1;
+}
+
 static void do_bind(struct ctx *q, const char *pod_name, cJSON *binding, struct res *x)
 {
 	struct apis_server *s = q->s;
@@ -2329,6 +2397,18 @@ static void do_bind(struct ctx *q, const char *pod_name, cJSON *binding, struct 
 			   pod_name, pod_name, bound);
 		return;
 	}
+	const cJSON *ann = cJSON_GetObjectItemCaseSensitive(bmd, "annotations");
+	if (!(cJSON_IsObject(ann) && ann->child) && !(q->r && dry_run(q->r))) {
+		int rc = bind_spliced(s, cur, node);
+		if (rc < 0) {
+			res_status(x, 500, "InternalError", NULL, "out of memory");
+			return;
+		}
+		if (rc == 0) {
+			res_status(x, 201, "", NULL, "%s", "");
+			return;
+		}
+	}
 	cJSON *pod = apis_obj_parse(cur);
 	if (!pod) {
 		res_status(x, 500, "InternalError", NULL, "cannot decode pod");
@@ -2344,7 +2424,6 @@ static void do_bind(struct ctx *q, const char *pod_name, cJSON *binding, struct 
 		return;
 	}
 	jset_str(spec, "nodeName", node);
-	const cJSON *ann = cJSON_GetObjectItemCaseSensitive(bmd, "annotations");
 	if (cJSON_IsObject(ann) && ann->child) {
 		cJSON *pann = jobj(jobj(pod, "metadata"), "annotations");
 		const cJSON *a;

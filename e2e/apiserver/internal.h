@@ -221,6 +221,20 @@ void apis_store_each(struct apis_rdef *rd, const char *ns, void (*fn)(void *u, s
  * Returns the stored object (borrowed) or NULL on OOM. */
 struct apis_obj *apis_store_commit(struct apis_server *s, struct apis_rdef *rd, cJSON *obj,
 				   struct apis_obj *prev);
+/* A change to an object's stored JSON: bytes [at, at + del) become ins (ins_len bytes); ins NULL
+ * means the new resourceVersion, quoted. */
+struct apis_splice {
+	size_t at, del;
+	const char *ins;
+	size_t ins_len;
+};
+/* Commits cur's JSON with the splices applied (sorted by at, not overlapping) as the new state of
+ * its key, without a cJSON tree: what apis_store_commit of the edited tree stores, when the
+ * splices are the bytes printing that tree would change (cur's JSON is cJSON's compact print).
+ * Indexed fields and labels are cur's, but field, whose value becomes value. Caller holds
+ * s->lock for writing. Returns the stored object (borrowed) or NULL on OOM. */
+struct apis_obj *apis_store_commit_spliced(struct apis_server *s, struct apis_obj *cur, const struct apis_splice *sp,
+					   size_t n, const char *field, const char *value);
 /* Removes prev; final (consumed, may be NULL = prev's content) is the DELETED event object. */
 struct apis_obj *apis_store_remove(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *prev,
 				   cJSON *final);
@@ -265,6 +279,10 @@ void apis_pv_controller_run(struct apis_server *s);
 /* Writes obj (consumed) as an update of cur from a controller (no RV check). */
 struct apis_obj *apis_update_internal(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *cur,
 				      cJSON *obj);
+
+/* handlers.c: bindings of the usual shape edit the pod's JSON in place (true, the default);
+ * false makes every binding edit the cJSON tree (tests compare the two). */
+extern bool apis_binding_splice;
 
 /* events.c: keeps core/v1 and events.k8s.io/v1 Events mirrored (caller holds s->lock). tree
  * (consumed, may be NULL) is o's content as a cJSON tree (equal to parsing o->json): the commit

@@ -483,13 +483,11 @@ static void emit(struct apis_server *s, enum apis_ev_type type, struct apis_obj 
 	ring_append(s, e);
 }
 
-struct apis_obj *apis_store_commit(struct apis_server *s, struct apis_rdef *rd, cJSON *obj, struct apis_obj *prev)
+/* Stores o (built, its RV taken) as the new state of its key after prev: the table, the event,
+ * the mirror. tree (consumed, may be NULL) is o's content for the mirror. */
+static struct apis_obj *commit_built(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *o,
+				     struct apis_obj *prev, cJSON *obj)
 {
-	struct apis_obj *o = serialize(s, rd, obj);
-	if (!o) {
-		cJSON_Delete(obj);
-		return NULL;
-	}
 	apis_obj_ref(prev); /* keep prev alive for the event while the table drops it */
 	if (table_put(&rd->table, o) < 0) {
 		apis_obj_unref(prev);
@@ -501,6 +499,76 @@ struct apis_obj *apis_store_commit(struct apis_server *s, struct apis_rdef *rd, 
 	apis_obj_unref(prev);
 	apis_events_mirror(s, rd, o, obj, false); /* obj is o's content: printing then parsing gives it back */
 	return o;
+}
+
+struct apis_obj *apis_store_commit(struct apis_server *s, struct apis_rdef *rd, cJSON *obj, struct apis_obj *prev)
+{
+	struct apis_obj *o = serialize(s, rd, obj);
+	if (!o) {
+		cJSON_Delete(obj);
+		return NULL;
+	}
+	return commit_built(s, rd, o, prev, obj);
+}
+
+struct apis_obj *apis_store_commit_spliced(struct apis_server *s, struct apis_obj *cur, const struct apis_splice *sp,
+					   size_t n, const char *field, const char *value)
+{
+	struct apis_rdef *rd = cur->rd;
+	uint64_t rv = s->rv + 1;
+	char rvs[32];
+	int rvn = snprintf(rvs, sizeof rvs, "\"%llu\"", (unsigned long long)rv);
+	size_t len = cur->json_len;
+	for (size_t i = 0; i < n; i++)
+		len = len - sp[i].del + (sp[i].ins ? sp[i].ins_len : (size_t)rvn);
+	struct apis_obj *o = calloc(1, sizeof *o);
+	char *json = malloc(len + 1);
+	size_t nsl = strlen(cur->ns), nml = strlen(cur->name);
+	if (!o || !json || !(o->nsname = malloc(nsl + nml + 2))) {
+		free(json);
+		free(o);
+		return NULL;
+	}
+	size_t from = 0, to = 0;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(json + to, cur->json + from, sp[i].at - from);
+		to += sp[i].at - from;
+		const char *ins = sp[i].ins ? sp[i].ins : rvs;
+		size_t il = sp[i].ins ? sp[i].ins_len : (size_t)rvn;
+		memcpy(json + to, ins, il);
+		to += il;
+		from = sp[i].at + sp[i].del;
+	}
+	memcpy(json + to, cur->json + from, cur->json_len - from);
+	json[len] = 0;
+	atomic_init(&o->refs, 1);
+	o->rd = rd;
+	o->rv = rv;
+	o->json = json;
+	o->json_len = len;
+	memcpy(o->nsname, cur->nsname, nsl + nml + 2);
+	o->ns = o->nsname;
+	o->name = o->nsname + nsl + 1;
+	o->key = strdup(cur->key);
+	o->uid = strdup(cur->uid);
+	o->deleting = cur->deleting;
+	o->has_owners = cur->has_owners;
+	bool oom = !o->key || !o->uid || (cur->labels && !(o->labels = cJSON_Duplicate(cur->labels, true)));
+	if (!oom && rd->nfields && cur->fields) {
+		if (!(o->fields = calloc((size_t)rd->nfields, sizeof *o->fields)))
+			oom = true;
+		for (int i = 0; !oom && i < rd->nfields; i++) {
+			const char *v = !strcmp(rd->fields[i], field) ? value : cur->fields[i];
+			if (v && !(o->fields[i] = strdup(v)))
+				oom = true;
+		}
+	}
+	if (oom) {
+		apis_obj_unref(o);
+		return NULL;
+	}
+	s->rv = rv;
+	return commit_built(s, rd, o, cur, NULL);
 }
 
 struct apis_obj *apis_store_remove(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *prev, cJSON *final)

@@ -17,7 +17,7 @@
 # runs the scheduler under CMD (e.g. "valgrind --tool=callgrind --callgrind-out-file=F": then the
 # figures are valgrind's, and only the instruction counts mean something); SK_BENCH_APISERVER_WRAP=CMD
 # runs the API server under CMD the same way (e.g. "valgrind --tool=callgrind --callgrind-out-file=F
-# --collect-atstart=no", then `callgrind_control -i on` at the drain; pick small sizes). Each e2e row
+# --instr-atstart=no": then it counts from the scheduler's start; pick small sizes). Each e2e row
 # is followed by the API server's CPU seconds (utime + stime, all threads) during the drain.
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -151,7 +151,7 @@ CFG
   local port sched_pid apis_cpu0 apis_csw0
   apis_cpu0=$(proc_cpu "${pids[0]}"); apis_csw0=$(proc_csw "${pids[0]}")
   case "${SK_BENCH_APISERVER_WRAP:-}" in # count the API server's instructions from here on
-    *callgrind*--collect-atstart=no*) callgrind_control -i on "${pids[0]}" >/dev/null 2>&1 ;;
+    *callgrind*--instr-atstart=no*) callgrind_control -i on "${pids[0]}" >/dev/null 2>&1 ;;
   esac
   for _ in 1 2 3; do # a free port may be taken by another process before the scheduler binds it
     port=$(sk_free_port)

@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
+#include "e2e/apiserver/internal.h"
 #include "e2e/apiserver/server.h"
 
 static struct apis_server *srv;
@@ -1013,6 +1014,67 @@ static void test_write_paths_golden(void **state)
 	assert_int_equal(status_of("DELETE", "/api/v1/namespaces/default/pods/gold?gracePeriodSeconds=0", NULL, NULL), 200);
 }
 
+/* A binding edits the pod's JSON in place when it can (apis_binding_splice) and its cJSON tree
+ * otherwise: for each shape, binding one pod each way must store the same bytes. */
+static void test_binding_spliced_equals_tree(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *labels, *spec;   /* make_pod's */
+		const char *status_patch;    /* merge patch of /status before the binding, or NULL */
+		const char *node, *annotations;
+	} cases[] = {
+		{ NULL, NULL, NULL, "n1", NULL },
+		{ "{\"app\":\"x\",\"tier\":\"a\"}", ",\"schedulerName\":\"s\",\"hostNetwork\":true", NULL, "node-17.zone-a", NULL },
+		{ NULL, NULL, "{\"status\":{\"conditions\":[{\"type\":\"Initialized\",\"status\":\"True\"}]}}", "n1", NULL },
+		{ NULL, NULL, "{\"status\":{\"conditions\":[]}}", "n1", NULL },
+		{ NULL, NULL,
+		  "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\","
+		  "\"message\":\"0/3 nodes are available\"}]}}",
+		  "n1", NULL },
+		{ NULL, NULL, NULL, "n1", "{\"a\":\"1\"}" },
+		{ NULL, NULL, NULL, "n\xc3\xb6" "de", NULL },
+		{ NULL, ",\"nodeName\":\"\"", NULL, "n1", NULL },
+		{ NULL, ",\"schedulingGates\":[]", NULL, "n1", NULL },
+		{ NULL, NULL, "{\"status\":{\"nominatedNodeName\":\"n2\"}}", "n1", NULL },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got[2];
+		for (int way = 0; way < 2; way++) {
+			char name[32], path[256], body[512];
+			snprintf(name, sizeof name, "bs%zu-%c", i, way ? 'b' : 'a');
+			make_pod("default", name, cases[i].labels, cases[i].spec);
+			if (cases[i].status_patch) {
+				snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s/status", name);
+				assert_int_equal(status_of("PATCH", path, "application/merge-patch+json", cases[i].status_patch), 200);
+			}
+			snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s/binding", name);
+			snprintf(body, sizeof body,
+				 "{\"kind\":\"Binding\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"%s\"%s%s},\"target\":{\"kind\":"
+				 "\"Node\",\"name\":\"%s\"}}",
+				 name, cases[i].annotations ? ",\"annotations\":" : "",
+				 cases[i].annotations ? cases[i].annotations : "", cases[i].node);
+			apis_binding_splice = way == 0;
+			assert_int_equal(status_of("POST", path, JSON, body), 201);
+			apis_binding_splice = true;
+			snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s", name);
+			got[way] = normalized_get(path);
+			for (char *p = strstr(got[way], name); p; p = strstr(p + strlen(name), name))
+				p[strlen(name) - 1] = 'a'; /* the names differ in their last letter */
+			snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s?gracePeriodSeconds=0", name);
+			assert_int_equal(status_of("DELETE", path, NULL, NULL), 200);
+		}
+		if (strcmp(got[0], got[1]))
+			fail_msg("case %zu:\n spliced %s\n    tree %s", i, got[0], got[1]);
+		char want_node[128];
+		snprintf(want_node, sizeof want_node, "\"nodeName\":\"%s\"", cases[i].node);
+		assert_non_null(strstr(got[0], want_node));
+		assert_non_null(strstr(got[0], "{\"type\":\"PodScheduled\","));
+		free(got[0]);
+		free(got[1]);
+	}
+}
+
 static void test_strict_field_validation(void **state)
 {
 	(void)state;
@@ -1488,6 +1550,7 @@ int main(void)
 		cmocka_unit_test(test_patch_types),
 		cmocka_unit_test(test_events_both_apis),
 		cmocka_unit_test(test_write_paths_golden),
+		cmocka_unit_test(test_binding_spliced_equals_tree),
 		cmocka_unit_test(test_strict_field_validation),
 		cmocka_unit_test(test_watch_table_and_initial_events),
 		cmocka_unit_test(test_protobuf_body),
