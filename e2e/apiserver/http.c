@@ -920,13 +920,13 @@ static void *worker_main(void *arg)
 		s->idle_workers++;
 		pthread_mutex_unlock(&s->pool_mu);
 		struct epoll_event ev;
-		int n = epoll_wait(s->epfd, &ev, 1, WORKER_IDLE_SECONDS * 1000);
+		int n = epoll_wait(s->epfd, &ev, 1, s->worker_idle_ms);
 		pthread_mutex_lock(&s->pool_mu);
 		s->idle_workers--;
 		if (atomic_load(&s->stopping) || (n == 1 && ev.data.ptr == &wake_marker))
 			break; /* an event taken here stays armed-off: stop closes idle connections */
-		if (n == 0 && s->workers > s->min_workers)
-			break; /* retire */
+		if (n == 0 && s->workers > s->min_workers && s->idle_workers > 0)
+			break; /* retire, leaving another worker waiting for events */
 		if (n != 1)
 			continue; /* idle timeout at the minimum, EINTR */
 		if (s->idle_workers == 0 && s->workers < MAX_WORKERS)
@@ -1000,6 +1000,7 @@ int apis_http_start(struct apis_server *s)
 	if (s->epfd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->listen_fd, &lev) < 0 ||
 	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wake_pipe[0], &wev) < 0)
 		goto fail;
+	s->worker_idle_ms = s->opts.worker_idle_ms > 0 ? s->opts.worker_idle_ms : WORKER_IDLE_SECONDS * 1000;
 	s->min_workers = s->opts.workers > 0 ? s->opts.workers : MIN_WORKERS;
 	if (s->min_workers > MAX_WORKERS)
 		s->min_workers = MAX_WORKERS;

@@ -347,6 +347,7 @@ struct apis_server {
 	pthread_cond_t pool_cond;     /* a worker exited */
 	bool pool_init, pool_stop;
 	int workers, idle_workers, min_workers; /* idle: in epoll_wait */
+	int worker_idle_ms;           /* an extra worker idle this long retires (never the last idle one) */
 	struct apis_worker *dead_workers;
 
 	pthread_rwlock_t lock;        /* registry, tables, rv */

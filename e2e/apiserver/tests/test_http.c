@@ -1,6 +1,7 @@
 /* test_http.c — schedkit-apiserver's connection handling (e2e/apiserver/http.c) over raw
  * sockets, on a server with a one-worker minimum: watch streams each hold a worker and the pool
- * grows so that requests on other connections are still served; keep-alive connections
+ * grows so that requests on other connections are still served (idle extra workers retire, but
+ * never the last one waiting for events); keep-alive connections
  * alternate between idle (in the epoll set) and served; pipelined requests are answered in
  * order; and stop ends streams and closes idle connections without hanging. */
 #include <setjmp.h>
@@ -28,6 +29,7 @@ static int start(void **state)
 	struct apis_opts o = APIS_OPTS_DEFAULT;
 	o.port = 0;
 	o.workers = 1;
+	o.worker_idle_ms = 50;
 	return apis_server_start(&o, &srv);
 }
 
@@ -100,6 +102,9 @@ static void test_streams_hold_workers_others_served(void **state)
 	}
 	for (int i = 0; i < WATCHES; i++)
 		expect_stream_text(w[i], "200 OK");
+	/* the extra workers idle past worker_idle_ms retire, but never the last one waiting: a new
+	 * connection is still accepted and served while every other worker holds a stream */
+	usleep(300000);
 	/* two keep-alive clients, each going idle between its requests */
 	int a = connect_srv(), b = connect_srv();
 	char buf[65536];
