@@ -1,7 +1,8 @@
 /* test_server.c — in-process tests of schedkit-apiserver over real HTTP (libcurl): CRUD,
  * optimistic concurrency, selectors, paging, watch resume/410/bookmarks, binding, eviction vs
  * PDB, garbage collection, finalizers, status subresources, priority admission, namespaces,
- * CRDs, patches, token auth, TLS, and malformed/oversized/random input. */
+ * CRDs, patches, token auth, TLS, and malformed/oversized/random input.
+ * Long file: every HTTP-level API test shares the one in-process server and its helpers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
