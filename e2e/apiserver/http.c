@@ -785,7 +785,6 @@ static void conn_close(struct apis_conn *c)
 		c->next->prev = c->prev;
 	s->nconns--;
 	close(c->fd); /* also removes it from the epoll set */
-	pthread_cond_broadcast(&s->conns_cond);
 	pthread_mutex_unlock(&s->conns_mu);
 	free(c->rbuf);
 	free(c->wbuf);
@@ -1048,7 +1047,6 @@ void apis_http_stop(struct apis_server *s)
 		if (s->workers > 0)
 			pthread_cond_timedwait(&s->pool_cond, &s->pool_mu, &ts);
 	}
-	s->pool_stop = true;
 	pthread_mutex_unlock(&s->pool_mu);
 	reap_workers(s);
 	/* no worker is left: every remaining connection is idle and ours */

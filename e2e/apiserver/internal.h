@@ -338,14 +338,13 @@ struct apis_server {
 	atomic_bool stopping;
 
 	pthread_mutex_t conns_mu;     /* guards conns, nconns */
-	pthread_cond_t conns_cond;
 	struct apis_conn *conns;
 	int nconns;
 	int epfd;                     /* listening socket, wake pipe and idle connections: idle workers wait on it */
 
 	pthread_mutex_t pool_mu;      /* worker counts, dead_workers */
 	pthread_cond_t pool_cond;     /* a worker exited */
-	bool pool_init, pool_stop;
+	bool pool_init;
 	int workers, idle_workers, min_workers; /* idle: in epoll_wait */
 	int worker_idle_ms;           /* an extra worker idle this long retires (never the last idle one) */
 	struct apis_worker *dead_workers;
