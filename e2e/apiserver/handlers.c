@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "kube/jsonspan.h"
 #include "kube/log.h"
 #include "kube/util.h"
 #include "kube/object.h"
@@ -73,10 +74,17 @@ static void res_status(struct res *x, int code, const char *reason, cJSON *detai
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	cJSON *st = cJSON_CreateObject();
 	x->code = code;
 	free(x->body);
 	x->body = NULL;
+	if (!*msg && !(reason && *reason) && !details && code < 400) {
+		/* a bare success (every binding): the bytes cJSON would print for the object below */
+		if (asprintf(&x->body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Success\",\"code\":%d}",
+			     code) < 0)
+			x->body = NULL;
+		return;
+	}
+	cJSON *st = cJSON_CreateObject();
 	if (!st) {
 		cJSON_Delete(details);
 		return;
@@ -1779,13 +1787,15 @@ static int watch_send_initial(struct watcher *wt, struct list_collect *init, boo
 	return 0;
 }
 
-/* Waits (s->ring_mu held) until events follow cursor, the deadline passes, a bookmark is due or
- * a second went by (so the caller checks the peer). */
-static void watch_wait_locked(struct apis_server *s, uint64_t cursor, const struct timespec *deadline,
-			      const struct timespec *next_bookmark, bool bookmarks)
+/* Waits (s->ring_mu held) until events of the watcher's resource follow *cursor, the deadline
+ * passes, a bookmark is due or a second went by (so the caller checks the peer). Other
+ * resources' events are skipped (*cursor moves past them); only an event of ww->rd wakes it. */
+static void watch_wait_locked(struct apis_server *s, struct apis_watch_wait *ww, uint64_t *cursor,
+			      const struct timespec *deadline, const struct timespec *next_bookmark, bool bookmarks)
 {
 	struct timespec now;
-	while (cursor == s->ring_head && !atomic_load(&s->stopping)) {
+	while (!apis_ring_pending_locked(ww->rd, *cursor) && !atomic_load(&s->stopping)) {
+		*cursor = s->ring_head; /* nothing of ww->rd in between */
 		clock_gettime(CLOCK_REALTIME, &now);
 		if (!ts_before(&now, deadline))
 			break;
@@ -1797,9 +1807,12 @@ static void watch_wait_locked(struct apis_server *s, uint64_t cursor, const stru
 			wake = *next_bookmark;
 		if (bookmarks && !ts_before(&now, next_bookmark))
 			break;
-		if (pthread_cond_timedwait(&s->ring_cond, &s->ring_mu, &wake) != 0)
+		ww->waiting = true;
+		int rc = pthread_cond_timedwait(&ww->cond, &s->ring_mu, &wake);
+		ww->waiting = false;
+		if (rc != 0)
 			break; /* timeout: check the peer, bookmarks, deadline */
-		if (s->ring_cap >= WATCH_COALESCE_MIN_HISTORY && s->ring_head - cursor < WATCH_COALESCE &&
+		if (s->ring_cap >= WATCH_COALESCE_MIN_HISTORY && s->ring_head - *cursor < WATCH_COALESCE &&
 		    !atomic_load(&s->stopping)) {
 			/* let a burst of writes accumulate: one chunk (one syscall) for many events */
 			pthread_mutex_unlock(&s->ring_mu);
@@ -1809,24 +1822,34 @@ static void watch_wait_locked(struct apis_server *s, uint64_t cursor, const stru
 	}
 }
 
-/* Takes up to WATCH_BATCH events from *cursor (s->ring_mu held; each gets a reference) and moves
- * *last_rv to what this watcher has been sent. Returns -1 when the watcher fell behind the history. */
-static int watch_take_locked(struct apis_server *s, uint64_t *cursor, struct apis_event **batch, size_t *n,
-			     uint64_t *last_rv)
+#define WATCH_SCAN (64 * WATCH_BATCH) /* events looked at per take, most of them another resource's */
+
+/* Takes up to WATCH_BATCH events of rd from *cursor (s->ring_mu held; each gets a reference) and
+ * moves *last_rv to what this watcher has been sent (or skipped as another resource's). Returns
+ * -1 when the watcher fell behind the history: an event of rd it did not take was dropped. */
+static int watch_take_locked(struct apis_server *s, const struct apis_rdef *rd, uint64_t *cursor,
+			     struct apis_event **batch, size_t *n, uint64_t *last_rv)
 {
 	uint64_t oldest = s->ring_head > s->ring_cap ? s->ring_head - s->ring_cap : 0;
 	*n = 0;
-	if (*cursor < oldest)
-		return -1;
-	while (*cursor < s->ring_head && *n < WATCH_BATCH) {
+	if (*cursor < oldest) {
+		if (apis_ring_lost_locked(s, rd, *cursor))
+			return -1;
+		*cursor = oldest; /* only other resources' events were dropped */
+	}
+	const struct apis_event *seen = NULL;
+	for (size_t scanned = 0; *cursor < s->ring_head && *n < WATCH_BATCH && scanned < WATCH_SCAN; scanned++) {
 		struct apis_event *e = s->ring[*cursor % s->ring_cap];
+		(*cursor)++;
+		seen = e;
+		if (e->obj->rd != rd)
+			continue;
 		atomic_fetch_add(&e->refs, 1);
 		batch[(*n)++] = e;
-		(*cursor)++;
 	}
 	/* a bookmark may only claim what this watcher has been sent */
-	if (*n > 0)
-		*last_rv = batch[*n - 1]->rv;
+	if (seen)
+		*last_rv = seen->rv;
 	else if (*cursor == s->ring_head && s->ring_head > 0)
 		*last_rv = s->ring[(s->ring_head - 1) % s->ring_cap]->rv;
 	return 0;
@@ -1835,7 +1858,8 @@ static int watch_take_locked(struct apis_server *s, uint64_t *cursor, struct api
 /* Streams events from cursor until the timeout, the server stops or the client goes away, with
  * periodic bookmarks when asked for. Returns true when the stream failed (closed without the
  * terminating chunk: the client re-watches). */
-static bool watch_serve(struct watcher *wt, const struct watch_opts *o, uint64_t cursor, uint64_t last_rv)
+static bool watch_serve(struct watcher *wt, struct apis_watch_wait *ww, const struct watch_opts *o, uint64_t cursor,
+			uint64_t last_rv)
 {
 	struct ctx *q = wt->q;
 	struct apis_server *s = q->s;
@@ -1848,8 +1872,8 @@ static bool watch_serve(struct watcher *wt, const struct watch_opts *o, uint64_t
 	while (!atomic_load(&s->stopping)) {
 		size_t n = 0;
 		pthread_mutex_lock(&s->ring_mu);
-		watch_wait_locked(s, cursor, &deadline, &next_bookmark, o->bookmarks);
-		int rc = watch_take_locked(s, &cursor, batch, &n, &last_rv);
+		watch_wait_locked(s, ww, &cursor, &deadline, &next_bookmark, o->bookmarks);
+		int rc = watch_take_locked(s, q->rd, &cursor, batch, &n, &last_rv);
 		pthread_mutex_unlock(&s->ring_mu);
 		if (rc < 0) {
 			klog_info(2, "Closing slow watcher", " resource=%s", q->rd->plural);
@@ -1886,6 +1910,7 @@ static void handle_watch(struct ctx *q, struct matcher *m)
 		return;
 	struct watcher wt = { .q = q, .m = m, .table = accept_table(q->r), .inc = include_object(q->r) };
 	struct list_collect init = { .m = m };
+	struct apis_watch_wait ww = { .rd = q->rd };
 	uint64_t cursor, last_rv, oldest_rv = 0;
 	bool expired, failed = false;
 	pthread_rwlock_rdlock(&s->lock);
@@ -1898,6 +1923,7 @@ static void handle_watch(struct ctx *q, struct matcher *m)
 	pthread_mutex_lock(&s->ring_mu);
 	last_rv = s->rv;
 	expired = watch_start_locked(q, &o, &init, &cursor, &oldest_rv);
+	apis_watch_wait_add_locked(s, &ww);
 	pthread_mutex_unlock(&s->ring_mu);
 	pthread_rwlock_unlock(&s->lock);
 
@@ -1916,12 +1942,15 @@ static void handle_watch(struct ctx *q, struct matcher *m)
 	}
 	if (watch_send_initial(&wt, &init, o.initial_events, last_rv) < 0)
 		goto done;
-	failed = watch_serve(&wt, &o, cursor, last_rv);
+	failed = watch_serve(&wt, &ww, &o, cursor, last_rv);
 	if (!failed)
 		apis_stream_end(q->c);
 	else
 		q->c->close_after = true;
 done:
+	pthread_mutex_lock(&s->ring_mu);
+	apis_watch_wait_remove_locked(s, &ww);
+	pthread_mutex_unlock(&s->ring_mu);
 	q->c->streaming = false;
 	for (size_t i = 0; i < init.c.n; i++)
 		apis_obj_unref(init.c.v[i]);
@@ -2258,6 +2287,73 @@ static void handle_delete_collection(struct ctx *q)
 
 /* ---------------- pods/binding, pods/eviction ---------------- */
 
+bool apis_binding_splice = true;
+
+static int cmp_splice(const void *a, const void *b)
+{
+	const struct apis_splice *x = a, *y = b;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* A binding of the usual shape without the pod's tree (parsing and printing the whole pod was
+ * most of a binding's cost): no nodeName or schedulingGates in spec, no PodScheduled condition
+ * yet, a node name printed as is. The edits are the bytes do_bind's tree edits would print: spec
+ * gains nodeName at its end, status.conditions (or a new conditions member at the end of status)
+ * gains the PodScheduled condition at its end, and the resourceVersion is the new one. Returns 0
+ * (committed), 1 (another shape: the caller edits the tree) or -1 (out of memory). */
+static int bind_spliced(struct apis_server *s, struct apis_obj *cur, const char *node)
+{
+	if (!apis_binding_splice)
+		return 1;
+	for (const unsigned char *p = (const unsigned char *)node; *p; p++)
+		if (*p < 0x20 || *p >= 0x7f || *p == '"' || *p == '\\')
+			return 1; /* cJSON would escape it (or we would have to check UTF-8): the tree path */
+	const char *j = cur->json;
+	size_t mlen, slen, stlen, rvlen, clen, dummy;
+	const char *md = kube_json_member_span(j, cur->json_len, "metadata", &mlen);
+	const char *spec = kube_json_member_span(j, cur->json_len, "spec", &slen);
+	const char *st = kube_json_member_span(j, cur->json_len, "status", &stlen);
+	if (!md || !spec || !st || *md != '{' || *spec != '{' || *st != '{')
+		return 1;
+	const char *rv = kube_json_member_span(md, mlen, "resourceVersion", &rvlen);
+	if (!rv || *rv != '"' || kube_json_member_span(spec, slen, "nodeName", &dummy) ||
+	    kube_json_member_span(spec, slen, "schedulingGates", &dummy))
+		return 1;
+	const char *conds = kube_json_member_span(st, stlen, "conditions", &clen);
+	if (conds) {
+		if (*conds != '[')
+			return 1;
+		cJSON *arr = cJSON_ParseWithLength(conds, clen);
+		bool usual = cJSON_IsArray(arr);
+		const cJSON *it;
+		cJSON_ArrayForEach(it, arr)
+		{
+			const char *t = jstr(it, "type");
+			if (t && !strcmp(t, "PodScheduled"))
+				usual = false;
+		}
+		cJSON_Delete(arr);
+		if (!usual)
+			return 1;
+	}
+	char now[32], cond[1024], nodeins[600];
+	apis_now_rfc3339(now);
+	int cn = snprintf(cond, sizeof cond, "%s%s{\"type\":\"PodScheduled\",\"lastTransitionTime\":\"%s\",\"status\":\"True\","
+			  "\"lastProbeTime\":null}%s",
+			  conds ? (clen > 2 ? "," : "") : (stlen > 2 ? "," : ""), conds ? "" : "\"conditions\":[", now,
+			  conds ? "" : "]");
+	int nn = snprintf(nodeins, sizeof nodeins, "%s\"nodeName\":\"%s\"", slen > 2 ? "," : "", node);
+	if (cn < 0 || (size_t)cn >= sizeof cond || nn < 0 || (size_t)nn >= sizeof nodeins)
+		return 1;
+	struct apis_splice sp[3] = {
+		{ .at = (size_t)(rv - j), .del = rvlen, .ins = NULL },
+		{ .at = (size_t)(spec + slen - 1 - j), .ins = nodeins, .ins_len = (size_t)nn },
+		{ .at = (size_t)((conds ? conds + clen : st + stlen) - 1 - j), .ins = cond, .ins_len = (size_t)cn },
+	};
+	qsort(sp, 3, sizeof sp[0], cmp_splice);
+	return apis_store_commit_spliced(s, cur, sp, 3, "spec.nodeName", node) ? 0 : -1;
+}
+
 static void do_bind(struct ctx *q, const char *pod_name, cJSON *binding, struct res *x)
 {
 	struct apis_server *s = q->s;
@@ -2301,6 +2397,18 @@ static void do_bind(struct ctx *q, const char *pod_name, cJSON *binding, struct 
 			   pod_name, pod_name, bound);
 		return;
 	}
+	const cJSON *ann = cJSON_GetObjectItemCaseSensitive(bmd, "annotations");
+	if (!(cJSON_IsObject(ann) && ann->child) && !(q->r && dry_run(q->r))) {
+		int rc = bind_spliced(s, cur, node);
+		if (rc < 0) {
+			res_status(x, 500, "InternalError", NULL, "out of memory");
+			return;
+		}
+		if (rc == 0) {
+			res_status(x, 201, "", NULL, "%s", "");
+			return;
+		}
+	}
 	cJSON *pod = apis_obj_parse(cur);
 	if (!pod) {
 		res_status(x, 500, "InternalError", NULL, "cannot decode pod");
@@ -2316,7 +2424,6 @@ static void do_bind(struct ctx *q, const char *pod_name, cJSON *binding, struct 
 		return;
 	}
 	jset_str(spec, "nodeName", node);
-	const cJSON *ann = cJSON_GetObjectItemCaseSensitive(bmd, "annotations");
 	if (cJSON_IsObject(ann) && ann->child) {
 		cJSON *pann = jobj(jobj(pod, "metadata"), "annotations");
 		const cJSON *a;

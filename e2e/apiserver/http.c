@@ -1,5 +1,5 @@
-/* http.c — schedkit-apiserver's HTTP/1.1 layer: an epoll event loop for the listening socket and
- * idle keep-alive connections, an elastic worker pool serving ready connections (a watch stream
+/* http.c — schedkit-apiserver's HTTP/1.1 layer: an elastic worker pool whose idle workers wait on
+ * one epoll set of the listening socket and the idle keep-alive connections (a watch stream
  * occupies only its own worker), request parsing with size limits (431/413/400), Content-Length
  * and chunked bodies, Expect: 100-continue, plain or TLS (OpenSSL) transport, whole and chunked
  * responses, and the apiVersion rewrite for CRD versions served from another stored version. */
@@ -725,21 +725,22 @@ static int read_request(struct apis_conn *c, struct apis_req *r)
 	return 1;
 }
 
-/* ---------------- event loop and worker pool ----------------
+/* ---------------- worker pool on one epoll set ----------------
  *
- * One event-loop thread owns the listening socket and an epoll set of idle keep-alive
- * connections (EPOLLONESHOT). A readable connection is queued for the worker pool; a worker
- * serves requests while bytes are buffered, then re-arms the connection and returns to the
- * pool. Idle connections hold no thread. A watch keeps its worker for the life of the stream,
- * so the pool grows on demand (MIN_WORKERS .. MAX_WORKERS) and idle extra workers retire.
- * s->conns_mu guards the connection list and each conn's busy flag; s->pool_mu the run queue
- * and worker counts. */
+ * Idle workers wait in epoll_wait on one epoll set holding the listening socket, the wake pipe
+ * and every idle keep-alive connection, each connection (and the listener) EPOLLONESHOT: a
+ * readable connection wakes exactly one worker, which serves its requests while bytes are
+ * buffered and re-arms it. A request on an idle connection so costs one wake-up and no hand-off
+ * between threads (an event-loop thread queueing it for a worker cost two wake-ups, a linger
+ * timer and the run queue's lock). A watch keeps its worker for the life of the stream, so the
+ * pool grows on demand (min_workers .. MAX_WORKERS: a worker taking an event when no other
+ * waits starts one) and idle extra workers retire. s->conns_mu guards the connection list and
+ * each conn's busy flag; s->pool_mu the worker counts and the retired workers. */
 
 #define MIN_WORKERS 4
 #define MAX_WORKERS 1024
 #define WORKER_IDLE_SECONDS 10
 #define REQUEST_READ_TIMEOUT_S 10
-#define LINGER_MS 2 /* wait this long for a keep-alive client's next request */
 
 struct apis_worker {
 	pthread_t thread;
@@ -784,7 +785,6 @@ static void conn_close(struct apis_conn *c)
 		c->next->prev = c->prev;
 	s->nconns--;
 	close(c->fd); /* also removes it from the epoll set */
-	pthread_cond_broadcast(&s->conns_cond);
 	pthread_mutex_unlock(&s->conns_mu);
 	free(c->rbuf);
 	free(c->wbuf);
@@ -793,27 +793,11 @@ static void conn_close(struct apis_conn *c)
 
 static void worker_spawn_locked(struct apis_server *s);
 
-static void enqueue(struct apis_server *s, struct apis_conn *c)
-{
-	pthread_mutex_lock(&s->pool_mu);
-	c->qnext = NULL;
-	if (s->q_tail)
-		s->q_tail->qnext = c;
-	else
-		s->q_head = c;
-	s->q_tail = c;
-	s->q_len++;
-	if ((size_t)s->idle_workers < s->q_len && s->workers < MAX_WORKERS)
-		worker_spawn_locked(s);
-	pthread_cond_signal(&s->pool_cond);
-	pthread_mutex_unlock(&s->pool_mu);
-}
-
 static void rearm(struct apis_conn *c)
 {
 	struct apis_server *s = c->srv;
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, .data.ptr = c };
-	/* Under conns_mu: once armed, c may be queued and closed by another worker at once; the
+	/* Under conns_mu: once armed, c may be taken and closed by another worker at once; the
 	 * lock orders this call before that close (and before stop() closing an idle conn). */
 	pthread_mutex_lock(&s->conns_mu);
 	c->busy = false;
@@ -821,7 +805,7 @@ static void rearm(struct apis_conn *c)
 	pthread_mutex_unlock(&s->conns_mu);
 }
 
-/* Serves c while requests are available; then re-arms or closes it. */
+/* Serves c while requests are buffered; then re-arms or closes it. */
 static void serve(struct apis_conn *c)
 {
 	struct apis_server *s = c->srv;
@@ -854,13 +838,9 @@ static void serve(struct apis_conn *c)
 			conn_close(c);
 			return;
 		}
-		if (c->rlen == 0 && !(c->ssl && SSL_pending(c->ssl) > 0)) {
-			/* keep-alive clients usually send the next request right away: linger briefly
-			 * before handing the connection back to the event loop */
-			struct pollfd p = { .fd = c->fd, .events = POLLIN };
-			if (poll(&p, 1, LINGER_MS) != 1 || (p.revents & (POLLERR | POLLHUP | POLLNVAL)))
-				break;
-		}
+		/* the next request of this client wakes whichever worker waits in epoll_wait */
+		if (c->rlen == 0 && !(c->ssl && SSL_pending(c->ssl) > 0))
+			break;
 	}
 	if (c->rcap > 65536) { /* keep idle connections small */
 		free(c->rbuf);
@@ -868,81 +848,6 @@ static void serve(struct apis_conn *c)
 		c->rcap = 0;
 	}
 	rearm(c);
-}
-
-static void *worker_main(void *arg)
-{
-	struct apis_worker *w = arg;
-	struct apis_server *s = w->srv;
-	/* OpenSSL writes with write(2): a peer that went away must give EPIPE, not kill the
-	 * process hosting the server (tests run it in-process). */
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	pthread_mutex_lock(&s->pool_mu);
-	for (;;) {
-		while (!s->q_head && !s->pool_stop) {
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += WORKER_IDLE_SECONDS;
-			s->idle_workers++;
-			int rc = pthread_cond_timedwait(&s->pool_cond, &s->pool_mu, &ts);
-			s->idle_workers--;
-			if (rc != 0 && !s->q_head && s->workers > s->min_workers)
-				goto retire;
-		}
-		if (!s->q_head)
-			break; /* pool_stop */
-		struct apis_conn *c = s->q_head;
-		s->q_head = c->qnext;
-		if (!s->q_head)
-			s->q_tail = NULL;
-		s->q_len--;
-		pthread_mutex_unlock(&s->pool_mu);
-		serve(c);
-		pthread_mutex_lock(&s->pool_mu);
-	}
-retire:
-	s->workers--;
-	w->next = s->dead_workers;
-	s->dead_workers = w;
-	pthread_cond_broadcast(&s->pool_cond);
-	pthread_mutex_unlock(&s->pool_mu);
-	ERR_clear_error();
-	OPENSSL_thread_stop();
-	return NULL;
-}
-
-static void worker_spawn_locked(struct apis_server *s)
-{
-	struct apis_worker *w = calloc(1, sizeof *w);
-	if (!w)
-		return;
-	w->srv = s;
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 512 * 1024);
-	if (pthread_create(&w->thread, &attr, worker_main, w) == 0)
-		s->workers++;
-	else
-		free(w);
-	pthread_attr_destroy(&attr);
-}
-
-/* Joins retired workers. */
-static void reap_workers(struct apis_server *s)
-{
-	pthread_mutex_lock(&s->pool_mu);
-	struct apis_worker *d = s->dead_workers;
-	s->dead_workers = NULL;
-	pthread_mutex_unlock(&s->pool_mu);
-	while (d) {
-		struct apis_worker *n = d->next;
-		pthread_join(d->thread, NULL);
-		free(d);
-		d = n;
-	}
 }
 
 static void accept_all(struct apis_server *s)
@@ -988,31 +893,94 @@ static void accept_all(struct apis_server *s)
 
 static char wake_marker;
 
-static void *loop_main(void *arg)
+/* Joins the workers in d (retired: off every list). */
+static void join_workers(struct apis_worker *d)
 {
-	struct apis_server *s = arg;
-	struct epoll_event evs[64];
-	while (!atomic_load(&s->stopping)) {
-		int n = epoll_wait(s->epfd, evs, 64, 1000);
-		if (n < 0 && errno != EINTR)
-			break;
-		for (int i = 0; i < n && !atomic_load(&s->stopping); i++) {
-			void *p = evs[i].data.ptr;
-			if (p == NULL) {
-				accept_all(s);
-			} else if (p == &wake_marker) {
-				break;
-			} else {
-				struct apis_conn *c = p;
-				pthread_mutex_lock(&s->conns_mu);
-				c->busy = true;
-				pthread_mutex_unlock(&s->conns_mu);
-				enqueue(s, c);
-			}
-		}
-		reap_workers(s);
+	while (d) {
+		struct apis_worker *n = d->next;
+		pthread_join(d->thread, NULL);
+		free(d);
+		d = n;
 	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct apis_worker *w = arg;
+	struct apis_server *s = w->srv;
+	/* OpenSSL writes with write(2): a peer that went away must give EPIPE, not kill the
+	 * process hosting the server (tests run it in-process). */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	pthread_mutex_lock(&s->pool_mu);
+	for (;;) {
+		s->idle_workers++;
+		pthread_mutex_unlock(&s->pool_mu);
+		struct epoll_event ev;
+		int n = epoll_wait(s->epfd, &ev, 1, s->worker_idle_ms);
+		pthread_mutex_lock(&s->pool_mu);
+		s->idle_workers--;
+		if (atomic_load(&s->stopping) || (n == 1 && ev.data.ptr == &wake_marker))
+			break; /* an event taken here stays armed-off: stop closes idle connections */
+		if (n == 0 && s->workers > s->min_workers && s->idle_workers > 0)
+			break; /* retire, leaving another worker waiting for events */
+		if (n != 1)
+			continue; /* idle timeout at the minimum, EINTR */
+		if (s->idle_workers == 0 && s->workers < MAX_WORKERS)
+			worker_spawn_locked(s); /* someone must wait for the next event while we serve */
+		struct apis_worker *dead = s->dead_workers;
+		s->dead_workers = NULL;
+		pthread_mutex_unlock(&s->pool_mu);
+		join_workers(dead);
+		if (ev.data.ptr == NULL) {
+			accept_all(s);
+			struct epoll_event lev = { .events = EPOLLIN | EPOLLONESHOT, .data.ptr = NULL };
+			epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->listen_fd, &lev);
+		} else {
+			struct apis_conn *c = ev.data.ptr;
+			pthread_mutex_lock(&s->conns_mu);
+			c->busy = true;
+			pthread_mutex_unlock(&s->conns_mu);
+			serve(c);
+		}
+		pthread_mutex_lock(&s->pool_mu);
+	}
+	s->workers--;
+	w->next = s->dead_workers;
+	s->dead_workers = w;
+	pthread_cond_broadcast(&s->pool_cond);
+	pthread_mutex_unlock(&s->pool_mu);
+	ERR_clear_error();
+	OPENSSL_thread_stop();
 	return NULL;
+}
+
+static void worker_spawn_locked(struct apis_server *s)
+{
+	struct apis_worker *w = calloc(1, sizeof *w);
+	if (!w)
+		return;
+	w->srv = s;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 512 * 1024);
+	if (pthread_create(&w->thread, &attr, worker_main, w) == 0)
+		s->workers++;
+	else
+		free(w);
+	pthread_attr_destroy(&attr);
+}
+
+/* Joins retired workers. */
+static void reap_workers(struct apis_server *s)
+{
+	pthread_mutex_lock(&s->pool_mu);
+	struct apis_worker *d = s->dead_workers;
+	s->dead_workers = NULL;
+	pthread_mutex_unlock(&s->pool_mu);
+	join_workers(d);
 }
 
 int apis_http_start(struct apis_server *s)
@@ -1025,28 +993,23 @@ int apis_http_start(struct apis_server *s)
 	if (pipe2(s->wake_pipe, O_CLOEXEC) < 0)
 		return -1;
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
-	struct epoll_event lev = { .events = EPOLLIN, .data.ptr = NULL };
-	struct epoll_event wev = { .events = EPOLLIN, .data.ptr = &wake_marker };
+	/* the listener one-shot too: one worker accepts, then re-arms it */
+	struct epoll_event lev = { .events = EPOLLIN | EPOLLONESHOT, .data.ptr = NULL };
+	struct epoll_event wev = { .events = EPOLLIN, .data.ptr = &wake_marker }; /* stays readable: wakes all */
 	if (s->epfd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->listen_fd, &lev) < 0 ||
 	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wake_pipe[0], &wev) < 0)
 		goto fail;
+	s->worker_idle_ms = s->opts.worker_idle_ms > 0 ? s->opts.worker_idle_ms : WORKER_IDLE_SECONDS * 1000;
 	s->min_workers = s->opts.workers > 0 ? s->opts.workers : MIN_WORKERS;
 	if (s->min_workers > MAX_WORKERS)
 		s->min_workers = MAX_WORKERS;
 	pthread_mutex_lock(&s->pool_mu);
 	for (int i = 0; i < s->min_workers; i++)
 		worker_spawn_locked(s);
+	bool none = s->workers == 0;
 	pthread_mutex_unlock(&s->pool_mu);
-	if (pthread_create(&s->accept_thread, NULL, loop_main, s) != 0) {
-		pthread_mutex_lock(&s->pool_mu);
-		s->pool_stop = true;
-		pthread_cond_broadcast(&s->pool_cond);
-		while (s->workers > 0)
-			pthread_cond_wait(&s->pool_cond, &s->pool_mu);
-		pthread_mutex_unlock(&s->pool_mu);
-		reap_workers(s);
+	if (none)
 		goto fail;
-	}
 	return 0;
 fail:
 	if (s->epfd >= 0)
@@ -1056,43 +1019,24 @@ fail:
 	return -1;
 }
 
-static void wake_watchers(struct apis_server *s)
-{
-	pthread_mutex_lock(&s->ring_mu);
-	pthread_cond_broadcast(&s->ring_cond);
-	pthread_mutex_unlock(&s->ring_mu);
-}
-
-/* Stops accepting, ends every stream, closes every connection, stops the pool. */
+/* Stops accepting, ends every stream, stops the pool, then closes the idle connections. */
 void apis_http_stop(struct apis_server *s)
 {
 	atomic_store(&s->stopping, true);
 	if (write(s->wake_pipe[1], "x", 1) < 0)
 		klog_warning("wake pipe write failed", " fd=%d", s->wake_pipe[1]);
-	pthread_join(s->accept_thread, NULL);
-	/* the loop is gone: idle connections (not busy) are ours; busy ones end in their worker */
-	pthread_mutex_lock(&s->conns_mu);
-	for (;;) {
-		struct apis_conn *idle = NULL;
-		for (struct apis_conn *c = s->conns; c; c = c->next) {
-			if (!c->busy) {
-				idle = c;
-				break;
-			}
-			shutdown(c->fd, SHUT_RDWR);
-		}
-		if (idle) {
-			idle->busy = true;
-			pthread_mutex_unlock(&s->conns_mu);
-			conn_close(idle);
-			pthread_mutex_lock(&s->conns_mu);
-			continue;
-		}
-		if (s->nconns == 0)
-			break;
-		pthread_mutex_unlock(&s->conns_mu);
-		wake_watchers(s);
+	/* workers waiting in epoll_wait see the pipe and leave; busy ones end their connection
+	 * (a blocked read or write is cut by the shutdown, a watch by the wake-up) */
+	pthread_mutex_lock(&s->pool_mu);
+	while (s->workers > 0) {
+		pthread_mutex_unlock(&s->pool_mu);
 		pthread_mutex_lock(&s->conns_mu);
+		for (struct apis_conn *c = s->conns; c; c = c->next)
+			if (c->busy)
+				shutdown(c->fd, SHUT_RDWR);
+		pthread_mutex_unlock(&s->conns_mu);
+		apis_watch_wake_all(s);
+		pthread_mutex_lock(&s->pool_mu);
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 50 * 1000000L;
@@ -1100,16 +1044,21 @@ void apis_http_stop(struct apis_server *s)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
-		pthread_cond_timedwait(&s->conns_cond, &s->conns_mu, &ts);
+		if (s->workers > 0)
+			pthread_cond_timedwait(&s->pool_cond, &s->pool_mu, &ts);
 	}
-	pthread_mutex_unlock(&s->conns_mu);
-	pthread_mutex_lock(&s->pool_mu);
-	s->pool_stop = true;
-	pthread_cond_broadcast(&s->pool_cond);
-	while (s->workers > 0)
-		pthread_cond_wait(&s->pool_cond, &s->pool_mu);
 	pthread_mutex_unlock(&s->pool_mu);
 	reap_workers(s);
+	/* no worker is left: every remaining connection is idle and ours */
+	pthread_mutex_lock(&s->conns_mu);
+	while (s->conns) {
+		struct apis_conn *c = s->conns;
+		c->busy = true;
+		pthread_mutex_unlock(&s->conns_mu);
+		conn_close(c);
+		pthread_mutex_lock(&s->conns_mu);
+	}
+	pthread_mutex_unlock(&s->conns_mu);
 	close(s->epfd);
 	close(s->wake_pipe[0]);
 	close(s->wake_pipe[1]);

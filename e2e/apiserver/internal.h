@@ -5,9 +5,10 @@
  *
  * Locking: s->lock (rwlock) guards the registry, every object table and s->rv. Writers hold it
  * exclusively for the whole read-modify-write of one request, so optimistic concurrency is
- * exact. s->ring_mu guards the watch ring; it is taken inside s->lock by writers and alone by
- * watchers. s->conns_mu guards the connection list and busy flags, s->pool_mu the worker run
- * queue (http.c), s->ctl_mu the controllers' work flags. No lock is held while writing to a
+ * exact. s->ring_mu guards the watch ring, each resource's ring_last and the watch waiters
+ * (s->watch_waits); it is taken inside s->lock by writers and alone by watchers. s->conns_mu
+ * guards the connection list and busy flags, s->pool_mu the worker counts (http.c), s->ctl_mu
+ * the controllers' work flags. No lock is held while writing to a
  * socket. Registry strings read without s->lock are never freed before stop (see retire). */
 #ifndef SK_APISERVER_INTERNAL_H
 #define SK_APISERVER_INTERNAL_H
@@ -53,11 +54,10 @@ struct apis_conn {
 	size_t wlen, wcap;
 	bool close_after;           /* send Connection: close and stop after this response */
 	bool streaming;
-	bool busy;                  /* queued or being served (else idle in epoll); s->conns_mu */
+	bool busy;                  /* being served by a worker (else idle in epoll); s->conns_mu */
 	/* served through another version of a CRD: object bodies starting with
 	 * {"apiVersion":"<av_from>" go out with av_to (strings owned by the registry) */
 	const char *av_from, *av_to;
-	struct apis_conn *qnext;    /* worker run queue, s->pool_mu */
 	struct apis_conn *next, *prev; /* s->conns list, guarded by s->conns_mu */
 };
 
@@ -146,6 +146,7 @@ struct apis_rdef {
 	char *crd_uid;
 	struct apis_rdef *storage;    /* CRD: another served version, stored as this one */
 	struct obj_table table;
+	uint64_t ring_last;           /* 1 + ring sequence number of this resource's newest event, 0 = none; s->ring_mu */
 	struct apis_rdef *next;
 };
 
@@ -181,7 +182,32 @@ struct apis_event {
 	uint64_t rv;
 	struct apis_obj *obj;         /* state after (for DELETED: final state) */
 	struct apis_obj *prev;        /* state before, or NULL */
+	uint64_t prev_same;           /* 1 + ring sequence number of the previous event of the same resource, 0 = none */
 };
+
+/* One watch stream waiting for its resource's events (store.c wakes only the waiters of the
+ * resource an event belongs to). Fields and the list are guarded by s->ring_mu. */
+struct apis_watch_wait {
+	const struct apis_rdef *rd;
+	pthread_cond_t cond;
+	bool waiting;                 /* in pthread_cond_timedwait on cond: the next event of rd signals it */
+	struct apis_watch_wait *next, *prev;
+};
+/* Add w (rd set; cond initialised here) to / remove it from the waiters; s->ring_mu held. */
+void apis_watch_wait_add_locked(struct apis_server *s, struct apis_watch_wait *w);
+void apis_watch_wait_remove_locked(struct apis_server *s, struct apis_watch_wait *w);
+/* Wakes every waiting watch stream (stop). Takes s->ring_mu. */
+void apis_watch_wake_all(struct apis_server *s);
+/* True when an event of rd lies at or after sequence number seq in the ring's history so far
+ * (a watcher at cursor seq has something to send); s->ring_mu held. */
+static inline bool apis_ring_pending_locked(const struct apis_rdef *rd, uint64_t seq)
+{
+	return rd->ring_last > seq;
+}
+/* True when an event of rd with a sequence number >= from has fallen out of the history (a
+ * watcher at cursor from missed it); other resources' dropped events do not count. Follows
+ * rd's events back from its newest through prev_same; s->ring_mu held. */
+bool apis_ring_lost_locked(const struct apis_server *s, const struct apis_rdef *rd, uint64_t from);
 
 void apis_obj_ref(struct apis_obj *o);
 void apis_obj_unref(struct apis_obj *o);
@@ -195,6 +221,20 @@ void apis_store_each(struct apis_rdef *rd, const char *ns, void (*fn)(void *u, s
  * Returns the stored object (borrowed) or NULL on OOM. */
 struct apis_obj *apis_store_commit(struct apis_server *s, struct apis_rdef *rd, cJSON *obj,
 				   struct apis_obj *prev);
+/* A change to an object's stored JSON: bytes [at, at + del) become ins (ins_len bytes); ins NULL
+ * means the new resourceVersion, quoted. */
+struct apis_splice {
+	size_t at, del;
+	const char *ins;
+	size_t ins_len;
+};
+/* Commits cur's JSON with the splices applied (sorted by at, not overlapping) as the new state of
+ * its key, without a cJSON tree: what apis_store_commit of the edited tree stores, when the
+ * splices are the bytes printing that tree would change (cur's JSON is cJSON's compact print).
+ * Indexed fields and labels are cur's, but field, whose value becomes value. Caller holds
+ * s->lock for writing. Returns the stored object (borrowed) or NULL on OOM. */
+struct apis_obj *apis_store_commit_spliced(struct apis_server *s, struct apis_obj *cur, const struct apis_splice *sp,
+					   size_t n, const char *field, const char *value);
 /* Removes prev; final (consumed, may be NULL = prev's content) is the DELETED event object. */
 struct apis_obj *apis_store_remove(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *prev,
 				   cJSON *final);
@@ -240,8 +280,15 @@ void apis_pv_controller_run(struct apis_server *s);
 struct apis_obj *apis_update_internal(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *cur,
 				      cJSON *obj);
 
-/* events.c: keeps core/v1 and events.k8s.io/v1 Events mirrored (caller holds s->lock). */
-void apis_events_mirror(struct apis_server *s, struct apis_rdef *rd, const struct apis_obj *o, bool removed);
+/* handlers.c: bindings of the usual shape edit the pod's JSON in place (true, the default);
+ * false makes every binding edit the cJSON tree (tests compare the two). */
+extern bool apis_binding_splice;
+
+/* events.c: keeps core/v1 and events.k8s.io/v1 Events mirrored (caller holds s->lock). tree
+ * (consumed, may be NULL) is o's content as a cJSON tree (equal to parsing o->json): the commit
+ * path hands over the tree it serialized, saving a parse. */
+void apis_events_mirror(struct apis_server *s, struct apis_rdef *rd, const struct apis_obj *o, cJSON *tree,
+			bool removed);
 
 /* metrics.c: GET of metrics.k8s.io/v1beta1 nodes (rd cluster-scoped) or pods, one (name) or a
  * list (ns "" = every namespace), with labelSelector/fieldSelector. Takes s->lock itself. */
@@ -287,22 +334,19 @@ struct apis_server {
 	char url[160];
 	SSL_CTX *ssl_ctx;
 	char *ca_pem;
-	pthread_t accept_thread;
 	int wake_pipe[2];
 	atomic_bool stopping;
 
 	pthread_mutex_t conns_mu;     /* guards conns, nconns */
-	pthread_cond_t conns_cond;
 	struct apis_conn *conns;
 	int nconns;
-	int epfd;                     /* listening socket, wake pipe and idle connections */
+	int epfd;                     /* listening socket, wake pipe and idle connections: idle workers wait on it */
 
-	pthread_mutex_t pool_mu;      /* run queue and worker counts */
-	pthread_cond_t pool_cond;
-	bool pool_init, pool_stop;
-	struct apis_conn *q_head, *q_tail;
-	size_t q_len;
-	int workers, idle_workers, min_workers;
+	pthread_mutex_t pool_mu;      /* worker counts, dead_workers */
+	pthread_cond_t pool_cond;     /* a worker exited */
+	bool pool_init;
+	int workers, idle_workers, min_workers; /* idle: in epoll_wait */
+	int worker_idle_ms;           /* an extra worker idle this long retires (never the last idle one) */
 	struct apis_worker *dead_workers;
 
 	pthread_rwlock_t lock;        /* registry, tables, rv */
@@ -313,8 +357,8 @@ struct apis_server {
 	struct apis_retired *retired; /* under s->lock */
 	unsigned long registry_gen;   /* bumped whenever the set of served resources changes */
 
-	pthread_mutex_t ring_mu;      /* ring, ring_head */
-	pthread_cond_t ring_cond;
+	pthread_mutex_t ring_mu;      /* ring, ring_head, watch_waits, every rdef's ring_last */
+	struct apis_watch_wait *watch_waits;
 	struct apis_event **ring;
 	size_t ring_cap;
 	uint64_t ring_head;           /* sequence number of the next event */

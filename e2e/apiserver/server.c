@@ -110,9 +110,7 @@ static void server_free(struct apis_server *s)
 	pthread_mutex_destroy(&s->auth_mu);
 	pthread_rwlock_destroy(&s->lock);
 	pthread_mutex_destroy(&s->conns_mu);
-	pthread_cond_destroy(&s->conns_cond);
 	pthread_mutex_destroy(&s->ring_mu);
-	pthread_cond_destroy(&s->ring_cond);
 	pthread_mutex_destroy(&s->openapi_mu);
 	pthread_mutex_destroy(&s->fault_mu);
 	pthread_mutex_destroy(&s->ctl_mu);
@@ -130,9 +128,7 @@ int apis_server_start(const struct apis_opts *opts, struct apis_server **out)
 	s->listen_fd = -1;
 	pthread_rwlock_init(&s->lock, NULL);
 	pthread_mutex_init(&s->conns_mu, NULL);
-	pthread_cond_init(&s->conns_cond, NULL);
 	pthread_mutex_init(&s->ring_mu, NULL);
-	pthread_cond_init(&s->ring_cond, NULL);
 	pthread_mutex_init(&s->openapi_mu, NULL);
 	pthread_mutex_init(&s->fault_mu, NULL);
 	pthread_mutex_init(&s->ctl_mu, NULL);

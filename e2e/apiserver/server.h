@@ -31,6 +31,7 @@ struct apis_opts {
 	int fault_close_watch_every;  /* seconds; watch streams are closed after this; 0 = never */
 	int fault_delay_ms;           /* added to every API response */
 	int workers;                  /* minimum worker threads (the pool grows for watches); 0 = 4 */
+	int worker_idle_ms;           /* an extra worker idle this long retires; 0 = 10000 */
 };
 
 #define APIS_OPTS_DEFAULT { .bind_address = "127.0.0.1" }

@@ -57,8 +57,16 @@ void apis_uuid(char out[37])
 	}
 	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
 	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
-		 b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+	/* 8-4-4-4-12 lowercase hex digits (one uuid per create: no snprintf of 16 arguments) */
+	static const char hex[] = "0123456789abcdef";
+	char *p = out;
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*p++ = '-';
+		*p++ = hex[b[i] >> 4];
+		*p++ = hex[b[i] & 15];
+	}
+	*p = 0;
 }
 
 static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -371,14 +379,62 @@ void apis_store_each(struct apis_rdef *rd, const char *ns, void (*fn)(void *u, s
 
 /* ---------------- commit path ---------------- */
 
+void apis_watch_wait_add_locked(struct apis_server *s, struct apis_watch_wait *w)
+{
+	pthread_cond_init(&w->cond, NULL);
+	w->waiting = false;
+	w->prev = NULL;
+	w->next = s->watch_waits;
+	if (w->next)
+		w->next->prev = w;
+	s->watch_waits = w;
+}
+
+void apis_watch_wait_remove_locked(struct apis_server *s, struct apis_watch_wait *w)
+{
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		s->watch_waits = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	pthread_cond_destroy(&w->cond);
+}
+
+void apis_watch_wake_all(struct apis_server *s)
+{
+	pthread_mutex_lock(&s->ring_mu);
+	for (struct apis_watch_wait *w = s->watch_waits; w; w = w->next)
+		pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&s->ring_mu);
+}
+
+bool apis_ring_lost_locked(const struct apis_server *s, const struct apis_rdef *rd, uint64_t from)
+{
+	uint64_t oldest = s->ring_head > s->ring_cap ? s->ring_head - s->ring_cap : 0;
+	uint64_t k = rd->ring_last; /* 1 + seq of the newest event of rd not yet known to be kept */
+	while (k > 0 && k - 1 >= oldest)
+		k = s->ring[(k - 1) % s->ring_cap]->prev_same;
+	return k > 0 && k - 1 >= from;
+}
+
+/* Appends e and wakes the watch streams of its resource that wait: a commit does not wake
+ * (and have contend for ring_mu) every other resource's watchers, nor one already awake. */
 static void ring_append(struct apis_server *s, struct apis_event *e)
 {
+	struct apis_rdef *rd = e->obj->rd;
 	pthread_mutex_lock(&s->ring_mu);
 	struct apis_event **slot = &s->ring[s->ring_head % s->ring_cap];
 	struct apis_event *old = *slot;
 	*slot = e;
+	e->prev_same = rd->ring_last;
+	rd->ring_last = s->ring_head + 1;
 	s->ring_head++;
-	pthread_cond_broadcast(&s->ring_cond);
+	for (struct apis_watch_wait *w = s->watch_waits; w; w = w->next)
+		if (w->waiting && w->rd == rd) {
+			w->waiting = false;
+			pthread_cond_signal(&w->cond);
+		}
 	pthread_mutex_unlock(&s->ring_mu);
 	apis_event_unref(old);
 }
@@ -427,22 +483,92 @@ static void emit(struct apis_server *s, enum apis_ev_type type, struct apis_obj 
 	ring_append(s, e);
 }
 
-struct apis_obj *apis_store_commit(struct apis_server *s, struct apis_rdef *rd, cJSON *obj, struct apis_obj *prev)
+/* Stores o (built, its RV taken) as the new state of its key after prev: the table, the event,
+ * the mirror. tree (consumed, may be NULL) is o's content for the mirror. */
+static struct apis_obj *commit_built(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *o,
+				     struct apis_obj *prev, cJSON *obj)
 {
-	struct apis_obj *o = serialize(s, rd, obj);
-	cJSON_Delete(obj);
-	if (!o)
-		return NULL;
 	apis_obj_ref(prev); /* keep prev alive for the event while the table drops it */
 	if (table_put(&rd->table, o) < 0) {
 		apis_obj_unref(prev);
 		apis_obj_unref(o);
+		cJSON_Delete(obj);
 		return NULL;
 	}
 	emit(s, prev ? APIS_EV_MODIFIED : APIS_EV_ADDED, o, prev);
 	apis_obj_unref(prev);
-	apis_events_mirror(s, rd, o, false);
+	apis_events_mirror(s, rd, o, obj, false); /* obj is o's content: printing then parsing gives it back */
 	return o;
+}
+
+struct apis_obj *apis_store_commit(struct apis_server *s, struct apis_rdef *rd, cJSON *obj, struct apis_obj *prev)
+{
+	struct apis_obj *o = serialize(s, rd, obj);
+	if (!o) {
+		cJSON_Delete(obj);
+		return NULL;
+	}
+	return commit_built(s, rd, o, prev, obj);
+}
+
+struct apis_obj *apis_store_commit_spliced(struct apis_server *s, struct apis_obj *cur, const struct apis_splice *sp,
+					   size_t n, const char *field, const char *value)
+{
+	struct apis_rdef *rd = cur->rd;
+	uint64_t rv = s->rv + 1;
+	char rvs[32];
+	int rvn = snprintf(rvs, sizeof rvs, "\"%llu\"", (unsigned long long)rv);
+	size_t len = cur->json_len;
+	for (size_t i = 0; i < n; i++)
+		len = len - sp[i].del + (sp[i].ins ? sp[i].ins_len : (size_t)rvn);
+	struct apis_obj *o = calloc(1, sizeof *o);
+	char *json = malloc(len + 1);
+	size_t nsl = strlen(cur->ns), nml = strlen(cur->name);
+	if (!o || !json || !(o->nsname = malloc(nsl + nml + 2))) {
+		free(json);
+		free(o);
+		return NULL;
+	}
+	size_t from = 0, to = 0;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(json + to, cur->json + from, sp[i].at - from);
+		to += sp[i].at - from;
+		const char *ins = sp[i].ins ? sp[i].ins : rvs;
+		size_t il = sp[i].ins ? sp[i].ins_len : (size_t)rvn;
+		memcpy(json + to, ins, il);
+		to += il;
+		from = sp[i].at + sp[i].del;
+	}
+	memcpy(json + to, cur->json + from, cur->json_len - from);
+	json[len] = 0;
+	atomic_init(&o->refs, 1);
+	o->rd = rd;
+	o->rv = rv;
+	o->json = json;
+	o->json_len = len;
+	memcpy(o->nsname, cur->nsname, nsl + nml + 2);
+	o->ns = o->nsname;
+	o->name = o->nsname + nsl + 1;
+	o->key = strdup(cur->key);
+	o->uid = strdup(cur->uid);
+	o->deleting = cur->deleting;
+	o->has_owners = cur->has_owners;
+	bool oom = !o->key || !o->uid || (cur->labels && !(o->labels = cJSON_Duplicate(cur->labels, true)));
+	if (!oom && rd->nfields && cur->fields) {
+		if (!(o->fields = calloc((size_t)rd->nfields, sizeof *o->fields)))
+			oom = true;
+		for (int i = 0; !oom && i < rd->nfields; i++) {
+			const char *v = !strcmp(rd->fields[i], field) ? value : cur->fields[i];
+			if (v && !(o->fields[i] = strdup(v)))
+				oom = true;
+		}
+	}
+	if (oom) {
+		apis_obj_unref(o);
+		return NULL;
+	}
+	s->rv = rv;
+	return commit_built(s, rd, o, cur, NULL);
 }
 
 struct apis_obj *apis_store_remove(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *prev, cJSON *final)
@@ -464,7 +590,7 @@ struct apis_obj *apis_store_remove(struct apis_server *s, struct apis_rdef *rd, 
 	s->graveyard = o;
 	if (!s->mirroring && (rd == s->rd_events || rd == s->rd_events2)) {
 		apis_obj_ref(o); /* the mirror removal replaces the graveyard */
-		apis_events_mirror(s, rd, o, true);
+		apis_events_mirror(s, rd, o, NULL, true);
 		apis_obj_unref(s->graveyard);
 		s->graveyard = o;
 	}

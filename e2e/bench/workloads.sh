@@ -15,7 +15,10 @@
 # from the scheduler's start (DIR/<name>.data, DIR/<name>.apiserver.data; SK_BENCH_PERF_ARGS
 # replaces "-e cpu-clock -g", e.g. "-e sched:sched_switch -e sched:sched_wakeup" for perf sched timehist); SK_BENCH_SCHED_WRAP=CMD
 # runs the scheduler under CMD (e.g. "valgrind --tool=callgrind --callgrind-out-file=F": then the
-# figures are valgrind's, and only the instruction counts mean something).
+# figures are valgrind's, and only the instruction counts mean something); SK_BENCH_APISERVER_WRAP=CMD
+# runs the API server under CMD the same way (e.g. "valgrind --tool=callgrind --callgrind-out-file=F
+# --instr-atstart=no": then it counts from the scheduler's start; pick small sizes). Each e2e row
+# is followed by the API server's CPU seconds (utime + stime, all threads) during the drain.
 set -u
 SK_ROOT=${SK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 SK_BIN=${SK_BIN:-$SK_ROOT/bin}
@@ -88,6 +91,12 @@ pct() { # file metric q
     $1 ~ "^"m"_count" {t += $2}
     END { for (i = 0; i < n; i++) if (c[order[i]] >= q * t) { print order[i]; exit } }' "$1"
 }
+proc_cpu() { # PID -> its utime + stime in seconds (all threads, whole life)
+  awk -v hz="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); print ($12 + $13) / hz}' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+proc_csw() { # PID -> its voluntary + involuntary context switches (all threads)
+  cat /proc/"$1"/task/*/status 2>/dev/null | awk '$1 ~ /_ctxt_switches:$/ {n += $2} END {print n + 0}'
+}
 klog_time() { # a klog line's Lmmdd hh:mm:ss.uuuuuu -> seconds since the epoch (UTC)
   local l=$1
   date -u -d "$(date -u +%Y)-${l:1:2}-${l:3:2} $(awk '{print $2}' <<<"$l")" +%s.%N
@@ -109,9 +118,10 @@ run_e2e() { # NAME
   info=$("$WL" --info "$name") || return 1
   rm -f "$work/kubeconfig" "$work/scheduler.log"
   read -r nodes init pre measure churn _ rate <<<"$info"
-  "$SK_BIN/schedkit-apiserver" --port 0 --write-kubeconfig "$work/kubeconfig" --history 400000 >"$work/apiserver.log" 2>&1 &
+  # shellcheck disable=SC2086 # SK_BENCH_APISERVER_WRAP is a command line
+  ${SK_BENCH_APISERVER_WRAP:-} "$SK_BIN/schedkit-apiserver" --port 0 --write-kubeconfig "$work/kubeconfig" --history 400000 >"$work/apiserver.log" 2>&1 &
   pids+=($!)
-  sk_wait_for 20 test -s "$work/kubeconfig" || { echo "$name: API server did not start" >&2; return 1; }
+  sk_wait_for 120 test -s "$work/kubeconfig" || { echo "$name: API server did not start" >&2; return 1; }
   local server
   server=$(awk '$1 == "server:" {print $2; exit}' "$work/kubeconfig")
   sk_wait_for 20 curl -sf "$server/readyz" -o /dev/null || return 1
@@ -138,7 +148,11 @@ kind: KubeSchedulerConfiguration
 leaderElection: {leaderElect: false}
 clientConnection: {qps: 100000, burst: 100000}
 CFG
-  local port sched_pid
+  local port sched_pid apis_cpu0 apis_csw0
+  apis_cpu0=$(proc_cpu "${pids[0]}"); apis_csw0=$(proc_csw "${pids[0]}")
+  case "${SK_BENCH_APISERVER_WRAP:-}" in # count the API server's instructions from here on
+    *callgrind*--instr-atstart=no*) callgrind_control -i on "${pids[0]}" >/dev/null 2>&1 ;;
+  esac
   for _ in 1 2 3; do # a free port may be taken by another process before the scheduler binds it
     port=$(sk_free_port)
     ${SK_BENCH_SCHED_WRAP:-} "$SK_BIN/schedkit-scheduler" --config "$work/config.yaml" --kubeconfig "$work/kubeconfig" --secure-port "$port" --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
@@ -181,6 +195,8 @@ CFG
   # user and system CPU seconds and minor page faults, apart (malloc returning memory shows as sys)
   local cpu_us
   cpu_us=$(awk -v hz="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); print $12 / hz, $13 / hz, $8}' "/proc/$sched_pid/stat")
+  local apis_cpu1 apis_csw1
+  apis_cpu1=$(proc_cpu "${pids[0]}"); apis_csw1=$(proc_csw "${pids[0]}")
   stop_all
   t0=$(klog_time "$(grep -m1 '"Starting the scheduling loop"' "$work/scheduler.log")")
   t1=$(klog_time "$(grep '"Successfully bound pod to node"' "$work/scheduler.log" | tail -1)")
@@ -188,12 +204,14 @@ CFG
   awk -v name="$name" -v nodes="$nodes" -v init="$init" -v pre="$pre" -v m="$measure" -v t0="$t0" -v t1="$t1" \
       -v a50="$(pct "$work/metrics.txt" scheduler_scheduling_attempt_duration_seconds 0.5)" \
       -v a99="$(pct "$work/metrics.txt" scheduler_scheduling_attempt_duration_seconds 0.99)" \
-      -v rss="$rss" -v ok="$ok" -v nb="$nb" -v cpu="$cpu" -v csw="$csw" -v cpu_us="$cpu_us" 'BEGIN {
+      -v rss="$rss" -v ok="$ok" -v nb="$nb" -v cpu="$cpu" -v csw="$csw" -v cpu_us="$cpu_us" \
+      -v ac0="$apis_cpu0" -v ac1="$apis_cpu1" -v as0="$apis_csw0" -v as1="$apis_csw1" 'BEGIN {
     d = t1 - t0
     printf "| %-24s | e2e        | %5d | %5d | %5d+%-5d | %9.0f | %7.3f | %7.2f | %10s | %10s | %7.1f | %s |\n", name, nodes,
       init, pre, m, (d > 0 ? m / d : 0), d, cpu, "<= " a50 " s", "<= " a99 " s", rss / 1024, ok
     split(csw, c, " "); split(cpu_us, u, " ")
     printf "|   bindings logged %d; scheduler context switches (all threads, whole life): %d voluntary, %d involuntary; CPU %.2f s user, %.2f s system; %d minor faults |\n", nb, c[1], c[2], u[1], u[2], u[3]
+    printf "|   API server from the scheduler start: CPU %.2f s (%.0f us per measured pod), %d context switches |\n", ac1 - ac0, (m > 0 ? (ac1 - ac0) * 1e6 / m : 0), as1 - as0
   }'
   [ "$ok" = yes ]
 }

@@ -1,7 +1,8 @@
 /* test_server.c — in-process tests of schedkit-apiserver over real HTTP (libcurl): CRUD,
  * optimistic concurrency, selectors, paging, watch resume/410/bookmarks, binding, eviction vs
  * PDB, garbage collection, finalizers, status subresources, priority admission, namespaces,
- * CRDs, patches, token auth, TLS, and malformed/oversized/random input. */
+ * CRDs, patches, token auth, TLS, and malformed/oversized/random input.
+ * Long file: every HTTP-level API test shares the one in-process server and its helpers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
+#include "e2e/apiserver/internal.h"
 #include "e2e/apiserver/server.h"
 
 static struct apis_server *srv;
@@ -915,6 +917,165 @@ static void test_events_both_apis(void **state)
 	assert_int_equal(status_of("GET", "/apis/events.k8s.io/v1/namespaces/default/events/p.1", NULL, NULL), 404);
 }
 
+/* The body of GET path with the values of the fields that differ between runs (uid, timestamps,
+ * resourceVersion) replaced by X: the exact bytes clients get, otherwise. Caller frees. */
+static char *normalized_get(const char *path)
+{
+	struct resp r = {0};
+	long code;
+	cJSON_Delete(doreq_at(base, "GET", path, NULL, NULL, NULL, NULL, &code, &r));
+	assert_int_equal(code, 200);
+	static const char *const keys[] = { "\"uid\":\"", "\"creationTimestamp\":\"", "\"resourceVersion\":\"",
+					    "\"lastTransitionTime\":\"" };
+	for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+		for (char *p = strstr(r.body, keys[k]); p; p = strstr(p, keys[k])) {
+			p += strlen(keys[k]);
+			char *q = strchr(p, '"');
+			assert_non_null(q);
+			*p = 'X';
+			memmove(p + 1, q, strlen(q) + 1);
+		}
+	}
+	return r.body;
+}
+
+static void assert_golden(const char *path, const char *want)
+{
+	char *got = normalized_get(path);
+	if (strcmp(got, want))
+		fail_msg("GET %s:\n got %s\nwant %s", path, got, want);
+	free(got);
+}
+
+/* The write paths the scheduler drives (binding, event create and its mirror through the other
+ * events API), byte for byte: their cost was cut, their output must not change. */
+static void test_write_paths_golden(void **state)
+{
+	(void)state;
+	long code;
+	struct resp r = {0};
+	cJSON_Delete(doreq_at(base, "POST", "/apis/events.k8s.io/v1/namespaces/default/events", JSON,
+			      "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"gold.1\",\"namespace\":"
+			      "\"default\"},\"eventTime\":\"2026-12-02T06:00:00.000000Z\",\"reportingController\":\"default-scheduler\","
+			      "\"reportingInstance\":\"default-scheduler-h\",\"action\":\"Binding\",\"reason\":\"Scheduled\",\"regarding\":"
+			      "{\"kind\":\"Pod\",\"namespace\":\"default\",\"name\":\"gold\",\"uid\":\"u-1\",\"apiVersion\":\"v1\","
+			      "\"resourceVersion\":\"7\"},\"note\":\"Successfully assigned default/gold to n\",\"type\":\"Normal\","
+			      "\"series\":{\"count\":2,\"lastObservedTime\":\"2026-12-02T06:00:01.000000Z\"}}",
+			      NULL, NULL, &code, &r));
+	assert_int_equal(code, 201);
+	free(r.body);
+	assert_golden("/apis/events.k8s.io/v1/namespaces/default/events/gold.1",
+		      "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"gold.1\",\"namespace\":\"default\","
+		      "\"uid\":\"X\",\"creationTimestamp\":\"X\",\"resourceVersion\":\"X\"},\"eventTime\":\"2026-12-02T06:00:00.000000Z\","
+		      "\"reportingController\":\"default-scheduler\",\"reportingInstance\":\"default-scheduler-h\",\"action\":\"Binding\","
+		      "\"reason\":\"Scheduled\",\"regarding\":{\"kind\":\"Pod\",\"namespace\":\"default\",\"name\":\"gold\",\"uid\":\"X\","
+		      "\"apiVersion\":\"v1\",\"resourceVersion\":\"X\"},\"note\":\"Successfully assigned default/gold to n\",\"type\":"
+		      "\"Normal\",\"series\":{\"count\":2,\"lastObservedTime\":\"2026-12-02T06:00:01.000000Z\"}}");
+	assert_golden("/api/v1/namespaces/default/events/gold.1",
+		      "{\"kind\":\"Event\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"gold.1\",\"namespace\":\"default\""
+		      ",\"uid\":\"X\",\"creationTimestamp\":\"X\",\"resourceVersion\":\"X\"},\"involvedObject\":{\"kind\":\""
+		      "Pod\",\"namespace\":\"default\",\"name\":\"gold\",\"uid\":\"X\",\"apiVersion\":\"v1\",\"resourceVers"
+		      "ion\":\"X\"},\"reason\":\"Scheduled\",\"message\":\"Successfully assigned default/gold to n\",\"type"
+		      "\":\"Normal\",\"eventTime\":\"2026-12-02T06:00:00.000000Z\",\"series\":{\"count\":2,\"lastObservedTi"
+		      "me\":\"2026-12-02T06:00:01.000000Z\"},\"action\":\"Binding\",\"reportingComponent\":\"default-schedu"
+		      "ler\",\"reportingInstance\":\"default-scheduler-h\",\"source\":{\"component\":\"default-scheduler\"}"
+		      "}");
+	/* core/v1 -> events.k8s.io */
+	assert_int_equal(status_of("POST", "/api/v1/namespaces/default/events", JSON,
+				   "{\"metadata\":{\"name\":\"gold.2\"},\"involvedObject\":{\"kind\":\"Node\",\"name\":\"n1\"},\"reason\":"
+				   "\"Ready\",\"message\":\"node is ready\",\"source\":{\"component\":\"kubelet\"},\"count\":3,"
+				   "\"firstTimestamp\":\"2026-12-02T06:00:00Z\",\"lastTimestamp\":\"2026-12-02T06:00:02Z\",\"type\":\"Normal\"}"),
+			 201);
+	assert_golden("/apis/events.k8s.io/v1/namespaces/default/events/gold.2",
+		      "{\"kind\":\"Event\",\"apiVersion\":\"events.k8s.io/v1\",\"metadata\":{\"name\":\"gold.2\",\"namespac"
+		      "e\":\"default\",\"uid\":\"X\",\"creationTimestamp\":\"X\",\"resourceVersion\":\"X\"},\"regarding\":{"
+		      "\"kind\":\"Node\",\"name\":\"n1\"},\"reason\":\"Ready\",\"note\":\"node is ready\",\"type\":\"Normal"
+		      "\",\"deprecatedSource\":{\"component\":\"kubelet\"},\"deprecatedFirstTimestamp\":\"2026-12-02T06:00:"
+		      "00Z\",\"deprecatedLastTimestamp\":\"2026-12-02T06:00:02Z\",\"deprecatedCount\":3}");
+	/* binding: the 201 Status, then the bound pod (a node that does not exist: no kubelet) */
+	make_pod("default", "gold", "{\"app\":\"g\"}", ",\"schedulerName\":\"s\"");
+	memset(&r, 0, sizeof r);
+	cJSON_Delete(doreq_at(base, "POST", "/api/v1/namespaces/default/pods/gold/binding", JSON,
+			      "{\"kind\":\"Binding\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"gold\",\"namespace\":\"default\"},"
+			      "\"target\":{\"kind\":\"Node\",\"name\":\"no-such-node\"}}",
+			      NULL, NULL, &code, &r));
+	assert_int_equal(code, 201);
+	assert_string_equal(r.body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Success\",\"code\":201}");
+	free(r.body);
+	assert_golden("/api/v1/namespaces/default/pods/gold",
+		      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"gold\",\"labels\":{\"app\":\"g\"},\""
+		      "namespace\":\"default\",\"uid\":\"X\",\"creationTimestamp\":\"X\",\"resourceVersion\":\"X\"},\"spec\""
+		      ":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],\"schedulerName\":\"s\",\"restartPolicy\":\"Alwa"
+		      "ys\",\"dnsPolicy\":\"ClusterFirst\",\"terminationGracePeriodSeconds\":30,\"priority\":0,\"preemption"
+		      "Policy\":\"PreemptLowerPriority\",\"nodeName\":\"no-such-node\"},\"status\":{\"phase\":\"Pending\",\""
+		      "qosClass\":\"BestEffort\",\"conditions\":[{\"type\":\"PodScheduled\",\"lastTransitionTime\":\"X\",\""
+		      "status\":\"True\",\"lastProbeTime\":null}]}}");
+	assert_int_equal(status_of("DELETE", "/api/v1/namespaces/default/events/gold.1", NULL, NULL), 200);
+	assert_int_equal(status_of("DELETE", "/api/v1/namespaces/default/events/gold.2", NULL, NULL), 200);
+	assert_int_equal(status_of("DELETE", "/api/v1/namespaces/default/pods/gold?gracePeriodSeconds=0", NULL, NULL), 200);
+}
+
+/* A binding edits the pod's JSON in place when it can (apis_binding_splice) and its cJSON tree
+ * otherwise: for each shape, binding one pod each way must store the same bytes. */
+static void test_binding_spliced_equals_tree(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *labels, *spec;   /* make_pod's */
+		const char *status_patch;    /* merge patch of /status before the binding, or NULL */
+		const char *node, *annotations;
+	} cases[] = {
+		{ NULL, NULL, NULL, "n1", NULL },
+		{ "{\"app\":\"x\",\"tier\":\"a\"}", ",\"schedulerName\":\"s\",\"hostNetwork\":true", NULL, "node-17.zone-a", NULL },
+		{ NULL, NULL, "{\"status\":{\"conditions\":[{\"type\":\"Initialized\",\"status\":\"True\"}]}}", "n1", NULL },
+		{ NULL, NULL, "{\"status\":{\"conditions\":[]}}", "n1", NULL },
+		{ NULL, NULL,
+		  "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\","
+		  "\"message\":\"0/3 nodes are available\"}]}}",
+		  "n1", NULL },
+		{ NULL, NULL, NULL, "n1", "{\"a\":\"1\"}" },
+		{ NULL, NULL, NULL, "n\xc3\xb6" "de", NULL },
+		{ NULL, ",\"nodeName\":\"\"", NULL, "n1", NULL },
+		{ NULL, ",\"schedulingGates\":[]", NULL, "n1", NULL },
+		{ NULL, NULL, "{\"status\":{\"nominatedNodeName\":\"n2\"}}", "n1", NULL },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got[2];
+		for (int way = 0; way < 2; way++) {
+			char name[32], path[256], body[512];
+			snprintf(name, sizeof name, "bs%zu-%c", i, way ? 'b' : 'a');
+			make_pod("default", name, cases[i].labels, cases[i].spec);
+			if (cases[i].status_patch) {
+				snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s/status", name);
+				assert_int_equal(status_of("PATCH", path, "application/merge-patch+json", cases[i].status_patch), 200);
+			}
+			snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s/binding", name);
+			snprintf(body, sizeof body,
+				 "{\"kind\":\"Binding\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"%s\"%s%s},\"target\":{\"kind\":"
+				 "\"Node\",\"name\":\"%s\"}}",
+				 name, cases[i].annotations ? ",\"annotations\":" : "",
+				 cases[i].annotations ? cases[i].annotations : "", cases[i].node);
+			apis_binding_splice = way == 0;
+			assert_int_equal(status_of("POST", path, JSON, body), 201);
+			apis_binding_splice = true;
+			snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s", name);
+			got[way] = normalized_get(path);
+			for (char *p = strstr(got[way], name); p; p = strstr(p + strlen(name), name))
+				p[strlen(name) - 1] = 'a'; /* the names differ in their last letter */
+			snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s?gracePeriodSeconds=0", name);
+			assert_int_equal(status_of("DELETE", path, NULL, NULL), 200);
+		}
+		if (strcmp(got[0], got[1]))
+			fail_msg("case %zu:\n spliced %s\n    tree %s", i, got[0], got[1]);
+		char want_node[128];
+		snprintf(want_node, sizeof want_node, "\"nodeName\":\"%s\"", cases[i].node);
+		assert_non_null(strstr(got[0], want_node));
+		assert_non_null(strstr(got[0], "{\"type\":\"PodScheduled\","));
+		free(got[0]);
+		free(got[1]);
+	}
+}
+
 static void test_strict_field_validation(void **state)
 {
 	(void)state;
@@ -1081,6 +1242,71 @@ static void test_slow_watcher_closed(void **state)
 	assert_true(total < 6000000);
 	close(fd);
 	assert_int_equal(status_of("DELETE", "/api/v1/namespaces/default/configmaps", NULL, NULL), 200);
+}
+
+/* A watch is woken only by its resource's events: one whose 64-event history was overrun by
+ * another resource's writes while it waited (nothing of its own was dropped) still delivers its
+ * own events, in order and only those, and ends with the terminating chunk at its timeout. */
+static void test_watch_other_resources_overrun(void **state)
+{
+	(void)state;
+	long code;
+	cJSON *o = doreq("GET", "/api/v1/namespaces/default/configmaps?limit=1", NULL, NULL, &code);
+	assert_int_equal(code, 200);
+	char req[512];
+	snprintf(req, sizeof req,
+		 "GET /api/v1/namespaces/default/configmaps?watch=true&resourceVersion=%s&timeoutSeconds=2 HTTP/1.1\r\n"
+		 "Host: x\r\n\r\n",
+		 jpath(o, "metadata.resourceVersion"));
+	cJSON_Delete(o);
+	int fd = raw_connect();
+	assert_int_equal(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+	usleep(100000);
+	for (int i = 0; i < 150; i++) {
+		char b[128];
+		snprintf(b, sizeof b, "{\"metadata\":{\"name\":\"ovr-%d\"},\"data\":{\"k\":\"dg==\"}}", i);
+		assert_int_equal(status_of("POST", "/api/v1/namespaces/default/secrets", JSON, b), 201);
+	}
+	assert_int_equal(status_of("POST", "/api/v1/namespaces/default/configmaps", JSON, "{\"metadata\":{\"name\":\"ovr-cm\"}}"),
+			 201);
+	assert_int_equal(status_of("PATCH", "/api/v1/namespaces/default/configmaps/ovr-cm", "application/merge-patch+json",
+				   "{\"data\":{\"k\":\"v\"}}"),
+			 200);
+	size_t cap = 1 << 20, got = 0;
+	char *buf = malloc(cap);
+	assert_non_null(buf);
+	ssize_t r;
+	while (got + 1 < cap && (r = recv(fd, buf + got, cap - got - 1, 0)) > 0)
+		got += (size_t)r;
+	buf[got] = 0;
+	close(fd);
+	assert_non_null(strstr(buf, "HTTP/1.1 200 OK"));
+	assert_true(got >= 5 && !memcmp(buf + got - 5, "0\r\n\r\n", 5)); /* ended, not cut off as a slow watcher */
+	/* the events: lines starting with '{' (chunk framing around them) */
+	const char *want[][2] = { { "ADDED", NULL }, { "MODIFIED", "v" } };
+	int n = 0;
+	unsigned long long last_rv = 0;
+	for (char *save = NULL, *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (*line != '{')
+			continue;
+		cJSON *e = cJSON_Parse(line);
+		assert_non_null(e);
+		assert_true(n < 2);
+		assert_string_equal(jpath(e, "type"), want[n][0]);
+		assert_string_equal(jpath(e, "object.kind"), "ConfigMap");
+		assert_string_equal(jpath(e, "object.metadata.name"), "ovr-cm");
+		if (want[n][1])
+			assert_string_equal(jpath(e, "object.data.k"), want[n][1]);
+		unsigned long long rv = strtoull(jpath(e, "object.metadata.resourceVersion"), NULL, 10);
+		assert_true(rv > last_rv);
+		last_rv = rv;
+		cJSON_Delete(e);
+		n++;
+	}
+	assert_int_equal(n, 2);
+	free(buf);
+	assert_int_equal(status_of("DELETE", "/api/v1/namespaces/default/configmaps/ovr-cm", NULL, NULL), 200);
+	assert_int_equal(status_of("DELETE", "/api/v1/namespaces/default/secrets", NULL, NULL), 200);
 }
 
 static void test_malformed_input(void **state)
@@ -1324,10 +1550,13 @@ int main(void)
 		cmocka_unit_test(test_discovery),
 		cmocka_unit_test(test_patch_types),
 		cmocka_unit_test(test_events_both_apis),
+		cmocka_unit_test(test_write_paths_golden),
+		cmocka_unit_test(test_binding_spliced_equals_tree),
 		cmocka_unit_test(test_strict_field_validation),
 		cmocka_unit_test(test_watch_table_and_initial_events),
 		cmocka_unit_test(test_protobuf_body),
 		cmocka_unit_test(test_slow_watcher_closed),
+		cmocka_unit_test(test_watch_other_resources_overrun),
 		cmocka_unit_test(test_malformed_input),
 		cmocka_unit_test(test_token_auth),
 		cmocka_unit_test(test_tls),
