@@ -9,9 +9,80 @@
 
 /* ---------- cycle state ---------- */
 
+/* A per-thread free list of released cycle states: the struct with its slot and skip arrays, all
+ * zero, its mutex initialised. Preemption's dry run clones the cycle state once per candidate node
+ * (~500 per preemptor at 5,000 nodes) and frees each clone at once; taking the shell back saves
+ * three callocs, three frees and a mutex init per clone. A shell is reused only for the same slot
+ * count and holds nothing of its previous state: the slots (their data released), skip bits,
+ * Filter list, pods to activate and metrics flag are reset when it is put here. */
+#define SHELL_CACHE 8
+struct shell_cache {
+	int n;
+	struct sk_cycle_state *shell[SHELL_CACHE];
+};
+static _Thread_local struct shell_cache tls_shells;
+static pthread_key_t shells_key;
+static pthread_once_t shells_once = PTHREAD_ONCE_INIT;
+
+static void shell_destroy(struct sk_cycle_state *cs)
+{
+	pthread_mutex_destroy(&cs->mu);
+	free(cs->slots);
+	free(cs->skip);
+	free(cs);
+}
+
+/* Thread exit: the exiting thread's shells go (the key's value is only a marker). */
+static void shells_drain(void *marker)
+{
+	(void)marker;
+	while (tls_shells.n > 0)
+		shell_destroy(tls_shells.shell[--tls_shells.n]);
+}
+
+static void shells_key_create(void) { (void)pthread_key_create(&shells_key, shells_drain); }
+
+static struct sk_cycle_state *shell_take(int nslots)
+{
+	struct shell_cache *c = &tls_shells;
+	for (int i = c->n - 1; i >= 0; i--) {
+		struct sk_cycle_state *cs = c->shell[i];
+		if (cs->nslots != nslots)
+			continue;
+		c->shell[i] = c->shell[--c->n];
+		return cs;
+	}
+	return NULL;
+}
+
+/* Keeps cs (slots already released) for reuse on this thread; false when the cache is full. */
+static bool shell_put(struct sk_cycle_state *cs)
+{
+	struct shell_cache *c = &tls_shells;
+	if (c->n == SHELL_CACHE)
+		return false;
+	if (c->n == 0) {
+		/* registers the thread-exit drain (once per thread that caches) */
+		if (pthread_once(&shells_once, shells_key_create) != 0 ||
+		    pthread_setspecific(shells_key, (void *)1) != 0)
+			return false;
+	}
+	memset(cs->slots, 0, (size_t)(cs->nslots ? cs->nslots : 1) * sizeof(*cs->slots));
+	memset(cs->skip, 0, (size_t)(cs->nslots ? cs->nslots : 1));
+	free(cs->filters);
+	cs->filters = NULL;
+	cs->nfilters = -1;
+	cs->record_plugin_metrics = false;
+	c->shell[c->n++] = cs;
+	return true;
+}
+
 static struct sk_cycle_state *cycle_state_alloc(int nslots)
 {
-	struct sk_cycle_state *cs = calloc(1, sizeof(*cs));
+	struct sk_cycle_state *cs = shell_take(nslots);
+	if (cs)
+		return cs;
+	cs = calloc(1, sizeof(*cs));
 	if (!cs)
 		return NULL;
 	cs->nslots = nslots;
@@ -54,11 +125,12 @@ void sk_cycle_state_free(struct sk_cycle_state *cs)
 	for (int i = 0; i < cs->nactivate; i++)
 		free(cs->activate[i]);
 	free(cs->activate);
-	pthread_mutex_destroy(&cs->mu);
-	free(cs->slots);
-	free(cs->skip);
+	cs->activate = NULL;
+	cs->nactivate = cs->capactivate = 0;
+	if (shell_put(cs))
+		return;
 	free(cs->filters);
-	free(cs);
+	shell_destroy(cs);
 }
 
 struct sk_cycle_state *sk_cycle_state_clone(const struct sk_cycle_state *cs)
