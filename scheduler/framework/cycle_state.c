@@ -14,7 +14,8 @@
  * (~500 per preemptor at 5,000 nodes) and frees each clone at once; taking the shell back saves
  * three callocs, three frees and a mutex init per clone. A shell is reused only for the same slot
  * count and holds nothing of its previous state: the slots (their data released), skip bits,
- * Filter list, pods to activate and metrics flag are reset when it is put here. */
+ * Filter list (its array, room for nslots plugins, is kept), pods to activate and metrics flag are
+ * reset when it is put here. */
 #define SHELL_CACHE 8
 struct shell_cache {
 	int n;
@@ -27,6 +28,7 @@ static pthread_once_t shells_once = PTHREAD_ONCE_INIT;
 static void shell_destroy(struct sk_cycle_state *cs)
 {
 	pthread_mutex_destroy(&cs->mu);
+	free(cs->filters);
 	free(cs->slots);
 	free(cs->skip);
 	free(cs);
@@ -69,8 +71,6 @@ static bool shell_put(struct sk_cycle_state *cs)
 	}
 	memset(cs->slots, 0, (size_t)(cs->nslots ? cs->nslots : 1) * sizeof(*cs->slots));
 	memset(cs->skip, 0, (size_t)(cs->nslots ? cs->nslots : 1));
-	free(cs->filters);
-	cs->filters = NULL;
 	cs->nfilters = -1;
 	cs->record_plugin_metrics = false;
 	c->shell[c->n++] = cs;
@@ -88,7 +88,11 @@ static struct sk_cycle_state *cycle_state_alloc(int nslots)
 	cs->nslots = nslots;
 	cs->slots = calloc((size_t)(nslots ? nslots : 1), sizeof(*cs->slots));
 	cs->skip = calloc((size_t)(nslots ? nslots : 1), 1);
-	if (!cs->slots || !cs->skip) {
+	/* room for every plugin: a profile's Filter list names each instance once (framework.c), so
+	 * sk_fw_run_pre_filter and the clones below never need another array */
+	cs->filters = calloc((size_t)(nslots ? nslots : 1), sizeof(*cs->filters));
+	if (!cs->slots || !cs->skip || !cs->filters) {
+		free(cs->filters);
 		free(cs->slots);
 		free(cs->skip);
 		free(cs);
@@ -129,7 +133,6 @@ void sk_cycle_state_free(struct sk_cycle_state *cs)
 	cs->nactivate = cs->capactivate = 0;
 	if (shell_put(cs))
 		return;
-	free(cs->filters);
 	shell_destroy(cs);
 }
 
@@ -140,6 +143,12 @@ struct sk_cycle_state *sk_cycle_state_clone(const struct sk_cycle_state *cs)
 		return NULL;
 	c->record_plugin_metrics = cs->record_plugin_metrics;
 	memcpy(c->skip, cs->skip, (size_t)cs->nslots);
+	/* the Filter list PreFilter left follows from the skip bits copied above: the clone's Filter
+	 * runs take the same plain loop as the original's */
+	if (cs->nfilters >= 0 && cs->nfilters <= cs->nslots && cs->filters) {
+		memcpy(c->filters, cs->filters, (size_t)cs->nfilters * sizeof(*c->filters));
+		c->nfilters = cs->nfilters;
+	}
 	for (int i = 0; i < cs->nslots; i++) {
 		const struct cs_slot *s = &cs->slots[i];
 		if (!s->data)

@@ -438,13 +438,17 @@ static void test_filter_runner_modes(void **state)
 		bool sampled;        /* a cycle sampled for per-plugin metrics (observe hook set) */
 		bool evaluated_hook; /* env.evaluated set */
 		bool chunk;          /* inside sk_fw_filter_chunk_begin/end */
+		bool clone;          /* run on a clone of the cycle state (preemption's dry run) */
 	} modes[] = {
-		{ "plain", true, false, false, false },
-		{ "counted per chunk", true, false, true, true },
-		{ "counted per call", true, false, true, false },
-		{ "sampled", true, true, true, true },
-		{ "no PreFilter list", false, false, true, true },
-		{ "no PreFilter list, sampled", false, true, false, false },
+		{ "plain", true, false, false, false, false },
+		{ "counted per chunk", true, false, true, true, false },
+		{ "counted per call", true, false, true, false, false },
+		{ "sampled", true, true, true, true, false },
+		{ "no PreFilter list", false, false, true, true, false },
+		{ "no PreFilter list, sampled", false, true, false, false, false },
+		{ "plain, on a clone", true, false, false, false, true },
+		{ "counted per chunk, on a clone", true, false, true, true, true },
+		{ "no PreFilter list, on a clone", false, false, true, true, true },
 	};
 	static const struct {
 		const char *name;
@@ -497,11 +501,15 @@ static void test_filter_runner_modes(void **state)
 			tk_beh[TK_C].filter_all = true;
 			tk_beh[TK_C].filter = cases[k].c;
 			tk_beh[TK_C].filter_reason = "rejects";
+			struct sk_cycle_state *run = modes[m].clone ? sk_cycle_state_clone(cs) : cs;
+			assert_non_null(run);
 			if (modes[m].chunk)
 				sk_fw_filter_chunk_begin(fw);
-			struct sk_status s = sk_fw_run_filter(fw, cs, pod, ni);
+			struct sk_status s = sk_fw_run_filter(fw, run, pod, ni);
 			if (modes[m].chunk)
 				sk_fw_filter_chunk_end(fw);
+			if (run != cs)
+				sk_cycle_state_free(run);
 			const char *got_msg = msg(&s);
 			if (s.code != cases[k].want || strcmp(got_msg, cases[k].want_msg) != 0 ||
 			    (cases[k].want_plugin ? !s.plugin || strcmp(s.plugin, cases[k].want_plugin) : s.plugin != NULL) ||
