@@ -12,7 +12,7 @@
 /* A per-thread free list of released cycle states: the struct with its slot and skip arrays, all
  * zero, its mutex initialised. Preemption's dry run clones the cycle state once per candidate node
  * (~500 per preemptor at 5,000 nodes) and frees each clone at once; taking the shell back saves
- * three callocs, three frees and a mutex init per clone. A shell is reused only for the same slot
+ * four callocs, four frees and a mutex init per clone. A shell is reused only for the same slot
  * count and holds nothing of its previous state: the slots (their data released), skip bits,
  * Filter list (its array, room for nslots plugins, is kept), pods to activate and metrics flag are
  * reset when it is put here. */
