@@ -120,8 +120,9 @@ static int cmp_cstr(const void *a, const void *b) { return strcmp(*(char *const 
 
 static void count_reason(struct reason_count **rc, int *n, int *cap, const char *reason, int k)
 {
+	/* plugins' common reasons are static strings: the same pointer on every node */
 	for (int i = 0; i < *n; i++)
-		if (strcmp((*rc)[i].reason, reason) == 0) {
+		if ((*rc)[i].reason == reason || strcmp((*rc)[i].reason, reason) == 0) {
 			(*rc)[i].count += k;
 			return;
 		}
@@ -203,8 +204,10 @@ static void attempt_free(struct attempt *a)
 {
 	if (!a)
 		return;
+	/* a failing node's status mostly holds static reasons only (owned == 0): nothing to free */
 	for (int i = 0; i < a->diag.n; i++)
-		sk_status_reset(&a->diag.nodes[i].status);
+		if (a->diag.nodes[i].status.owned)
+			sk_status_reset(&a->diag.nodes[i].status);
 	free(a->diag.nodes);
 	free(a->diag.prefilter_msg);
 	sk_status_reset(&a->nominated_status);
@@ -221,7 +224,7 @@ static void attempt_free(struct attempt *a)
 static bool list_has(const char *const *l, int n, const char *x)
 {
 	for (int i = 0; i < n; i++)
-		if (strcmp(l[i], x) == 0)
+		if (l[i] == x || strcmp(l[i], x) == 0) /* plugin names: usually the same pointer */
 			return true;
 	return false;
 }

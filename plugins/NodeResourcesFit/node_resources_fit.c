@@ -412,6 +412,20 @@ static bool ignored_scalar(const struct fit_args *a, const char *name)
 	return false;
 }
 
+/* "Insufficient <name>" of an extended resource, interned: a failing node's status then owns no
+ * memory (one string per resource name for the process's life, as the name itself is). Formatted
+ * and owned when the name is too long or interning fails. */
+static void add_insufficient_scalar(struct sk_status *s, const char *name)
+{
+	char buf[400];
+	int l = snprintf(buf, sizeof buf, "Insufficient %s", name);
+	const char *reason = l > 0 && (size_t)l < sizeof buf ? sk_intern_n(buf, (size_t)l) : NULL;
+	if (reason)
+		sk_status_add(s, reason);
+	else
+		sk_status_addf(s, "Insufficient %s", name);
+}
+
 /* fitsRequest: every failing reason, in upstream order. The status is Unschedulable, or
  * UnschedulableAndUnresolvable when some request exceeds the node's whole allocatable, since
  * preemption cannot free enough then (upstream PR 131345, v1.34). "Too many pods" alone stays
@@ -446,7 +460,7 @@ static __attribute__((noinline)) struct sk_status fits_request_reasons(const str
 			continue;
 		int64_t cap = sk_resource_scalar(alloc, r->name);
 		if (r->value > cap - sk_resource_scalar(used, r->name)) {
-			sk_status_addf(&s, "Insufficient %s", r->name);
+			add_insufficient_scalar(&s, r->name);
 			unresolvable |= r->value > cap;
 		}
 	}

@@ -134,6 +134,35 @@ static int c_bind(void *ctx, const struct sk_pod *pod, const char *node, char **
 	return rc;
 }
 
+/* The API server's answer to the failure patch, inline: when the attempt set (or cleared) the
+ * nomination, the pod's status.nominatedNodeName changes and the informer's update reaches the
+ * queue and the nominator as in the daemon (scheduler/daemon/handlers.c, on_pod_update: the
+ * unassigned pod's sk_queue_update + sk_nominator_update). The preemptor's next attempt then
+ * tries its nominated node first (pkg/scheduler/schedule_one.go, evaluateNominatedNode), as end
+ * to end. The PodScheduled condition is not modelled. */
+static void c_patch_failure(void *ctx, const struct sk_pod *pod, const char *reason, const char *message,
+			    bool nominate, const char *nominated_node)
+{
+	struct skb_cluster *c = ctx;
+	(void)reason;
+	(void)message;
+	if (!nominate)
+		return;
+	const char *nn = NULL; /* "" clears */
+	if (nominated_node && *nominated_node && !(nn = sk_intern(nominated_node)))
+		return; /* out of memory: the pod keeps its nomination, as after a failed patch */
+	const char *cur = pod->nominated_node_name && *pod->nominated_node_name ? pod->nominated_node_name : NULL;
+	if (nn == cur || (nn && cur && !strcmp(nn, cur)))
+		return; /* nothing changes on the pod the informer would deliver */
+	struct sk_pod *updated = sk_pod_with_node(pod, pod->node_name);
+	if (!updated)
+		return;
+	updated->nominated_node_name = nn;
+	sk_queue_update(sk_scheduler_queue(c->sched), pod, updated);
+	sk_nominator_update(c->nom, pod, updated);
+	sk_pod_unref(updated);
+}
+
 /* A victim leaves at once (no graceful deletion, no PDBs in these workloads). */
 static int c_preempt_victim(void *ctx, const struct sk_pod *preemptor, const struct sk_pod *victim,
 			    const char *node_name, const char *condition_message, char **err)
@@ -239,6 +268,7 @@ struct skb_cluster *skb_cluster_new(const struct skb_cluster_opts *o, char **err
 	struct sk_sched_env env = {
 		.ctx = c, .update_snapshot = c_update, .assume = c_assume, .forget = c_forget,
 		.finish_binding = c_finish, .is_assumed = c_is_assumed, .observe = c_observe,
+		.patch_failure = c_patch_failure,
 		.seed = 42, .binder_threads = 0, .nominator = c->nom,
 		.queue = {
 			.initial_backoff_ns = o->cfg->pod_initial_backoff_seconds * 1000000000LL,

@@ -158,6 +158,10 @@ void sk_status_reset(struct sk_status *s)
 {
 	if (!s)
 		return;
+	if (!s->owned) { /* static reasons only (the common failure statuses) */
+		memset(s, 0, sizeof(*s));
+		return;
+	}
 	struct overflow *o = overflow_of(s);
 	for (int i = 0; i < s->nreasons; i++)
 		if (s->owned & (1u << i))

@@ -438,13 +438,17 @@ static void test_filter_runner_modes(void **state)
 		bool sampled;        /* a cycle sampled for per-plugin metrics (observe hook set) */
 		bool evaluated_hook; /* env.evaluated set */
 		bool chunk;          /* inside sk_fw_filter_chunk_begin/end */
+		bool clone;          /* run on a clone of the cycle state (preemption's dry run) */
 	} modes[] = {
-		{ "plain", true, false, false, false },
-		{ "counted per chunk", true, false, true, true },
-		{ "counted per call", true, false, true, false },
-		{ "sampled", true, true, true, true },
-		{ "no PreFilter list", false, false, true, true },
-		{ "no PreFilter list, sampled", false, true, false, false },
+		{ "plain", true, false, false, false, false },
+		{ "counted per chunk", true, false, true, true, false },
+		{ "counted per call", true, false, true, false, false },
+		{ "sampled", true, true, true, true, false },
+		{ "no PreFilter list", false, false, true, true, false },
+		{ "no PreFilter list, sampled", false, true, false, false, false },
+		{ "plain, on a clone", true, false, false, false, true },
+		{ "counted per chunk, on a clone", true, false, true, true, true },
+		{ "no PreFilter list, on a clone", false, false, true, true, true },
 	};
 	static const struct {
 		const char *name;
@@ -497,11 +501,15 @@ static void test_filter_runner_modes(void **state)
 			tk_beh[TK_C].filter_all = true;
 			tk_beh[TK_C].filter = cases[k].c;
 			tk_beh[TK_C].filter_reason = "rejects";
+			struct sk_cycle_state *run = modes[m].clone ? sk_cycle_state_clone(cs) : cs;
+			assert_non_null(run);
 			if (modes[m].chunk)
 				sk_fw_filter_chunk_begin(fw);
-			struct sk_status s = sk_fw_run_filter(fw, cs, pod, ni);
+			struct sk_status s = sk_fw_run_filter(fw, run, pod, ni);
 			if (modes[m].chunk)
 				sk_fw_filter_chunk_end(fw);
+			if (run != cs)
+				sk_cycle_state_free(run);
 			const char *got_msg = msg(&s);
 			if (s.code != cases[k].want || strcmp(got_msg, cases[k].want_msg) != 0 ||
 			    (cases[k].want_plugin ? !s.plugin || strcmp(s.plugin, cases[k].want_plugin) : s.plugin != NULL) ||
@@ -1088,6 +1096,93 @@ static void test_cycle_state(void **state)
 	sk_framework_unref(fw);
 }
 
+/* Freed cycle states are kept per thread and handed out again (scheduler/framework/cycle_state.c):
+ * a state made after freeing used ones has no slot data, skip bit, pod to activate or metrics
+ * flag of theirs, and its clones stay independent. Rows: what the freed states carried. */
+static void test_cycle_state_reuse(void **state)
+{
+	(void)state;
+	static const struct { bool metrics, activate, prefilter_skip, clones; } rows[] = {
+		{ false, false, false, false }, { true, true, true, true }, { true, false, true, false },
+		{ false, true, false, true },
+	};
+	struct tk_profile tp;
+	tk_profile_minimal(&tp, "p");
+	tk_profile_add(&tp, SK_EP_PRE_FILTER, TK_A, 0);
+	tk_profile_add(&tp, SK_EP_FILTER, TK_A, 0);
+	tk_profile_add(&tp, SK_EP_FILTER, TK_B, 0);
+	struct sk_framework *fw = mkfw(&tp, NULL);
+	struct sk_pod *pod = pod_prio("p", 0);
+	int slot_a = tk_beh[TK_A].instance->slot, slot_b = tk_beh[TK_B].instance->slot;
+	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+		frees = 0;
+		struct sk_cycle_state *used[12];
+		int nput = 0;
+		for (int i = 0; i < 12; i++) {
+			used[i] = sk_cycle_state_new(fw, rows[r].metrics);
+			assert_non_null(used[i]);
+			if (rows[r].activate)
+				sk_cycle_state_activate_pod(used[i], "default/old");
+			if (rows[r].prefilter_skip) {
+				struct sk_prefilter_result res;
+				tk_beh[TK_A].pre_filter = SK_SKIP;
+				struct sk_status st = sk_fw_run_pre_filter(fw, used[i], pod, &res, NULL, 0, NULL);
+				sk_status_reset(&st);
+				free(res.names);
+				tk_beh[TK_A].pre_filter = SK_SUCCESS;
+				assert_true(sk_cycle_state_skip_filter(used[i], slot_a));
+			}
+			/* after PreFilter, which may put the plugin's own state in its slot */
+			struct counter *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+			a->v = 100 + i;
+			b->v = 200 + i;
+			sk_cycle_state_put(used[i], slot_a, a, &clone_ops);
+			sk_cycle_state_put(used[i], slot_b, b, &shared_ops);
+			nput += 2;
+			if (rows[r].clones) {
+				struct sk_cycle_state *c = sk_cycle_state_clone(used[i]);
+				assert_non_null(c);
+				nput++; /* a's clone; b is borrowed */
+				assert_ptr_equal(sk_cycle_state_get(c, slot_b), sk_cycle_state_get(used[i], slot_b));
+				sk_cycle_state_free(used[i]); /* the original goes first: its shell is reused next */
+				used[i] = c;
+			}
+		}
+		for (int i = 0; i < 12; i++)
+			sk_cycle_state_free(used[i]);
+
+		for (int k = 0; k < 12; k++) {
+			struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
+			assert_non_null(cs);
+			assert_null(sk_cycle_state_get(cs, slot_a));
+			assert_null(sk_cycle_state_get(cs, slot_b));
+			assert_false(sk_cycle_state_skip_filter(cs, slot_a));
+			assert_false(sk_cycle_state_skip_score(cs, slot_a));
+			assert_false(sk_cycle_state_records_plugin_metrics(cs));
+			char **keys = NULL;
+			assert_int_equal(sk_cycle_state_take_pods_to_activate(cs, &keys), 0);
+			free(keys);
+			struct counter *a = malloc(sizeof(*a));
+			a->v = k;
+			sk_cycle_state_put(cs, slot_a, a, &clone_ops);
+			struct sk_cycle_state *c = sk_cycle_state_clone(cs);
+			struct counter *ca = sk_cycle_state_get(c, slot_a);
+			assert_ptr_not_equal(ca, a);
+			assert_int_equal(ca->v, k);
+			ca->v = -1;
+			assert_int_equal(a->v, k);
+			assert_null(sk_cycle_state_get(c, slot_b));
+			sk_cycle_state_free(c);
+			sk_cycle_state_free(cs);
+			nput += 2;
+		}
+		/* every slot's data was released exactly once (the shared one only by its owner) */
+		assert_int_equal(frees, nput);
+	}
+	sk_pod_unref(pod);
+	sk_framework_unref(fw);
+}
+
 /* ---------- hints, durations ---------- */
 
 static void test_event_matching_and_hints(void **state)
@@ -1160,6 +1255,7 @@ int main(void)
 		cmocka_unit_test_setup(test_permit, setup),
 		cmocka_unit_test_setup(test_prebind_bind_postbind, setup),
 		cmocka_unit_test_setup(test_cycle_state, setup),
+		cmocka_unit_test_setup(test_cycle_state_reuse, setup),
 		cmocka_unit_test_setup(test_event_matching_and_hints, setup),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

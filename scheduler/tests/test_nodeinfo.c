@@ -185,6 +185,80 @@ static void test_clone(void **state)
 	sk_node_info_free(cl);
 }
 
+/* Clones reuse the memory of freed node infos (a per-thread free list, scheduler/api/nodeinfo.c):
+ * a clone made after freeing a bigger or smaller one holds exactly its source's pods, ports and
+ * requests, nothing of the freed one, and stays independent of its source. Rows: the freed
+ * node's pod count, then the cloned node's. */
+static struct sk_node_info *node_with_pods(const char *node, const char *prefix, int npods, int cpu_m)
+{
+	char name[64], json[256];
+	snprintf(json, sizeof json, "{\"metadata\":{\"name\":\"%s\"}}", node);
+	struct sk_node_info *ni = fx_node_info(fx_node(json), NULL);
+	for (int i = 0; i < npods; i++) {
+		snprintf(name, sizeof name, "%s%d", prefix, i);
+		snprintf(json, sizeof json,
+			 "[{\"resources\":{\"requests\":{\"cpu\":\"%dm\",\"example.com/%s\":\"1\"}},\"ports\":[{\"hostPort\":%d}]}]",
+			 cpu_m, prefix, 1000 + i);
+		struct sk_pod *p = pod(name, json);
+		assert_int_equal(sk_node_info_add_pod(ni, p), 0);
+		sk_pod_unref(p);
+	}
+	return ni;
+}
+
+static void test_clone_reuse(void **state)
+{
+	(void)state;
+	static const struct { int old_pods, new_pods; } rows[] = {
+		{ 9, 2 }, { 2, 9 }, { 0, 3 }, { 3, 0 }, { 17, 17 }, { 5, 4 }, { 40, 1 },
+	};
+	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+		/* fill this thread's free list with clones of the old node */
+		struct sk_node_info *old = node_with_pods("old", "o", rows[r].old_pods, 100);
+		struct sk_node_info *olds[12];
+		for (int i = 0; i < 12; i++)
+			assert_non_null(olds[i] = sk_node_info_clone(old));
+		for (int i = 0; i < 12; i++)
+			sk_node_info_free(olds[i]);
+		sk_node_info_free(old);
+
+		struct sk_node_info *src = node_with_pods("new", "n", rows[r].new_pods, 10);
+		for (int k = 0; k < 10; k++) {
+			struct sk_node_info *cl = sk_node_info_clone(src);
+			assert_non_null(cl);
+			assert_string_equal(cl->node->name, "new");
+			assert_int_equal(cl->npods, rows[r].new_pods);
+			assert_int_equal(cl->nused_ports, rows[r].new_pods);
+			assert_int_equal(cl->requested.milli_cpu, 10 * rows[r].new_pods);
+			assert_int_equal(sk_resource_scalar(&cl->requested, "example.com/o"), 0);
+			assert_int_equal(sk_resource_scalar(&cl->requested, "example.com/n"), rows[r].new_pods);
+			assert_int_equal(cl->generation, src->generation);
+			for (int i = 0; i < cl->npods; i++) {
+				assert_ptr_equal(cl->pods[i].pod, src->pods[i].pod);
+				assert_int_equal(cl->used_ports[i].port, src->used_ports[i].port);
+			}
+			/* grow the clone past its array: the source is untouched */
+			for (int i = 0; i < 9; i++) {
+				char name[32];
+				snprintf(name, sizeof name, "x%d-%d", k, i);
+				struct sk_pod *p = pod(name, "[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]");
+				assert_int_equal(sk_node_info_add_pod(cl, p), 0);
+				sk_pod_unref(p);
+			}
+			assert_int_equal(cl->npods, rows[r].new_pods + 9);
+			assert_int_equal(src->npods, rows[r].new_pods);
+			assert_int_equal(src->requested.milli_cpu, 10 * rows[r].new_pods);
+			if (rows[r].new_pods > 0) {
+				assert_int_equal(sk_node_info_remove_pod(cl, src->pods[0].pod), 0);
+				assert_int_equal(src->npods, rows[r].new_pods);
+				assert_int_equal(src->nused_ports, rows[r].new_pods);
+			}
+			sk_node_info_free(cl);
+		}
+		sk_node_info_free(src);
+	}
+}
+
 static void test_set_node(void **state)
 {
 	(void)state;
@@ -210,6 +284,7 @@ int main(void)
 		cmocka_unit_test(test_many_pods),
 		cmocka_unit_test(test_affinity_counters),
 		cmocka_unit_test(test_clone),
+		cmocka_unit_test(test_clone_reuse),
 		cmocka_unit_test(test_set_node),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

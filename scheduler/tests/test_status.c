@@ -140,6 +140,45 @@ static void test_status_overflow(void **state)
 	}
 }
 
+/* sk_status_reset on every kind of status: static reasons only (the common failure statuses,
+ * which take a shortcut), interned, formatted, a mix, and past the inline slots. Each ends all
+ * zero, and under ASan nothing leaks or is freed twice. */
+static void test_status_reset_kinds(void **state)
+{
+	(void)state;
+	static const struct { const char *name; int nstatic, nformatted; bool interned; } rows[] = {
+		{ "empty", 0, 0, false },
+		{ "one static", 1, 0, false },
+		{ "six static", 6, 0, false },
+		{ "nine static (overflow)", 9, 0, false },
+		{ "interned", 0, 0, true },
+		{ "formatted", 0, 2, false },
+		{ "static then formatted", 3, 2, false },
+		{ "formatted past the inline slots", 4, 5, false },
+	};
+	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+		struct sk_status st = sk_ok();
+		st.code = SK_UNSCHEDULABLE;
+		st.plugin = "P";
+		for (int i = 0; i < rows[r].nstatic; i++)
+			sk_status_add(&st, "Insufficient cpu");
+		if (rows[r].interned)
+			sk_status_add(&st, sk_intern("Insufficient example.com/x"));
+		for (int i = 0; i < rows[r].nformatted; i++)
+			sk_status_addf(&st, "reason %d", i);
+		int want = rows[r].nstatic + rows[r].nformatted + (rows[r].interned ? 1 : 0);
+		if (sk_status_reason_count(&st) != want)
+			fail_msg("%s: %d reasons, want %d", rows[r].name, sk_status_reason_count(&st), want);
+		if ((st.owned == 0) != (rows[r].nformatted == 0 && want <= SK_STATUS_MAX_REASONS))
+			fail_msg("%s: owned 0x%x", rows[r].name, st.owned);
+		sk_status_reset(&st);
+		static const struct sk_status zero;
+		if (memcmp(&st, &zero, sizeof st) != 0)
+			fail_msg("%s: not all zero after reset", rows[r].name);
+		sk_status_reset(&st); /* again: a no-op */
+	}
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -167,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_code_strings),
 		cmocka_unit_test(test_status_reasons),
 		cmocka_unit_test(test_status_overflow),
+		cmocka_unit_test(test_status_reset_kinds),
 		cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
