@@ -15,19 +15,7 @@
 
 #include "kube/rest.h"
 #include "kube/tests/fake_apiserver.h"
-
-/* ---------- fake clock ---------- */
-
-struct fake_clock { double t; double sleeps[64]; int nsleeps; };
-
-static double fc_now(void *ctx) { return ((struct fake_clock *)ctx)->t; }
-static void fc_sleep(void *ctx, double s)
-{
-	struct fake_clock *fc = ctx;
-	if (fc->nsleeps < 64)
-		fc->sleeps[fc->nsleeps++] = s;
-	fc->t += s;
-}
+#include "kube/tests/fake_clock.h"
 
 struct env {
 	struct fake_apiserver *fs;
@@ -44,10 +32,7 @@ static struct kube_client *client_for(const char *server, struct fake_clock *fc)
 	char *err = NULL;
 	assert_int_equal(kube_client_new(&cfg, &c, &err), 0);
 	assert_null(err);
-	if (fc) {
-		struct kube_clock k = {fc_now, fc_sleep, fc};
-		kube_client_set_clock(c, &k);
-	}
+	fake_clock_install(c, fc);
 	return c;
 }
 
@@ -340,7 +325,7 @@ static void test_client_rate_limited(void **state)
 	struct kube_client *c;
 	assert_int_equal(kube_client_new(&cfg, &c, NULL), 0);
 	struct fake_clock fc = {0};
-	struct kube_clock k = {fc_now, fc_sleep, &fc};
+	struct kube_clock k = {fake_clock_now, fake_clock_sleep, &fc};
 	kube_client_set_clock(c, &k);
 	fake_apiserver_reply(e->fs, "GET", "/api/v1/q", 0, 200, NULL, "{}");
 	for (int i = 0; i < 5; i++)

@@ -28,19 +28,10 @@
 #include "kube/rest.h"
 #include "kube/rest_internal.h"
 #include "kube/tests/fake_apiserver.h"
+#include "kube/tests/fake_clock.h"
 
 /* ---------- helpers ---------- */
 
-struct fake_clock { double t; double sleeps[64]; int nsleeps; };
-
-static double fc_now(void *ctx) { return ((struct fake_clock *)ctx)->t; }
-static void fc_sleep(void *ctx, double s)
-{
-	struct fake_clock *fc = ctx;
-	if (fc->nsleeps < 64)
-		fc->sleeps[fc->nsleeps++] = s;
-	fc->t += s;
-}
 
 static struct kube_client *client_cfg(struct kube_config *cfg, struct fake_clock *fc, bool curl_only)
 {
@@ -48,10 +39,7 @@ static struct kube_client *client_cfg(struct kube_config *cfg, struct fake_clock
 	char *err = NULL;
 	assert_int_equal(kube_client_new(cfg, &c, &err), 0);
 	assert_null(err);
-	if (fc) {
-		struct kube_clock k = {fc_now, fc_sleep, fc};
-		kube_client_set_clock(c, &k);
-	}
+	fake_clock_install(c, fc);
 	kube_client_set_curl_only(c, curl_only);
 	return c;
 }
