@@ -32,7 +32,6 @@
 
 /* ---------- helpers ---------- */
 
-
 static struct kube_client *client_cfg(struct kube_config *cfg, struct fake_clock *fc, bool curl_only)
 {
 	struct kube_client *c = NULL;
