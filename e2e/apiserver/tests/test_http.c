@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "e2e/apiserver/server.h"
+#include "e2e/apiserver/tests/raw_conn.h"
 
 static struct apis_server *srv;
 
@@ -33,16 +34,7 @@ static int start(void **state)
 	return apis_server_start(&o, &srv);
 }
 
-static int connect_srv(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)apis_server_port(srv)) };
-	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-	struct timeval tv = { .tv_sec = 5 };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	return fd;
-}
+static int connect_srv(void) { return apis_test_connect(apis_server_port(srv), 0); }
 
 static void send_all(int fd, const char *s)
 {

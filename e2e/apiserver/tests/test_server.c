@@ -22,6 +22,7 @@
 
 #include "e2e/apiserver/internal.h"
 #include "e2e/apiserver/server.h"
+#include "e2e/apiserver/tests/raw_conn.h"
 
 static struct apis_server *srv;
 static char base[200];
@@ -1184,18 +1185,7 @@ static void test_protobuf_body(void **state)
 
 /* ---------------- robustness ---------------- */
 
-static int raw_connect_buf(int rcvbuf)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (rcvbuf > 0) /* before connect, so the advertised window matches */
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)apis_server_port(srv)) };
-	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-	struct timeval tv = { .tv_sec = 5 };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	return fd;
-}
+static int raw_connect_buf(int rcvbuf) { return apis_test_connect(apis_server_port(srv), rcvbuf); }
 
 static int raw_connect(void) { return raw_connect_buf(0); }
 
