@@ -16,6 +16,7 @@
 #include "scheduler/framework/loader.h"
 #include "scheduler/framework/registry.h"
 #include "schedkit/module.h"
+#include "scheduler/tests/fixtures.h"
 
 void ph_use_module(const struct sk_module *(*init)(const struct sk_host_api *host, char *err, size_t errlen))
 {
@@ -177,6 +178,21 @@ void ph_set_snapshot(struct ph *h, struct sk_snapshot *snap)
 {
 	sk_snapshot_free(h->snap);
 	h->snap = snap;
+}
+
+void ph_set_cpu_mem_nodes(struct ph *h, const struct ph_cpu_mem *c, int n)
+{
+	struct sk_node_info *nis[10];
+	assert_true(n > 0 && n <= 10);
+	for (int i = 0; i < n; i++) {
+		char buf[256];
+		snprintf(buf, sizeof buf,
+			 "{\"metadata\":{\"name\":\"n%d\"},\"status\":{\"allocatable\":{\"cpu\":\"%s\",\"memory\":\"%s\","
+			 "\"pods\":\"32\"}}}",
+			 i, c[i].cpu, c[i].mem);
+		nis[i] = fx_node_info(fx_node(buf), NULL);
+	}
+	ph_set_snapshot(h, fx_snapshot_of(nis, n));
 }
 
 void ph_reset_state(struct ph *h)

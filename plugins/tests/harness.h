@@ -50,6 +50,11 @@ void ph_free(struct ph *h);
 struct sk_plugin *ph_plugin(struct ph *h, const char *name);
 /* Replaces the snapshot (takes ownership; NULL clears). */
 void ph_set_snapshot(struct ph *h, struct sk_snapshot *snap);
+/* One node of a cpu+memory table: its allocatable cpu and memory, and the score a test wants. */
+struct ph_cpu_mem { const char *cpu, *mem; int64_t want; };
+/* Replaces the snapshot with empty nodes n0, n1, ... (at most 10), node i allocatable cpu c[i].cpu,
+ * memory c[i].mem and 32 pods. */
+void ph_set_cpu_mem_nodes(struct ph *h, const struct ph_cpu_mem *c, int n);
 /* Replaces what the handle's listers hold (sk_handle_default_selector, sk_handle_namespace_labels):
  * json is a JSON array of API objects (Services, ReplicaSets, Namespaces, ...), NULL or "[]" for
  * none. Fails the test when it does not parse. */

@@ -54,10 +54,7 @@ static void test_differently_sized_nodes(void **state)
 static void test_cpu_memory_edges(void **state)
 {
 	(void)state;
-	static const struct {
-		const char *cpu, *mem;
-		int64_t want;
-	} cases[] = {
+	static const struct ph_cpu_mem cases[] = {
 		{ "4000m", "10000", 92 }, /* 0.25, 0.1: std 0.075 */
 		{ "0", "10000", 100 },    /* memory alone: std 0 */
 		{ "4000m", "0", 100 },    /* cpu alone */
@@ -67,10 +64,7 @@ static void test_cpu_memory_edges(void **state)
 	};
 	enum { N = sizeof(cases) / sizeof(cases[0]) };
 	struct ph *h = ph_new(NULL);
-	struct sk_node_info *nis[N];
-	for (int i = 0; i < N; i++) /* nodes n0, n1, ... */
-		nis[i] = fx_node_info(node((char[]){ 'n', (char)('0' + i), 0 }, cases[i].cpu, cases[i].mem, NULL), NULL);
-	ph_set_snapshot(h, fx_snapshot_of(nis, N));
+	ph_set_cpu_mem_nodes(h, cases, N);
 	struct sk_pod *p = pod("p", NULL, REQ("1000m", "1000"));
 	int64_t got[N];
 	assert_int_equal(ph_scores(h, ph_plugin(h, "NodeResourcesBalancedAllocation"), p, got), SK_SUCCESS);

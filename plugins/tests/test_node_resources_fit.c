@@ -89,10 +89,7 @@ static void test_least_allocated(void **state)
 static void test_least_allocated_cpu_memory_edges(void **state)
 {
 	(void)state;
-	static const struct {
-		const char *cpu, *mem;
-		int64_t want;
-	} cases[] = {
+	static const struct ph_cpu_mem cases[] = {
 		{ "4000m", "10000", 82 }, /* (75 + 90) / 2 */
 		{ "0", "10000", 90 },     /* memory alone */
 		{ "4000m", "0", 75 },     /* cpu alone */
@@ -102,10 +99,7 @@ static void test_least_allocated_cpu_memory_edges(void **state)
 	};
 	enum { N = sizeof(cases) / sizeof(cases[0]) };
 	struct ph *h = ph_new(NULL);
-	struct sk_node_info *nis[N];
-	for (int i = 0; i < N; i++) /* nodes n0, n1, ... */
-		nis[i] = fx_node_info(node((char[]){ 'n', (char)('0' + i), 0 }, cases[i].cpu, cases[i].mem, NULL), NULL);
-	ph_set_snapshot(h, fx_snapshot_of(nis, N));
+	ph_set_cpu_mem_nodes(h, cases, N);
 	struct sk_pod *p = pod("p", NULL, REQ("1000m", "1000"));
 	int64_t want[N];
 	for (int i = 0; i < N; i++)
