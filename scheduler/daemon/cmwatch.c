@@ -21,7 +21,6 @@ struct sk_cmwatch {
 	struct sk_daemon *d;
 	struct kube_informer *inf;
 	char *ns, *name, *key, *source; /* source: "configmap NS/NAME key KEY", for logs */
-	char field_selector[300];
 	char last_seen[SEEN_MAX];       /* reload_mu */
 	char *content;                  /* the key's last value delivered (reload_mu); the periodic
 					   check re-offers it, so a changed plugin file still reloads */
@@ -95,6 +94,21 @@ static void cmwatch_destroy(struct sk_cmwatch *w)
 	free(w);
 }
 
+struct kube_informer *sk_dm_configmap_informer(struct sk_daemon *d, const char *ns, const char *name,
+						const struct kube_informer_handlers *h)
+{
+	char field_selector[300];
+	struct kube_informer *inf = NULL;
+	if (snprintf(field_selector, sizeof field_selector, "metadata.name=%s", name) >= (int)sizeof field_selector)
+		return NULL;
+	struct kube_informer_opts io = { .version = "v1", .resource = "configmaps", .ns = ns,
+					 .field_selector = field_selector };
+	if (kube_informer_new(d->client, &io, &inf) != 0)
+		return NULL;
+	kube_informer_add_handlers(inf, h);
+	return inf;
+}
+
 int sk_dm_cmwatch_new(struct sk_daemon *d, char **err)
 {
 	const char *ref = d->opts.config_configmap;
@@ -120,15 +134,11 @@ int sk_dm_cmwatch_new(struct sk_daemon *d, char **err)
 		return kube_errf(err, "--config-configmap: the --config path names no file");
 	}
 	w->d = d;
-	snprintf(w->field_selector, sizeof w->field_selector, "metadata.name=%s", w->name);
-	struct kube_informer_opts io = { .version = "v1", .resource = "configmaps", .ns = w->ns,
-					 .field_selector = w->field_selector };
 	struct kube_informer_handlers h = { on_add, on_update, on_delete, w };
-	if (kube_informer_new(d->client, &io, &w->inf) != 0) {
+	if (!(w->inf = sk_dm_configmap_informer(d, w->ns, w->name, &h))) {
 		cmwatch_destroy(w);
 		return kube_errf(err, "cannot create the ConfigMap informer");
 	}
-	kube_informer_add_handlers(w->inf, &h);
 	d->cmwatch = w;
 	return 0;
 }

@@ -276,6 +276,10 @@ int sk_dm_reload_content_locked(struct sk_daemon *d, char *buf, size_t len, cons
 /* cmwatch.c: the ConfigMap named by --config-configmap, watched through the API. new: 0 (also
  * without the flag: nothing), or -1 and *err; start/stop/free accept a daemon without one. */
 int sk_dm_cmwatch_new(struct sk_daemon *d, char **err);
+/* An informer (not started) on the ConfigMap ns/name alone (fieldSelector metadata.name, which RBAC
+ * resourceNames allow) with handlers h; NULL on failure. cmwatch.c and policy_source.c use it. */
+struct kube_informer *sk_dm_configmap_informer(struct sk_daemon *d, const char *ns, const char *name,
+						const struct kube_informer_handlers *h);
 int sk_dm_cmwatch_start(struct sk_daemon *d);
 void sk_dm_cmwatch_stop(struct sk_daemon *d);
 void sk_dm_cmwatch_free(struct sk_daemon *d);

@@ -82,7 +82,6 @@ enum pw_state { PW_ABSENT, PW_NO_KEY, PW_TEXT };
 struct sk_policy_watch {
 	struct sk_daemon *d;
 	struct kube_informer *inf;
-	char field_selector[300];
 	pthread_mutex_t mu; /* guards state, text */
 	enum pw_state state;
 	char *text;
@@ -144,15 +143,11 @@ int sk_dm_policy_watch_new(struct sk_daemon *d, char **err)
 		return kube_errf(err, "out of memory");
 	w->d = d;
 	pthread_mutex_init(&w->mu, NULL);
-	snprintf(w->field_selector, sizeof w->field_selector, "metadata.name=%s", o->policy_configmap);
-	struct kube_informer_opts io = { .version = "v1", .resource = "configmaps", .ns = cm_ns(o),
-					 .field_selector = w->field_selector };
 	struct kube_informer_handlers h = { pw_add, pw_update, pw_delete, w };
-	if (kube_informer_new(d->client, &io, &w->inf) != 0) {
+	if (!(w->inf = sk_dm_configmap_informer(d, cm_ns(o), o->policy_configmap, &h))) {
 		pw_destroy(w);
 		return kube_errf(err, "cannot create the policy config map informer");
 	}
-	kube_informer_add_handlers(w->inf, &h);
 	d->policy_watch = w;
 	return 0;
 }
