@@ -226,6 +226,10 @@ static void test_configmap_policy_reloads(void **state)
 	for (int i = 0; i < 400 && sk_dm_policy_watch_events(d) == 0; i++) /* the informer's first list */
 		usleep(25000);
 	assert_true(sk_dm_policy_watch_events(d) > 0);
+	/* Every other informer's list is done too (their GETs are counted by the same client). */
+	for (int i = 0; i < 400 && !(sk_daemon_synced(d) && kube_informer_has_synced(d->pdbs)); i++)
+		usleep(25000);
+	assert_true(sk_daemon_synced(d) && kube_informer_has_synced(d->pdbs));
 	expect_reload(d, 0, NULL); /* nothing changed */
 	/* The informer keeps the ConfigMap: a check makes no request. */
 	uint64_t g = gets(d);
