@@ -222,8 +222,7 @@ static void kubelet_delete(struct apis_server *s, struct apis_obj *cur)
 		apis_update_internal(s, s->rd_pods, cur, pod);
 		return;
 	}
-	cJSON_Delete(pod);
-	apis_store_remove(s, s->rd_pods, cur, NULL);
+	apis_store_remove(s, s->rd_pods, cur, pod); /* pod is cur's content: no second parse */
 }
 
 static void kubelet_process(struct apis_server *s, struct timespec *next_due)
@@ -412,6 +411,17 @@ static void gc_run(struct apis_server *s)
 	struct gc_scan g;
 	memset(&g, 0, sizeof g);
 	pthread_rwlock_wrlock(&s->lock);
+	/* Every deletion marks the GC dirty; with no dependent and no owner waiting for its
+	 * dependents anywhere, the scan below (every object of every resource, under the write
+	 * lock) would find nothing to do: a preemption's evictions paid one such scan each. */
+	size_t relevant = 0;
+	for (struct apis_rdef *rd = s->rdefs; rd; rd = rd->next)
+		if (rd->served)
+			relevant += rd->table.gc_count;
+	if (!relevant) {
+		pthread_rwlock_unlock(&s->lock);
+		return;
+	}
 	for (struct apis_rdef *rd = s->rdefs; rd; rd = rd->next)
 		if (rd->served)
 			apis_store_each(rd, NULL, gc_visit, &g);

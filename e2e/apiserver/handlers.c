@@ -840,11 +840,41 @@ static bool pod_awaits_kubelet(struct apis_server *s, struct apis_rdef *rd, cons
 	       jstr(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "nodeName") != NULL;
 }
 
+/* The tail of a write whose new content nobj (consumed, admitted) differs from cur's: the
+ * dry-run answer, the removal of a deleting object that lost its last finalizer, or the commit. */
+static struct apis_obj *write_changed(struct wctx *w, struct apis_obj *cur, cJSON *nobj, struct res *x)
+{
+	struct apis_server *s = w->s;
+	struct apis_rdef *rd = w->rd;
+	if (w->dry_run) {
+		res_json(x, 200, nobj);
+		cJSON_Delete(nobj);
+		return NULL;
+	}
+	const cJSON *fins = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(nobj, "metadata"), "finalizers");
+	bool no_fins = !cJSON_IsArray(fins) || !fins->child;
+	if (cur->deleting && no_fins && !pod_awaits_kubelet(s, rd, nobj) && rd != s->rd_namespaces) {
+		struct apis_obj *o = apis_store_remove(s, rd, cur, nobj);
+		if (!o) {
+			res_status(x, 500, "InternalError", NULL, "out of memory");
+			return NULL;
+		}
+		res_obj(x, 200, o);
+		return o;
+	}
+	struct apis_obj *o = apis_store_commit(s, rd, nobj, cur);
+	if (!o) {
+		res_status(x, 500, "InternalError", NULL, "out of memory");
+		return NULL;
+	}
+	res_obj(x, 200, o);
+	return o;
+}
+
 /* The common tail of update, patch and controller writes. nobj consumed. */
 static struct apis_obj *write_update(struct wctx *w, struct apis_obj *cur, cJSON *nobj, enum upd_mode mode,
 				     struct res *x)
 {
-	struct apis_server *s = w->s;
 	struct apis_rdef *rd = w->rd;
 	cJSON *old = apis_obj_parse(cur);
 	if (!old || !cJSON_IsObject(nobj)) {
@@ -924,29 +954,7 @@ static struct apis_obj *write_update(struct wctx *w, struct apis_obj *cur, cJSON
 		return cur;
 	}
 	cJSON_Delete(old);
-	if (w->dry_run) {
-		res_json(x, 200, nobj);
-		cJSON_Delete(nobj);
-		return NULL;
-	}
-	const cJSON *fins = cJSON_GetObjectItemCaseSensitive(md, "finalizers");
-	bool no_fins = !cJSON_IsArray(fins) || !fins->child;
-	if (cur->deleting && no_fins && !pod_awaits_kubelet(s, rd, nobj) && rd != s->rd_namespaces) {
-		struct apis_obj *o = apis_store_remove(s, rd, cur, nobj);
-		if (!o) {
-			res_status(x, 500, "InternalError", NULL, "out of memory");
-			return NULL;
-		}
-		res_obj(x, 200, o);
-		return o;
-	}
-	struct apis_obj *o = apis_store_commit(s, rd, nobj, cur);
-	if (!o) {
-		res_status(x, 500, "InternalError", NULL, "out of memory");
-		return NULL;
-	}
-	res_obj(x, 200, o);
-	return o;
+	return write_changed(w, cur, nobj, x);
 }
 
 struct apis_obj *apis_create_internal(struct apis_server *s, struct apis_rdef *rd, const char *ns, cJSON *obj)
@@ -996,8 +1004,9 @@ struct apis_obj *apis_delete_object(struct apis_server *s, struct apis_rdef *rd,
 	}
 	bool is_ns = rd == s->rd_namespaces;
 	if (!has_fins && !extra_fin && !graceful && !is_ns) {
-		cJSON_Delete(obj);
-		struct apis_obj *o = apis_store_remove(s, rd, cur, NULL);
+		/* obj is cur's content (jobj above only adds a metadata the store's objects always
+		 * have): the DELETED state without parsing cur a second time */
+		struct apis_obj *o = apis_store_remove(s, rd, cur, obj);
 		*removed = o != NULL;
 		if (o && rd == s->rd_crds)
 			delete_custom_resources(s, o->name);
@@ -2033,6 +2042,85 @@ static const char *base_ctype(const char *ct, char *buf, size_t n)
 	return buf;
 }
 
+bool apis_status_patch_fast = true;
+
+/* True for a PATCH of pods/status whose body is {"status": ...} and nothing else: what the
+ * scheduler sends (a victim's DisruptionTarget condition, a pod's PodScheduled condition and
+ * nominatedNodeName; pkg/scheduler/util/utils.go PatchPodStatus). */
+static bool pod_status_only_patch(const struct ctx *q, enum upd_mode mode, const cJSON *patch)
+{
+	const cJSON *m = patch ? patch->child : NULL;
+	return apis_status_patch_fast && mode == UPD_STATUS && q->rd == q->s->rd_pods && cJSON_IsObject(patch) && m &&
+	       !m->next && m->string && !strcmp(m->string, "status");
+}
+
+/* A status-only patch (pod_status_only_patch) of cur, merge (smp false) or strategic: it can
+ * change nothing outside status, and a status write keeps the rest of the stored object. So the
+ * patch is applied to a copy of the stored status alone, the new object is the stored one with
+ * the patched status at the end (as write_update's UPD_STATUS builds it), and only the two
+ * statuses are compared: where handle_patch and write_update would parse the pod twice, copy
+ * it whole twice (the strategic patch's copy, the status write's) and compare the whole trees.
+ * The result is the same bytes, the same answers and errors (test_server.c compares). */
+static void patch_pod_status_only(struct wctx *w, struct apis_obj *cur, const cJSON *patch, bool smp, struct res *x)
+{
+	struct apis_rdef *rd = w->rd;
+	cJSON *nobj = apis_obj_parse(cur);
+	if (!cJSON_IsObject(nobj)) {
+		cJSON_Delete(nobj);
+		res_status(x, 500, "InternalError", NULL, "cannot decode stored object");
+		return;
+	}
+	cJSON *old_status = cJSON_DetachItemFromObjectCaseSensitive(nobj, "status");
+	cJSON *wrap = cJSON_CreateObject();
+	cJSON *copy = old_status ? cJSON_Duplicate(old_status, true) : NULL;
+	bool ok = wrap && (!old_status || copy);
+	if (ok && copy && !cJSON_AddItemToObject(wrap, "status", copy))
+		ok = false;
+	else if (ok)
+		copy = NULL; /* wrap's now */
+	if (!ok) {
+		cJSON_Delete(copy);
+		cJSON_Delete(wrap);
+		cJSON_Delete(old_status);
+		cJSON_Delete(nobj);
+		res_status(x, 500, "InternalError", NULL, "out of memory");
+		return;
+	}
+	char *err = NULL;
+	int rc = smp ? apis_strategic_merge_patch(&wrap, patch, rd->kind, &err) : apis_merge_patch(&wrap, patch);
+	if (rc < 0 || !cJSON_IsObject(wrap)) {
+		res_status(x, 422, "Invalid", NULL, "the server rejected our request due to an error in our request: %s",
+			   err ? err : "patch failed");
+		free(err);
+		cJSON_Delete(wrap);
+		cJSON_Delete(old_status);
+		cJSON_Delete(nobj);
+		return;
+	}
+	free(err);
+	cJSON *new_status = cJSON_DetachItemFromObjectCaseSensitive(wrap, "status");
+	cJSON_Delete(wrap);
+	/* write_update compares the whole trees after set_type_meta: the stored kind and apiVersion
+	 * take part in that comparison */
+	const char *kind = jstr(nobj, "kind"), *av = jstr(nobj, "apiVersion");
+	bool same = kind && av && !strcmp(kind, rd->kind) && !strcmp(av, rd->api_version) &&
+		    (old_status ? new_status && cJSON_Compare(old_status, new_status, true) : !new_status);
+	cJSON_Delete(old_status);
+	if (new_status)
+		cJSON_AddItemToObject(nobj, "status", new_status);
+	set_type_meta(nobj, rd);
+	if (admit(w, nobj, cur->name, cur, x) < 0) {
+		cJSON_Delete(nobj);
+		return;
+	}
+	if (same) {
+		cJSON_Delete(nobj);
+		res_obj(x, 200, cur);
+		return;
+	}
+	write_changed(w, cur, nobj, x);
+}
+
 static void handle_patch(struct ctx *q, enum upd_mode mode)
 {
 	struct apis_server *s = q->s;
@@ -2099,6 +2187,10 @@ static void handle_patch(struct ctx *q, enum upd_mode mode)
 		} else {
 			res_not_found(&x, q->rd, q->name);
 		}
+		goto out;
+	}
+	if ((kind == P_MERGE || kind == P_SMP) && pod_status_only_patch(q, mode, patch)) {
+		patch_pod_status_only(&w, cur, patch, kind == P_SMP, &x);
 		goto out;
 	}
 	cJSON *obj = apis_obj_parse(cur);

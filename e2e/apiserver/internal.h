@@ -125,6 +125,8 @@ enum {
 struct obj_table {
 	struct obj_entry **buckets;
 	size_t nbuckets, count;
+	size_t gc_count;              /* objects with apis_obj_gc_relevant: the garbage collector's scan
+				       * has nothing to do while every served table's count is 0 */
 };
 
 struct apis_rdef {
@@ -172,7 +174,15 @@ struct apis_obj {                 /* immutable once committed; refcounted */
 	char **fields;                /* values of rd->fields (NULL entries = absent) */
 	bool deleting;
 	bool has_owners;
+	bool gc_waits;                /* deleting with a foregroundDeletion or orphan finalizer */
 };
+
+/* What the garbage collector (controllers.c gc_run) acts on: dependents (ownerReferences) and
+ * owners waiting for theirs. gc_waits: set when o is built, from the stored JSON. */
+static inline bool apis_obj_gc_relevant(const struct apis_obj *o)
+{
+	return o->has_owners || o->gc_waits;
+}
 
 enum apis_ev_type { APIS_EV_ADDED, APIS_EV_MODIFIED, APIS_EV_DELETED };
 
@@ -283,6 +293,9 @@ struct apis_obj *apis_update_internal(struct apis_server *s, struct apis_rdef *r
 /* handlers.c: bindings of the usual shape edit the pod's JSON in place (true, the default);
  * false makes every binding edit the cJSON tree (tests compare the two). */
 extern bool apis_binding_splice;
+/* handlers.c: a PATCH of pods/status with a status-only body patches the stored status alone
+ * (true, the default); false sends it through the whole-object path (tests compare the two). */
+extern bool apis_status_patch_fast;
 
 /* events.c: keeps core/v1 and events.k8s.io/v1 Events mirrored (caller holds s->lock). tree
  * (consumed, may be NULL) is o's content as a cJSON tree (equal to parsing o->json): the commit

@@ -156,6 +156,13 @@ cJSON *apis_obj_parse(const struct apis_obj *o)
 	return cJSON_ParseWithLength(o->json, o->json_len);
 }
 
+/* The garbage collector's test for an owner waiting on its dependents (controllers.c gc_visit
+ * reads the same two strings from the stored JSON). */
+static bool obj_gc_waits(const struct apis_obj *o)
+{
+	return o->deleting && (strstr(o->json, "\"foregroundDeletion\"") || strstr(o->json, "\"orphan\""));
+}
+
 static const cJSON *jget(const cJSON *o, const char *path)
 {
 	char seg[128];
@@ -255,6 +262,7 @@ static struct apis_obj *obj_build(struct apis_rdef *rd, const cJSON *obj, uint64
 	o->deleting = cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp") != NULL;
 	const cJSON *owners = cJSON_GetObjectItemCaseSensitive(md, "ownerReferences");
 	o->has_owners = cJSON_IsArray(owners) && owners->child;
+	o->gc_waits = obj_gc_waits(o);
 	return o;
 oom:
 	apis_obj_unref(o);
@@ -310,6 +318,8 @@ static int table_put(struct obj_table *t, struct apis_obj *o)
 		return -1;
 	struct obj_entry **pp = table_slot(t, o->key);
 	if (*pp) {
+		t->gc_count -= apis_obj_gc_relevant((*pp)->obj);
+		t->gc_count += apis_obj_gc_relevant(o);
 		apis_obj_unref((*pp)->obj);
 		(*pp)->obj = o;
 		return 0;
@@ -321,6 +331,7 @@ static int table_put(struct obj_table *t, struct apis_obj *o)
 	e->next = NULL;
 	*pp = e;
 	t->count++;
+	t->gc_count += apis_obj_gc_relevant(o);
 	return 0;
 }
 
@@ -331,6 +342,7 @@ static void table_del(struct obj_table *t, const char *key)
 		return;
 	struct obj_entry *e = *pp;
 	*pp = e->next;
+	t->gc_count -= apis_obj_gc_relevant(e->obj);
 	apis_obj_unref(e->obj);
 	free(e);
 	t->count--;
@@ -567,6 +579,7 @@ struct apis_obj *apis_store_commit_spliced(struct apis_server *s, struct apis_ob
 		apis_obj_unref(o);
 		return NULL;
 	}
+	o->gc_waits = obj_gc_waits(o);
 	s->rv = rv;
 	return commit_built(s, rd, o, cur, NULL);
 }

@@ -920,16 +920,14 @@ static void test_events_both_apis(void **state)
 
 /* The body of GET path with the values of the fields that differ between runs (uid, timestamps,
  * resourceVersion) replaced by X: the exact bytes clients get, otherwise. Caller frees. */
-static char *normalized_get(const char *path)
+/* Replaces the values that differ between otherwise equal writes (uids, times, resourceVersions)
+ * in body by X. */
+static void normalize(char *body)
 {
-	struct resp r = {0};
-	long code;
-	cJSON_Delete(doreq_at(base, "GET", path, NULL, NULL, NULL, NULL, &code, &r));
-	assert_int_equal(code, 200);
 	static const char *const keys[] = { "\"uid\":\"", "\"creationTimestamp\":\"", "\"resourceVersion\":\"",
 					    "\"lastTransitionTime\":\"" };
 	for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-		for (char *p = strstr(r.body, keys[k]); p; p = strstr(p, keys[k])) {
+		for (char *p = strstr(body, keys[k]); p; p = strstr(p, keys[k])) {
 			p += strlen(keys[k]);
 			char *q = strchr(p, '"');
 			assert_non_null(q);
@@ -937,6 +935,15 @@ static char *normalized_get(const char *path)
 			memmove(p + 1, q, strlen(q) + 1);
 		}
 	}
+}
+
+static char *normalized_get(const char *path)
+{
+	struct resp r = {0};
+	long code;
+	cJSON_Delete(doreq_at(base, "GET", path, NULL, NULL, NULL, NULL, &code, &r));
+	assert_int_equal(code, 200);
+	normalize(r.body);
 	return r.body;
 }
 
@@ -1075,6 +1082,109 @@ static void test_binding_spliced_equals_tree(void **state)
 		free(got[0]);
 		free(got[1]);
 	}
+}
+
+/* A PATCH of pods/status whose body is only {"status": ...} patches the stored status alone
+ * (apis_status_patch_fast); every other patch takes the whole-object path. For each case, one pod
+ * patched each way must get the same answer (code and body) and store the same bytes, and a
+ * patch that changes nothing must not write (the resourceVersion stays). */
+static void test_status_patch_fast_equals_tree(void **state)
+{
+	(void)state;
+#define SMP "application/strategic-merge-patch+json"
+#define MERGE "application/merge-patch+json"
+	static const char disruption[] =
+		"{\"status\":{\"conditions\":[{\"type\":\"DisruptionTarget\",\"status\":\"True\",\"reason\":"
+		"\"PreemptionByScheduler\",\"message\":\"s: preempting to accommodate a higher priority pod\","
+		"\"lastTransitionTime\":\"2026-12-02T10:00:00Z\"}]}}";
+	static const char unschedulable[] =
+		"{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"
+		"\"Unschedulable\",\"message\":\"0/3 nodes are available\",\"lastProbeTime\":null,"
+		"\"lastTransitionTime\":\"2026-12-02T10:00:00Z\"}],\"nominatedNodeName\":\"n1\"}}";
+	static const struct {
+		const char *ctype;
+		const char *before; /* a first status patch (same way), or NULL */
+		const char *patch;
+		long code;
+		bool writes;        /* a new resourceVersion after the patch */
+	} cases[] = {
+		/* a victim's DisruptionTarget; again: unchanged, no write */
+		{ SMP, NULL, disruption, 200, true },
+		{ SMP, disruption, disruption, 200, false },
+		/* a preemptor's condition and nomination; then the nomination cleared */
+		{ SMP, NULL, unschedulable, 200, true },
+		{ SMP, unschedulable, "{\"status\":{\"nominatedNodeName\":null}}", 200, true },
+		{ SMP, unschedulable, "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+		  "\"reason\":\"Unschedulable\",\"message\":\"0/4 nodes are available\"}]}}", 200, true },
+		/* merge by type beside another condition, then reordered */
+		{ SMP, disruption, unschedulable, 200, true },
+		{ SMP, unschedulable, "{\"status\":{\"$setElementOrder/conditions\":[{\"type\":\"DisruptionTarget\"},"
+		  "{\"type\":\"PodScheduled\"}],\"conditions\":[{\"type\":\"DisruptionTarget\",\"status\":\"True\"}]}}",
+		  200, true },
+		{ SMP, unschedulable, "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"$patch\":\"delete\"}]}}",
+		  200, true },
+		{ SMP, unschedulable, "{\"status\":{\"$patch\":\"replace\",\"phase\":\"Failed\"}}", 200, true },
+		{ SMP, NULL, "{\"status\":{}}", 200, false },
+		/* errors: a condition without its merge key, an unknown directive */
+		{ SMP, unschedulable, "{\"status\":{\"conditions\":[{\"status\":\"True\"}]}}", 422, false },
+		{ SMP, NULL, "{\"status\":{\"$patch\":\"bogus\"}}", 422, false },
+		/* merge patches: a field, status removed, an empty patch of it */
+		{ MERGE, NULL, "{\"status\":{\"phase\":\"Running\",\"hostIP\":\"10.0.0.1\"}}", 200, true },
+		{ MERGE, unschedulable, "{\"status\":null}", 200, true },
+		{ MERGE, unschedulable, "{\"status\":{\"conditions\":[]}}", 200, true },
+		{ MERGE, NULL, "{\"status\":{\"phase\":\"Pending\"}}", 200, false },
+		/* not status-only: the whole-object path both ways (spec and metadata are dropped) */
+		{ SMP, NULL, "{\"metadata\":{\"labels\":{\"x\":\"y\"}},\"status\":{\"phase\":\"Running\"}}", 200, true },
+		{ MERGE, NULL, "{\"spec\":{\"nodeName\":\"n9\"}}", 200, false },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got[2], *answer[2];
+		for (int way = 0; way < 2; way++) {
+			char name[32], path[256];
+			snprintf(name, sizeof name, "sp%zu-%c", i, way ? 'b' : 'a');
+			make_pod("default", name, "{\"app\":\"x\"}", ",\"priority\":0");
+			snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s/status", name);
+			apis_status_patch_fast = way == 0;
+			if (cases[i].before)
+				assert_int_equal(status_of("PATCH", path, cases[i].ctype, cases[i].before), 200);
+			long code;
+			cJSON *o = doreq("GET", path, NULL, NULL, &code);
+			char rv0[32];
+			snprintf(rv0, sizeof rv0, "%s", jpath(o, "metadata.resourceVersion"));
+			cJSON_Delete(o);
+			struct resp r = {0};
+			cJSON_Delete(doreq_at(base, "PATCH", path, cases[i].ctype, cases[i].patch, NULL, NULL, &code, &r));
+			apis_status_patch_fast = true;
+			if (code != cases[i].code)
+				fail_msg("case %zu way %d: code %ld, want %ld: %s", i, way, code, cases[i].code, r.body);
+			o = doreq("GET", path, NULL, NULL, &code);
+			bool wrote = strcmp(rv0, jpath(o, "metadata.resourceVersion")) != 0;
+			cJSON_Delete(o);
+			if (wrote != cases[i].writes)
+				fail_msg("case %zu way %d: wrote %d, want %d", i, way, wrote, cases[i].writes);
+			normalize(r.body);
+			answer[way] = r.body;
+			snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s", name);
+			got[way] = normalized_get(path);
+			for (int k = 0; k < 2; k++) {
+				char *t = k ? got[way] : answer[way];
+				for (char *p = strstr(t, name); p; p = strstr(p + strlen(name), name))
+					p[strlen(name) - 1] = 'a'; /* the names differ in their last letter */
+			}
+			snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s?gracePeriodSeconds=0", name);
+			assert_int_equal(status_of("DELETE", path, NULL, NULL), 200);
+		}
+		if (strcmp(answer[0], answer[1]))
+			fail_msg("case %zu answer:\n status alone %s\n  whole tree %s", i, answer[0], answer[1]);
+		if (strcmp(got[0], got[1]))
+			fail_msg("case %zu stored:\n status alone %s\n  whole tree %s", i, got[0], got[1]);
+		for (int way = 0; way < 2; way++) {
+			free(got[way]);
+			free(answer[way]);
+		}
+	}
+#undef SMP
+#undef MERGE
 }
 
 static void test_strict_field_validation(void **state)
@@ -1542,6 +1652,7 @@ int main(void)
 		cmocka_unit_test(test_events_both_apis),
 		cmocka_unit_test(test_write_paths_golden),
 		cmocka_unit_test(test_binding_spliced_equals_tree),
+		cmocka_unit_test(test_status_patch_fast_equals_tree),
 		cmocka_unit_test(test_strict_field_validation),
 		cmocka_unit_test(test_watch_table_and_initial_events),
 		cmocka_unit_test(test_protobuf_body),

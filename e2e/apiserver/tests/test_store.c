@@ -1,8 +1,9 @@
 /* test_store.c — the watch ring's per-resource bookkeeping (e2e/apiserver/store.c): which
  * resource has events after a watcher's cursor (apis_ring_pending_locked), and whether a
  * watcher whose cursor fell behind the history lost an event of its own resource or only
- * other resources' (apis_ring_lost_locked), on a server with a 4-event history; and that a
- * commit wakes only the waiters of its resource. */
+ * other resources' (apis_ring_lost_locked), on a server with a 4-event history; that a
+ * commit wakes only the waiters of its resource; and the tables' count of what the garbage
+ * collector acts on (obj_table.gc_count). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -130,11 +131,89 @@ static void test_wakes_only_its_resource(void **state)
 	pthread_mutex_unlock(&srv->ring_mu);
 }
 
+static void count_gc_relevant(void *u, struct apis_obj *o)
+{
+	*(size_t *)u += apis_obj_gc_relevant(o);
+}
+
+/* The garbage collector skips its scan of every object while no table counts a dependent or an
+ * owner waiting for its dependents (controllers.c gc_run): through creates, updates, deletions
+ * and removals the count must stay what a scan finds, and say whether the object is one. Runs
+ * under the write lock, so the collector does not act on the objects meanwhile. */
+static void test_gc_count(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *op;   /* create, update (JSON: the new metadata), delete (propagation), remove */
+		const char *arg;
+		bool relevant;    /* the object "g" after the step (false: also when gone) */
+	} steps[] = {
+		{ "create", "{\"name\":\"g\"}", false },
+		{ "update", "{\"name\":\"g\",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+			    "\"name\":\"owner\",\"uid\":\"OWNER\"}]}", true },
+		{ "update", "{\"name\":\"g\",\"ownerReferences\":[]}", false },
+		{ "update", "{\"name\":\"g\",\"finalizers\":[\"example.com/keep\"]}", false },
+		{ "delete", "Background", false },
+		{ "delete", "Foreground", true },
+		{ "update", "{\"name\":\"g\",\"finalizers\":[\"example.com/keep\"]}", false },
+		{ "update", "{\"name\":\"g\",\"finalizers\":[\"example.com/keep\",\"orphan\"]}", true },
+		/* the collector's test reads the JSON (gc_visit): the string "orphan" anywhere counts, and
+		 * its pass then changes nothing */
+		{ "update", "{\"name\":\"g\",\"finalizers\":[\"example.com/keep\"],\"labels\":{\"a\":\"orphan\"}}",
+		  true },
+		/* the last finalizer gone: removed */
+		{ "update", "{\"name\":\"g\"}", false },
+		{ "create", "{\"name\":\"g\",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+			    "\"name\":\"owner\",\"uid\":\"OWNER\"}]}", true },
+		{ "remove", NULL, false },
+	};
+	pthread_rwlock_wrlock(&srv->lock);
+	cJSON *ow = cJSON_Parse("{\"metadata\":{\"name\":\"owner\"}}");
+	struct apis_obj *owner = apis_create_internal(srv, rd_cm, "default", ow);
+	assert_non_null(owner);
+	char owner_uid[64];
+	snprintf(owner_uid, sizeof owner_uid, "%s", owner->uid);
+	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+		struct apis_obj *cur = apis_store_get(rd_cm, "default", "g");
+		if (steps[i].arg && strchr(steps[i].arg, '{')) {
+			char md[512];
+			const char *at = strstr(steps[i].arg, "OWNER");
+			if (at)
+				snprintf(md, sizeof md, "%.*s%s%s", (int)(at - steps[i].arg), steps[i].arg, owner_uid, at + 5);
+			else
+				snprintf(md, sizeof md, "%s", steps[i].arg);
+			cJSON *obj = cJSON_CreateObject();
+			cJSON_AddItemToObject(obj, "metadata", cJSON_Parse(md));
+			if (!strcmp(steps[i].op, "create"))
+				assert_non_null(apis_create_internal(srv, rd_cm, "default", obj));
+			else
+				assert_non_null(apis_update_internal(srv, rd_cm, cur, obj));
+		} else if (!strcmp(steps[i].op, "delete")) {
+			bool removed;
+			assert_non_null(apis_delete_object(srv, rd_cm, cur, steps[i].arg, -1, &removed));
+			assert_false(removed);
+		} else {
+			assert_non_null(apis_store_remove(srv, rd_cm, cur, NULL));
+		}
+		cur = apis_store_get(rd_cm, "default", "g");
+		size_t scanned = 0;
+		apis_store_each(rd_cm, NULL, count_gc_relevant, &scanned);
+		bool relevant = cur && apis_obj_gc_relevant(cur);
+		if (rd_cm->table.gc_count != scanned || relevant != steps[i].relevant)
+			fail_msg("step %zu (%s %s): count %zu, scan %zu; relevant %d, want %d", i, steps[i].op,
+				 steps[i].arg ? steps[i].arg : "", rd_cm->table.gc_count, scanned, relevant, steps[i].relevant);
+	}
+	assert_null(apis_store_get(rd_cm, "default", "g"));
+	assert_non_null(apis_store_remove(srv, rd_cm, apis_store_get(rd_cm, "default", "owner"), NULL));
+	pthread_rwlock_unlock(&srv->lock);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lost_and_pending),
 		cmocka_unit_test(test_wakes_only_its_resource),
+		cmocka_unit_test(test_gc_count),
 	};
 	return cmocka_run_group_tests(tests, start, stop);
 }
