@@ -248,6 +248,14 @@ struct apis_obj *apis_store_commit_spliced(struct apis_server *s, struct apis_ob
 /* Removes prev; final (consumed, may be NULL = prev's content) is the DELETED event object. */
 struct apis_obj *apis_store_remove(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *prev,
 				   cJSON *final);
+/* apis_store_remove of prev's content without a cJSON tree: bytes [rv_at, rv_at + rv_len) of
+ * prev's JSON (its metadata.resourceVersion value, quoted) become the new resourceVersion, the
+ * one byte printing the parsed tree with that new value would change. */
+struct apis_obj *apis_store_remove_spliced(struct apis_server *s, struct apis_obj *prev, size_t rv_at, size_t rv_len);
+/* The value of member key in the JSON object json[0, len) (no whitespace, cJSON's compact print,
+ * as the store keeps objects): its offset and length, the first member of that name as
+ * cJSON_GetObjectItemCaseSensitive finds it. false when absent or json is not an object. */
+bool apis_json_member(const char *json, size_t len, const char *key, size_t *at, size_t *vlen);
 void apis_table_free(struct obj_table *t);
 /* Parses an object's stored JSON. Caller frees. */
 cJSON *apis_obj_parse(const struct apis_obj *o);
@@ -296,6 +304,9 @@ extern bool apis_binding_splice;
 /* handlers.c: a PATCH of pods/status with a status-only body patches the stored status alone
  * (true, the default); false sends it through the whole-object path (tests compare the two). */
 extern bool apis_status_patch_fast;
+/* handlers.c: a removal without finalizers edits the resourceVersion in the stored JSON (true,
+ * the default); false parses and prints the object (tests compare the two). */
+extern bool apis_delete_splice;
 
 /* events.c: keeps core/v1 and events.k8s.io/v1 Events mirrored (caller holds s->lock). tree
  * (consumed, may be NULL) is o's content as a cJSON tree (equal to parsing o->json): the commit

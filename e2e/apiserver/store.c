@@ -156,6 +156,69 @@ cJSON *apis_obj_parse(const struct apis_obj *o)
 	return cJSON_ParseWithLength(o->json, o->json_len);
 }
 
+/* Past the JSON value at p (valid JSON, as the store keeps it), or NULL at a truncation. */
+static const char *json_skip(const char *p, const char *end)
+{
+	if (p >= end)
+		return NULL;
+	if (*p == '"') {
+		for (p++; p < end; p++) {
+			if (*p == '\\')
+				p++;
+			else if (*p == '"')
+				return p + 1;
+		}
+		return NULL;
+	}
+	if (*p == '{' || *p == '[') {
+		int depth = 0;
+		for (; p < end; p++) {
+			if (*p == '"') {
+				p = json_skip(p, end);
+				if (!p)
+					return NULL;
+				p--;
+			} else if (*p == '{' || *p == '[') {
+				depth++;
+			} else if ((*p == '}' || *p == ']') && --depth == 0) {
+				return p + 1;
+			}
+		}
+		return NULL;
+	}
+	while (p < end && *p != ',' && *p != '}' && *p != ']')
+		p++;
+	return p;
+}
+
+bool apis_json_member(const char *json, size_t len, const char *key, size_t *at, size_t *vlen)
+{
+	const char *p = json, *end = json + len;
+	size_t kl = strlen(key);
+	if (p >= end || *p != '{')
+		return false;
+	p++;
+	while (p < end && *p == '"') {
+		const char *k = p;
+		p = json_skip(p, end);
+		if (!p || p >= end || *p != ':')
+			return false;
+		bool match = (size_t)(p - k) == kl + 2 && !memcmp(k + 1, key, kl);
+		const char *v = ++p;
+		p = json_skip(p, end);
+		if (!p)
+			return false;
+		if (match) {
+			*at = (size_t)(v - json);
+			*vlen = (size_t)(p - v);
+			return true;
+		}
+		if (p < end && *p == ',')
+			p++;
+	}
+	return false;
+}
+
 /* The garbage collector's test for an owner waiting on its dependents (controllers.c gc_visit
  * reads the same two strings from the stored JSON). */
 static bool obj_gc_waits(const struct apis_obj *o)
@@ -523,8 +586,10 @@ struct apis_obj *apis_store_commit(struct apis_server *s, struct apis_rdef *rd, 
 	return commit_built(s, rd, o, prev, obj);
 }
 
-struct apis_obj *apis_store_commit_spliced(struct apis_server *s, struct apis_obj *cur, const struct apis_splice *sp,
-					   size_t n, const char *field, const char *value)
+/* cur's JSON with the splices applied as a new object with the next resourceVersion (s->rv
+ * taken), cur's index fields but field (NULL: none), whose value becomes value. NULL on OOM. */
+static struct apis_obj *splice_build(struct apis_server *s, struct apis_obj *cur, const struct apis_splice *sp,
+				     size_t n, const char *field, const char *value)
 {
 	struct apis_rdef *rd = cur->rd;
 	uint64_t rv = s->rv + 1;
@@ -570,7 +635,7 @@ struct apis_obj *apis_store_commit_spliced(struct apis_server *s, struct apis_ob
 		if (!(o->fields = calloc((size_t)rd->nfields, sizeof *o->fields)))
 			oom = true;
 		for (int i = 0; !oom && i < rd->nfields; i++) {
-			const char *v = !strcmp(rd->fields[i], field) ? value : cur->fields[i];
+			const char *v = field && !strcmp(rd->fields[i], field) ? value : cur->fields[i];
 			if (v && !(o->fields[i] = strdup(v)))
 				oom = true;
 		}
@@ -581,8 +646,18 @@ struct apis_obj *apis_store_commit_spliced(struct apis_server *s, struct apis_ob
 	}
 	o->gc_waits = obj_gc_waits(o);
 	s->rv = rv;
-	return commit_built(s, rd, o, cur, NULL);
+	return o;
 }
+
+struct apis_obj *apis_store_commit_spliced(struct apis_server *s, struct apis_obj *cur, const struct apis_splice *sp,
+					   size_t n, const char *field, const char *value)
+{
+	struct apis_obj *o = splice_build(s, cur, sp, n, field, value);
+	return o ? commit_built(s, cur->rd, o, cur, NULL) : NULL;
+}
+
+static struct apis_obj *remove_built(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *prev,
+				     struct apis_obj *o);
 
 struct apis_obj *apis_store_remove(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *prev, cJSON *final)
 {
@@ -592,8 +667,21 @@ struct apis_obj *apis_store_remove(struct apis_server *s, struct apis_rdef *rd, 
 		return NULL;
 	struct apis_obj *o = serialize(s, rd, final);
 	cJSON_Delete(final);
-	if (!o)
-		return NULL;
+	return o ? remove_built(s, rd, prev, o) : NULL;
+}
+
+struct apis_obj *apis_store_remove_spliced(struct apis_server *s, struct apis_obj *prev, size_t rv_at, size_t rv_len)
+{
+	struct apis_splice sp = { .at = rv_at, .del = rv_len, .ins = NULL };
+	struct apis_obj *o = splice_build(s, prev, &sp, 1, NULL, NULL);
+	return o ? remove_built(s, prev->rd, prev, o) : NULL;
+}
+
+/* Removes prev, o (built, its RV taken) being its final state: the table, the DELETED event,
+ * the events mirror. */
+static struct apis_obj *remove_built(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *prev,
+				     struct apis_obj *o)
+{
 	apis_obj_ref(prev);
 	table_del(&rd->table, prev->key);
 	emit(s, APIS_EV_DELETED, o, prev);

@@ -1187,6 +1187,67 @@ static void test_status_patch_fast_equals_tree(void **state)
 #undef MERGE
 }
 
+/* A removal without finalizers edits the resourceVersion in the stored JSON
+ * (apis_delete_splice): for each object, deleting one copy each way must answer the same bytes
+ * (the DELETED watch event carries the same object) with a new resourceVersion. */
+static void test_delete_spliced_equals_tree(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *plural; /* in namespace default */
+		const char *body;   /* %s: the name */
+		const char *options;
+	} cases[] = {
+		{ "pods", "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
+		  NULL },
+		{ "pods",
+		  "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"resourceVersion\":\"1\"},\"annotations\":{"
+		  "\"resourceVersion\":\"\\\"resourceVersion\\\":\\\"7\\\"}\",\"finalizers\":\"[\\\"x\\\"]\"}},"
+		  "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],\"nodeName\":\"n1\"}}",
+		  "{\"gracePeriodSeconds\":0}" },
+		/* metadata after a member holding its name; a map of odd strings */
+		{ "configmaps",
+		  "{\"data\":{\"metadata\":\"{\\\"resourceVersion\\\":\\\"5\\\"}\",\"b\":\"]}\\\\\"},"
+		  "\"metadata\":{\"name\":\"%s\"}}",
+		  "{\"propagationPolicy\":\"Background\"}" },
+		{ "configmaps", "{\"metadata\":{\"name\":\"%s\",\"finalizers\":[]},\"data\":{\"k\":\"\\u00e9\\n\"}}", NULL },
+		{ "configmaps", "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"resourceVersion\":\"1\"}}}", NULL },
+		{ "secrets", "{\"metadata\":{\"name\":\"%s\",\"ownerReferences\":[]},\"stringData\":{\"a\":\"b\"}}", NULL },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *answer[2];
+		for (int way = 0; way < 2; way++) {
+			char name[32], path[256], body[1024];
+			snprintf(name, sizeof name, "ds%zu-%c", i, way ? 'b' : 'a');
+			snprintf(body, sizeof body, cases[i].body, name);
+			snprintf(path, sizeof path, "/api/v1/namespaces/default/%s", cases[i].plural);
+			long code;
+			cJSON *o = doreq("POST", path, JSON, body, &code);
+			assert_int_equal(code, 201);
+			unsigned long long rv0 = strtoull(jpath(o, "metadata.resourceVersion"), NULL, 10);
+			cJSON_Delete(o);
+			snprintf(path, sizeof path, "/api/v1/namespaces/default/%s/%s", cases[i].plural, name);
+			struct resp r = {0};
+			apis_delete_splice = way == 0;
+			o = doreq_at(base, "DELETE", path, cases[i].options ? JSON : NULL, cases[i].options, NULL, NULL, &code,
+				     &r);
+			apis_delete_splice = true;
+			assert_int_equal(code, 200);
+			assert_true(strtoull(jpath(o, "metadata.resourceVersion"), NULL, 10) > rv0);
+			cJSON_Delete(o);
+			assert_int_equal(status_of("GET", path, NULL, NULL), 404);
+			normalize(r.body);
+			for (char *p = strstr(r.body, name); p; p = strstr(p + strlen(name), name))
+				p[strlen(name) - 1] = 'a'; /* the names differ in their last letter */
+			answer[way] = r.body;
+		}
+		if (strcmp(answer[0], answer[1]))
+			fail_msg("case %zu:\n spliced %s\n    tree %s", i, answer[0], answer[1]);
+		free(answer[0]);
+		free(answer[1]);
+	}
+}
+
 static void test_strict_field_validation(void **state)
 {
 	(void)state;
@@ -1653,6 +1714,7 @@ int main(void)
 		cmocka_unit_test(test_write_paths_golden),
 		cmocka_unit_test(test_binding_spliced_equals_tree),
 		cmocka_unit_test(test_status_patch_fast_equals_tree),
+		cmocka_unit_test(test_delete_spliced_equals_tree),
 		cmocka_unit_test(test_strict_field_validation),
 		cmocka_unit_test(test_watch_table_and_initial_events),
 		cmocka_unit_test(test_protobuf_body),

@@ -2,8 +2,8 @@
  * resource has events after a watcher's cursor (apis_ring_pending_locked), and whether a
  * watcher whose cursor fell behind the history lost an event of its own resource or only
  * other resources' (apis_ring_lost_locked), on a server with a 4-event history; that a
- * commit wakes only the waiters of its resource; and the tables' count of what the garbage
- * collector acts on (obj_table.gc_count). */
+ * commit wakes only the waiters of its resource; the tables' count of what the garbage
+ * collector acts on (obj_table.gc_count); and the member lookup in stored JSON. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -131,6 +131,40 @@ static void test_wakes_only_its_resource(void **state)
 	pthread_mutex_unlock(&srv->ring_mu);
 }
 
+/* apis_json_member finds a top-level member of a stored object's JSON, past members whose
+ * values hold the same name, quotes, braces and brackets inside strings. */
+static void test_json_member(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *json, *key;
+		const char *want; /* the value's bytes, NULL: not found */
+	} cases[] = {
+		{ "{\"metadata\":{\"name\":\"a\"}}", "metadata", "{\"name\":\"a\"}" },
+		{ "{\"name\":\"a\",\"resourceVersion\":\"12\"}", "resourceVersion", "\"12\"" },
+		{ "{\"a\":{\"metadata\":1},\"metadata\":{}}", "metadata", "{}" },
+		{ "{\"a\":\"\\\"metadata\\\":{\",\"metadata\":[1,{\"x\":\"]}\"}]}", "metadata", "[1,{\"x\":\"]}\"}]" },
+		{ "{\"a\":[{\"b\":[[],{}]}],\"b\":true,\"c\":null,\"d\":-1.5e3,\"e\":\"\\\\\"}", "e", "\"\\\\\"" },
+		{ "{\"a\":[{\"b\":[[],{}]}],\"b\":true,\"c\":null,\"d\":-1.5e3}", "d", "-1.5e3" },
+		{ "{\"a\":[{\"b\":[[],{}]}],\"b\":true,\"c\":null}", "c", "null" },
+		{ "{\"k\":1,\"k\":2}", "k", "1" },
+		{ "{\"metadatax\":1,\"xmetadata\":2}", "metadata", NULL },
+		{ "{\"a\":{\"finalizers\":[\"x\"]}}", "finalizers", NULL },
+		{ "{}", "a", NULL },
+		{ "[{\"a\":1}]", "a", NULL },
+		{ "{\"a\":\"unterminated", "a", NULL },
+		{ "", "a", NULL },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t at = 0, len = 0;
+		bool found = apis_json_member(cases[i].json, strlen(cases[i].json), cases[i].key, &at, &len);
+		if (found != (cases[i].want != NULL) ||
+		    (found && (len != strlen(cases[i].want) || memcmp(cases[i].json + at, cases[i].want, len))))
+			fail_msg("case %zu (%s in %s): found %d \"%.*s\", want %s", i, cases[i].key, cases[i].json, found,
+				 found ? (int)len : 0, found ? cases[i].json + at : "", cases[i].want ? cases[i].want : "none");
+	}
+}
+
 static void count_gc_relevant(void *u, struct apis_obj *o)
 {
 	*(size_t *)u += apis_obj_gc_relevant(o);
@@ -214,6 +248,7 @@ int main(void)
 		cmocka_unit_test(test_lost_and_pending),
 		cmocka_unit_test(test_wakes_only_its_resource),
 		cmocka_unit_test(test_gc_count),
+		cmocka_unit_test(test_json_member),
 	};
 	return cmocka_run_group_tests(tests, start, stop);
 }
