@@ -245,6 +245,12 @@ struct apis_splice {
  * s->lock for writing. Returns the stored object (borrowed) or NULL on OOM. */
 struct apis_obj *apis_store_commit_spliced(struct apis_server *s, struct apis_obj *cur, const struct apis_splice *sp,
 					   size_t n, const char *field, const char *value);
+/* apis_store_commit_spliced where the splices replace the value of the top-level member (e.g.
+ * "status") by tree's print: the index fields under "<member>." are read from tree (borrowed),
+ * the others are cur's. Caller holds s->lock for writing; NULL on OOM. */
+struct apis_obj *apis_store_commit_member_spliced(struct apis_server *s, struct apis_obj *cur,
+						  const struct apis_splice *sp, size_t n, const char *member,
+						  const cJSON *tree);
 /* Removes prev; final (consumed, may be NULL = prev's content) is the DELETED event object. */
 struct apis_obj *apis_store_remove(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *prev,
 				   cJSON *final);

@@ -670,6 +670,24 @@ struct apis_obj *apis_store_remove(struct apis_server *s, struct apis_rdef *rd, 
 	return o ? remove_built(s, rd, prev, o) : NULL;
 }
 
+struct apis_obj *apis_store_commit_member_spliced(struct apis_server *s, struct apis_obj *cur,
+						  const struct apis_splice *sp, size_t n, const char *member,
+						  const cJSON *tree)
+{
+	struct apis_obj *o = splice_build(s, cur, sp, n, NULL, NULL);
+	if (!o)
+		return NULL;
+	size_t ml = strlen(member);
+	for (int i = 0; o->fields && i < cur->rd->nfields; i++) {
+		const char *f = cur->rd->fields[i];
+		if (strncmp(f, member, ml) || f[ml] != '.')
+			continue;
+		free(o->fields[i]);
+		o->fields[i] = field_value(tree, f + ml + 1);
+	}
+	return commit_built(s, cur->rd, o, cur, NULL);
+}
+
 struct apis_obj *apis_store_remove_spliced(struct apis_server *s, struct apis_obj *prev, size_t rv_at, size_t rv_len)
 {
 	struct apis_splice sp = { .at = rv_at, .del = rv_len, .ins = NULL };

@@ -1084,10 +1084,11 @@ static void test_binding_spliced_equals_tree(void **state)
 	}
 }
 
-/* A PATCH of pods/status whose body is only {"status": ...} patches the stored status alone
- * (apis_status_patch_fast); every other patch takes the whole-object path. For each case, one pod
- * patched each way must get the same answer (code and body) and store the same bytes, and a
- * patch that changes nothing must not write (the resourceVersion stays). */
+/* A PATCH of pods/status whose body is only {"status": ...} patches the stored status alone and
+ * splices it into the stored bytes (apis_status_patch_fast); every other patch takes the
+ * whole-object path. For each case, one pod patched each way must get the same answer (code and
+ * body), store the same bytes and index fields, and a patch that changes nothing must not write
+ * (the resourceVersion stays). */
 static void test_status_patch_fast_equals_tree(void **state)
 {
 	(void)state;
@@ -1107,38 +1108,47 @@ static void test_status_patch_fast_equals_tree(void **state)
 		const char *patch;
 		long code;
 		bool writes;        /* a new resourceVersion after the patch */
+		const char *query;  /* of the patch, or NULL */
 	} cases[] = {
 		/* a victim's DisruptionTarget; again: unchanged, no write */
-		{ SMP, NULL, disruption, 200, true },
-		{ SMP, disruption, disruption, 200, false },
+		{ SMP, NULL, disruption, 200, true, NULL },
+		{ SMP, disruption, disruption, 200, false, NULL },
 		/* a preemptor's condition and nomination; then the nomination cleared */
-		{ SMP, NULL, unschedulable, 200, true },
-		{ SMP, unschedulable, "{\"status\":{\"nominatedNodeName\":null}}", 200, true },
+		{ SMP, NULL, unschedulable, 200, true, NULL },
+		{ SMP, unschedulable, "{\"status\":{\"nominatedNodeName\":null}}", 200, true, NULL },
 		{ SMP, unschedulable, "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
-		  "\"reason\":\"Unschedulable\",\"message\":\"0/4 nodes are available\"}]}}", 200, true },
+		  "\"reason\":\"Unschedulable\",\"message\":\"0/4 nodes are available\"}]}}", 200, true, NULL },
 		/* merge by type beside another condition, then reordered */
-		{ SMP, disruption, unschedulable, 200, true },
+		{ SMP, disruption, unschedulable, 200, true, NULL },
 		{ SMP, unschedulable, "{\"status\":{\"$setElementOrder/conditions\":[{\"type\":\"DisruptionTarget\"},"
 		  "{\"type\":\"PodScheduled\"}],\"conditions\":[{\"type\":\"DisruptionTarget\",\"status\":\"True\"}]}}",
-		  200, true },
+		  200, true, NULL },
 		{ SMP, unschedulable, "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"$patch\":\"delete\"}]}}",
-		  200, true },
-		{ SMP, unschedulable, "{\"status\":{\"$patch\":\"replace\",\"phase\":\"Failed\"}}", 200, true },
-		{ SMP, NULL, "{\"status\":{}}", 200, false },
+		  200, true, NULL },
+		{ SMP, unschedulable, "{\"status\":{\"$patch\":\"replace\",\"phase\":\"Failed\"}}", 200, true, NULL },
+		{ SMP, NULL, "{\"status\":{}}", 200, false, NULL },
 		/* errors: a condition without its merge key, an unknown directive */
-		{ SMP, unschedulable, "{\"status\":{\"conditions\":[{\"status\":\"True\"}]}}", 422, false },
-		{ SMP, NULL, "{\"status\":{\"$patch\":\"bogus\"}}", 422, false },
+		{ SMP, unschedulable, "{\"status\":{\"conditions\":[{\"status\":\"True\"}]}}", 422, false, NULL },
+		{ SMP, NULL, "{\"status\":{\"$patch\":\"bogus\"}}", 422, false, NULL },
 		/* merge patches: a field, status removed, an empty patch of it */
-		{ MERGE, NULL, "{\"status\":{\"phase\":\"Running\",\"hostIP\":\"10.0.0.1\"}}", 200, true },
-		{ MERGE, unschedulable, "{\"status\":null}", 200, true },
-		{ MERGE, unschedulable, "{\"status\":{\"conditions\":[]}}", 200, true },
-		{ MERGE, NULL, "{\"status\":{\"phase\":\"Pending\"}}", 200, false },
+		{ MERGE, NULL, "{\"status\":{\"phase\":\"Running\",\"hostIP\":\"10.0.0.1\"}}", 200, true, NULL },
+		{ MERGE, unschedulable, "{\"status\":null}", 200, true, NULL },
+		{ MERGE, unschedulable, "{\"status\":{\"conditions\":[]}}", 200, true, NULL },
+		{ MERGE, NULL, "{\"status\":{\"phase\":\"Pending\"}}", 200, false, NULL },
 		/* not status-only: the whole-object path both ways (spec and metadata are dropped) */
-		{ SMP, NULL, "{\"metadata\":{\"labels\":{\"x\":\"y\"}},\"status\":{\"phase\":\"Running\"}}", 200, true },
-		{ MERGE, NULL, "{\"spec\":{\"nodeName\":\"n9\"}}", 200, false },
+		{ SMP, NULL, "{\"metadata\":{\"labels\":{\"x\":\"y\"}},\"status\":{\"phase\":\"Running\"}}", 200, true, NULL },
+		{ MERGE, NULL, "{\"spec\":{\"nodeName\":\"n9\"}}", 200, false, NULL },
+		/* strict field validation and dry runs */
+		{ SMP, NULL, unschedulable, 200, true, "?fieldValidation=Strict" },
+		{ SMP, NULL, "{\"status\":{\"bogus\":1}}", 200, true, "?fieldValidation=Strict" },
+		{ SMP, disruption, unschedulable, 200, false, "?dryRun=All" },
+		/* the indexed status fields follow (status.phase, status.podIP, status.nominatedNodeName) */
+		{ MERGE, unschedulable, "{\"status\":{\"phase\":\"Running\",\"podIP\":\"10.1.2.3\",\"nominatedNodeName\":\"n7\"}}",
+		  200, true, NULL },
+		{ MERGE, unschedulable, "{\"status\":{\"phase\":7,\"podIP\":true,\"nominatedNodeName\":null}}", 200, true, NULL },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		char *got[2], *answer[2];
+		char *got[2], *answer[2], fields[2][512];
 		for (int way = 0; way < 2; way++) {
 			char name[32], path[256];
 			snprintf(name, sizeof name, "sp%zu-%c", i, way ? 'b' : 'a');
@@ -1153,8 +1163,21 @@ static void test_status_patch_fast_equals_tree(void **state)
 			snprintf(rv0, sizeof rv0, "%s", jpath(o, "metadata.resourceVersion"));
 			cJSON_Delete(o);
 			struct resp r = {0};
-			cJSON_Delete(doreq_at(base, "PATCH", path, cases[i].ctype, cases[i].patch, NULL, NULL, &code, &r));
+			char ppath[300];
+			snprintf(ppath, sizeof ppath, "%s%s", path, cases[i].query ? cases[i].query : "");
+			cJSON_Delete(doreq_at(base, "PATCH", ppath, cases[i].ctype, cases[i].patch, NULL, NULL, &code, &r));
 			apis_status_patch_fast = true;
+			/* the index fields field selectors read */
+			pthread_rwlock_rdlock(&srv->lock);
+			struct apis_obj *so = apis_store_get(srv->rd_pods, "default", name);
+			assert_non_null(so);
+			fields[way][0] = 0;
+			for (int f = 0; f < srv->rd_pods->nfields; f++) {
+				const char *v = apis_obj_field(so, srv->rd_pods->fields[f]);
+				size_t fl = strlen(fields[way]);
+				snprintf(fields[way] + fl, sizeof fields[way] - fl, "%s=%s;", srv->rd_pods->fields[f], v ? v : "(none)");
+			}
+			pthread_rwlock_unlock(&srv->lock);
 			if (code != cases[i].code)
 				fail_msg("case %zu way %d: code %ld, want %ld: %s", i, way, code, cases[i].code, r.body);
 			o = doreq("GET", path, NULL, NULL, &code);
@@ -1178,6 +1201,8 @@ static void test_status_patch_fast_equals_tree(void **state)
 			fail_msg("case %zu answer:\n status alone %s\n  whole tree %s", i, answer[0], answer[1]);
 		if (strcmp(got[0], got[1]))
 			fail_msg("case %zu stored:\n status alone %s\n  whole tree %s", i, got[0], got[1]);
+		if (strcmp(fields[0], fields[1]))
+			fail_msg("case %zu fields:\n status alone %s\n  whole tree %s", i, fields[0], fields[1]);
 		for (int way = 0; way < 2; way++) {
 			free(got[way]);
 			free(answer[way]);
