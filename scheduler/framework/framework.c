@@ -745,6 +745,57 @@ struct sk_status sk_fw_run_filter(struct sk_framework *fw, struct sk_cycle_state
 	return sk_ok();
 }
 
+int sk_fw_run_filter_nodes(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			   const struct sk_node_info *const *nodes, int n, int max_feasible, uint8_t *res,
+			   struct sk_status *st, int *ran)
+{
+	int found = 0, k = 0;
+	/* Outside sk_fw_run_filter's plain and counted cases (timing, PreFilter's list not built,
+	 * evaluations reported per call), node by node through it. */
+	if (cs->nfilters < 0 || (cs->record_plugin_metrics && fw->env.observe) ||
+	    (tls_eval.fw != fw && fw->env.evaluated)) {
+		for (; k < n && found < max_feasible; k++) {
+			struct sk_status s = sk_fw_run_filter(fw, cs, pod, nodes[k]);
+			if (s.code == SK_SUCCESS) {
+				res[k] = SK_FW_FEASIBLE;
+				found++;
+				continue;
+			}
+			res[k] = s.code == SK_ERROR ? SK_FW_FAILED : SK_FW_REJECTED;
+			st[k] = s;
+		}
+		*ran = k;
+		return found;
+	}
+	/* The plain loop of sk_fw_run_filter with the per-node call, its status return and its
+	 * checks paid once per run: the same plugins in the same order, the same status. */
+	struct sk_plugin *const *pts = cs->filters;
+	const int nf = cs->nfilters;
+	const bool counted = tls_eval.fw == fw;
+	for (; k < n && found < max_feasible; k++) {
+		const struct sk_node_info *ni = nodes[k];
+		struct sk_status s;
+		int i = 0;
+		for (; i < nf; i++) {
+			s = pts[i]->desc->filter(pts[i], cs, pod, ni);
+			if (s.code != SK_SUCCESS)
+				break;
+		}
+		if (counted)
+			for (int q = 0; q < i + (i < nf); q++)
+				filter_evaluated(fw, pts[q]);
+		if (i == nf) {
+			res[k] = SK_FW_FEASIBLE;
+			found++;
+			continue;
+		}
+		st[k] = filter_failed(pts[i], &s);
+		res[k] = st[k].code == SK_ERROR ? SK_FW_FAILED : SK_FW_REJECTED;
+	}
+	*ran = k;
+	return found;
+}
+
 struct sk_status sk_fw_run_filter_with_nominated(struct sk_framework *fw, struct sk_cycle_state *cs,
 						 const struct sk_pod *pod, const struct sk_node_info *ni)
 {
