@@ -774,12 +774,14 @@ int sk_fw_run_filter_nodes(struct sk_framework *fw, struct sk_cycle_state *cs, c
 	const bool counted = tls_eval.fw == fw;
 	for (; k < n && found < max_feasible; k++) {
 		const struct sk_node_info *ni = nodes[k];
-		struct sk_status s;
 		int i = 0;
 		for (; i < nf; i++) {
-			s = pts[i]->desc->filter(pts[i], cs, pod, ni);
-			if (s.code != SK_SUCCESS)
+			/* scoped to the call, so that the plugin returns straight into it */
+			struct sk_status s = pts[i]->desc->filter(pts[i], cs, pod, ni);
+			if (s.code != SK_SUCCESS) {
+				st[k] = filter_failed(pts[i], &s);
 				break;
+			}
 		}
 		if (counted)
 			for (int q = 0; q < i + (i < nf); q++)
@@ -789,7 +791,6 @@ int sk_fw_run_filter_nodes(struct sk_framework *fw, struct sk_cycle_state *cs, c
 			found++;
 			continue;
 		}
-		st[k] = filter_failed(pts[i], &s);
 		res[k] = st[k].code == SK_ERROR ? SK_FW_FAILED : SK_FW_REJECTED;
 	}
 	*ran = k;
@@ -1036,6 +1037,43 @@ static void score_range(int begin, int end, void *arg)
 	fw->env.working(fw->env.ctx, "Score", -1);
 }
 
+/* t->total[i] = Σ_p scores[p][i] × weight[p], four plugin rows per pass over the nodes (a group
+ * short of four repeats its first row with weight 0), each score checked against
+ * [SK_MIN_NODE_SCORE, SK_MAX_NODE_SCORE] through the largest distance from the minimum. False
+ * when a score is out of range: the caller then finds the first one (pkg/scheduler/framework/
+ * runtime/framework.go, RunScorePlugins) and drops the totals. The products and sums are taken
+ * modulo 2^64, so an out-of-range score cannot overflow; in range they are the exact sums (the
+ * profile's weights are checked against overflow, scheduler/config/config.c). */
+static bool score_totals(struct sk_score_table *t)
+{
+	const size_t nn = (size_t)t->nnodes;
+	const int np = t->nplugins;
+	uint64_t worst = 0;
+	for (int g = 0; g < np; g += 4) {
+		const int64_t *r[4];
+		uint64_t w[4];
+		for (int q = 0; q < 4; q++) {
+			int p = g + q < np ? g + q : g;
+			r[q] = &t->scores[(size_t)p * nn];
+			w[q] = g + q < np ? (uint64_t)(int64_t)t->weight[p] : 0;
+		}
+		const int64_t *r0 = r[0], *r1 = r[1], *r2 = r[2], *r3 = r[3];
+		int64_t *total = t->total;
+		for (size_t i = 0; i < nn; i++) {
+			uint64_t a = (uint64_t)r0[i], b = (uint64_t)r1[i], c = (uint64_t)r2[i], d = (uint64_t)r3[i];
+			uint64_t da = a - (uint64_t)SK_MIN_NODE_SCORE, db = b - (uint64_t)SK_MIN_NODE_SCORE;
+			uint64_t dc = c - (uint64_t)SK_MIN_NODE_SCORE, dd = d - (uint64_t)SK_MIN_NODE_SCORE;
+			worst = da > worst ? da : worst;
+			worst = db > worst ? db : worst;
+			worst = dc > worst ? dc : worst;
+			worst = dd > worst ? dd : worst;
+			uint64_t sum = a * w[0] + b * w[1] + c * w[2] + d * w[3];
+			total[i] = (int64_t)(g ? (uint64_t)total[i] + sum : sum);
+		}
+	}
+	return worst <= (uint64_t)(SK_MAX_NODE_SCORE - SK_MIN_NODE_SCORE);
+}
+
 struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				 const struct sk_node_info *const *nodes, int nnodes, struct sk_score_table *t)
 {
@@ -1114,7 +1152,9 @@ struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state 
 		for (int i = 0; i < nnodes; i++)
 			row[i] = ns[i].score;
 	}
-	for (int i = 0; i < nnodes; i++) {
+	if (score_totals(t))
+		goto done;
+	for (int i = 0; i < nnodes; i++) { /* a score out of range: the first, node by node, as upstream */
 		int64_t total = 0;
 		for (int p = 0; p < t->nplugins; p++) {
 			int64_t s = t->scores[(size_t)p * (size_t)nnodes + (size_t)i];
