@@ -1,6 +1,7 @@
 /* Tests for scheduler/framework/framework.c (+ waiting.c, nominator.c): profile build, every extension point
  * with every status code and upstream's effects, cycle state, handle, queueing hints. The test
  * plugins TestA..TestD come from scheduler/tests/testkit.c. */
+#include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -534,6 +535,166 @@ static void test_filter_runner_modes(void **state)
 	}
 }
 
+/* sk_fw_run_filter_nodes over a run of six nodes n0..n5 (Filter A, B, C; A rejects n1, C the
+ * nodes listed) in every runner mode: per node the result and status of sk_fw_run_filter, the
+ * plugins called as often, the stop after max_feasible feasible nodes, nothing written past the
+ * last node filtered, and buffers reused from case to case never showing an earlier case's
+ * results. */
+static void test_filter_nodes_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		bool prefilter, sampled, evaluated_hook, chunk;
+	} modes[] = {
+		{ "plain", true, false, false, false },
+		{ "counted per chunk", true, false, true, true },
+		{ "counted per call", true, false, true, false },
+		{ "sampled", true, true, true, true },
+		{ "no PreFilter list", false, false, true, true },
+	};
+	enum { NN = 6 };
+	static const struct {
+		const char *name;
+		bool a_rejects;          /* A rejects n1 */
+		const char *c_nodes[3];  /* C's nodes, with code c */
+		enum sk_code c;
+		int max_feasible;
+		const char *want_res;    /* per node filtered: 1 feasible, 2 rejected, 3 error */
+		const char *want_plugin; /* per node filtered: A, C or '-' */
+		int want_found, calls_a, calls_b, calls_c;
+	} cases[] = {
+		{ "all pass", false, { NULL }, SK_SUCCESS, INT32_MAX, "111111", "------", 6, 6, 6, 6 },
+		{ "rejections by the first and the last plugin", true, { "n3", "n4" }, SK_UNSCHEDULABLE, INT32_MAX,
+		  "121221", "-A-CC-", 3, 6, 5, 5 },
+		{ "all pass again (no stale result)", false, { NULL }, SK_SUCCESS, INT32_MAX, "111111", "------", 6, 6,
+		  6, 6 },
+		{ "stop after 2 feasible", true, { "n3", "n4" }, SK_UNSCHEDULABLE, 2, "121", "-A-", 2, 3, 2, 2 },
+		{ "stop at the last node", true, { "n0" }, SK_UNSCHEDULABLE_AND_UNRESOLVABLE, 4, "221111", "CA----", 4, 6,
+		  5, 5 },
+		{ "an Error does not stop the run", false, { "n2" }, SK_WAIT, INT32_MAX, "113111", "--C---", 5, 6, 6, 6 },
+		{ "max 0", true, { NULL }, SK_SUCCESS, 0, "", "", 0, 0, 0, 0 },
+	};
+	struct sk_node_info *nis[NN];
+	for (int i = 0; i < NN; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "n%d", i);
+		nis[i] = ni_named(name);
+	}
+	uint8_t res[NN + 1];
+	struct sk_status st[NN + 1];
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+			tk_reset();
+			memset(filter_evals, 0, sizeof(filter_evals));
+			struct tk_profile tp;
+			tk_profile_minimal(&tp, "p");
+			tk_profile_add(&tp, SK_EP_PRE_FILTER, TK_B, 0);
+			tk_profile_add(&tp, SK_EP_FILTER, TK_A, 0);
+			tk_profile_add(&tp, SK_EP_FILTER, TK_B, 0);
+			tk_profile_add(&tp, SK_EP_FILTER, TK_C, 0);
+			struct sk_framework_env env = { .pool = pool, .snapshot = env_snapshot,
+							.observe = modes[m].sampled ? env_observe : NULL,
+							.evaluated = modes[m].evaluated_hook ? env_evaluated : NULL };
+			char *err = NULL;
+			struct sk_framework *fw = sk_framework_new(&cfg, &tp.p, &env, &err);
+			if (!fw)
+				fail_msg("sk_framework_new: %s", err ? err : "?");
+			struct sk_pod *pod = pod_prio("p", 0);
+			struct sk_cycle_state *cs = sk_cycle_state_new(fw, modes[m].sampled);
+			if (modes[m].prefilter) {
+				struct sk_prefilter_result r;
+				struct sk_status ps = sk_fw_run_pre_filter(fw, cs, pod, &r, NULL, 0, NULL);
+				assert_int_equal(ps.code, SK_SUCCESS);
+				free(r.names);
+			}
+			if (cases[k].a_rejects) {
+				tk_beh[TK_A].filter_nodes[0] = "n1";
+				tk_beh[TK_A].filter = SK_UNSCHEDULABLE;
+				tk_beh[TK_A].filter_reason = "a rejects";
+			}
+			for (int c = 0; c < 3 && cases[k].c_nodes[c]; c++)
+				tk_beh[TK_C].filter_nodes[c] = cases[k].c_nodes[c];
+			tk_beh[TK_C].filter = cases[k].c;
+			tk_beh[TK_C].filter_reason = "c rejects";
+			memset(res, 0xee, sizeof(res));
+			if (modes[m].chunk)
+				sk_fw_filter_chunk_begin(fw);
+			int ran = -1;
+			int found = sk_fw_run_filter_nodes(fw, cs, pod, (const struct sk_node_info *const *)nis, NN,
+							   cases[k].max_feasible, res, st, &ran);
+			if (modes[m].chunk)
+				sk_fw_filter_chunk_end(fw);
+			int want_ran = (int)strlen(cases[k].want_res);
+			if (found != cases[k].want_found || ran != want_ran)
+				fail_msg("mode %s, case %s: found %d ran %d", modes[m].name, cases[k].name, found, ran);
+			for (int i = 0; i < NN + 1; i++) {
+				if (i >= ran) {
+					if (res[i] != 0xee)
+						fail_msg("mode %s, case %s: res[%d] written past the run", modes[m].name,
+							 cases[k].name, i);
+					continue;
+				}
+				if (res[i] != cases[k].want_res[i] - '0')
+					fail_msg("mode %s, case %s: res[%d] = %d", modes[m].name, cases[k].name, i, res[i]);
+				if (res[i] == SK_FW_FEASIBLE)
+					continue;
+				const char *want_plugin = cases[k].want_plugin[i] == 'A' ? "TestA" : "TestC";
+				char want_msg[64];
+				snprintf(want_msg, sizeof(want_msg), "%s%s",
+					 res[i] == SK_FW_FAILED ? "running \"TestC\" filter plugin: " : "",
+					 cases[k].want_plugin[i] == 'A' ? "a rejects" : "c rejects");
+				enum sk_code want_code = res[i] == SK_FW_FAILED		 ? SK_ERROR
+							 : cases[k].want_plugin[i] == 'A' ? SK_UNSCHEDULABLE
+											  : cases[k].c;
+				if (st[i].code != want_code || !st[i].plugin || strcmp(st[i].plugin, want_plugin) ||
+				    strcmp(msg(&st[i]), want_msg))
+					fail_msg("mode %s, case %s: node %d: %s plugin=%s \"%s\"", modes[m].name, cases[k].name,
+						 i, sk_code_string(st[i].code), st[i].plugin ? st[i].plugin : "-", msg(&st[i]));
+				/* the status sk_fw_run_filter gives for the node */
+				struct sk_status one = sk_fw_run_filter(fw, cs, pod, nis[i]);
+				assert_int_equal(one.code, st[i].code);
+				assert_string_equal(one.plugin, st[i].plugin);
+				char *a = sk_status_message(&one), *b = sk_status_message(&st[i]);
+				assert_string_equal(a, b);
+				free(a);
+				free(b);
+				sk_status_reset(&one);
+				sk_status_reset(&st[i]);
+				/* the calls of that check are not the run's */
+				atomic_fetch_sub(&tk_beh[TK_A].filter_calls, 1);
+				if (cases[k].want_plugin[i] != 'A') {
+					atomic_fetch_sub(&tk_beh[TK_B].filter_calls, 1);
+					atomic_fetch_sub(&tk_beh[TK_C].filter_calls, 1);
+				}
+				if (modes[m].evaluated_hook) { /* reported per call outside a chunk */
+					filter_evals[TK_A]--;
+					if (cases[k].want_plugin[i] != 'A') {
+						filter_evals[TK_B]--;
+						filter_evals[TK_C]--;
+					}
+				}
+			}
+			if (atomic_load(&tk_beh[TK_A].filter_calls) != cases[k].calls_a ||
+			    atomic_load(&tk_beh[TK_B].filter_calls) != cases[k].calls_b ||
+			    atomic_load(&tk_beh[TK_C].filter_calls) != cases[k].calls_c)
+				fail_msg("mode %s, case %s: calls %d %d %d", modes[m].name, cases[k].name,
+					 atomic_load(&tk_beh[TK_A].filter_calls), atomic_load(&tk_beh[TK_B].filter_calls),
+					 atomic_load(&tk_beh[TK_C].filter_calls));
+			if (modes[m].evaluated_hook &&
+			    (filter_evals[TK_A] != cases[k].calls_a || filter_evals[TK_B] != cases[k].calls_b ||
+			     filter_evals[TK_C] != cases[k].calls_c))
+				fail_msg("mode %s, case %s: evaluations %g %g %g", modes[m].name, cases[k].name,
+					 filter_evals[TK_A], filter_evals[TK_B], filter_evals[TK_C]);
+			sk_cycle_state_free(cs);
+			sk_pod_unref(pod);
+			sk_framework_unref(fw);
+		}
+	}
+	for (int i = 0; i < NN; i++)
+		sk_node_info_free(nis[i]);
+}
+
 static void test_filter_with_nominated_pods(void **state)
 {
 	(void)state;
@@ -799,6 +960,97 @@ static void test_score_batch(void **state)
 		sk_node_info_free(nis[i]);
 	sk_pod_unref(pod);
 	sk_framework_unref(fw);
+}
+
+/* The weighted totals of 1 to 5 Score plugins (one and two groups of score_totals' four rows,
+ * weights 2, 3, 5, 7, 11) over nine nodes, and scores out of range: the error names the first in
+ * node order, then plugin order, whatever row group holds it, including a score whose product
+ * with its weight does not fit in 64 bits. */
+static void test_score_totals_table(void **state)
+{
+	(void)state;
+	enum { NN = 9 };
+	static const int32_t weights[TK_NPLUGINS] = { 2, 3, 5, 7, 11 };
+	static const struct {
+		int nplugins, nbad;
+		struct {
+			int plugin, node;
+			int64_t score;
+		} bad[2];
+		const char *want_plugin; /* NULL: no error */
+		int64_t want_score;
+	} cases[] = {
+		{ 1, 0, { { 0 } }, NULL, 0 },
+		{ 2, 0, { { 0 } }, NULL, 0 },
+		{ 3, 0, { { 0 } }, NULL, 0 },
+		{ 4, 0, { { 0 } }, NULL, 0 },
+		{ 5, 0, { { 0 } }, NULL, 0 },
+		{ 5, 2, { { 4, 2, 101 }, { 0, 3, -1 } }, "TestE", 101 },
+		{ 5, 2, { { 4, 3, 101 }, { 1, 3, -1 } }, "TestB", -1 },
+		{ 4, 2, { { 3, 8, 100 }, { 3, 7, INT64_MAX } }, "TestD", INT64_MAX },
+		{ 3, 1, { { 2, 0, INT64_MIN } }, "TestC", INT64_MIN },
+		{ 1, 1, { { 0, 8, 101 } }, "TestA", 101 },
+	};
+	struct sk_node_info *nis[NN];
+	for (int i = 0; i < NN; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "n%d", i);
+		nis[i] = ni_named(name);
+	}
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		tk_reset();
+		struct tk_profile tp;
+		tk_profile_minimal(&tp, "p");
+		for (int p = 0; p < cases[k].nplugins; p++) {
+			tk_profile_add(&tp, SK_EP_SCORE, p, weights[p]);
+			tk_beh[p].score_default = 10 + p;
+			tk_beh[p].score_nodes[0] = "n1"; /* one more per plugin, so that no two rows are equal */
+			tk_beh[p].score_of[0] = 50 + 7 * p;
+			tk_beh[p].score_nodes[1] = "n5";
+			tk_beh[p].score_of[1] = 100 - p;
+		}
+		for (int b = 0; b < cases[k].nbad; b++) {
+			int p = cases[k].bad[b].plugin;
+			static const char *const names[NN] = { "n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8" };
+			int e = 2;
+			while (tk_beh[p].score_nodes[e])
+				e++;
+			tk_beh[p].score_nodes[e] = names[cases[k].bad[b].node];
+			tk_beh[p].score_of[e] = cases[k].bad[b].score;
+		}
+		struct sk_framework *fw = mkfw(&tp, NULL);
+		struct sk_pod *pod = pod_prio("p", 0);
+		struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
+		struct sk_score_table t = { 0 };
+		struct sk_status s = sk_fw_run_score(fw, cs, pod, (const struct sk_node_info *const *)nis, NN, &t);
+		if (cases[k].want_plugin) {
+			char want[256];
+			snprintf(want, sizeof(want),
+				 "applying score defaultWeights on Score plugins: plugin \"%s\" returns an invalid score %" PRId64
+				 ", it should in the range of [0, 100] after normalizing",
+				 cases[k].want_plugin, cases[k].want_score);
+			if (s.code != SK_ERROR || strcmp(msg(&s), want) || !s.plugin || strcmp(s.plugin, cases[k].want_plugin))
+				fail_msg("case %zu: got %s \"%s\"", k, sk_code_string(s.code), msg(&s));
+			assert_null(t.total);
+		} else {
+			assert_int_equal(s.code, SK_SUCCESS);
+			assert_int_equal(t.nplugins, cases[k].nplugins);
+			for (int i = 0; i < NN; i++) {
+				int64_t want = 0;
+				for (int p = 0; p < cases[k].nplugins; p++)
+					want += (i == 1 ? 50 + 7 * p : i == 5 ? 100 - p : 10 + p) * weights[p];
+				if (t.total[i] != want)
+					fail_msg("case %zu, node %d: total %" PRId64 ", want %" PRId64, k, i, t.total[i], want);
+			}
+		}
+		sk_status_reset(&s);
+		sk_score_table_free(&t);
+		sk_cycle_state_free(cs);
+		sk_pod_unref(pod);
+		sk_framework_unref(fw);
+	}
+	for (int i = 0; i < NN; i++)
+		sk_node_info_free(nis[i]);
 }
 
 static void test_score_errors(void **state)
@@ -1246,10 +1498,12 @@ int main(void)
 		cmocka_unit_test_setup(test_prefilter_result_intersection, setup),
 		cmocka_unit_test_setup(test_filter_first_failure_and_errors, setup),
 		cmocka_unit_test_setup(test_filter_runner_modes, setup),
+		cmocka_unit_test_setup(test_filter_nodes_table, setup),
 		cmocka_unit_test_setup(test_filter_with_nominated_pods, setup),
 		cmocka_unit_test_setup(test_post_filter, setup),
 		cmocka_unit_test_setup(test_score_weights_and_normalize, setup),
 		cmocka_unit_test_setup(test_score_errors, setup),
+		cmocka_unit_test_setup(test_score_totals_table, setup),
 		cmocka_unit_test_setup(test_score_batch, setup),
 		cmocka_unit_test_setup(test_reserve_unreserve_order, setup),
 		cmocka_unit_test_setup(test_permit, setup),
