@@ -533,13 +533,16 @@ static int64_t least_allocated_cpu_memory(const struct sk_node_info *ni, const i
 {
 	int64_t alloc_cpu = ni->node->allocatable.milli_cpu, req_cpu = ni->non_zero_milli_cpu + pod_requests[0];
 	int64_t alloc_mem = ni->node->allocatable.memory, req_mem = ni->non_zero_memory + pod_requests[1];
-	int64_t cpu = alloc_cpu == 0 || req_cpu > alloc_cpu ? 0 : (alloc_cpu - req_cpu) * SK_MAX_NODE_SCORE / alloc_cpu;
-	int64_t mem = alloc_mem == 0 || req_mem > alloc_mem ? 0 : (alloc_mem - req_mem) * SK_MAX_NODE_SCORE / alloc_mem;
-	/* the weighted mean of the resources with allocatable: the sum over a weight sum of 2 (a
-	 * constant divisor), or the one resource */
-	if (alloc_cpu != 0 && alloc_mem != 0)
-		return (cpu + mem) / 2;
-	return alloc_cpu != 0 ? cpu : mem;
+	if (alloc_cpu == 0 || alloc_mem == 0) { /* one resource left in the mean, or none */
+		if (alloc_cpu != 0)
+			return req_cpu > alloc_cpu ? 0 : (alloc_cpu - req_cpu) * SK_MAX_NODE_SCORE / alloc_cpu;
+		if (alloc_mem != 0)
+			return req_mem > alloc_mem ? 0 : (alloc_mem - req_mem) * SK_MAX_NODE_SCORE / alloc_mem;
+		return 0;
+	}
+	int64_t cpu = req_cpu > alloc_cpu ? 0 : (alloc_cpu - req_cpu) * SK_MAX_NODE_SCORE / alloc_cpu;
+	int64_t mem = req_mem > alloc_mem ? 0 : (alloc_mem - req_mem) * SK_MAX_NODE_SCORE / alloc_mem;
+	return (cpu + mem) / 2; /* the weight sum, a constant divisor here */
 }
 
 /* True when score_node(a, ...) == least_allocated_cpu_memory(...). */
