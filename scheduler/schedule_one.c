@@ -887,16 +887,38 @@ static const int64_t *prioritize_nodes(struct sk_scheduler *s, struct sk_framewo
 static int select_host(struct sk_scheduler *s, const int64_t *totals, int n)
 {
 	int best = 0, cnt = 1;
+	if (s->env.rand) { /* an injected source (simulate, tests) */
+		for (int i = 1; i < n; i++) {
+			if (totals[i] > totals[best]) {
+				best = i;
+				cnt = 1;
+			} else if (totals[i] == totals[best]) {
+				cnt++;
+				if (next_rand(s) % (uint64_t)cnt == 0)
+					best = i;
+			}
+		}
+		return best;
+	}
+	/* next_rand's xorshift64* with its state and the best total in registers: the same draws,
+	 * one per tie, in the same order */
+	uint64_t x = s->rng;
+	int64_t top = n > 0 ? totals[0] : 0;
 	for (int i = 1; i < n; i++) {
-		if (totals[i] > totals[best]) {
+		if (totals[i] > top) {
+			top = totals[i];
 			best = i;
 			cnt = 1;
-		} else if (totals[i] == totals[best]) {
+		} else if (totals[i] == top) {
 			cnt++;
-			if (next_rand(s) % (uint64_t)cnt == 0)
+			x ^= x >> 12;
+			x ^= x << 25;
+			x ^= x >> 27;
+			if (x * 0x2545F4914F6CDD1DULL % (uint64_t)cnt == 0)
 				best = i;
 		}
 	}
+	s->rng = x;
 	return best;
 }
 
