@@ -745,6 +745,42 @@ struct sk_status sk_fw_run_filter(struct sk_framework *fw, struct sk_cycle_state
 	return sk_ok();
 }
 
+/* sk_fw_run_filter_nodes in sk_fw_run_filter's plain and counted cases: the plain loop of
+ * sk_fw_run_filter with the per-node call, its status return and its checks paid once per run
+ * (the same plugins in the same order, the same status). Inlined once per value of counted, so
+ * that the plain loop keeps the plugin loop's values in registers. */
+static inline __attribute__((always_inline)) int
+filter_nodes_plain(const struct sk_framework *fw, struct sk_plugin *const *pts, int nf, struct sk_cycle_state *cs,
+		   const struct sk_pod *pod, const struct sk_node_info *const *nodes, int n, int max_feasible,
+		   uint8_t *res, struct sk_status *st, int *ran, const bool counted)
+{
+	struct sk_plugin *const *const pts_end = pts + nf;
+	int left = max_feasible, k = 0;
+	for (; k < n && left > 0; k++) {
+		const struct sk_node_info *ni = nodes[k];
+		struct sk_plugin *const *pp = pts;
+		for (; pp < pts_end; pp++) {
+			/* scoped to the call, so that the plugin returns straight into it */
+			struct sk_status s = (*pp)->desc->filter(*pp, cs, pod, ni);
+			if (s.code != SK_SUCCESS) {
+				st[k] = filter_failed(*pp, &s);
+				break;
+			}
+		}
+		if (counted)
+			for (struct sk_plugin *const *q = pts; q < pp + (pp < pts_end); q++)
+				filter_evaluated(fw, *q);
+		if (pp == pts_end) {
+			res[k] = SK_FW_FEASIBLE;
+			left--;
+			continue;
+		}
+		res[k] = st[k].code == SK_ERROR ? SK_FW_FAILED : SK_FW_REJECTED;
+	}
+	*ran = k;
+	return max_feasible - left;
+}
+
 int sk_fw_run_filter_nodes(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
 			   const struct sk_node_info *const *nodes, int n, int max_feasible, uint8_t *res,
 			   struct sk_status *st, int *ran)
@@ -767,34 +803,10 @@ int sk_fw_run_filter_nodes(struct sk_framework *fw, struct sk_cycle_state *cs, c
 		*ran = k;
 		return found;
 	}
-	/* The plain loop of sk_fw_run_filter with the per-node call, its status return and its
-	 * checks paid once per run: the same plugins in the same order, the same status. */
-	struct sk_plugin *const *pts = cs->filters;
-	const int nf = cs->nfilters;
-	const bool counted = tls_eval.fw == fw;
-	for (; k < n && found < max_feasible; k++) {
-		const struct sk_node_info *ni = nodes[k];
-		int i = 0;
-		for (; i < nf; i++) {
-			/* scoped to the call, so that the plugin returns straight into it */
-			struct sk_status s = pts[i]->desc->filter(pts[i], cs, pod, ni);
-			if (s.code != SK_SUCCESS) {
-				st[k] = filter_failed(pts[i], &s);
-				break;
-			}
-		}
-		if (counted)
-			for (int q = 0; q < i + (i < nf); q++)
-				filter_evaluated(fw, pts[q]);
-		if (i == nf) {
-			res[k] = SK_FW_FEASIBLE;
-			found++;
-			continue;
-		}
-		res[k] = st[k].code == SK_ERROR ? SK_FW_FAILED : SK_FW_REJECTED;
-	}
-	*ran = k;
-	return found;
+	if (tls_eval.fw == fw)
+		return filter_nodes_plain(fw, cs->filters, cs->nfilters, cs, pod, nodes, n, max_feasible, res, st, ran,
+					  true);
+	return filter_nodes_plain(fw, cs->filters, cs->nfilters, cs, pod, nodes, n, max_feasible, res, st, ran, false);
 }
 
 struct sk_status sk_fw_run_filter_with_nominated(struct sk_framework *fw, struct sk_cycle_state *cs,
