@@ -1134,7 +1134,12 @@ struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state 
 			j.order[k++] = p;
 	atomic_init(&j.cancel, 0);
 	pthread_mutex_init(&j.mu, NULL);
-	sk_parallel_for_range(fw->env.pool, nnodes, 0, fw->env.working ? score_range : score_chunk, &j, &j.cancel);
+	/* Chunks of upstream's size let a worker share the loop; with no worker thread to share it
+	 * (a pool of one thread, or none) they only add a score_batch call per plugin per chunk, so
+	 * the nodes go in one chunk, except in a cycle sampled for plugin metrics, whose
+	 * observations are per chunk (score_batch_range). */
+	int chunk = sk_pool_threads(fw->env.pool) <= 1 && !(cs->record_plugin_metrics && fw->env.observe) ? nnodes : 0;
+	sk_parallel_for_range(fw->env.pool, nnodes, chunk, fw->env.working ? score_range : score_chunk, &j, &j.cancel);
 	pthread_mutex_destroy(&j.mu);
 	free(j.order);
 	if (j.err_node >= 0) {

@@ -1053,6 +1053,83 @@ static void test_score_totals_table(void **state)
 		sk_node_info_free(nis[i]);
 }
 
+/* Score's chunks: with a worker to share the loop (the tests' 16-thread pool) or in a cycle
+ * sampled for plugin metrics, chunks of upstream's size; with no worker (no pool, or a pool of
+ * one thread), the nodes in one score_batch call per plugin. The scores and totals are the same
+ * in every case. TestE has score_batch, TestA scores node by node. */
+static void test_score_chunks_table(void **state)
+{
+	(void)state;
+	enum { NN = 100 }; /* chunks of 10 (sqrt) */
+	static const struct {
+		const char *name;
+		int threads; /* 0: no pool */
+		bool sampled;
+	} cases[] = {
+		{ "no pool", 0, false },
+		{ "a pool of one thread", 1, false },
+		{ "no pool, a sampled cycle", 0, true },
+		{ "a pool of one thread, a sampled cycle", 1, true },
+		{ "the tests' pool", 16, false },
+	};
+	struct sk_node_info *nis[NN];
+	for (int i = 0; i < NN; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "n%d", i);
+		nis[i] = ni_named(name);
+	}
+	int64_t want_total[NN];
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		tk_reset();
+		struct tk_profile tp;
+		tk_profile_minimal(&tp, "p");
+		tk_profile_add(&tp, SK_EP_SCORE, TK_A, 2);
+		tk_profile_add(&tp, SK_EP_SCORE, TK_E, 3);
+		tk_beh[TK_A].score_default = 10;
+		tk_beh[TK_A].score_nodes[0] = "n42";
+		tk_beh[TK_A].score_of[0] = 70;
+		tk_beh[TK_E].score_default = 4;
+		tk_beh[TK_E].score_nodes[0] = "n7";
+		tk_beh[TK_E].score_of[0] = 90;
+		struct sk_pool *p = cases[k].threads == 0 ? NULL : cases[k].threads == 16 ? pool : sk_pool_new(1, NULL);
+		struct sk_framework_env env = { .pool = p, .snapshot = env_snapshot, .observe = env_observe };
+		char *err = NULL;
+		struct sk_framework *fw = sk_framework_new(&cfg, &tp.p, &env, &err);
+		if (!fw)
+			fail_msg("sk_framework_new: %s", err ? err : "?");
+		struct sk_pod *pod = pod_prio("p", 0);
+		struct sk_cycle_state *cs = sk_cycle_state_new(fw, cases[k].sampled);
+		struct sk_score_table t = { 0 };
+		struct sk_status s = sk_fw_run_score(fw, cs, pod, (const struct sk_node_info *const *)nis, NN, &t);
+		assert_int_equal(s.code, SK_SUCCESS);
+		for (int i = 0; i < NN; i++) {
+			int64_t want = (i == 42 ? 70 : 10) * 2 + (i == 7 ? 90 : 4) * 3;
+			if (k > 0)
+				assert_int_equal(want_total[i], want);
+			want_total[i] = want;
+			if (t.total[i] != want)
+				fail_msg("%s: node %d total %" PRId64 ", want %" PRId64, cases[k].name, i, t.total[i], want);
+		}
+		/* TestE's score_batch calls: one, or one per chunk (SK_POOL_THREADS may give the pool of
+		 * "one thread" more) */
+		int chunk = sk_pool_chunk_size(NN, sk_pool_parallelism(p));
+		int want_calls = sk_pool_threads(p) <= 1 && !cases[k].sampled ? 1 : (NN + chunk - 1) / chunk;
+		int calls = atomic_load(&tk_beh[TK_E].batch_calls);
+		if ((cases[k].threads <= 1 && calls != want_calls) || calls < 1 || calls > (NN + chunk - 1) / chunk ||
+		    atomic_load(&tk_beh[TK_E].batch_nodes) != NN || atomic_load(&tk_beh[TK_A].score_calls) != NN)
+			fail_msg("%s: %d score_batch calls (want %d) over %d nodes, %d score calls", cases[k].name, calls, want_calls,
+				 atomic_load(&tk_beh[TK_E].batch_nodes), atomic_load(&tk_beh[TK_A].score_calls));
+		sk_score_table_free(&t);
+		sk_cycle_state_free(cs);
+		sk_pod_unref(pod);
+		sk_framework_unref(fw);
+		if (p && p != pool)
+			sk_pool_free(p);
+	}
+	for (int i = 0; i < NN; i++)
+		sk_node_info_free(nis[i]);
+}
+
 static void test_score_errors(void **state)
 {
 	(void)state;
@@ -1504,6 +1581,7 @@ int main(void)
 		cmocka_unit_test_setup(test_score_weights_and_normalize, setup),
 		cmocka_unit_test_setup(test_score_errors, setup),
 		cmocka_unit_test_setup(test_score_totals_table, setup),
+		cmocka_unit_test_setup(test_score_chunks_table, setup),
 		cmocka_unit_test_setup(test_score_batch, setup),
 		cmocka_unit_test_setup(test_reserve_unreserve_order, setup),
 		cmocka_unit_test_setup(test_permit, setup),
