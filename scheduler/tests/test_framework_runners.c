@@ -172,7 +172,7 @@ static void test_filter_nodes_table(void **state)
 	};
 	struct sk_node_info *nis[NN];
 	for (int i = 0; i < NN; i++) {
-		char name[8];
+		char name[16];
 		snprintf(name, sizeof(name), "n%d", i);
 		nis[i] = ni_named(name);
 	}
@@ -288,7 +288,7 @@ static void test_score_totals_table(void **state)
 	};
 	struct sk_node_info *nis[NN];
 	for (int i = 0; i < NN; i++) {
-		char name[8];
+		char name[16];
 		snprintf(name, sizeof(name), "n%d", i);
 		nis[i] = ni_named(name);
 	}
@@ -369,7 +369,7 @@ static void test_score_chunks_table(void **state)
 	};
 	struct sk_node_info *nis[NN];
 	for (int i = 0; i < NN; i++) {
-		char name[8];
+		char name[16];
 		snprintf(name, sizeof(name), "n%d", i);
 		nis[i] = ni_named(name);
 	}
