@@ -5,6 +5,7 @@
  * result (feasible nodes, statuses, next start index) is what a single thread would produce. */
 #include "scheduler/schedule_one.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -304,7 +305,7 @@ struct filter_job {
 	const struct sk_pod *pod;
 	const struct sk_node_info *const *nodes;
 	int n, start, want, chunk;
-	uint8_t *res;          /* 1 feasible, 2 rejected, 3 error */
+	uint8_t *res;          /* SK_FW_FEASIBLE, SK_FW_REJECTED, SK_FW_FAILED (runtime.h) */
 	struct sk_status *st;
 	int *chunk_found;      /* all 0 on entry; see struct sk_scheduler */
 	atomic_int feasible;   /* in every finished chunk */
@@ -331,6 +332,11 @@ static void filter_chunk_done(struct filter_job *j, int begin, int found)
 	pthread_mutex_unlock(&j->mu);
 }
 
+/* Nodes a chunk filters between two looks at whether it became the head (below): the cut-off
+ * stays exact for the head, and a chunk that becomes the head in the middle of a run evaluates at
+ * most this many nodes past it, whose statuses pass_filters drops. */
+#define FILTER_RUN 16
+
 static void filter_range(int begin, int end, void *arg)
 {
 	struct filter_job *j = arg;
@@ -347,7 +353,7 @@ static void filter_range(int begin, int end, void *arg)
 	if (idx >= j->n)
 		idx -= j->n;
 	sk_fw_filter_chunk_begin(j->fw); /* scheduler_plugin_evaluation_total, summed per chunk */
-	for (int i = begin; i < end; i++) {
+	for (int i = begin; i < end;) {
 		if (!head && atomic_load_explicit(&j->done_end, memory_order_acquire) == begin) {
 			head = true;
 			stop = j->want + 1 - atomic_load_explicit(&j->done_feasible, memory_order_relaxed);
@@ -357,20 +363,41 @@ static void filter_range(int begin, int end, void *arg)
 			atomic_store(&j->cancel, 1);
 			break;
 		}
-		const struct sk_node_info *ni = j->nodes[idx];
-		if (++idx == j->n)
-			idx = 0;
-		struct sk_status st = plain ? sk_fw_run_filter(j->fw, j->cs, j->pod, ni)
-					    : sk_fw_run_filter_with_nominated(j->fw, j->cs, j->pod, ni);
-		if (st.code == SK_SUCCESS) {
-			j->res[i] = 1;
-			found++;
-		} else {
-			j->res[i] = st.code == SK_ERROR ? 3 : 2;
-			j->st[i] = st;
-			if (st.code == SK_ERROR)
-				atomic_store(&j->cancel, 1);
+		if (!plain) {
+			const struct sk_node_info *ni = j->nodes[idx];
+			if (++idx == j->n)
+				idx = 0;
+			struct sk_status st = sk_fw_run_filter_with_nominated(j->fw, j->cs, j->pod, ni);
+			if (st.code == SK_SUCCESS) {
+				j->res[i] = SK_FW_FEASIBLE;
+				found++;
+			} else {
+				j->res[i] = st.code == SK_ERROR ? SK_FW_FAILED : SK_FW_REJECTED;
+				j->st[i] = st;
+				if (st.code == SK_ERROR)
+					atomic_store(&j->cancel, 1);
+			}
+			i++;
+			continue;
 		}
+		/* a run ends at the chunk's end, at the wrap of the scan, and, until this chunk is
+		 * the head, after FILTER_RUN nodes */
+		int len = end - i;
+		if (len > j->n - idx)
+			len = j->n - idx;
+		if (!head && len > FILTER_RUN)
+			len = FILTER_RUN;
+		int ran = 0;
+		int ok = sk_fw_run_filter_nodes(j->fw, j->cs, j->pod, j->nodes + idx, len, head ? stop - found : INT_MAX,
+						j->res + i, j->st + i, &ran);
+		found += ok;
+		for (int k = i; ok < ran && k < i + ran; k++)
+			if (j->res[k] == SK_FW_FAILED)
+				atomic_store(&j->cancel, 1);
+		i += ran;
+		idx += ran;
+		if (idx == j->n)
+			idx = 0;
 	}
 	sk_fw_filter_chunk_end(j->fw);
 	if (found && atomic_fetch_add(&j->feasible, found) + found > j->want)
@@ -402,6 +429,19 @@ static int ensure_scratch(struct sk_scheduler *s, int n)
 	s->chunk_found = cf;
 	s->cap = n;
 	return 0;
+}
+
+/* The length of the run of SK_FW_FEASIBLE entries of res from i (res[i] is one), up to lim:
+ * eight entries a step while they last (the feasible nodes of a cycle mostly come in one run). */
+static int feasible_run(const uint8_t *res, int i, int lim)
+{
+	const uint64_t ones = 0x0101010101010101u;
+	int r = i + 1;
+	for (uint64_t w; r + 8 <= lim && (memcpy(&w, res + r, 8), w == ones);)
+		r += 8;
+	while (r < lim && res[r] == SK_FW_FEASIBLE)
+		r++;
+	return r - i;
 }
 
 /* findNodesThatPassFilters. feasible receives up to `want` nodes (caller-allocated, size >= want).
@@ -442,13 +482,20 @@ static int pass_filters(struct sk_scheduler *s, struct sk_framework *fw, struct 
 	 * worker would (upstream cancels the other workers in both cases). */
 	int nf = 0, i = 0, rc = 0, added = 0;
 	uint8_t *const res = s->res;
-	for (; i < n && res[i]; i++) {
+	while (i < n && res[i]) {
 		int idx = start + i < n ? start + i : start + i - n;
-		if (res[i] == 1) {
+		if (res[i] == SK_FW_FEASIBLE) {
 			if (nf == want)
 				break; /* the (want+1)-th: upstream cancels here and drops it */
-			feasible[nf++] = nodes[idx];
-		} else if (res[i] == 3) {
+			int run = feasible_run(res, i, n < i + want - nf ? n : i + want - nf);
+			int first = run < n - idx ? run : n - idx; /* the scan wraps at n */
+			memcpy(feasible + nf, nodes + idx, (size_t)first * sizeof(*feasible));
+			memcpy(feasible + nf + first, nodes, (size_t)(run - first) * sizeof(*feasible));
+			nf += run;
+			i += run;
+			continue;
+		}
+		if (res[i] == SK_FW_FAILED) {
 			*err = s->st[i];
 			res[i] = 0;
 			rc = -1;
@@ -459,12 +506,13 @@ static int pass_filters(struct sk_scheduler *s, struct sk_framework *fw, struct 
 			added++;
 			res[i] = 0;
 		}
+		i++;
 	}
 	/* Statuses computed past the serial cut-off (other threads' chunks) are dropped; only the
 	 * chunks that ran (below hi) were written, and res goes back to all zero for the next cycle. */
 	int hi = atomic_load(&j.hi);
 	for (int k = i; k < hi; k++)
-		if (s->res[k] >= 2)
+		if (s->res[k] >= SK_FW_REJECTED)
 			sk_status_reset(&s->st[k]);
 	memset(s->res, 0, (size_t)hi);
 	memset(s->chunk_found, 0, (size_t)((hi + j.chunk - 1) / j.chunk) * sizeof(*s->chunk_found));
@@ -839,16 +887,38 @@ static const int64_t *prioritize_nodes(struct sk_scheduler *s, struct sk_framewo
 static int select_host(struct sk_scheduler *s, const int64_t *totals, int n)
 {
 	int best = 0, cnt = 1;
+	if (s->env.rand) { /* an injected source (simulate, tests) */
+		for (int i = 1; i < n; i++) {
+			if (totals[i] > totals[best]) {
+				best = i;
+				cnt = 1;
+			} else if (totals[i] == totals[best]) {
+				cnt++;
+				if (next_rand(s) % (uint64_t)cnt == 0)
+					best = i;
+			}
+		}
+		return best;
+	}
+	/* next_rand's xorshift64* with its state and the best total in registers: the same draws,
+	 * one per tie, in the same order */
+	uint64_t x = s->rng;
+	int64_t top = n > 0 ? totals[0] : 0;
 	for (int i = 1; i < n; i++) {
-		if (totals[i] > totals[best]) {
+		if (totals[i] > top) {
+			top = totals[i];
 			best = i;
 			cnt = 1;
-		} else if (totals[i] == totals[best]) {
+		} else if (totals[i] == top) {
 			cnt++;
-			if (next_rand(s) % (uint64_t)cnt == 0)
+			x ^= x >> 12;
+			x ^= x << 25;
+			x ^= x >> 27;
+			if (x * 0x2545F4914F6CDD1DULL % (uint64_t)cnt == 0)
 				best = i;
 		}
 	}
+	s->rng = x;
 	return best;
 }
 

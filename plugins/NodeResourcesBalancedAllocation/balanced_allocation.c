@@ -173,19 +173,16 @@ static int64_t balanced_score(const struct balanced_args *a, const struct sk_nod
  * order, without the per-resource dispatch. */
 static int64_t balanced_cpu_memory(const struct sk_node_info *ni, const int64_t *pod_requests)
 {
-	double fractions[2];
-	int n = 0;
-	int64_t alloc = ni->node->allocatable.milli_cpu;
-	if (alloc != 0) {
-		double f = (double)(ni->requested.milli_cpu + pod_requests[0]) / (double)alloc;
-		fractions[n++] = f > 1 ? 1 : f;
-	}
-	alloc = ni->node->allocatable.memory;
-	if (alloc != 0) {
-		double f = (double)(ni->requested.memory + pod_requests[1]) / (double)alloc;
-		fractions[n++] = f > 1 ? 1 : f;
-	}
-	double std = n == 2 ? fabs((fractions[0] - fractions[1]) / 2) : 0;
+	/* the two fractions in registers (an array indexed by a count kept them in memory); the
+	 * standard deviation of fewer than two is 0, as in balanced_score */
+	int64_t alloc_cpu = ni->node->allocatable.milli_cpu, alloc_mem = ni->node->allocatable.memory;
+	if (alloc_cpu == 0 || alloc_mem == 0)
+		return SK_MAX_NODE_SCORE;
+	double f_cpu = (double)(ni->requested.milli_cpu + pod_requests[0]) / (double)alloc_cpu;
+	double f_mem = (double)(ni->requested.memory + pod_requests[1]) / (double)alloc_mem;
+	f_cpu = f_cpu > 1 ? 1 : f_cpu;
+	f_mem = f_mem > 1 ? 1 : f_mem;
+	double std = fabs((f_cpu - f_mem) / 2);
 	return (int64_t)((1 - std) * (double)SK_MAX_NODE_SCORE);
 }
 

@@ -531,19 +531,18 @@ static int64_t broken_linear(const struct shape_point *pts, int n, int64_t p)
  * arithmetic of the general loop below without its per-resource dispatch. */
 static int64_t least_allocated_cpu_memory(const struct sk_node_info *ni, const int64_t *pod_requests)
 {
-	int64_t node_score = 0, weight_sum = 0;
-	int64_t alloc = ni->node->allocatable.milli_cpu, req = ni->non_zero_milli_cpu + pod_requests[0];
-	if (alloc != 0) {
-		node_score += req > alloc ? 0 : (alloc - req) * SK_MAX_NODE_SCORE / alloc;
-		weight_sum++;
+	int64_t alloc_cpu = ni->node->allocatable.milli_cpu, req_cpu = ni->non_zero_milli_cpu + pod_requests[0];
+	int64_t alloc_mem = ni->node->allocatable.memory, req_mem = ni->non_zero_memory + pod_requests[1];
+	if (alloc_cpu == 0 || alloc_mem == 0) { /* one resource left in the mean, or none */
+		if (alloc_cpu != 0)
+			return req_cpu > alloc_cpu ? 0 : (alloc_cpu - req_cpu) * SK_MAX_NODE_SCORE / alloc_cpu;
+		if (alloc_mem != 0)
+			return req_mem > alloc_mem ? 0 : (alloc_mem - req_mem) * SK_MAX_NODE_SCORE / alloc_mem;
+		return 0;
 	}
-	alloc = ni->node->allocatable.memory;
-	req = ni->non_zero_memory + pod_requests[1];
-	if (alloc != 0) {
-		node_score += req > alloc ? 0 : (alloc - req) * SK_MAX_NODE_SCORE / alloc;
-		weight_sum++;
-	}
-	return weight_sum ? node_score / weight_sum : 0;
+	int64_t cpu = req_cpu > alloc_cpu ? 0 : (alloc_cpu - req_cpu) * SK_MAX_NODE_SCORE / alloc_cpu;
+	int64_t mem = req_mem > alloc_mem ? 0 : (alloc_mem - req_mem) * SK_MAX_NODE_SCORE / alloc_mem;
+	return (cpu + mem) / 2; /* the weight sum, a constant divisor here */
 }
 
 /* True when score_node(a, ...) == least_allocated_cpu_memory(...). */

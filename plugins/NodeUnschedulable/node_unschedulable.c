@@ -17,16 +17,26 @@ static bool tolerates_unschedulable(const struct sk_pod *pod)
 	return false;
 }
 
+/* node_unschedulable_filter past its common case: no node, or an unschedulable one. */
+static __attribute__((noinline)) struct sk_status unschedulable_or_unknown(const struct sk_pod *pod,
+									  const struct sk_node_info *ni)
+{
+	if (!ni->node)
+		return sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNKNOWN_CONDITION);
+	if (tolerates_unschedulable(pod))
+		return sk_ok();
+	return sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE);
+}
+
 static struct sk_status node_unschedulable_filter(struct sk_plugin *self, struct sk_cycle_state *cs,
 						  const struct sk_pod *pod, const struct sk_node_info *ni)
 {
 	(void)self;
 	(void)cs;
-	if (!ni->node)
-		return sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNKNOWN_CONDITION);
-	if (!ni->node->unschedulable || tolerates_unschedulable(pod))
+	/* a schedulable node without a call, so that this path needs no stack frame */
+	if (ni->node && !ni->node->unschedulable)
 		return sk_ok();
-	return sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE);
+	return unschedulable_or_unknown(pod, ni);
 }
 
 /* Queue when a schedulable node is added or a node turns schedulable. Upstream does not look at

@@ -131,10 +131,13 @@ static struct sk_status taint_normalize(struct sk_plugin *self, struct sk_cycle_
 	for (int i = 0; i < n; i++)
 		if (scores[i].score > max)
 			max = scores[i].score;
-	for (int i = 0; i < n; i++) {
-		int64_t s = max == 0 ? 0 : SK_MAX_NODE_SCORE * scores[i].score / max;
-		scores[i].score = SK_MAX_NODE_SCORE - s;
+	if (max == 0) { /* no node has an intolerable PreferNoSchedule taint: all score the maximum */
+		for (int i = 0; i < n; i++)
+			scores[i].score = SK_MAX_NODE_SCORE;
+		return sk_ok();
 	}
+	for (int i = 0; i < n; i++)
+		scores[i].score = SK_MAX_NODE_SCORE - SK_MAX_NODE_SCORE * scores[i].score / max;
 	return sk_ok();
 }
 

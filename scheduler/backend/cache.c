@@ -533,10 +533,28 @@ out:
 
 /* ---------- pods ---------- */
 
+/* sk_pod_key ("<namespace>/<name>", cut to n - 1 bytes as snprintf cuts it) without snprintf's
+ * format parsing: five keys per scheduled pod (assume, the bound pod's add). */
+static const char *pod_key(const struct sk_pod *pod, char *buf, size_t n)
+{
+	const char *parts[3] = { pod->ns ? pod->ns : "(null)", "/", pod->name ? pod->name : "(null)" };
+	size_t used = 0;
+	for (int i = 0; i < 3 && used + 1 < n; i++) {
+		size_t len = strlen(parts[i]);
+		if (len > n - 1 - used)
+			len = n - 1 - used;
+		memcpy(buf + used, parts[i], len);
+		used += len;
+	}
+	if (n)
+		buf[used] = '\0';
+	return buf;
+}
+
 static int place_pod(struct sk_cache *c, struct sk_pod *pod, bool assumed, char **err)
 {
 	char key[600];
-	sk_pod_key(pod, key, sizeof(key));
+	pod_key(pod, key, sizeof(key));
 	struct node_item *it = get_or_create_item(c, pod->node_name);
 	struct pod_state *ps = calloc(1, sizeof(*ps));
 	if (!it || !ps || !(ps->key = strdup(key)) || sk_node_info_add_pod(it->info, pod) != 0) {
@@ -586,7 +604,7 @@ static void unplace_pod(struct sk_cache *c, struct pod_state *ps)
 int sk_cache_assume_pod(struct sk_cache *c, struct sk_pod *pod, char **err)
 {
 	char key[600];
-	sk_pod_key(pod, key, sizeof(key));
+	pod_key(pod, key, sizeof(key));
 	if (!pod->node_name)
 		return kube_errf(err, "pod %s: cannot be assumed without a node name", key);
 	pthread_mutex_lock(&c->mu);
@@ -615,7 +633,7 @@ int sk_cache_finish_binding(struct sk_cache *c, const struct sk_pod *pod, char *
 int sk_cache_forget_pod(struct sk_cache *c, const struct sk_pod *pod, char **err)
 {
 	char key[600];
-	sk_pod_key(pod, key, sizeof(key));
+	pod_key(pod, key, sizeof(key));
 	pthread_mutex_lock(&c->mu);
 	int rc = 0;
 	struct pod_state *ps = smap_get(&c->pods, pod->uid);
@@ -633,7 +651,7 @@ int sk_cache_forget_pod(struct sk_cache *c, const struct sk_pod *pod, char **err
 int sk_cache_add_pod(struct sk_cache *c, struct sk_pod *pod, char **err)
 {
 	char key[600];
-	sk_pod_key(pod, key, sizeof(key));
+	pod_key(pod, key, sizeof(key));
 	if (!pod->node_name)
 		return kube_errf(err, "pod %s: not bound to a node", key);
 	pthread_mutex_lock(&c->mu);
@@ -659,7 +677,7 @@ int sk_cache_add_pod(struct sk_cache *c, struct sk_pod *pod, char **err)
 int sk_cache_update_pod(struct sk_cache *c, struct sk_pod *new_pod, char **err)
 {
 	char key[600];
-	sk_pod_key(new_pod, key, sizeof(key));
+	pod_key(new_pod, key, sizeof(key));
 	if (!new_pod->node_name)
 		return kube_errf(err, "pod %s: not bound to a node", key);
 	pthread_mutex_lock(&c->mu);
@@ -683,7 +701,7 @@ int sk_cache_update_pod(struct sk_cache *c, struct sk_pod *new_pod, char **err)
 int sk_cache_remove_pod(struct sk_cache *c, const struct sk_pod *pod, char **err)
 {
 	char key[600];
-	sk_pod_key(pod, key, sizeof(key));
+	pod_key(pod, key, sizeof(key));
 	pthread_mutex_lock(&c->mu);
 	int rc = 0;
 	struct pod_state *ps = smap_get(&c->pods, pod->uid);

@@ -47,6 +47,7 @@ int main(void)
 	printf("  attempt latency: p50 %.1f us, p99 %.1f us\n", skb_latency_pct(c, 0.5) * 1e6,
 	       skb_latency_pct(c, 0.99) * 1e6);
 	printf("  peak RSS (VmHWM): %.1f MiB (target < 256)\n", skb_vm_hwm_kib() / 1024.0);
+	printf("  placements digest: %016llx\n", (unsigned long long)c->placements);
 	int rc = c->scheduled == sz.measure ? 0 : 1;
 	skb_cluster_free(c);
 	sk_config_free(cfg);

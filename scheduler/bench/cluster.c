@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "kube/featuregate.h"
+#include "kube/hash.h"
 #include "kube/log.h"
 #include "kube/metrics.h"
 #include "scheduler/bench/cluster.h"
@@ -128,6 +129,8 @@ static int c_bind(void *ctx, const struct sk_pod *pod, const char *node, char **
 	struct skb_cluster *c = ctx;
 	struct sk_pod *bound = sk_pod_with_node(pod, node);
 	int rc = bound ? sk_cache_add_pod(c->cache, bound, err) : -1;
+	if (rc == 0)
+		__atomic_fetch_add(&c->placements, kube_fnv1a64(pod->name) * 31 + kube_fnv1a64(node), __ATOMIC_RELAXED);
 	if (rc == 0)
 		sk_queue_move_all(sk_scheduler_queue(c->sched), &SK_EVENT_ASSIGNED_POD_ADD, NULL, bound);
 	sk_pod_unref(bound);

@@ -45,6 +45,9 @@ struct skb_cluster {
 	/* counted by every attempt's outcome */
 	int attempts, scheduled, unschedulable, errors, nominated;
 	int victims;                  /* pods removed by preemption */
+	/* Sum over the bindings of a hash of (pod name, node): equal for equal decisions in any
+	 * binding order, so two builds can be compared on the same seeds (bench_schedule.c prints it). */
+	uint64_t placements;          /* atomic access */
 	double *lat;
 	int nlat, caplat;
 	/* SK_BENCH_METRICS=1: the scheduler metrics wired as the daemon wires them (every hook of the

@@ -745,6 +745,70 @@ struct sk_status sk_fw_run_filter(struct sk_framework *fw, struct sk_cycle_state
 	return sk_ok();
 }
 
+/* sk_fw_run_filter_nodes in sk_fw_run_filter's plain and counted cases: the plain loop of
+ * sk_fw_run_filter with the per-node call, its status return and its checks paid once per run
+ * (the same plugins in the same order, the same status). Inlined once per value of counted, so
+ * that the plain loop keeps the plugin loop's values in registers. */
+static inline __attribute__((always_inline)) int
+filter_nodes_plain(const struct sk_framework *fw, struct sk_plugin *const *pts, int nf, struct sk_cycle_state *cs,
+		   const struct sk_pod *pod, const struct sk_node_info *const *nodes, int n, int max_feasible,
+		   uint8_t *res, struct sk_status *st, int *ran, const bool counted)
+{
+	struct sk_plugin *const *const pts_end = pts + nf;
+	int left = max_feasible, k = 0;
+	for (; k < n && left > 0; k++) {
+		const struct sk_node_info *ni = nodes[k];
+		struct sk_plugin *const *pp = pts;
+		for (; pp < pts_end; pp++) {
+			/* scoped to the call, so that the plugin returns straight into it */
+			struct sk_status s = (*pp)->desc->filter(*pp, cs, pod, ni);
+			if (s.code != SK_SUCCESS) {
+				st[k] = filter_failed(*pp, &s);
+				break;
+			}
+		}
+		if (counted)
+			for (struct sk_plugin *const *q = pts; q < pp + (pp < pts_end); q++)
+				filter_evaluated(fw, *q);
+		if (pp == pts_end) {
+			res[k] = SK_FW_FEASIBLE;
+			left--;
+			continue;
+		}
+		res[k] = st[k].code == SK_ERROR ? SK_FW_FAILED : SK_FW_REJECTED;
+	}
+	*ran = k;
+	return max_feasible - left;
+}
+
+int sk_fw_run_filter_nodes(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			   const struct sk_node_info *const *nodes, int n, int max_feasible, uint8_t *res,
+			   struct sk_status *st, int *ran)
+{
+	int found = 0, k = 0;
+	/* Outside sk_fw_run_filter's plain and counted cases (timing, PreFilter's list not built,
+	 * evaluations reported per call), node by node through it. */
+	if (cs->nfilters < 0 || (cs->record_plugin_metrics && fw->env.observe) ||
+	    (tls_eval.fw != fw && fw->env.evaluated)) {
+		for (; k < n && found < max_feasible; k++) {
+			struct sk_status s = sk_fw_run_filter(fw, cs, pod, nodes[k]);
+			if (s.code == SK_SUCCESS) {
+				res[k] = SK_FW_FEASIBLE;
+				found++;
+				continue;
+			}
+			res[k] = s.code == SK_ERROR ? SK_FW_FAILED : SK_FW_REJECTED;
+			st[k] = s;
+		}
+		*ran = k;
+		return found;
+	}
+	if (tls_eval.fw == fw)
+		return filter_nodes_plain(fw, cs->filters, cs->nfilters, cs, pod, nodes, n, max_feasible, res, st, ran,
+					  true);
+	return filter_nodes_plain(fw, cs->filters, cs->nfilters, cs, pod, nodes, n, max_feasible, res, st, ran, false);
+}
+
 struct sk_status sk_fw_run_filter_with_nominated(struct sk_framework *fw, struct sk_cycle_state *cs,
 						 const struct sk_pod *pod, const struct sk_node_info *ni)
 {
@@ -985,6 +1049,43 @@ static void score_range(int begin, int end, void *arg)
 	fw->env.working(fw->env.ctx, "Score", -1);
 }
 
+/* t->total[i] = Σ_p scores[p][i] × weight[p], four plugin rows per pass over the nodes (a group
+ * short of four repeats its first row with weight 0), each score checked against
+ * [SK_MIN_NODE_SCORE, SK_MAX_NODE_SCORE] through the largest distance from the minimum. False
+ * when a score is out of range: the caller then finds the first one (pkg/scheduler/framework/
+ * runtime/framework.go, RunScorePlugins) and drops the totals. The products and sums are taken
+ * modulo 2^64, so an out-of-range score cannot overflow; in range they are the exact sums (the
+ * profile's weights are checked against overflow, scheduler/config/config.c). */
+static bool score_totals(struct sk_score_table *t)
+{
+	const size_t nn = (size_t)t->nnodes;
+	const int np = t->nplugins;
+	uint64_t worst = 0;
+	for (int g = 0; g < np; g += 4) {
+		const int64_t *r[4];
+		uint64_t w[4];
+		for (int q = 0; q < 4; q++) {
+			int p = g + q < np ? g + q : g;
+			r[q] = &t->scores[(size_t)p * nn];
+			w[q] = g + q < np ? (uint64_t)(int64_t)t->weight[p] : 0;
+		}
+		const int64_t *r0 = r[0], *r1 = r[1], *r2 = r[2], *r3 = r[3];
+		int64_t *total = t->total;
+		for (size_t i = 0; i < nn; i++) {
+			uint64_t a = (uint64_t)r0[i], b = (uint64_t)r1[i], c = (uint64_t)r2[i], d = (uint64_t)r3[i];
+			uint64_t da = a - (uint64_t)SK_MIN_NODE_SCORE, db = b - (uint64_t)SK_MIN_NODE_SCORE;
+			uint64_t dc = c - (uint64_t)SK_MIN_NODE_SCORE, dd = d - (uint64_t)SK_MIN_NODE_SCORE;
+			worst = da > worst ? da : worst;
+			worst = db > worst ? db : worst;
+			worst = dc > worst ? dc : worst;
+			worst = dd > worst ? dd : worst;
+			uint64_t sum = a * w[0] + b * w[1] + c * w[2] + d * w[3];
+			total[i] = (int64_t)(g ? (uint64_t)total[i] + sum : sum);
+		}
+	}
+	return worst <= (uint64_t)(SK_MAX_NODE_SCORE - SK_MIN_NODE_SCORE);
+}
+
 struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				 const struct sk_node_info *const *nodes, int nnodes, struct sk_score_table *t)
 {
@@ -1033,7 +1134,12 @@ struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state 
 			j.order[k++] = p;
 	atomic_init(&j.cancel, 0);
 	pthread_mutex_init(&j.mu, NULL);
-	sk_parallel_for_range(fw->env.pool, nnodes, 0, fw->env.working ? score_range : score_chunk, &j, &j.cancel);
+	/* Chunks of upstream's size let a worker share the loop; with no worker thread to share it
+	 * (a pool of one thread, or none) they only add a score_batch call per plugin per chunk, so
+	 * the nodes go in one chunk, except in a cycle sampled for plugin metrics, whose
+	 * observations are per chunk (score_batch_range). */
+	int chunk = sk_pool_threads(fw->env.pool) <= 1 && !(cs->record_plugin_metrics && fw->env.observe) ? nnodes : 0;
+	sk_parallel_for_range(fw->env.pool, nnodes, chunk, fw->env.working ? score_range : score_chunk, &j, &j.cancel);
 	pthread_mutex_destroy(&j.mu);
 	free(j.order);
 	if (j.err_node >= 0) {
@@ -1063,7 +1169,9 @@ struct sk_status sk_fw_run_score(struct sk_framework *fw, struct sk_cycle_state 
 		for (int i = 0; i < nnodes; i++)
 			row[i] = ns[i].score;
 	}
-	for (int i = 0; i < nnodes; i++) {
+	if (score_totals(t))
+		goto done;
+	for (int i = 0; i < nnodes; i++) { /* a score out of range: the first, node by node, as upstream */
 		int64_t total = 0;
 		for (int p = 0; p < t->nplugins; p++) {
 			int64_t s = t->scores[(size_t)p * (size_t)nnodes + (size_t)i];

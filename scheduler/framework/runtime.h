@@ -174,6 +174,14 @@ struct sk_status sk_fw_run_pre_filter_remove_pod(struct sk_framework *fw, struct
  * than rejected becomes Error `running "X" filter plugin: ...`). Thread-safe. */
 struct sk_status sk_fw_run_filter(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				  const struct sk_node_info *ni);
+/* sk_fw_run_filter on nodes[0], nodes[1], ... in order, stopping after max_feasible feasible
+ * nodes or after n: res[k] receives SK_FW_FEASIBLE, SK_FW_REJECTED or SK_FW_FAILED (Error) and,
+ * for the last two, st[k] the status (caller resets). An Error does not stop the run. Returns the
+ * feasible count; *ran is how many nodes were filtered. Thread-safe. */
+enum { SK_FW_FEASIBLE = 1, SK_FW_REJECTED = 2, SK_FW_FAILED = 3 };
+int sk_fw_run_filter_nodes(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			   const struct sk_node_info *const *nodes, int n, int max_feasible, uint8_t *res,
+			   struct sk_status *st, int *ran);
 /* RunFilterPluginsWithNominatedPods (pkg/scheduler/framework/runtime/framework.go): two passes when nominated pods of priority
  * >= pod's (other than pod) exist for the node. Thread-safe. */
 struct sk_status sk_fw_run_filter_with_nominated(struct sk_framework *fw, struct sk_cycle_state *cs,

@@ -762,10 +762,54 @@ static void test_concurrent(void **state)
 	sk_cache_free(x.c);
 }
 
+/* The cache's pod keys ("<namespace>/<name>", cut to 599 bytes as snprintf cuts them): a pod is
+ * found by namespace and name and the errors name it by its key, short or cut anywhere (in the
+ * name, at the slash, in the namespace). */
+static void test_pod_keys_table(void **state)
+{
+	(void)state;
+	static const struct {
+		int ns_len, name_len; /* 0 namespace: absent (default) */
+	} cases[] = { { 0, 1 }, { 11, 3 }, { 253, 253 }, { 100, 600 }, { 598, 5 }, { 599, 3 }, { 700, 2 } };
+	struct sk_cache *c = sk_cache_new(0);
+	add_node(c, node_z("n1", "A"));
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		char ns[800], name[800], text[2048];
+		memset(ns, 'a' + (int)k, (size_t)cases[k].ns_len);
+		ns[cases[k].ns_len] = '\0';
+		memset(name, 'p', (size_t)cases[k].name_len);
+		name[cases[k].name_len] = '\0';
+		snprintf(text, sizeof(text),
+			 "{\"metadata\":{\"name\":\"%s\",%s%s%s\"uid\":\"uid-%zu\"},\"spec\":{\"nodeName\":\"n1\","
+			 "\"containers\":[{\"name\":\"c\"}]}}",
+			 name, cases[k].ns_len ? "\"namespace\":\"" : "", ns, cases[k].ns_len ? "\"," : "", k);
+		struct sk_pod *p = fx_pod(text);
+		char *err = NULL;
+		assert_int_equal(sk_cache_assume_pod(c, p, &err), 0);
+		const char *want_ns = cases[k].ns_len ? ns : "default";
+		struct sk_pod *got = sk_cache_get_pod_by_key(c, want_ns, name);
+		if (got != p)
+			fail_msg("case %zu: not found by namespace and name", k);
+		sk_pod_unref(got);
+		char key[600], want[800];
+		assert_true(snprintf(key, sizeof(key), "%s/%s", want_ns, name) > 0); /* cut at 599 */
+		assert_true(snprintf(want, sizeof(want), "pod %s(uid-%zu) is in the cache, so can't be assumed", key, k) > 0);
+		assert_int_equal(sk_cache_assume_pod(c, p, &err), -1);
+		assert_string_equal(err, want);
+		free(err);
+		err = NULL;
+		assert_int_equal(sk_cache_forget_pod(c, p, &err), 0);
+		assert_null(sk_cache_get_pod_by_key(c, want_ns, name));
+		sk_pod_unref(p);
+	}
+	sk_cache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_node_tree_order),
+		cmocka_unit_test(test_pod_keys_table),
 		cmocka_unit_test(test_node_tree_table),
 		cmocka_unit_test(test_update_node_refs),
 		cmocka_unit_test(test_assume_forget),

@@ -616,6 +616,83 @@ static void test_early_stop_is_serial_equivalent(void **state)
  * chunks; on one thread exactly the nodes up to that node are evaluated (the chunk that holds it
  * stops there), and on four threads each node at most once. Rejections are placed around chunk
  * boundaries and the cut-off; chunk sizes: sqrt(n). */
+/* The feasible list Filter hands to Score is the serial scan's first `want` feasible nodes from
+ * the start index, wrapping at the end of the node list (pass_filters copies runs of feasible
+ * nodes at once): Score gives the want-th feasible node 50, the one after it (which Filter
+ * evaluates, then drops) 100, every other node 0, so the pod lands on the want-th exactly when
+ * the list holds it and not the next one. One thread and four, the start index moving round. */
+static void test_filter_feasible_list_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		int nodes, first_rejected, step, nrejected;
+		int want;
+	} cases[] = {
+		{ "none rejected", 250, 0, 0, 0, 120 },
+		{ "every third of the first 48", 250, 3, 3, 16, 120 },
+		{ "a run across the cut-off", 250, 119, 1, 16, 120 },
+		{ "a run at the end of the list, the scan wrapping", 150, 135, 1, 16, 100 },
+		{ "fewer feasible than wanted", 110, 5, 5, 16, 100 },
+		{ "just enough feasible", 116, 101, 1, 16, 100 },
+		{ "single rejections among runs of feasible nodes", 1000, 7, 61, 16, 420 },
+	};
+	struct sk_pool *saved = pool;
+	for (int mode = 0; mode < 2; mode++) {
+		pool = mode == 0 ? NULL : saved;
+		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			teardown(NULL);
+			setup(NULL);
+			make_nodes(cases[c].nodes);
+			tk_profile_add(&prof, SK_EP_FILTER, TK_A, 0);
+			tk_profile_add(&prof, SK_EP_SCORE, TK_B, 1);
+			tk_beh[TK_A].filter = SK_UNSCHEDULABLE;
+			static char names[16][16];
+			bool rejected[1001] = { 0 };
+			for (int k = 0; k < cases[c].nrejected; k++) {
+				int num = cases[c].first_rejected + k * cases[c].step;
+				snprintf(names[k], sizeof(names[k]), "n%d", num);
+				tk_beh[TK_A].filter_nodes[k] = names[k];
+				rejected[num] = true;
+			}
+			assert_int_equal(sk_num_feasible_nodes_to_find(&cfg, &prof.p, cases[c].nodes), cases[c].want);
+			start(0);
+			for (int rep = 0; rep < 5; rep++) {
+				int n = cases[c].nodes, want = cases[c].want;
+				int before = sk_scheduler_next_start_index(sched);
+				int feasible = 0, last = -1, next = -1;
+				for (int i = 0; i < n && next < 0; i++) {
+					int num = (before + i) % n + 1;
+					if (rejected[num])
+						continue;
+					if (feasible == want)
+						next = num;
+					else
+						last = num, feasible++;
+				}
+				static char last_name[16], next_name[16];
+				snprintf(last_name, sizeof(last_name), "n%d", last);
+				snprintf(next_name, sizeof(next_name), "n%d", next);
+				tk_beh[TK_B].score_default = 0;
+				tk_beh[TK_B].score_nodes[0] = last_name;
+				tk_beh[TK_B].score_of[0] = 50;
+				tk_beh[TK_B].score_nodes[1] = next > 0 ? next_name : NULL;
+				tk_beh[TK_B].score_of[1] = 100;
+				char name[32];
+				snprintf(name, sizeof(name), "p%d", rep);
+				struct sk_pod *p = add_pod(name, NULL);
+				run_one();
+				if (last_result != SK_RESULT_SCHEDULED || strcmp(last_node, last_name) != 0)
+					fail_msg("%s, %s, pod %d (start %d): on %s, want %s (the next feasible: %s)",
+						 mode == 0 ? "one thread" : "four threads", cases[c].name, rep, before,
+						 last_node, last_name, next > 0 ? next_name : "none");
+				sk_pod_unref(p);
+			}
+		}
+	}
+	pool = saved;
+}
+
 static void test_filter_cut_off_table(void **state)
 {
 	(void)state;
@@ -1269,6 +1346,7 @@ int main(void)
 		T(test_start_index_rotation),
 		T(test_early_stop_is_serial_equivalent),
 		T(test_filter_cut_off_table),
+		T(test_filter_feasible_list_table),
 		T(test_scoring_and_ties),
 		T(test_reserve_and_permit_rejection),
 		T(test_binding_failures),
