@@ -358,6 +358,98 @@ static void test_facts_by_version(void **state)
 	kube_informer_free(inf);
 }
 
+/* A pod object of uid and rv for sk_preempt_remember: start (NULL: none), and with terminating a
+ * deletionTimestamp and the scheduler's DisruptionTarget condition. */
+static cJSON *facts_obj(const char *uid, const char *rv, const char *start, bool terminating)
+{
+	char *yaml = NULL;
+	assert_true(asprintf(&yaml,
+			     "{metadata: {name: rem, namespace: default, uid: '%s', resourceVersion: '%s'%s}, "
+			     "spec: {nodeName: n1}, status: {%s%s%s%s}}",
+			     uid, rv, terminating ? ", deletionTimestamp: '2026-01-01T00:00:00Z'" : "", start ? "startTime: '" : "",
+			     start ? start : "", start ? "'" : "",
+			     terminating ? (start ? ", conditions: [{type: DisruptionTarget, status: 'True', reason: PreemptionByScheduler}]"
+						  : "conditions: [{type: DisruptionTarget, status: 'True', reason: PreemptionByScheduler}]")
+					 : "") > 0);
+	cJSON *o = fx_json(yaml);
+	free(yaml);
+	assert_non_null(o);
+	return o;
+}
+
+/* What the pod handlers remember (sk_preempt_remember) answers for exactly that version, instead
+ * of the store; an object of another uid or version, or a version replaced by a newer one, leaves
+ * the answer to the store. The store holds v2 (start 7 s) throughout, and each row's objects
+ * carry facts the store does not have, so a row tells which of the two answered; every row has a
+ * fresh client (nothing carried over from the row before). */
+static void test_remember(void **state)
+{
+	struct env *v = *state;
+	create(v, "", "v1", "pods", "default",
+	       "{apiVersion: v1, kind: Pod, metadata: {name: rem, namespace: default}, "
+	       "spec: {nodeName: n1, containers: [{name: c, image: x}]}}");
+	set_start(v, "rem", "1970-01-01T00:00:05Z");
+	struct sk_pod *v1 = pod_now(v, "rem");
+	set_start(v, "rem", "1970-01-01T00:00:07Z");
+	struct sk_pod *v2 = pod_now(v, "rem");
+	struct kube_informer *inf = pod_informer(v);
+	wait_store_version(inf, "rem", v2->resource_version);
+	const char *u = v1->uid, *r1 = v1->resource_version, *r2 = v2->resource_version;
+	struct {
+		const char *name;
+		struct {
+			const struct sk_pod *pod; /* remembered as decoded from the object: */
+			const char *uid, *rv, *start;
+			bool terminating;
+		} objs[2]; /* in order; pod NULL: none */
+		const struct sk_pod *ask;
+		int64_t start;
+		bool terminating;
+	} rows[] = {
+		{ "nothing remembered: the store's v2", { { 0 } }, v1, 7000000000LL, false },
+		{ "v1 remembered", { { v1, u, r1, "1970-01-01T00:00:03Z", false } }, v1, 3000000000LL, false },
+		{ "v1 without a start time", { { v1, u, r1, NULL, false } }, v1, -1, false },
+		{ "v1 terminating by preemption", { { v1, u, r1, "1970-01-01T00:00:03Z", true } }, v1, 3000000000LL, true },
+		{ "another uid's object", { { v1, "not-the-uid", r1, "1970-01-01T00:00:03Z", false } }, v1, 7000000000LL, false },
+		{ "v1 with the object of another version", { { v1, u, r2, "1970-01-01T00:00:03Z", false } }, v1, 7000000000LL, false },
+		{ "v2 remembered, v2 asked", { { v2, u, r2, "1970-01-01T00:00:09Z", true } }, v2, 9000000000LL, true },
+		{ "v1 replaced by v2: v1 from the store",
+		  { { v1, u, r1, "1970-01-01T00:00:03Z", false }, { v2, u, r2, "1970-01-01T00:00:09Z", false } },
+		  v1,
+		  7000000000LL,
+		  false },
+		{ "v2 then v1 (an older event's store read): v1's own facts",
+		  { { v2, u, r2, "1970-01-01T00:00:09Z", false }, { v1, u, r1, "1970-01-01T00:00:03Z", false } },
+		  v1,
+		  3000000000LL,
+		  false },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct sk_preempt_client *pc = sk_preempt_client_new(v->c, inf, NULL);
+		assert_non_null(pc);
+		for (int k = 0; k < 2 && rows[i].objs[k].pod; k++) {
+			cJSON *o = facts_obj(rows[i].objs[k].uid, rows[i].objs[k].rv, rows[i].objs[k].start, rows[i].objs[k].terminating);
+			sk_preempt_remember(pc, rows[i].objs[k].pod, o);
+			cJSON_Delete(o);
+		}
+		int64_t start = sk_preempt_pod_start_time(pc, rows[i].ask);
+		bool term = sk_preempt_terminating_by_preemption(pc, rows[i].ask);
+		if (start != rows[i].start || term != rows[i].terminating)
+			fail_msg("%s: start %lld terminating %d, want %lld %d", rows[i].name, (long long)start, term,
+				 (long long)rows[i].start, rows[i].terminating);
+		sk_preempt_client_free(pc);
+	}
+	/* NULL-safe, and a client without a pod informer remembers nothing (it has no store to agree with) */
+	sk_preempt_remember(NULL, v1, NULL);
+	cJSON *o = facts_obj(u, r1, "1970-01-01T00:00:03Z", false);
+	sk_preempt_remember(v->pc, v1, o);
+	cJSON_Delete(o);
+	assert_true(sk_preempt_pod_start_time(v->pc, v1) == -1);
+	sk_pod_unref(v1);
+	sk_pod_unref(v2);
+	kube_informer_free(inf);
+}
+
 static void test_json_helpers(void **state)
 {
 	(void)state;
@@ -388,6 +480,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_clear_nominated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pod_deleted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_facts_by_version, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remember, setup, teardown),
 		cmocka_unit_test(test_json_helpers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
