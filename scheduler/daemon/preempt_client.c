@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "kube/hash.h"
+#include "kube/jsonspan.h"
 #include "kube/log.h"
 #include "kube/object.h"
 #include "kube/util.h"
@@ -215,6 +216,39 @@ static bool lookup(struct sk_preempt_client *pc, const struct sk_pod *pod, struc
 	return l->found;
 }
 
+/* ---------- questions the stored text answers without a parse ----------
+ * A parse of the pod is ~45 k instructions; these questions need one or two members. They read
+ * the store's text only when it holds no backslash: then every key and string is its plain bytes
+ * (no escape could spell "uid" or "PreemptionByScheduler" otherwise), and the first member of a
+ * name is the one cJSON finds. Anything else: the parse, as before. */
+
+static const char *const uid_member[] = { "metadata", "uid", NULL };
+static const char *const deletion_member[] = { "metadata", "deletionTimestamp", NULL };
+
+/* The store's text of pod (caller frees) and its length; NULL when the store has no such key
+ * (or out of memory: as kube_store_get_with, then "absent"). */
+static char *store_text(struct sk_preempt_client *pc, const struct sk_pod *pod, size_t *len)
+{
+	char key[512];
+	snprintf(key, sizeof(key), "%s/%s", pod->ns, pod->name);
+	*len = 0;
+	return kube_store_get_json(pc->pods, key, len);
+}
+
+static bool plain_text(const char *s, size_t len)
+{
+	return !memchr(s, '\\', len);
+}
+
+/* Whether text (plain) is the object of uid: its metadata.uid is that string. */
+static bool text_is_uid(const char *s, size_t len, const char *uid)
+{
+	size_t vl, ul;
+	const char *v = kube_json_path_span(s, len, uid_member, &vl);
+	const char *u = v ? kube_json_plain_string(v, vl, &ul) : NULL;
+	return u && strlen(uid) == ul && memcmp(u, uid, ul) == 0;
+}
+
 static uint64_t uid_hash(const char *s)
 {
 	uint64_t h = kube_fnv1a64(s);
@@ -326,10 +360,37 @@ bool sk_preempt_pod_deleted(struct sk_preempt_client *pc, const struct sk_pod *p
 	struct lookup l = { .only_deleting = true };
 	if (!pc->pods)
 		return false; /* nothing to tell: assume it is still there */
+	size_t len;
+	char *s = store_text(pc, pod, &len);
+	if (!s)
+		return true; /* lookup: not found */
+	if (plain_text(s, len)) {
+		/* lookup_fn: found when the uid is the pod's; deleting when deletionTimestamp is a string */
+		size_t dl;
+		const char *del = kube_json_path_span(s, len, deletion_member, &dl);
+		bool deleted = !text_is_uid(s, len, pod->uid ? pod->uid : "") || (del && *del == '"');
+		free(s);
+		return deleted;
+	}
+	free(s);
 	return !lookup(pc, pod, &l) || l.deleting;
 }
 
 /* ---------- API calls ---------- */
+
+/* false when the store's copy of victim cannot carry the scheduler's DisruptionTarget condition
+ * (or there is none): its plain text does not hold the reason's bytes. true: ask lookup. */
+static bool may_have_condition(struct sk_preempt_client *pc, const struct sk_pod *victim)
+{
+	if (!pc->pods)
+		return false;
+	size_t len;
+	char *s = store_text(pc, victim, &len);
+	static const char reason[] = "PreemptionByScheduler";
+	bool may = s && (!plain_text(s, len) || memmem(s, len, reason, sizeof(reason) - 1));
+	free(s);
+	return may;
+}
 
 int sk_preempt_victim(struct sk_preempt_client *pc, const struct sk_pod *preemptor, const struct sk_pod *victim,
 		      const char *node_name, const char *condition_message, char **err)
@@ -354,7 +415,8 @@ int sk_preempt_victim(struct sk_preempt_client *pc, const struct sk_pod *preempt
 	int rc = 0;
 	struct kube_error ke = { 0 };
 	struct lookup l = { .cond_message = condition_message ? condition_message : "" };
-	bool patched = lookup(pc, victim, &l) && l.has_condition; /* UpdatePodCondition: unchanged */
+	bool patched = may_have_condition(pc, victim) && lookup(pc, victim, &l) &&
+		       l.has_condition; /* UpdatePodCondition: unchanged */
 	if (!spath || !path) {
 		rc = kube_errf(err, "preempting pod %s/%s: out of memory", victim->ns, victim->name);
 	} else if (!patched && kube_patch(pc->client, spath, KUBE_PATCH_STRATEGIC, patch, NULL, &ke) != 0) {

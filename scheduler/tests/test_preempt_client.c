@@ -450,6 +450,86 @@ static void test_remember(void **state)
 	kube_informer_free(inf);
 }
 
+/* The questions the store's text answers without a parse (deleted? may the victim carry the
+ * scheduler's DisruptionTarget condition?) give the parse's answers: on plain text, on text with
+ * an escape (the parse then), and where the member names or the reason appear elsewhere in the
+ * object (annotations), which a byte search must not take for the member itself. */
+static void test_text_questions(void **state)
+{
+	struct env *v = *state;
+	static const char cond[] = "{type: DisruptionTarget, status: 'True', reason: PreemptionByScheduler, message: m}";
+	struct {
+		const char *name, *annotations, *conditions;
+		bool other_uid; /* ask for a pod of another uid under the name */
+		bool deleted;   /* sk_preempt_pod_deleted */
+		bool patched;   /* sk_preempt_victim sends the status patch */
+	} rows[] = {
+		{ "plain", "{}", NULL, false, false, true },
+		{ "escaped", "{q: 'say \"hi\"'}", NULL, false, false, true },
+		{ "names-elsewhere", "{uid: x, deletionTimestamp: '2026-01-01T00:00:00Z', r: PreemptionByScheduler}", NULL, false,
+		  false, true },
+		{ "other-uid", "{}", NULL, true, true, true },
+		{ "other-uid-escaped", "{q: 'a\\b'}", NULL, true, true, true },
+		{ "has-condition", "{}", cond, false, false, false },
+		{ "has-condition-escaped", "{q: 'say \"hi\"'}", cond, false, false, false },
+		{ "other-message",
+		  "{}",
+		  "{type: DisruptionTarget, status: 'True', reason: PreemptionByScheduler, message: another}",
+		  false,
+		  false,
+		  true },
+	};
+	size_t n = sizeof(rows) / sizeof(rows[0]);
+	for (size_t i = 0; i < n; i++) {
+		char *yaml = NULL;
+		assert_true(asprintf(&yaml,
+				     "{apiVersion: v1, kind: Pod, metadata: {name: %s, namespace: default, annotations: %s}, "
+				     "spec: {nodeName: n1, containers: [{name: c, image: x}]}}",
+				     rows[i].name, rows[i].annotations) > 0);
+		create(v, "", "v1", "pods", "default", yaml);
+		free(yaml);
+		if (rows[i].conditions) {
+			char *spath = kube_path("", "v1", "pods", "default", rows[i].name, "status");
+			char *py = NULL;
+			assert_true(asprintf(&py, "{status: {conditions: [%s]}}", rows[i].conditions) > 0);
+			cJSON *patch = fx_json(py);
+			struct kube_error ke = { 0 };
+			assert_int_equal(kube_patch(v->c, spath, KUBE_PATCH_STRATEGIC, patch, NULL, &ke), 0);
+			cJSON_Delete(patch);
+			free(py);
+			free(spath);
+		}
+	}
+	struct kube_informer *inf = pod_informer(v);
+	struct sk_preempt_client *pc = sk_preempt_client_new(v->c, inf, NULL);
+	struct sk_pod *pre = fx_pod("{metadata: {name: p, uid: p}, spec: {priority: 10, containers: [{name: c}]}}");
+	for (size_t i = 0; i < n; i++) {
+		struct sk_pod *pod = pod_now(v, rows[i].name);
+		wait_store_version(inf, rows[i].name, pod->resource_version);
+		if (rows[i].other_uid) {
+			char *y = NULL;
+			assert_true(asprintf(&y, "{metadata: {name: %s, namespace: default, uid: not-the-uid}, spec: {nodeName: n1}}",
+					     rows[i].name) > 0);
+			sk_pod_unref(pod);
+			pod = fx_pod(y);
+			free(y);
+		}
+		if (sk_preempt_pod_deleted(pc, pod) != rows[i].deleted)
+			fail_msg("%s: deleted %d, want %d", rows[i].name, !rows[i].deleted, rows[i].deleted);
+		uint64_t patches = kube_client_request_count(v->c, "PATCH", 200);
+		char *err = NULL;
+		sk_preempt_victim(pc, pre, pod, "n1", "m", &err);
+		free(err);
+		bool patched = kube_client_request_count(v->c, "PATCH", 200) != patches;
+		if (patched != rows[i].patched)
+			fail_msg("%s: patched %d, want %d", rows[i].name, patched, rows[i].patched);
+		sk_pod_unref(pod);
+	}
+	sk_pod_unref(pre);
+	sk_preempt_client_free(pc);
+	kube_informer_free(inf);
+}
+
 static void test_json_helpers(void **state)
 {
 	(void)state;
@@ -481,6 +561,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pod_deleted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_facts_by_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remember, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_questions, setup, teardown),
 		cmocka_unit_test(test_json_helpers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
