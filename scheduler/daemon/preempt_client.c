@@ -7,7 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "kube/hash.h"
 #include "kube/jsonspan.h"
 #include "kube/log.h"
 #include "kube/object.h"
@@ -249,9 +248,20 @@ static bool text_is_uid(const char *s, size_t len, const char *uid)
 	return u && strlen(uid) == ul && memcmp(u, uid, ul) == 0;
 }
 
-static uint64_t uid_hash(const char *s)
+/* The memo's hash of a uid of n bytes, eight at a time: the dry run hashes a uid per potential
+ * victim (2,000 per preemptor at 5,000 nodes), and a byte-wise FNV-1a was half of a memo hit. */
+static uint64_t uid_hash(const char *s, size_t n)
 {
-	uint64_t h = kube_fnv1a64(s);
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+	while (n) {
+		uint64_t w = 0;
+		size_t k = n < 8 ? n : 8;
+		memcpy(&w, s, k);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 29;
+		s += k;
+		n -= k;
+	}
 	return h ? h : 1; /* 0 marks an empty slot */
 }
 
@@ -306,18 +316,22 @@ static void memo_put(struct sk_preempt_client *pc, const struct sk_pod *pod, uin
 
 /* Whether pod's version can have a memo entry: a memo, a store to fill it from, a uid and a
  * resourceVersion that fit an entry. */
-static bool memoizable(const struct sk_preempt_client *pc, const struct sk_pod *pod)
+static bool memoizable(const struct sk_preempt_client *pc, const struct sk_pod *pod, size_t *uid_len)
 {
-	return pc->memo && pc->pods && pod->uid && *pod->uid && pod->resource_version && *pod->resource_version &&
-	       strlen(pod->uid) < sizeof(pc->memo[0].e[0].uid) && strlen(pod->resource_version) < sizeof(pc->memo[0].e[0].rv);
+	if (!pc->memo || !pc->pods || !pod->uid || !*pod->uid || !pod->resource_version || !*pod->resource_version)
+		return false;
+	*uid_len = strnlen(pod->uid, sizeof(pc->memo[0].e[0].uid));
+	return *uid_len < sizeof(pc->memo[0].e[0].uid) &&
+	       strnlen(pod->resource_version, sizeof(pc->memo[0].e[0].rv)) < sizeof(pc->memo[0].e[0].rv);
 }
 
 /* start time and terminating of pod's version: from the memo, else from the store (memoized
  * when the store holds that very version). false: the store has no such pod. */
 static bool version_facts(struct sk_preempt_client *pc, const struct sk_pod *pod, struct lookup *l)
 {
-	bool memo = memoizable(pc, pod);
-	uint64_t h = memo ? uid_hash(pod->uid) : 0;
+	size_t n = 0;
+	bool memo = memoizable(pc, pod, &n);
+	uint64_t h = memo ? uid_hash(pod->uid, n) : 0;
 	if (memo && memo_get(pc, pod, h, l))
 		return true;
 	l->rv = pod->resource_version;
@@ -332,13 +346,14 @@ static bool version_facts(struct sk_preempt_client *pc, const struct sk_pod *pod
  * the object the handlers are given). */
 void sk_preempt_remember(struct sk_preempt_client *pc, const struct sk_pod *pod, const cJSON *obj)
 {
-	if (!pc || !pod || !obj || !memoizable(pc, pod))
+	size_t n = 0;
+	if (!pc || !pod || !obj || !memoizable(pc, pod, &n))
 		return;
 	const char *uid = kube_meta_uid(obj), *rv = kube_meta_resource_version(obj);
 	if (!uid || strcmp(uid, pod->uid) != 0 || !rv || strcmp(rv, pod->resource_version) != 0)
 		return;
 	struct lookup l = { .found = true, .start = sk_preempt_start_time_of(obj), .terminating = sk_preempt_terminating_of(obj) };
-	memo_put(pc, pod, uid_hash(pod->uid), &l);
+	memo_put(pc, pod, uid_hash(pod->uid, n), &l);
 }
 
 int64_t sk_preempt_pod_start_time(struct sk_preempt_client *pc, const struct sk_pod *pod)

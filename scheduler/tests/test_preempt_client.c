@@ -530,6 +530,67 @@ static void test_text_questions(void **state)
 	kube_informer_free(inf);
 }
 
+/* Many pods in the memo (the Preemption workload's 20,000 low pods, then three times as many):
+ * an answer is the pod's own remembered start time or, for an entry replaced since, the store's
+ * (none here: -1), never another pod's; uids that share all but their last bytes, or are
+ * shorter than a word, land apart. */
+static void test_memo_many(void **state)
+{
+	struct env *v = *state;
+	struct kube_informer *inf = pod_informer(v);
+	struct sk_preempt_client *pc = sk_preempt_client_new(v->c, inf, NULL);
+	static const struct {
+		const char *uid_fmt; /* %d: the pod's number */
+		int n;
+		int min_hits_pct;
+	} rows[] = {
+		{ "0f3c2a1e-7b6d-4c5a-9e8f-%012d", 20000, 99 },
+		{ "u%d", 20000, 99 },
+		{ "%d-0f3c2a1e-7b6d-4c5a-9e8f-00000000", 60000, 50 },
+	};
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		int n = rows[r].n, hits = 0;
+		struct sk_pod **pods = calloc((size_t)n, sizeof(*pods));
+		assert_non_null(pods);
+		for (int i = 0; i < n; i++) {
+			char uid[64], rv[16], start[32];
+			snprintf(uid, sizeof(uid), rows[r].uid_fmt, i);
+			snprintf(rv, sizeof(rv), "%d", 1000 + i);
+			time_t t = (time_t)(r * 100000 + (size_t)i + 1);
+			struct tm tm;
+			gmtime_r(&t, &tm);
+			strftime(start, sizeof(start), "%Y-%m-%dT%H:%M:%SZ", &tm);
+			cJSON *o = cJSON_CreateObject();
+			cJSON *md = cJSON_AddObjectToObject(o, "metadata");
+			cJSON_AddStringToObject(md, "name", uid);
+			cJSON_AddStringToObject(md, "namespace", "many");
+			cJSON_AddStringToObject(md, "uid", uid);
+			cJSON_AddStringToObject(md, "resourceVersion", rv);
+			cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "spec"), "nodeName", "n1");
+			cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "status"), "startTime", start);
+			char *e = NULL;
+			pods[i] = sk_pod_decode(o, &e);
+			free(e);
+			assert_non_null(pods[i]);
+			sk_preempt_remember(pc, pods[i], o);
+			cJSON_Delete(o);
+		}
+		for (int i = 0; i < n; i++) {
+			int64_t want = (int64_t)(r * 100000 + (size_t)i + 1) * 1000000000LL;
+			int64_t got = sk_preempt_pod_start_time(pc, pods[i]);
+			if (got != want && got != -1)
+				fail_msg("row %zu pod %d: start %lld, want %lld or -1", r, i, (long long)got, (long long)want);
+			hits += got == want;
+			sk_pod_unref(pods[i]);
+		}
+		free(pods);
+		if (hits * 100 < n * rows[r].min_hits_pct)
+			fail_msg("row %zu: %d of %d remembered", r, hits, n);
+	}
+	sk_preempt_client_free(pc);
+	kube_informer_free(inf);
+}
+
 static void test_json_helpers(void **state)
 {
 	(void)state;
@@ -562,6 +623,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_facts_by_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remember, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_questions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_memo_many, setup, teardown),
 		cmocka_unit_test(test_json_helpers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
