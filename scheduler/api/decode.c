@@ -1547,7 +1547,9 @@ static const cJSON *decode_pod_meta(struct dctx *c, const cJSON *obj, struct sk_
 	const char *ns = get_string(c, meta, "namespace", "metadata.namespace");
 	if (c->failed)
 		return NULL;
-	snprintf(c->objname, sizeof(c->objname), "%s/%s", ns ? ns : "", name ? name : "");
+	path_join(c->objname, sizeof(c->objname), ns ? ns : "", "/"); /* "%s/%s", ns, name */
+	size_t nsl = strlen(c->objname);
+	path_join(c->objname + nsl, sizeof(c->objname) - nsl, name ? name : "", "");
 	if (!name || !*name) {
 		fail(c, "metadata.name: Required value");
 		return NULL;
@@ -2121,7 +2123,7 @@ struct sk_node *sk_node_decode(const cJSON *obj, char **err)
 	const char *name = get_string(c, meta, "name", "metadata.name");
 	if (c->failed)
 		goto out;
-	snprintf(c->objname, sizeof(c->objname), "%s", name ? name : "");
+	path_join(c->objname, sizeof(c->objname), name ? name : "", "");
 	if (!name || !*name) {
 		fail(c, "metadata.name: Required value");
 		goto out;
