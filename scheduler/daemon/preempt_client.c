@@ -306,8 +306,9 @@ static void memo_put(struct sk_preempt_client *pc, const struct sk_pod *pod, uin
 	}
 	struct memo_entry *m = &set->e[w];
 	set->hash[w] = h;
-	snprintf(m->uid, sizeof(m->uid), "%s", pod->uid);
-	snprintf(m->rv, sizeof(m->rv), "%s", pod->resource_version);
+	/* both fit (memoizable); a copy, not snprintf: every assigned pod's event puts one */
+	memcpy(m->uid, pod->uid, strlen(pod->uid) + 1);
+	memcpy(m->rv, pod->resource_version, strlen(pod->resource_version) + 1);
 	m->start = l->start;
 	m->terminating = l->terminating;
 	set->used[w] = ++set->tick;
