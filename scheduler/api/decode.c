@@ -13,9 +13,11 @@
 
 #include "kube/jsonspan.h"
 #include "kube/nodeselector.h"
+#include "kube/object.h"
 #include "kube/quantity.h"
 #include "kube/selector.h"
 #include "schedkit/types.h"
+#include "scheduler/api/pod_version.h"
 #include "scheduler/api/pod_volumes.h"
 #include "scheduler/api/raw.h"
 
@@ -93,6 +95,10 @@ struct pod_box {
 	struct arena arena;    /* a root's strings and arrays (copies share their root's) */
 	char *own_rv;          /* an echo's resourceVersion (the rest is its root's) */
 	struct sk_obj_raw raw; /* the served object, for the extenders (raw.h); a root's or an echo's */
+	/* pod_version.h: set when decoded from the informer's object (raw.shared) */
+	bool facts;
+	bool terminating_by_preemption;
+	int64_t start_ns;
 	struct sk_pod pod;
 };
 struct node_box {
@@ -1739,6 +1745,11 @@ struct sk_pod *sk_pod_decode(const cJSON *obj, char **err)
 	decode_pod_placement(c, spec, p);
 	if (!c->failed && sk_obj_raw_keep(&b->raw, obj, true) != 0)
 		fail_oom(c);
+	if (!c->failed && b->raw.shared) { /* the informer's object: what its store would answer */
+		b->facts = true;
+		b->start_ns = sk_pod_object_start_time(obj);
+		b->terminating_by_preemption = sk_pod_object_terminating_by_preemption(obj);
+	}
 
 out:
 	sk_resource_clear(&acc.sum);
@@ -1804,6 +1815,39 @@ const struct sk_obj_raw *sk_pod_raw(const struct sk_pod *p)
 	while (b->parent && !b->raw.json)
 		b = POD_BOX(b->parent);
 	return &b->raw;
+}
+
+int64_t sk_pod_object_start_time(const cJSON *pod)
+{
+	const char *s = kube_obj_get_string(pod, "status.startTime");
+	time_t t;
+	if (!s || !*s || kube_time_parse_rfc3339(s, &t) != 0)
+		return -1;
+	return (int64_t)t * 1000000000LL;
+}
+
+bool sk_pod_object_terminating_by_preemption(const cJSON *pod)
+{
+	if (!kube_obj_get_string(pod, "metadata.deletionTimestamp"))
+		return false;
+	const cJSON *c = kube_condition_find(kube_obj_get(pod, "status.conditions"), "DisruptionTarget");
+	if (!c)
+		return false;
+	const char *st = kube_obj_get_string(c, "status"), *reason = kube_obj_get_string(c, "reason");
+	return st && !strcmp(st, "True") && reason && !strcmp(reason, "PreemptionByScheduler");
+}
+
+bool sk_pod_version_facts(const struct sk_pod *p, int64_t *start_ns, bool *terminating)
+{
+	/* a copy (sk_pod_with_node) is its source's version; an echo has its own text and no facts */
+	const struct pod_box *b = POD_BOX(p);
+	while (b->parent && !b->raw.json)
+		b = POD_BOX(b->parent);
+	if (!b->facts)
+		return false;
+	*start_ns = b->start_ns;
+	*terminating = b->terminating_by_preemption;
+	return true;
 }
 
 /* The root of p: the pod that decoded the memory p shares. */

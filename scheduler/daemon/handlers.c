@@ -84,17 +84,6 @@ void sk_dm_incoming(struct sk_daemon *d, const struct sk_pod *p, const char *eve
 	sk_sched_metrics_incoming(d->metrics, q, event);
 }
 
-/* An assigned pod's start time and "terminating by preemption" from the event's tree: preemption
- * asks them of every lower-priority pod of each candidate node, and from the store each answer
- * would parse the pod's text again (docs/benchmarks.md, "Preemption end to end"). A pending pod
- * is asked only once assumed (at the version the store holds: one store read, memoized then), so
- * its facts would only take memo room here. */
-static void remember_facts(struct sk_daemon *d, const struct sk_pod *p, const cJSON *obj)
-{
-	if (p->node_name)
-		sk_preempt_remember(d->preempt, p, obj);
-}
-
 static void assigned_add(struct sk_daemon *d, struct sk_pod *p)
 {
 	char *err = NULL;
@@ -118,7 +107,6 @@ static void on_pod_add(void *ctx, const cJSON *obj)
 	struct sk_pod *p = dm_decode_pod(d, obj);
 	if (!p)
 		return;
-	remember_facts(d, p, obj);
 	/* The read side of names_lock for the whole handler: a reload's queue changes for added
 	 * and removed profiles are ordered with this event, never interleaved with it. */
 	pthread_rwlock_rdlock(&d->names_lock);
@@ -197,7 +185,6 @@ static void on_pod_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 	struct sk_pod *p = dm_decode_pod(d, new_obj);
 	if (!p)
 		return;
-	remember_facts(d, p, new_obj);
 	pod_updated(d, p, p->node_name ? sk_cache_pod_state(d->cache, p->uid) : SK_POD_NOT_CACHED, new_obj);
 	sk_pod_unref(p);
 }

@@ -11,6 +11,7 @@
 #include "kube/log.h"
 #include "kube/object.h"
 #include "kube/util.h"
+#include "scheduler/api/pod_version.h"
 
 /* The facts of one pod version (uid, resourceVersion) that preemption reads per potential victim:
  * status.startTime and podTerminatingByPreemption. The informer store keeps objects as text, so
@@ -21,8 +22,9 @@
  * (pkg/scheduler/util GetPodStartTime), i.e. from that version too. One entry per pod (the last
  * version read replaces the one before), set associative, a fixed size (an entry is overwritten,
  * never freed, so deleted pods cost nothing), one mutex per stripe of sets; names too long for an
- * entry are not memoized. The pod informer's handlers fill it as they decode an assigned pod's
- * event (sk_preempt_remember): the dry run's first ask is then a hit too. */
+ * entry are not memoized. A view decoded from the informer's object carries its own facts
+ * (scheduler/api/pod_version.h) and never gets here: the memo serves the other views (a binding's
+ * echo, pods built elsewhere). */
 #define MEMO_SETS 16384 /* x 4 ways: the 20,000 pods of the Preemption workload fit with < 1% of them
 			 * in a set that overflows (2 ways missed on ~10% of the reads) */
 #define MEMO_WAYS 4
@@ -142,22 +144,12 @@ int sk_preempt_list_pdbs(struct sk_preempt_client *pc, struct sk_pdb ***out, cha
 
 int64_t sk_preempt_start_time_of(const cJSON *pod)
 {
-	const char *s = kube_obj_get_string(pod, "status.startTime");
-	time_t t;
-	if (!s || !*s || kube_time_parse_rfc3339(s, &t) != 0)
-		return -1;
-	return (int64_t)t * 1000000000LL;
+	return sk_pod_object_start_time(pod);
 }
 
 bool sk_preempt_terminating_of(const cJSON *pod)
 {
-	if (!kube_obj_get_string(pod, "metadata.deletionTimestamp"))
-		return false;
-	const cJSON *c = kube_condition_find(kube_obj_get(pod, "status.conditions"), "DisruptionTarget");
-	if (!c)
-		return false;
-	const char *st = kube_obj_get_string(c, "status"), *reason = kube_obj_get_string(c, "reason");
-	return st && !strcmp(st, "True") && reason && !strcmp(reason, "PreemptionByScheduler");
+	return sk_pod_object_terminating_by_preemption(pod);
 }
 
 struct lookup {
@@ -326,10 +318,15 @@ static bool memoizable(const struct sk_preempt_client *pc, const struct sk_pod *
 	       strnlen(pod->resource_version, sizeof(pc->memo[0].e[0].rv)) < sizeof(pc->memo[0].e[0].rv);
 }
 
-/* start time and terminating of pod's version: from the memo, else from the store (memoized
- * when the store holds that very version). false: the store has no such pod. */
+/* start time and terminating of pod's version: the view's own (decoded from the informer's
+ * object: scheduler/api/pod_version.h), else from the memo, else from the store (memoized when the
+ * store holds that very version). false: the store has no such pod. */
 static bool version_facts(struct sk_preempt_client *pc, const struct sk_pod *pod, struct lookup *l)
 {
+	if (sk_pod_version_facts(pod, &l->start, &l->terminating)) {
+		l->found = true;
+		return true;
+	}
 	size_t n = 0;
 	bool memo = memoizable(pc, pod, &n);
 	uint64_t h = memo ? uid_hash(pod->uid, n) : 0;
@@ -340,21 +337,6 @@ static bool version_facts(struct sk_preempt_client *pc, const struct sk_pod *pod
 	if (memo && found && l->same_version)
 		memo_put(pc, pod, h, l);
 	return found;
-}
-
-/* The same facts lookup_fn reads from a store object, here from the event's own object: the memo
- * then holds what a later store read of that version would put there (the store keeps the text of
- * the object the handlers are given). */
-void sk_preempt_remember(struct sk_preempt_client *pc, const struct sk_pod *pod, const cJSON *obj)
-{
-	size_t n = 0;
-	if (!pc || !pod || !obj || !memoizable(pc, pod, &n))
-		return;
-	const char *uid = kube_meta_uid(obj), *rv = kube_meta_resource_version(obj);
-	if (!uid || strcmp(uid, pod->uid) != 0 || !rv || strcmp(rv, pod->resource_version) != 0)
-		return;
-	struct lookup l = { .found = true, .start = sk_preempt_start_time_of(obj), .terminating = sk_preempt_terminating_of(obj) };
-	memo_put(pc, pod, uid_hash(pod->uid, n), &l);
 }
 
 int64_t sk_preempt_pod_start_time(struct sk_preempt_client *pc, const struct sk_pod *pod)

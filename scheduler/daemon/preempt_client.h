@@ -4,8 +4,8 @@
  * status patch followed by its DELETE, and the status patch clearing a nominatedNodeName.
  * Start times and "terminating by preemption" are memoized per pod version (uid and
  * resourceVersion; see preempt_client.c): the dry run asks for every potential victim of every
- * candidate node, and each store read parses a whole pod; the pod handlers fill the memo from the
- * events' trees (sk_preempt_remember), so most asks find it filled.
+ * candidate node, and each store read parses a whole pod. A view decoded from the informer's
+ * object answers from its own facts (scheduler/api/pod_version.h) before the memo is asked.
  * Everything borrowed (client, informers) must outlive the preempt client. Thread-safe: the memo
  * has its own locks; the rest is the borrowed, thread-safe client and informer stores. */
 #ifndef SK_PREEMPT_CLIENT_H
@@ -31,12 +31,6 @@ void sk_preempt_client_free(struct sk_preempt_client *pc); /* NULL ok */
 int sk_preempt_list_pdbs(struct sk_preempt_client *pc, struct sk_pdb ***out, char **err);
 int64_t sk_preempt_pod_start_time(struct sk_preempt_client *pc, const struct sk_pod *pod);
 bool sk_preempt_terminating_by_preemption(struct sk_preempt_client *pc, const struct sk_pod *pod);
-/* The pod informer's handlers decoded pod from obj (that very version, e.g. an assigned pod's add
- * or update event): its start time and "terminating by preemption" go into the memo now, from
- * the tree the event already built, so the dry run's first ask does not parse the stored text
- * again. A no-op for NULL pc or obj, a pod without uid or resourceVersion, or obj of another uid
- * or version. */
-void sk_preempt_remember(struct sk_preempt_client *pc, const struct sk_pod *pod, const cJSON *obj);
 /* The informer no longer has pod (by namespace/name and uid) or has it with a deletionTimestamp
  * (asynchronous preemption's last-victim check). false without a pod informer. */
 bool sk_preempt_pod_deleted(struct sk_preempt_client *pc, const struct sk_pod *pod);
