@@ -17,7 +17,8 @@
 
 /* The facts of p's own version: true and *start_ns (-1: none or unparsable) and *terminating when
  * p was decoded from the informer's object (or is a copy of such a view: sk_pod_with_node); false
- * for any other view (built from another object, a binding's echo), which must ask elsewhere. */
+ * for any other view (built from another object, a binding's echo), which must ask elsewhere. p is
+ * a view this core made (sk_pod_decode and its copies), as for sk_pod_raw. */
 bool sk_pod_version_facts(const struct sk_pod *p, int64_t *start_ns, bool *terminating);
 
 /* The same facts of a pod object: status.startTime in Unix ns (-1 when absent or bad), and whether
