@@ -13,9 +13,11 @@
 
 #include "kube/jsonspan.h"
 #include "kube/nodeselector.h"
+#include "kube/object.h"
 #include "kube/quantity.h"
 #include "kube/selector.h"
 #include "schedkit/types.h"
+#include "scheduler/api/pod_version.h"
 #include "scheduler/api/pod_volumes.h"
 #include "scheduler/api/raw.h"
 
@@ -93,6 +95,10 @@ struct pod_box {
 	struct arena arena;    /* a root's strings and arrays (copies share their root's) */
 	char *own_rv;          /* an echo's resourceVersion (the rest is its root's) */
 	struct sk_obj_raw raw; /* the served object, for the extenders (raw.h); a root's or an echo's */
+	/* pod_version.h: set when decoded from the informer's object (raw.shared) */
+	bool facts;
+	bool terminating_by_preemption;
+	int64_t start_ns;
 	struct sk_pod pod;
 };
 struct node_box {
@@ -554,14 +560,87 @@ static int parse_effect(const char *s, enum sk_taint_effect *out)
 	return 0;
 }
 
+/* ---------- field paths ----------
+ * The decode names each field it reads for its error messages ("spec.containers[0].image"), a
+ * few per container, so every pod decode built them: snprintf was ~800 instructions a path. These
+ * write what snprintf(buf, size, "%s%s", a, b) and snprintf(buf, size, "%s[%d]", a, i) write
+ * (truncated the same way); a and buf do not overlap. */
+
+static void path_join(char *buf, size_t size, const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > size - 1)
+		la = size - 1;
+	if (lb > size - 1 - la)
+		lb = size - 1 - la;
+	memcpy(buf, a, la);
+	memcpy(buf + la, b, lb);
+	buf[la + lb] = 0;
+}
+
+static void path_index(char *buf, size_t size, const char *a, int i)
+{
+	char digits[16], idx[20];
+	unsigned int u = i < 0 ? 0u - (unsigned int)i : (unsigned int)i;
+	int n = 0;
+	do {
+		digits[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	int k = 0;
+	idx[k++] = '[';
+	if (i < 0)
+		idx[k++] = '-';
+	while (n)
+		idx[k++] = digits[--n];
+	idx[k++] = ']';
+	idx[k] = 0;
+	path_join(buf, size, a, idx);
+}
+
 /* ---------- time ---------- */
+
+/* Every pod has a creationTimestamp, and sscanf + timegm were ~4,000 instructions of a pod's
+ * decode. The canonical "YYYY-MM-DDThh:mm:ss" (a digit at each digit's place, 'T') is read here:
+ * the sscanf below reads the same six numbers from it and stops at the same place (19). */
+static bool canonical_rfc3339(const char *s, struct tm *tm)
+{
+	static const char shape[] = "dddd-dd-ddTdd:dd:dd";
+	for (int i = 0; i < 19; i++) {
+		bool digit = s[i] >= '0' && s[i] <= '9';
+		if (shape[i] == 'd' ? !digit : s[i] != shape[i])
+			return false;
+	}
+#define D2(k) ((s[k] - '0') * 10 + (s[(k) + 1] - '0'))
+	tm->tm_year = D2(0) * 100 + D2(2);
+	tm->tm_mon = D2(5);
+	tm->tm_mday = D2(8);
+	tm->tm_hour = D2(11);
+	tm->tm_min = D2(14);
+	tm->tm_sec = D2(17);
+#undef D2
+	return true;
+}
+
+/* Days from 1970-01-01 to year-month-01 (month 1..12), proleptic Gregorian: timegm's count. */
+static int64_t days_to_month(int64_t year, int month)
+{
+	int64_t y = year - (month <= 2);
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	int64_t yoe = y - era * 400;                            /* [0, 399] */
+	int64_t doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5; /* from March 1 */
+	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
 
 static int parse_rfc3339(const char *s, time_t *out)
 {
 	struct tm tm;
 	memset(&tm, 0, sizeof(tm));
-	int n = 0;
-	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+	int n = 19;
+	bool canonical = canonical_rfc3339(s, &tm);
+	if (!canonical &&
+	    sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
 		   &tm.tm_sec, &n) != 6 &&
 	    sscanf(s, "%4d-%2d-%2dt%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
 		   &tm.tm_sec, &n) != 6)
@@ -586,6 +665,11 @@ static int parse_rfc3339(const char *s, time_t *out)
 	}
 	if (*p)
 		return -1;
+	if (canonical && tm.tm_mon >= 1 && tm.tm_mon <= 12) { /* timegm's sum; day, hour, minute, second linear */
+		int64_t days = days_to_month(tm.tm_year, tm.tm_mon) + tm.tm_mday - 1;
+		*out = (time_t)(days * 86400 + tm.tm_hour * 3600L + tm.tm_min * 60L + tm.tm_sec) - off;
+		return 0;
+	}
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
 	*out = timegm(&tm) - off;
@@ -885,12 +969,12 @@ static void container_requests(struct dctx *c, const cJSON *ctr, const char *pat
 	*nz_cpu = DEFAULT_MILLI_CPU_REQUEST;
 	*nz_mem = DEFAULT_MEMORY_REQUEST;
 	*req_cpu = *req_mem = false;
-	snprintf(sub, sizeof(sub), "%s.resources", path);
+	path_join(sub, sizeof(sub), path, ".resources");
 	const cJSON *res = get_object(c, ctr, "resources", sub);
 	if (c->failed)
 		return;
 	if (res) {
-		snprintf(sub, sizeof(sub), "%s.resources.requests", path);
+		path_join(sub, sizeof(sub), path, ".resources.requests");
 		decode_resource_list(c, cJSON_GetObjectItemCaseSensitive(res, "requests"), sub, r, &has_cpu, &has_mem);
 		if (c->failed)
 			return;
@@ -958,25 +1042,25 @@ struct container_acc {
 static void collect_ports(struct dctx *c, const cJSON *ctr, const char *path, struct container_acc *acc)
 {
 	char sub[192];
-	snprintf(sub, sizeof(sub), "%s.ports", path);
+	path_join(sub, sizeof(sub), path, ".ports");
 	const cJSON *ports = get_array(c, ctr, "ports", sub);
 	if (c->failed || !ports)
 		return;
 	int i = 0;
 	for (const cJSON *pt = ports->child; pt; pt = pt->next, i++) {
 		char ppath[224];
-		snprintf(ppath, sizeof(ppath), "%s[%d]", sub, i);
+		path_index(ppath, sizeof(ppath), sub, i);
 		if (!cJSON_IsObject(pt)) {
 			fail(c, "%s: must be an object", ppath);
 			return;
 		}
 		char fpath[256];
 		int32_t hp = 0;
-		snprintf(fpath, sizeof(fpath), "%s.hostPort", ppath);
+		path_join(fpath, sizeof(fpath), ppath, ".hostPort");
 		get_int32(c, pt, "hostPort", fpath, &hp);
-		snprintf(fpath, sizeof(fpath), "%s.hostIP", ppath);
+		path_join(fpath, sizeof(fpath), ppath, ".hostIP");
 		const char *ip = get_string(c, pt, "hostIP", fpath);
-		snprintf(fpath, sizeof(fpath), "%s.protocol", ppath);
+		path_join(fpath, sizeof(fpath), ppath, ".protocol");
 		const char *proto = get_string(c, pt, "protocol", fpath);
 		if (c->failed)
 			return;
@@ -1051,14 +1135,14 @@ static void decode_containers(struct dctx *c, const cJSON *spec, const struct re
 		int i = 0;
 		for (const cJSON *ctr = arr ? arr->child : NULL; ctr; ctr = ctr->next, i++) {
 			char path[96], sub[160];
-			snprintf(path, sizeof(path), "%s[%d]", base, i);
+			path_index(path, sizeof(path), base, i);
 			if (!cJSON_IsObject(ctr)) {
 				fail(c, "%s: must be an object", path);
 				return;
 			}
-			snprintf(sub, sizeof(sub), "%s.image", path);
+			path_join(sub, sizeof(sub), path, ".image");
 			const char *image = get_string(c, ctr, "image", sub);
-			snprintf(sub, sizeof(sub), "%s.restartPolicy", path);
+			path_join(sub, sizeof(sub), path, ".restartPolicy");
 			const char *rp = pass == 0 ? get_string(c, ctr, "restartPolicy", sub) : NULL;
 			if (c->failed)
 				return;
@@ -1469,7 +1553,9 @@ static const cJSON *decode_pod_meta(struct dctx *c, const cJSON *obj, struct sk_
 	const char *ns = get_string(c, meta, "namespace", "metadata.namespace");
 	if (c->failed)
 		return NULL;
-	snprintf(c->objname, sizeof(c->objname), "%s/%s", ns ? ns : "", name ? name : "");
+	path_join(c->objname, sizeof(c->objname), ns ? ns : "", "/"); /* "%s/%s", ns, name */
+	size_t nsl = strlen(c->objname);
+	path_join(c->objname + nsl, sizeof(c->objname) - nsl, name ? name : "", "");
 	if (!name || !*name) {
 		fail(c, "metadata.name: Required value");
 		return NULL;
@@ -1659,6 +1745,11 @@ struct sk_pod *sk_pod_decode(const cJSON *obj, char **err)
 	decode_pod_placement(c, spec, p);
 	if (!c->failed && sk_obj_raw_keep(&b->raw, obj, true) != 0)
 		fail_oom(c);
+	if (!c->failed && b->raw.shared) { /* the informer's object: what its store would answer */
+		b->facts = true;
+		b->start_ns = sk_pod_object_start_time(obj);
+		b->terminating_by_preemption = sk_pod_object_terminating_by_preemption(obj);
+	}
 
 out:
 	sk_resource_clear(&acc.sum);
@@ -1724,6 +1815,39 @@ const struct sk_obj_raw *sk_pod_raw(const struct sk_pod *p)
 	while (b->parent && !b->raw.json)
 		b = POD_BOX(b->parent);
 	return &b->raw;
+}
+
+int64_t sk_pod_object_start_time(const cJSON *pod)
+{
+	const char *s = kube_obj_get_string(pod, "status.startTime");
+	time_t t;
+	if (!s || !*s || kube_time_parse_rfc3339(s, &t) != 0)
+		return -1;
+	return (int64_t)t * 1000000000LL;
+}
+
+bool sk_pod_object_terminating_by_preemption(const cJSON *pod)
+{
+	if (!kube_obj_get_string(pod, "metadata.deletionTimestamp"))
+		return false;
+	const cJSON *c = kube_condition_find(kube_obj_get(pod, "status.conditions"), "DisruptionTarget");
+	if (!c)
+		return false;
+	const char *st = kube_obj_get_string(c, "status"), *reason = kube_obj_get_string(c, "reason");
+	return st && !strcmp(st, "True") && reason && !strcmp(reason, "PreemptionByScheduler");
+}
+
+bool sk_pod_version_facts(const struct sk_pod *p, int64_t *start_ns, bool *terminating)
+{
+	/* a copy (sk_pod_with_node) is its source's version; an echo has its own text and no facts */
+	const struct pod_box *b = POD_BOX(p);
+	while (b->parent && !b->raw.json)
+		b = POD_BOX(b->parent);
+	if (!b->facts)
+		return false;
+	*start_ns = b->start_ns;
+	*terminating = b->terminating_by_preemption;
+	return true;
 }
 
 /* The root of p: the pod that decoded the memory p shares. */
@@ -2043,7 +2167,7 @@ struct sk_node *sk_node_decode(const cJSON *obj, char **err)
 	const char *name = get_string(c, meta, "name", "metadata.name");
 	if (c->failed)
 		goto out;
-	snprintf(c->objname, sizeof(c->objname), "%s", name ? name : "");
+	path_join(c->objname, sizeof(c->objname), name ? name : "", "");
 	if (!name || !*name) {
 		fail(c, "metadata.name: Required value");
 		goto out;

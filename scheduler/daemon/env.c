@@ -10,6 +10,7 @@
 #include "kube/jsonw.h"
 #include "kube/log.h"
 #include "kube/object.h"
+#include "kube/text.h"
 #include "kube/util.h"
 #include "scheduler/daemon/internal.h"
 
@@ -207,21 +208,10 @@ static int se_forget(void *ctx, const struct sk_pod *p, char **err) { return sk_
 static int se_finish(void *ctx, const struct sk_pod *p, char **err) { return sk_cache_finish_binding(((struct sk_daemon *)ctx)->cache, p, err); }
 static bool se_is_assumed(void *ctx, const char *uid) { return sk_cache_is_assumed(((struct sk_daemon *)ctx)->cache, uid); }
 
-struct get_pod_ctx {
-	const char *uid;
-	struct sk_pod *out;
-};
-
-static void get_pod_fn(const cJSON *obj, void *u)
-{
-	struct get_pod_ctx *g = u;
-	const char *uid = obj ? kube_meta_uid(obj) : NULL;
-	if (uid && !strcmp(uid, g->uid))
-		g->out = sk_dm_decode_pod(obj);
-}
-
 /* The informer's copy; NULL when gone, replaced by a pod of the same name, or when our binding
- * got 409 (someone else bound it: never requeue). */
+ * got 409 (someone else bound it: never requeue). Decoded from the store's text, which the view
+ * then shares (a print of the tree per call was as costly as the parse: docs/benchmarks.md,
+ * "The daemon's cost per preemptor"). */
 static struct sk_pod *se_get_pod(void *ctx, const struct sk_pod *pod)
 {
 	struct sk_daemon *d = ctx;
@@ -232,9 +222,18 @@ static struct sk_pod *se_get_pod(void *ctx, const struct sk_pod *pod)
 		return NULL;
 	char key[512];
 	snprintf(key, sizeof key, "%s/%s", pod->ns, pod->name);
-	struct get_pod_ctx g = { .uid = pod->uid };
-	kube_store_get_with(d->pods, key, get_pod_fn, &g);
-	return g.out;
+	size_t len = 0;
+	char *json = kube_store_get_json(d->pods, key, &len);
+	struct kube_text *t = json ? kube_text_new(json, len) : NULL;
+	free(json);
+	cJSON *obj = t ? cJSON_ParseWithLength(t->s, t->len) : NULL;
+	if (json && !obj)
+		klog_error("Informer store: cannot read an object: out of memory", " key=%s", key);
+	const char *uid = obj ? kube_meta_uid(obj) : NULL;
+	struct sk_pod *out = uid && !strcmp(uid, pod->uid) ? sk_dm_decode_pod_text(obj, t) : NULL;
+	cJSON_Delete(obj);
+	kube_text_unref(t);
+	return out;
 }
 
 /* ---------- framework env: preemption (ctx = struct profile_ctx *) ---------- */

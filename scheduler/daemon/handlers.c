@@ -37,40 +37,33 @@ bool sk_dm_pod_terminal(const struct sk_pod *p)
 	return p->phase && (!strcmp(p->phase, "Succeeded") || !strcmp(p->phase, "Failed"));
 }
 
-/* Decodes obj; when it is the object the informer is handing out, the decoded view shares the
- * store's text for the extender wire instead of printing its own (scheduler/api/raw.h). */
-static struct sk_pod *decode_pod_from(struct kube_informer *inf, const cJSON *obj, char **err)
-{
-	struct kube_text *t = inf ? kube_informer_text_of(inf, obj) : NULL;
-	sk_obj_raw_offer(obj, t);
-	struct sk_pod *p = sk_pod_decode(obj, err);
-	sk_obj_raw_offer(NULL, NULL);
-	kube_text_unref(t);
-	return p;
-}
-
-static struct sk_pod *dm_decode_pod(struct sk_daemon *d, const cJSON *obj)
+struct sk_pod *sk_dm_decode_pod_text(const cJSON *obj, struct kube_text *t)
 {
 	char *err = NULL;
-	struct sk_pod *p = decode_pod_from(d ? d->pods : NULL, obj, &err);
+	sk_obj_raw_offer(obj, t);
+	struct sk_pod *p = sk_pod_decode(obj, &err);
+	sk_obj_raw_offer(NULL, NULL);
 	if (!p) {
 		klog_error("Cannot decode pod", " pod=%s/%s err=\"%s\"", kube_meta_namespace(obj) ? kube_meta_namespace(obj) : "",
 			   kube_meta_name(obj) ? kube_meta_name(obj) : "", err ? err : "");
 		free(err);
 	}
+	return p;
+}
+
+/* Decodes obj; when it is the object the informer is handing out, the decoded view shares the
+ * store's text for the extender wire instead of printing its own (scheduler/api/raw.h). */
+static struct sk_pod *dm_decode_pod(struct sk_daemon *d, const cJSON *obj)
+{
+	struct kube_text *t = d && d->pods ? kube_informer_text_of(d->pods, obj) : NULL;
+	struct sk_pod *p = sk_dm_decode_pod_text(obj, t);
+	kube_text_unref(t);
 	return p;
 }
 
 struct sk_pod *sk_dm_decode_pod(const cJSON *obj)
 {
-	char *err = NULL;
-	struct sk_pod *p = sk_pod_decode(obj, &err);
-	if (!p) {
-		klog_error("Cannot decode pod", " pod=%s/%s err=\"%s\"", kube_meta_namespace(obj) ? kube_meta_namespace(obj) : "",
-			   kube_meta_name(obj) ? kube_meta_name(obj) : "", err ? err : "");
-		free(err);
-	}
-	return p;
+	return sk_dm_decode_pod_text(obj, NULL);
 }
 
 static void log_cache_err(const char *what, const struct sk_pod *p, char *err)

@@ -184,6 +184,9 @@ struct sk_daemon {
 /* handlers.c: the informer handlers and the pod helpers the other files share. */
 void sk_dm_add_handlers(struct sk_daemon *d);
 struct sk_pod *sk_dm_decode_pod(const cJSON *obj); /* logs a pod that does not decode */
+/* The same for obj parsed from t, the pod store's text of it: the view shares t for the extender
+ * wire instead of printing obj (scheduler/api/raw.h). t NULL: as sk_dm_decode_pod. */
+struct sk_pod *sk_dm_decode_pod_text(const cJSON *obj, struct kube_text *t);
 bool sk_dm_pod_terminal(const struct sk_pod *p);
 bool sk_dm_is_ours_locked(struct sk_daemon *d, const char *scheduler_name); /* names_lock held */
 bool sk_dm_is_ours(struct sk_daemon *d, const char *scheduler_name);

@@ -7,10 +7,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "kube/hash.h"
+#include "kube/jsonspan.h"
 #include "kube/log.h"
 #include "kube/object.h"
 #include "kube/util.h"
+#include "scheduler/api/pod_version.h"
 
 /* The facts of one pod version (uid, resourceVersion) that preemption reads per potential victim:
  * status.startTime and podTerminatingByPreemption. The informer store keeps objects as text, so
@@ -21,7 +22,9 @@
  * (pkg/scheduler/util GetPodStartTime), i.e. from that version too. One entry per pod (the last
  * version read replaces the one before), set associative, a fixed size (an entry is overwritten,
  * never freed, so deleted pods cost nothing), one mutex per stripe of sets; names too long for an
- * entry are not memoized. */
+ * entry are not memoized. A view decoded from the informer's object carries its own facts
+ * (scheduler/api/pod_version.h) and never gets here: the memo serves the other views (a binding's
+ * echo, pods built elsewhere). */
 #define MEMO_SETS 16384 /* x 4 ways: the 20,000 pods of the Preemption workload fit with < 1% of them
 			 * in a set that overflows (2 ways missed on ~10% of the reads) */
 #define MEMO_WAYS 4
@@ -141,22 +144,12 @@ int sk_preempt_list_pdbs(struct sk_preempt_client *pc, struct sk_pdb ***out, cha
 
 int64_t sk_preempt_start_time_of(const cJSON *pod)
 {
-	const char *s = kube_obj_get_string(pod, "status.startTime");
-	time_t t;
-	if (!s || !*s || kube_time_parse_rfc3339(s, &t) != 0)
-		return -1;
-	return (int64_t)t * 1000000000LL;
+	return sk_pod_object_start_time(pod);
 }
 
 bool sk_preempt_terminating_of(const cJSON *pod)
 {
-	if (!kube_obj_get_string(pod, "metadata.deletionTimestamp"))
-		return false;
-	const cJSON *c = kube_condition_find(kube_obj_get(pod, "status.conditions"), "DisruptionTarget");
-	if (!c)
-		return false;
-	const char *st = kube_obj_get_string(c, "status"), *reason = kube_obj_get_string(c, "reason");
-	return st && !strcmp(st, "True") && reason && !strcmp(reason, "PreemptionByScheduler");
+	return sk_pod_object_terminating_by_preemption(pod);
 }
 
 struct lookup {
@@ -214,9 +207,53 @@ static bool lookup(struct sk_preempt_client *pc, const struct sk_pod *pod, struc
 	return l->found;
 }
 
-static uint64_t uid_hash(const char *s)
+/* ---------- questions the stored text answers without a parse ----------
+ * A parse of the pod is ~45 k instructions; these questions need one or two members. They read
+ * the store's text only when it holds no backslash: then every key and string is its plain bytes
+ * (no escape could spell "uid" or "PreemptionByScheduler" otherwise), and the first member of a
+ * name is the one cJSON finds. Anything else: the parse, as before. */
+
+static const char *const uid_member[] = { "metadata", "uid", NULL };
+static const char *const deletion_member[] = { "metadata", "deletionTimestamp", NULL };
+
+/* The store's text of pod (caller frees) and its length; NULL when the store has no such key
+ * (or out of memory: as kube_store_get_with, then "absent"). */
+static char *store_text(struct sk_preempt_client *pc, const struct sk_pod *pod, size_t *len)
 {
-	uint64_t h = kube_fnv1a64(s);
+	char key[512];
+	snprintf(key, sizeof(key), "%s/%s", pod->ns, pod->name);
+	*len = 0;
+	return kube_store_get_json(pc->pods, key, len);
+}
+
+static bool plain_text(const char *s, size_t len)
+{
+	return !memchr(s, '\\', len);
+}
+
+/* Whether text (plain) is the object of uid: its metadata.uid is that string. */
+static bool text_is_uid(const char *s, size_t len, const char *uid)
+{
+	size_t vl, ul;
+	const char *v = kube_json_path_span(s, len, uid_member, &vl);
+	const char *u = v ? kube_json_plain_string(v, vl, &ul) : NULL;
+	return u && strlen(uid) == ul && memcmp(u, uid, ul) == 0;
+}
+
+/* The memo's hash of a uid of n bytes, eight at a time: the dry run hashes a uid per potential
+ * victim (2,000 per preemptor at 5,000 nodes), and a byte-wise FNV-1a was half of a memo hit. */
+static uint64_t uid_hash(const char *s, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+	while (n) {
+		uint64_t w = 0;
+		size_t k = n < 8 ? n : 8;
+		memcpy(&w, s, k);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 29;
+		s += k;
+		n -= k;
+	}
 	return h ? h : 1; /* 0 marks an empty slot */
 }
 
@@ -261,21 +298,38 @@ static void memo_put(struct sk_preempt_client *pc, const struct sk_pod *pod, uin
 	}
 	struct memo_entry *m = &set->e[w];
 	set->hash[w] = h;
-	snprintf(m->uid, sizeof(m->uid), "%s", pod->uid);
-	snprintf(m->rv, sizeof(m->rv), "%s", pod->resource_version);
+	/* both fit (memoizable); a copy, not snprintf: every assigned pod's event puts one */
+	memcpy(m->uid, pod->uid, strlen(pod->uid) + 1);
+	memcpy(m->rv, pod->resource_version, strlen(pod->resource_version) + 1);
 	m->start = l->start;
 	m->terminating = l->terminating;
 	set->used[w] = ++set->tick;
 	pthread_mutex_unlock(&pc->memo_mu[k % MEMO_STRIPES]);
 }
 
-/* start time and terminating of pod's version: from the memo, else from the store (memoized
- * when the store holds that very version). false: the store has no such pod. */
+/* Whether pod's version can have a memo entry: a memo, a store to fill it from, a uid and a
+ * resourceVersion that fit an entry. */
+static bool memoizable(const struct sk_preempt_client *pc, const struct sk_pod *pod, size_t *uid_len)
+{
+	if (!pc->memo || !pc->pods || !pod->uid || !*pod->uid || !pod->resource_version || !*pod->resource_version)
+		return false;
+	*uid_len = strnlen(pod->uid, sizeof(pc->memo[0].e[0].uid));
+	return *uid_len < sizeof(pc->memo[0].e[0].uid) &&
+	       strnlen(pod->resource_version, sizeof(pc->memo[0].e[0].rv)) < sizeof(pc->memo[0].e[0].rv);
+}
+
+/* start time and terminating of pod's version: the view's own (decoded from the informer's
+ * object: scheduler/api/pod_version.h), else from the memo, else from the store (memoized when the
+ * store holds that very version). false: the store has no such pod. */
 static bool version_facts(struct sk_preempt_client *pc, const struct sk_pod *pod, struct lookup *l)
 {
-	bool memo = pc->memo && pc->pods && pod->uid && *pod->uid && pod->resource_version && *pod->resource_version &&
-		    strlen(pod->uid) < sizeof(pc->memo[0].e[0].uid) && strlen(pod->resource_version) < sizeof(pc->memo[0].e[0].rv);
-	uint64_t h = memo ? uid_hash(pod->uid) : 0;
+	if (sk_pod_version_facts(pod, &l->start, &l->terminating)) {
+		l->found = true;
+		return true;
+	}
+	size_t n = 0;
+	bool memo = memoizable(pc, pod, &n);
+	uint64_t h = memo ? uid_hash(pod->uid, n) : 0;
 	if (memo && memo_get(pc, pod, h, l))
 		return true;
 	l->rv = pod->resource_version;
@@ -304,10 +358,37 @@ bool sk_preempt_pod_deleted(struct sk_preempt_client *pc, const struct sk_pod *p
 	struct lookup l = { .only_deleting = true };
 	if (!pc->pods)
 		return false; /* nothing to tell: assume it is still there */
+	size_t len;
+	char *s = store_text(pc, pod, &len);
+	if (!s)
+		return true; /* lookup: not found */
+	if (plain_text(s, len)) {
+		/* lookup_fn: found when the uid is the pod's; deleting when deletionTimestamp is a string */
+		size_t dl;
+		const char *del = kube_json_path_span(s, len, deletion_member, &dl);
+		bool deleted = !text_is_uid(s, len, pod->uid ? pod->uid : "") || (del && *del == '"');
+		free(s);
+		return deleted;
+	}
+	free(s);
 	return !lookup(pc, pod, &l) || l.deleting;
 }
 
 /* ---------- API calls ---------- */
+
+/* false when the store's copy of victim cannot carry the scheduler's DisruptionTarget condition
+ * (or there is none): its plain text does not hold the reason's bytes. true: ask lookup. */
+static bool may_have_condition(struct sk_preempt_client *pc, const struct sk_pod *victim)
+{
+	if (!pc->pods)
+		return false;
+	size_t len;
+	char *s = store_text(pc, victim, &len);
+	static const char reason[] = "PreemptionByScheduler";
+	bool may = s && (!plain_text(s, len) || memmem(s, len, reason, sizeof(reason) - 1));
+	free(s);
+	return may;
+}
 
 int sk_preempt_victim(struct sk_preempt_client *pc, const struct sk_pod *preemptor, const struct sk_pod *victim,
 		      const char *node_name, const char *condition_message, char **err)
@@ -332,7 +413,8 @@ int sk_preempt_victim(struct sk_preempt_client *pc, const struct sk_pod *preempt
 	int rc = 0;
 	struct kube_error ke = { 0 };
 	struct lookup l = { .cond_message = condition_message ? condition_message : "" };
-	bool patched = lookup(pc, victim, &l) && l.has_condition; /* UpdatePodCondition: unchanged */
+	bool patched = may_have_condition(pc, victim) && lookup(pc, victim, &l) &&
+		       l.has_condition; /* UpdatePodCondition: unchanged */
 	if (!spath || !path) {
 		rc = kube_errf(err, "preempting pod %s/%s: out of memory", victim->ns, victim->name);
 	} else if (!patched && kube_patch(pc->client, spath, KUBE_PATCH_STRATEGIC, patch, NULL, &ke) != 0) {

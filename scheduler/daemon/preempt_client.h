@@ -4,7 +4,8 @@
  * status patch followed by its DELETE, and the status patch clearing a nominatedNodeName.
  * Start times and "terminating by preemption" are memoized per pod version (uid and
  * resourceVersion; see preempt_client.c): the dry run asks for every potential victim of every
- * candidate node, and each store read parses a whole pod.
+ * candidate node, and each store read parses a whole pod. A view decoded from the informer's
+ * object answers from its own facts (scheduler/api/pod_version.h) before the memo is asked.
  * Everything borrowed (client, informers) must outlive the preempt client. Thread-safe: the memo
  * has its own locks; the rest is the borrowed, thread-safe client and informer stores. */
 #ifndef SK_PREEMPT_CLIENT_H

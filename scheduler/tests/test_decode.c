@@ -65,6 +65,52 @@ static void test_duplicate_label_keys(void **state)
 	sk_pod_unref(p);
 }
 
+/* metadata.creationTimestamp: the canonical form (read without sscanf) and every other form the
+ * decode accepts give timegm's seconds; out-of-range fields normalize as timegm does. */
+static void test_creation_timestamps(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *ts;
+		long long want; /* -2: the decode fails */
+	} rows[] = {
+		{ "2024-01-02T03:04:05Z", 1704164645LL },
+		{ "2024-02-29T23:59:59Z", 1709251199LL },
+		{ "1970-01-01T00:00:00Z", 0LL },
+		{ "1969-12-31T23:59:59Z", -1LL },
+		{ "2000-03-01T00:00:00Z", 951868800LL },
+		{ "2100-03-01T12:00:00Z", 4107585600LL },
+		{ "1600-02-29T00:00:00Z", -11670998400LL },
+		{ "0001-01-01T00:00:00Z", -62135596800LL },
+		{ "9999-12-31T23:59:59Z", 253402300799LL },
+		{ "2023-02-31T00:00:00Z", 1677801600LL }, /* day past the month's end */
+		{ "2023-01-01T24:60:60Z", 1672621260LL }, /* hour, minute, second past their ranges */
+		{ "2024-13-01T00:00:00Z", 1735689600LL }, /* month 13: the next January */
+		{ "2024-01-02T03:04:05+01:30", 1704159245LL },
+		{ "2024-01-02T03:04:05.123456Z", 1704164645LL },
+		{ "2024-01-02t03:04:05Z", 1704164645LL },  /* lower-case t */
+		{ " 2024-01-02T03:04:05Z", 1704164645LL }, /* what sscanf skips */
+		{ "2024-1-02T03:04:05Z", 1704164645LL },   /* one-digit month */
+		{ "2024-01-02T03:04:05", -2 },              /* no zone */
+		{ "2024-01-02T03:04:05Zx", -2 },
+		{ "2024-01-02X03:04:05Z", -2 },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char json[160];
+		snprintf(json, sizeof(json), "{\"metadata\":{\"name\":\"p\",\"creationTimestamp\":\"%s\"}}", rows[i].ts);
+		cJSON *obj = cJSON_Parse(json);
+		assert_non_null(obj);
+		char *err = NULL;
+		struct sk_pod *p = sk_pod_decode(obj, &err);
+		cJSON_Delete(obj);
+		long long got = p ? (long long)p->creation_time : -2;
+		if (got != rows[i].want)
+			fail_msg("%s: %lld, want %lld (%s)", rows[i].ts, got, rows[i].want, err ? err : "");
+		free(err);
+		sk_pod_unref(p);
+	}
+}
+
 static void test_pod_defaults(void **state)
 {
 	(void)state;
@@ -911,6 +957,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pod_identity),
 		cmocka_unit_test(test_pod_defaults),
+		cmocka_unit_test(test_creation_timestamps),
 		cmocka_unit_test(test_duplicate_label_keys),
 		cmocka_unit_test(test_requests_table),
 		cmocka_unit_test(test_requests_scalars),

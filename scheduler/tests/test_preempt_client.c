@@ -18,6 +18,8 @@
 #include "kube/informer.h"
 #include "kube/object.h"
 #include "kube/rest.h"
+#include "kube/text.h"
+#include "scheduler/api/raw.h"
 #include "scheduler/daemon/preempt_client.h"
 #include "scheduler/tests/fixtures.h"
 
@@ -358,6 +360,248 @@ static void test_facts_by_version(void **state)
 	kube_informer_free(inf);
 }
 
+/* A pod object of uid and rv: start (NULL: none), and with terminating a deletionTimestamp and
+ * the scheduler's DisruptionTarget condition. */
+static cJSON *facts_obj(const char *uid, const char *rv, const char *start, bool terminating)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *md = cJSON_AddObjectToObject(o, "metadata");
+	cJSON_AddStringToObject(md, "name", "rem");
+	cJSON_AddStringToObject(md, "namespace", "default");
+	cJSON_AddStringToObject(md, "uid", uid);
+	cJSON_AddStringToObject(md, "resourceVersion", rv);
+	if (terminating)
+		cJSON_AddStringToObject(md, "deletionTimestamp", "2026-01-01T00:00:00Z");
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "spec"), "nodeName", "n1");
+	cJSON *st = cJSON_AddObjectToObject(o, "status");
+	if (start)
+		cJSON_AddStringToObject(st, "startTime", start);
+	if (terminating) {
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddStringToObject(c, "type", "DisruptionTarget");
+		cJSON_AddStringToObject(c, "status", "True");
+		cJSON_AddStringToObject(c, "reason", "PreemptionByScheduler");
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(st, "conditions"), c);
+	}
+	return o;
+}
+
+/* obj decoded as the daemon's pod handlers decode the informer's object: its text offered to the
+ * view (scheduler/api/raw.h), or with informer false as anything else is decoded. */
+static struct sk_pod *decode_as(const cJSON *obj, bool informer)
+{
+	struct kube_text *t = NULL;
+	if (informer) {
+		char *s = cJSON_PrintUnformatted(obj);
+		assert_non_null(s);
+		t = kube_text_adopt(s);
+		assert_non_null(t);
+	}
+	sk_obj_raw_offer(obj, t);
+	char *e = NULL;
+	struct sk_pod *p = sk_pod_decode(obj, &e);
+	sk_obj_raw_offer(NULL, NULL);
+	kube_text_unref(t);
+	free(e);
+	assert_non_null(p);
+	return p;
+}
+
+/* A view decoded from the informer's object answers its own version's facts (upstream reads the
+ * snapshot pod's fields), also when the store holds another version; so does a copy of it
+ * (sk_pod_with_node: an assumed pod). Any other view asks the store as before. The store holds
+ * v2 (start 7 s) throughout, and each row's object carries facts the store does not have, so a
+ * row tells which answered. */
+static void test_own_facts(void **state)
+{
+	struct env *v = *state;
+	create(v, "", "v1", "pods", "default",
+	       "{apiVersion: v1, kind: Pod, metadata: {name: rem, namespace: default}, "
+	       "spec: {nodeName: n1, containers: [{name: c, image: x}]}}");
+	set_start(v, "rem", "1970-01-01T00:00:05Z");
+	struct sk_pod *v1 = pod_now(v, "rem");
+	set_start(v, "rem", "1970-01-01T00:00:07Z");
+	struct sk_pod *v2 = pod_now(v, "rem");
+	struct kube_informer *inf = pod_informer(v);
+	wait_store_version(inf, "rem", v2->resource_version);
+	struct sk_preempt_client *pc = sk_preempt_client_new(v->c, inf, NULL);
+	const char *u = v1->uid, *r1 = v1->resource_version, *r2 = v2->resource_version;
+	struct {
+		const char *name;
+		const char *uid, *rv, *start;
+		bool terminating, informer, copy;
+		int64_t want_start;
+		bool want_terminating;
+	} rows[] = {
+		{ "v1 from the informer", u, r1, "1970-01-01T00:00:03Z", false, true, false, 3000000000LL, false },
+		{ "v1 from the informer, no start time", u, r1, NULL, false, true, false, -1, false },
+		{ "v1 from the informer, a bad start time", u, r1, "yesterday", false, true, false, -1, false },
+		{ "v1 from the informer, terminating", u, r1, "1970-01-01T00:00:03Z", true, true, false, 3000000000LL, true },
+		{ "a copy of v1 from the informer", u, r1, "1970-01-01T00:00:03Z", true, true, true, 3000000000LL, true },
+		{ "v2 from the informer", u, r2, "1970-01-01T00:00:09Z", false, true, false, 9000000000LL, false },
+		{ "another uid from the informer", "other", r1, "1970-01-01T00:00:03Z", false, true, false, 3000000000LL,
+		  false },
+		{ "v1 not from the informer: the store's v2", u, r1, "1970-01-01T00:00:03Z", true, false, false, 7000000000LL,
+		  false },
+		{ "a copy of v1 not from the informer", u, r1, "1970-01-01T00:00:03Z", true, false, true, 7000000000LL, false },
+		{ "v2 not from the informer: the store's (memoized)", u, r2, "1970-01-01T00:00:09Z", false, false, false,
+		  7000000000LL, false },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		cJSON *o = facts_obj(rows[i].uid, rows[i].rv, rows[i].start, rows[i].terminating);
+		struct sk_pod *p = decode_as(o, rows[i].informer);
+		cJSON_Delete(o);
+		if (rows[i].copy) {
+			struct sk_pod *c = sk_pod_with_node(p, "n2");
+			assert_non_null(c);
+			sk_pod_unref(p);
+			p = c;
+		}
+		int64_t start = sk_preempt_pod_start_time(pc, p);
+		bool term = sk_preempt_terminating_by_preemption(pc, p);
+		if (start != rows[i].want_start || term != rows[i].want_terminating)
+			fail_msg("%s: start %lld terminating %d, want %lld %d", rows[i].name, (long long)start, term,
+				 (long long)rows[i].want_start, rows[i].want_terminating);
+		sk_pod_unref(p);
+	}
+	sk_preempt_client_free(pc);
+	sk_pod_unref(v1);
+	sk_pod_unref(v2);
+	kube_informer_free(inf);
+}
+
+/* The questions the store's text answers without a parse (deleted? may the victim carry the
+ * scheduler's DisruptionTarget condition?) give the parse's answers: on plain text, on text with
+ * an escape (the parse then), and where the member names or the reason appear elsewhere in the
+ * object (annotations), which a byte search must not take for the member itself. */
+static void test_text_questions(void **state)
+{
+	struct env *v = *state;
+	static const char cond[] = "{type: DisruptionTarget, status: 'True', reason: PreemptionByScheduler, message: m}";
+	struct {
+		const char *name, *annotations, *conditions;
+		bool other_uid; /* ask for a pod of another uid under the name */
+		bool deleted;   /* sk_preempt_pod_deleted */
+		bool patched;   /* sk_preempt_victim sends the status patch */
+	} rows[] = {
+		{ "plain", "{}", NULL, false, false, true },
+		{ "escaped", "{q: 'say \"hi\"'}", NULL, false, false, true },
+		{ "names-elsewhere", "{uid: x, deletionTimestamp: '2026-01-01T00:00:00Z', r: PreemptionByScheduler}", NULL, false,
+		  false, true },
+		{ "other-uid", "{}", NULL, true, true, true },
+		{ "other-uid-escaped", "{q: 'a\\b'}", NULL, true, true, true },
+		{ "has-condition", "{}", cond, false, false, false },
+		{ "has-condition-escaped", "{q: 'say \"hi\"'}", cond, false, false, false },
+		{ "other-message",
+		  "{}",
+		  "{type: DisruptionTarget, status: 'True', reason: PreemptionByScheduler, message: another}",
+		  false,
+		  false,
+		  true },
+	};
+	size_t n = sizeof(rows) / sizeof(rows[0]);
+	for (size_t i = 0; i < n; i++) {
+		char *yaml = NULL;
+		assert_true(asprintf(&yaml,
+				     "{apiVersion: v1, kind: Pod, metadata: {name: %s, namespace: default, annotations: %s}, "
+				     "spec: {nodeName: n1, containers: [{name: c, image: x}]}}",
+				     rows[i].name, rows[i].annotations) > 0);
+		create(v, "", "v1", "pods", "default", yaml);
+		free(yaml);
+		if (rows[i].conditions) {
+			char *spath = kube_path("", "v1", "pods", "default", rows[i].name, "status");
+			char *py = NULL;
+			assert_true(asprintf(&py, "{status: {conditions: [%s]}}", rows[i].conditions) > 0);
+			cJSON *patch = fx_json(py);
+			struct kube_error ke = { 0 };
+			assert_int_equal(kube_patch(v->c, spath, KUBE_PATCH_STRATEGIC, patch, NULL, &ke), 0);
+			cJSON_Delete(patch);
+			free(py);
+			free(spath);
+		}
+	}
+	struct kube_informer *inf = pod_informer(v);
+	struct sk_preempt_client *pc = sk_preempt_client_new(v->c, inf, NULL);
+	struct sk_pod *pre = fx_pod("{metadata: {name: p, uid: p}, spec: {priority: 10, containers: [{name: c}]}}");
+	for (size_t i = 0; i < n; i++) {
+		struct sk_pod *pod = pod_now(v, rows[i].name);
+		wait_store_version(inf, rows[i].name, pod->resource_version);
+		if (rows[i].other_uid) {
+			char *y = NULL;
+			assert_true(asprintf(&y, "{metadata: {name: %s, namespace: default, uid: not-the-uid}, spec: {nodeName: n1}}",
+					     rows[i].name) > 0);
+			sk_pod_unref(pod);
+			pod = fx_pod(y);
+			free(y);
+		}
+		if (sk_preempt_pod_deleted(pc, pod) != rows[i].deleted)
+			fail_msg("%s: deleted %d, want %d", rows[i].name, !rows[i].deleted, rows[i].deleted);
+		uint64_t patches = kube_client_request_count(v->c, "PATCH", 200);
+		char *err = NULL;
+		sk_preempt_victim(pc, pre, pod, "n1", "m", &err);
+		free(err);
+		bool patched = kube_client_request_count(v->c, "PATCH", 200) != patches;
+		if (patched != rows[i].patched)
+			fail_msg("%s: patched %d, want %d", rows[i].name, patched, rows[i].patched);
+		sk_pod_unref(pod);
+	}
+	sk_pod_unref(pre);
+	sk_preempt_client_free(pc);
+	kube_informer_free(inf);
+}
+
+/* Many pods decoded from the informer's objects (the Preemption workload's 20,000 low pods, then
+ * three times as many): each answers its own start time, never another pod's (nothing in the
+ * store, no memo: a view's facts are its own). */
+static void test_many_pods(void **state)
+{
+	struct env *v = *state;
+	struct kube_informer *inf = pod_informer(v);
+	struct sk_preempt_client *pc = sk_preempt_client_new(v->c, inf, NULL);
+	static const struct {
+		const char *uid_fmt; /* %d: the pod's number */
+		int n;
+	} rows[] = {
+		{ "0f3c2a1e-7b6d-4c5a-9e8f-%012d", 20000 },
+		{ "u%d", 20000 },
+		{ "%d-0f3c2a1e-7b6d-4c5a-9e8f-00000000", 60000 },
+	};
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		int n = rows[r].n;
+		struct sk_pod **pods = calloc((size_t)n, sizeof(*pods));
+		assert_non_null(pods);
+		for (int i = 0; i < n; i++) {
+			char uid[64], rv[16], start[32];
+			snprintf(uid, sizeof(uid), rows[r].uid_fmt, i);
+			snprintf(rv, sizeof(rv), "%d", 1000 + i);
+			time_t t = (time_t)(r * 100000 + (size_t)i + 1);
+			struct tm tm;
+			gmtime_r(&t, &tm);
+			strftime(start, sizeof(start), "%Y-%m-%dT%H:%M:%SZ", &tm);
+			cJSON *o = cJSON_CreateObject();
+			cJSON *md = cJSON_AddObjectToObject(o, "metadata");
+			cJSON_AddStringToObject(md, "name", uid);
+			cJSON_AddStringToObject(md, "namespace", "many");
+			cJSON_AddStringToObject(md, "uid", uid);
+			cJSON_AddStringToObject(md, "resourceVersion", rv);
+			cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "spec"), "nodeName", "n1");
+			cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "status"), "startTime", start);
+			pods[i] = decode_as(o, true);
+			cJSON_Delete(o);
+		}
+		for (int i = 0; i < n; i++) {
+			int64_t want = (int64_t)(r * 100000 + (size_t)i + 1) * 1000000000LL;
+			int64_t got = sk_preempt_pod_start_time(pc, pods[i]);
+			if (got != want)
+				fail_msg("row %zu pod %d: start %lld, want %lld", r, i, (long long)got, (long long)want);
+			sk_pod_unref(pods[i]);
+		}
+		free(pods);
+	}
+	sk_preempt_client_free(pc);
+	kube_informer_free(inf);
+}
+
 static void test_json_helpers(void **state)
 {
 	(void)state;
@@ -388,6 +632,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_clear_nominated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pod_deleted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_facts_by_version, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_own_facts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_questions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_pods, setup, teardown),
 		cmocka_unit_test(test_json_helpers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
