@@ -259,6 +259,71 @@ static void test_clone_reuse(void **state)
 	}
 }
 
+/* A dry run's pattern: every pod removed (by the same object, or by another object with its uid),
+ * then pods appended to the emptied arrays, past the sizes they had (4, 8, 16 slots). The
+ * aggregates and the pod list stay exact; valgrind sees any write past an array. */
+static void test_empty_and_refill(void **state)
+{
+	(void)state;
+	static const struct {
+		int npods, refill;
+		bool clone, by_uid;
+	} rows[] = {
+		{ 4, 4, true, false }, { 4, 5, true, false }, { 4, 9, false, true }, { 1, 4, true, true },
+		{ 3, 17, false, false }, { 8, 1, true, false }, { 0, 6, true, false }, { 5, 0, false, true },
+	};
+	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+		struct sk_node_info *src = node_with_pods("n", "p", rows[r].npods, 10);
+		struct sk_node_info *ni = rows[r].clone ? sk_node_info_clone(src) : src;
+		assert_non_null(ni);
+		struct sk_pod *pods[8];
+		for (int i = 0; i < rows[r].npods; i++)
+			pods[i] = sk_pod_ref(src->pods[i].pod);
+		for (int i = rows[r].npods - 1; i >= 0; i--) {
+			struct sk_pod *key = pods[i];
+			char name[16];
+			snprintf(name, sizeof name, "p%d", i);
+			if (rows[r].by_uid)
+				key = pod(name, "[{}]"); /* same uid, another object */
+			assert_int_equal(sk_node_info_remove_pod(ni, key), 0);
+			assert_int_equal(sk_node_info_remove_pod(ni, key), -1);
+			if (rows[r].by_uid)
+				sk_pod_unref(key);
+		}
+		assert_int_equal(ni->npods, 0);
+		assert_int_equal(ni->nused_ports, 0);
+		assert_int_equal(ni->requested.milli_cpu, 0);
+		for (int i = 0; i < rows[r].refill; i++) {
+			char name[16], json[160];
+			snprintf(name, sizeof name, "q%d", i);
+			snprintf(json, sizeof json,
+				 "[{\"resources\":{\"requests\":{\"cpu\":\"%dm\"}},\"ports\":[{\"hostPort\":%d}]}]", i + 1,
+				 2000 + i);
+			struct sk_pod *p = pod(name, json);
+			assert_int_equal(sk_node_info_add_pod(ni, p), 0);
+			sk_pod_unref(p);
+		}
+		assert_int_equal(ni->npods, rows[r].refill);
+		assert_int_equal(ni->nused_ports, rows[r].refill);
+		assert_int_equal(ni->requested.milli_cpu, rows[r].refill * (rows[r].refill + 1) / 2);
+		assert_int_equal(sk_resource_scalar(&ni->requested, "example.com/p"), 0);
+		for (int i = 0; i < rows[r].refill; i++) {
+			char name[16];
+			snprintf(name, sizeof name, "q%d", i);
+			assert_string_equal(ni->pods[i].pod->name, name);
+			assert_int_equal(ni->used_ports[i].port, 2000 + i);
+		}
+		if (rows[r].clone) { /* the source kept its own */
+			assert_int_equal(src->npods, rows[r].npods);
+			assert_int_equal(src->requested.milli_cpu, 10 * rows[r].npods);
+			sk_node_info_free(ni);
+		}
+		for (int i = 0; i < rows[r].npods; i++)
+			sk_pod_unref(pods[i]);
+		sk_node_info_free(src);
+	}
+}
+
 static void test_set_node(void **state)
 {
 	(void)state;
@@ -285,6 +350,7 @@ int main(void)
 		cmocka_unit_test(test_affinity_counters),
 		cmocka_unit_test(test_clone),
 		cmocka_unit_test(test_clone_reuse),
+		cmocka_unit_test(test_empty_and_refill),
 		cmocka_unit_test(test_set_node),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
