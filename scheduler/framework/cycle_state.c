@@ -12,11 +12,11 @@
 /* A per-thread free list of released cycle states: the struct with its slot, used-list and skip
  * arrays, all zero, its mutex initialised. Preemption's dry run clones the cycle state once per
  * candidate node (~500 per preemptor at 5,000 nodes) and frees each clone at once; taking the shell
- * back saves five callocs, five frees and a mutex init per clone, and the used list lets the clone,
+ * back saves six callocs, six frees and a mutex init per clone, and the used list lets the clone,
  * the free and the reset visit the few slots PreFilter filled instead of one per plugin. A shell is
  * reused only for the same slot count and holds nothing of its previous state: the slots (their
- * data released, unlisted), skip bits,
- * Filter list (its array, room for nslots plugins, is kept), pods to activate and metrics flag are
+ * data released, unlisted), skip bits, Filter and PreFilter-extension lists (their arrays, room
+ * for nslots plugins, are kept), pods to activate and metrics flag are
  * reset when it is put here. */
 #define SHELL_CACHE 8
 struct shell_cache {
@@ -31,6 +31,7 @@ static void shell_destroy(struct sk_cycle_state *cs)
 {
 	pthread_mutex_destroy(&cs->mu);
 	free(cs->filters);
+	free(cs->exts);
 	free(cs->used);
 	free(cs->slots);
 	free(cs->skip);
@@ -77,6 +78,7 @@ static bool shell_put(struct sk_cycle_state *cs)
 	cs->nused = 0;
 	memset(cs->skip, 0, (size_t)(cs->nslots ? cs->nslots : 1));
 	cs->nfilters = -1;
+	cs->nexts = -1;
 	cs->record_plugin_metrics = false;
 	c->shell[c->n++] = cs;
 	return true;
@@ -97,8 +99,10 @@ static struct sk_cycle_state *cycle_state_alloc(int nslots)
 	/* room for every plugin: a profile's Filter list names each instance once (framework.c), so
 	 * sk_fw_run_pre_filter and the clones below never need another array */
 	cs->filters = calloc((size_t)(nslots ? nslots : 1), sizeof(*cs->filters));
-	if (!cs->slots || !cs->used || !cs->skip || !cs->filters) {
+	cs->exts = calloc((size_t)(nslots ? nslots : 1), sizeof(*cs->exts));
+	if (!cs->slots || !cs->used || !cs->skip || !cs->filters || !cs->exts) {
 		free(cs->filters);
+		free(cs->exts);
 		free(cs->used);
 		free(cs->slots);
 		free(cs->skip);
@@ -106,6 +110,7 @@ static struct sk_cycle_state *cycle_state_alloc(int nslots)
 		return NULL;
 	}
 	cs->nfilters = -1;
+	cs->nexts = -1;
 	pthread_mutex_init(&cs->mu, NULL);
 	return cs;
 }
@@ -168,6 +173,10 @@ struct sk_cycle_state *sk_cycle_state_clone(const struct sk_cycle_state *cs)
 	if (cs->nfilters >= 0 && cs->nfilters <= cs->nslots && cs->filters) {
 		memcpy(c->filters, cs->filters, (size_t)cs->nfilters * sizeof(*c->filters));
 		c->nfilters = cs->nfilters;
+	}
+	if (cs->nexts >= 0 && cs->nexts <= cs->nslots && cs->exts) { /* the same for the extensions */
+		memcpy(c->exts, cs->exts, (size_t)cs->nexts * sizeof(*c->exts));
+		c->nexts = cs->nexts;
 	}
 	for (int k = 0; k < cs->nused; k++) {
 		int i = cs->used[k];

@@ -69,6 +69,11 @@ struct sk_cycle_state {
 	 * only by the scheduling thread before Filter runs. */
 	int nfilters;
 	struct sk_plugin **filters;
+	/* PreFilter plugins with an AddPod or RemovePod extension not skipped at PreFilter, in order
+	 * (built with filters: the dry runs' extension calls visit these, not every PreFilter
+	 * plugin); nexts < 0: not built. Room for every plugin. */
+	int nexts;
+	struct sk_plugin **exts;
 	pthread_mutex_t mu; /* guards activate */
 	int nactivate, capactivate;
 	char **activate;

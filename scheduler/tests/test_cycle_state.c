@@ -1,7 +1,10 @@
 /* Tests for scheduler/framework/cycle_state.c: the used-slot list behind clone and free. Scripts
  * of puts (replacing, emptying, slots in any order), clones and frees, each checked against a
  * model of what every slot holds; every datum is freed exactly once, a clone holds exactly its
- * source's data, and a state made from a reused shell holds nothing of the previous one. */
+ * source's data, and a state made from a reused shell holds nothing of the previous one. And the
+ * PreFilter-extension list a state carries (built by sk_fw_run_pre_filter, copied by clones): the
+ * AddPod/RemovePod calls it leads to are upstream's (every plugin with the extension, in profile
+ * order, those skipped at PreFilter left out), on the state, on its clones and on reused shells. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -185,10 +188,129 @@ static void test_used_slots_scripts(void **state)
 	sk_framework_unref(fw);
 }
 
+/* ---------- the PreFilter extensions ---------- */
+
+static char ext_log[256];
+
+static void ext_logf(const struct sk_plugin *pl, char what)
+{
+	size_t n = strlen(ext_log);
+	snprintf(ext_log + n, sizeof(ext_log) - n, "%s%c%c", n ? " " : "", pl->desc->name[4], what);
+}
+
+static struct sk_status ext_add(struct sk_plugin *pl, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				const struct sk_pod *other, const struct sk_node_info *ni)
+{
+	(void)cs, (void)pod, (void)other, (void)ni;
+	ext_logf(pl, '+');
+	return sk_ok();
+}
+
+static struct sk_status ext_remove(struct sk_plugin *pl, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				   const struct sk_pod *other, const struct sk_node_info *ni)
+{
+	(void)cs, (void)pod, (void)other, (void)ni;
+	ext_logf(pl, '-');
+	return sk_ok();
+}
+
+static void test_pre_filter_extension_list(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *ext;   /* per plugin A..D: 'a' AddPod, 'r' RemovePod, 'b' both, '.' neither */
+		const char *skip;  /* per plugin: 's' PreFilter returns Skip */
+		const char *added, *removed; /* the calls one AddPod / RemovePod run makes */
+	} rows[] = {
+		{ "bbbb", "....", "A+ B+ C+ D+", "A- B- C- D-" },
+		{ "bbbb", "s.s.", "B+ D+", "B- D-" },
+		{ "a.r.", "....", "A+", "C-" },
+		{ ".b.a", ".s..", "D+", "" },
+		{ "bbbb", "ssss", "", "" },
+		{ "....", "....", "", "" },
+		{ "rabr", "s...", "B+ C+", "C- D-" },
+	};
+	struct sk_pod *pod = NULL;
+	{
+		struct sk_pod *p = calloc(1, sizeof(*p));
+		assert_non_null(p);
+		pod = p;
+	}
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		tk_reset();
+		struct sk_plugin_desc descs[4];
+		struct tk_profile tp;
+		tk_profile_init(&tp, "p");
+		for (int k = 0; k < 4; k++) {
+			descs[k] = tk_desc[TK_A + k];
+			char e = rows[r].ext[k];
+			descs[k].pre_filter_add_pod = e == 'a' || e == 'b' ? ext_add : NULL;
+			descs[k].pre_filter_remove_pod = e == 'r' || e == 'b' ? ext_remove : NULL;
+			struct sk_plugin_list *l = &tp.p.points[SK_EP_PRE_FILTER];
+			l->items[l->n].desc = &descs[k];
+			l->n++;
+			tk_beh[TK_A + k].pre_filter = rows[r].skip[k] == 's' ? SK_SKIP : SK_SUCCESS;
+		}
+		/* QueueSort and Bind as tk_profile_minimal has them, from this TestD */
+		const enum sk_ext_point must[] = { SK_EP_QUEUE_SORT, SK_EP_BIND };
+		for (int i = 0; i < 2; i++) {
+			struct sk_plugin_list *l = &tp.p.points[must[i]];
+			l->items[l->n].desc = &descs[3];
+			l->n++;
+		}
+		struct sk_framework_env env = { 0 };
+		char *err = NULL;
+		struct sk_framework *fw = sk_framework_new(&cfg, &tp.p, &env, &err);
+		if (!fw)
+			fail_msg("row %zu: sk_framework_new: %s", r, err ? err : "?");
+		for (int round = 0; round < 3; round++) { /* the later rounds take reused shells */
+			struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
+			assert_non_null(cs);
+			/* before PreFilter: nothing skipped, every extension runs */
+			ext_log[0] = '\0';
+			struct sk_status st = sk_fw_run_pre_filter_add_pod(fw, cs, pod, pod, NULL);
+			assert_int_equal(st.code, SK_SUCCESS);
+			char want_all[64] = "";
+			for (int k = 0; k < 4; k++)
+				if (rows[r].ext[k] == 'a' || rows[r].ext[k] == 'b')
+					snprintf(want_all + strlen(want_all), sizeof(want_all) - strlen(want_all), "%s%c+",
+						 *want_all ? " " : "", 'A' + k);
+			assert_string_equal(ext_log, want_all);
+
+			struct sk_prefilter_result res;
+			st = sk_fw_run_pre_filter(fw, cs, pod, &res, NULL, 0, NULL);
+			sk_status_reset(&st);
+			free(res.names);
+			struct sk_cycle_state *clone = sk_cycle_state_clone(cs);
+			assert_non_null(clone);
+			struct sk_cycle_state *const states[] = { cs, clone };
+			for (int s = 0; s < 2; s++) {
+				ext_log[0] = '\0';
+				st = sk_fw_run_pre_filter_add_pod(fw, states[s], pod, pod, NULL);
+				assert_int_equal(st.code, SK_SUCCESS);
+				if (strcmp(ext_log, rows[r].added) != 0)
+					fail_msg("row %zu round %d %s: AddPod ran \"%s\", want \"%s\"", r, round,
+						 s ? "clone" : "state", ext_log, rows[r].added);
+				ext_log[0] = '\0';
+				st = sk_fw_run_pre_filter_remove_pod(fw, states[s], pod, pod, NULL);
+				assert_int_equal(st.code, SK_SUCCESS);
+				if (strcmp(ext_log, rows[r].removed) != 0)
+					fail_msg("row %zu round %d %s: RemovePod ran \"%s\", want \"%s\"", r, round,
+						 s ? "clone" : "state", ext_log, rows[r].removed);
+			}
+			sk_cycle_state_free(clone);
+			sk_cycle_state_free(cs);
+		}
+		sk_framework_unref(fw);
+	}
+	free(pod);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_used_slots_scripts),
+		cmocka_unit_test(test_pre_filter_extension_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
