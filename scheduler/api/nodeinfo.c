@@ -139,8 +139,16 @@ static void remove_ports(struct sk_node_info *ni, const struct sk_pod *pod)
 
 static int add_requests(struct sk_node_info *ni, const struct sk_pod *pod, int sign)
 {
-	if (sk_resource_add(&ni->requested, &pod->requests, sign) != 0)
+	const struct sk_resource *b = &pod->requests;
+	if (b->nscalar == 0) { /* sk_resource_add's sums, inline: a pod without extended resources */
+		struct sk_resource *a = &ni->requested;
+		a->milli_cpu = sat_addsign(a->milli_cpu, b->milli_cpu, sign);
+		a->memory = sat_addsign(a->memory, b->memory, sign);
+		a->ephemeral_storage = sat_addsign(a->ephemeral_storage, b->ephemeral_storage, sign);
+		a->allowed_pod_number = sat_addsign(a->allowed_pod_number, b->allowed_pod_number, sign);
+	} else if (sk_resource_add(&ni->requested, b, sign) != 0) {
 		return -1;
+	}
 	/* decode clamps pod values to [0, INT64_MAX]; sums saturate rather than wrap */
 	ni->non_zero_milli_cpu = sat_addsign(ni->non_zero_milli_cpu, pod->non_zero_milli_cpu, sign);
 	ni->non_zero_memory = sat_addsign(ni->non_zero_memory, pod->non_zero_memory, sign);

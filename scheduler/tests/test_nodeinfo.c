@@ -324,6 +324,64 @@ static void test_empty_and_refill(void **state)
 	}
 }
 
+/* The requests of a pod without extended resources are summed inline, the others by
+ * sk_resource_add: the same sequence of adds and removes (saturating near INT64_MAX) gives the
+ * same sums either way. */
+static void test_request_sums_both_paths(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *cpu, *mem; /* quantities of pod i */
+		bool remove;           /* remove pod i (added earlier) instead of adding it */
+		int pod;
+	} steps[] = {
+		{ "250m", "1Gi", false, 0 },
+		{ "9223372036854775807m", "9223372036854775807", false, 1 },
+		{ "1", "1", false, 2 },
+		{ NULL, NULL, true, 1 },
+		{ "9223372036854775807m", "8Ei", false, 3 },
+		{ NULL, NULL, true, 0 },
+		{ NULL, NULL, true, 3 },
+		{ NULL, NULL, true, 2 },
+	};
+	struct sk_node_info *ni[2];
+	struct sk_pod *pods[2][4] = { { NULL } };
+	for (int w = 0; w < 2; w++)
+		ni[w] = fx_node_info(fx_node("{\"metadata\":{\"name\":\"n\"}}"), NULL);
+	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+		for (int w = 0; w < 2; w++) { /* w = 1: with an extended resource too */
+			int k = steps[i].pod;
+			if (steps[i].remove) {
+				assert_int_equal(sk_node_info_remove_pod(ni[w], pods[w][k]), 0);
+				continue;
+			}
+			char name[16], json[256];
+			snprintf(name, sizeof name, "s%d", k);
+			snprintf(json, sizeof json,
+				 "[{\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"%s\"%s}}}]", steps[i].cpu,
+				 steps[i].mem, w ? ",\"example.com/x\":\"1\"" : "");
+			pods[w][k] = pod(name, json);
+			assert_int_equal(pods[w][k]->requests.nscalar, w);
+			assert_int_equal(sk_node_info_add_pod(ni[w], pods[w][k]), 0);
+		}
+		if (ni[0]->requested.milli_cpu != ni[1]->requested.milli_cpu ||
+		    ni[0]->requested.memory != ni[1]->requested.memory ||
+		    ni[0]->requested.ephemeral_storage != ni[1]->requested.ephemeral_storage ||
+		    ni[0]->requested.allowed_pod_number != ni[1]->requested.allowed_pod_number ||
+		    ni[0]->non_zero_milli_cpu != ni[1]->non_zero_milli_cpu || ni[0]->non_zero_memory != ni[1]->non_zero_memory)
+			fail_msg("step %zu: cpu %lld/%lld memory %lld/%lld", i, (long long)ni[0]->requested.milli_cpu,
+				 (long long)ni[1]->requested.milli_cpu, (long long)ni[0]->requested.memory,
+				 (long long)ni[1]->requested.memory);
+	}
+	assert_int_equal(ni[0]->npods, 0);
+	assert_int_equal(sk_resource_scalar(&ni[1]->requested, "example.com/x"), 0);
+	for (int w = 0; w < 2; w++) {
+		for (int k = 0; k < 4; k++)
+			sk_pod_unref(pods[w][k]);
+		sk_node_info_free(ni[w]);
+	}
+}
+
 static void test_set_node(void **state)
 {
 	(void)state;
@@ -351,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_clone),
 		cmocka_unit_test(test_clone_reuse),
 		cmocka_unit_test(test_empty_and_refill),
+		cmocka_unit_test(test_request_sums_both_paths),
 		cmocka_unit_test(test_set_node),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
