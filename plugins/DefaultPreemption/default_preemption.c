@@ -333,7 +333,7 @@ struct sk_status sk_dp_select_victims_on_node(struct sk_plugin *self, struct sk_
 	sort_by_importance(pot, npot);
 	if (npot > 16)
 		viol = calloc((size_t)npot, sizeof(*viol));
-	c->victims = calloc((size_t)npot, sizeof(*c->victims));
+	c->victims = malloc((size_t)npot * sizeof(*c->victims)); /* [0, nvictims) written below */
 	if (!viol || !c->victims) {
 		st = sk_status(SK_ERROR, "selecting victims: out of memory");
 		goto out;
