@@ -233,10 +233,12 @@ static bool pdb_matches(const struct sk_pdb *pdb, const struct sk_pod *pod)
 
 void sk_dp_pdb_violations(struct sk_dp_victim *pods, int n, struct sk_pdb *const *pdbs, int npdbs, bool *violating)
 {
-	int64_t small[32];
-	int64_t *allowed = npdbs <= 32 ? small : calloc((size_t)npdbs, sizeof(*allowed));
 	for (int i = 0; i < n; i++)
 		violating[i] = false;
+	if (npdbs == 0)
+		return;
+	int64_t small[32];
+	int64_t *allowed = npdbs <= 32 ? small : calloc((size_t)npdbs, sizeof(*allowed));
 	if (!allowed) /* ENOMEM: no PDB accounting rather than a wrong one */
 		return;
 	for (int k = 0; k < npdbs; k++)
@@ -475,8 +477,8 @@ struct dry_run {
 	struct sk_pdb **pdbs;
 	int npdbs;
 	int64_t now_ns;
-	struct node_result *res; /* [nres]: result slots by i (not node index); untried: done false */
-	int nres;
+	struct node_result *res; /* [nres]: the nodes tried, by i (not node index); cancelled: done false */
+	int nres, res_cap;
 };
 
 static void check_node(int j, void *arg)
@@ -486,7 +488,7 @@ static void check_node(int j, void *arg)
 	struct node_result *r = &d->res[i];
 	const struct sk_node_info *orig = d->potential[(d->offset + i) % d->npotential];
 	r->done = true;
-	r->cand.node = orig->node ? orig->node->name : "";
+	r->cand = (struct sk_dp_candidate){ .node = orig->node ? orig->node->name : "" };
 	struct sk_node_info *ni = sk_node_info_clone(orig);
 	struct sk_cycle_state *cs = sk_handle_cycle_state_clone(d->self->handle, d->cs);
 	if (!ni || !cs) {
@@ -811,8 +813,9 @@ static int nodes_where_preemption_might_help(struct dp *d, const struct sk_filte
 
 /* Grows *a (of *cap elements of size sz) to at least n and at most max (max >= n), doubling, so
  * the dry run's batches of `parallelism` nodes cost O(log) reallocations instead of one each (a
- * copy of everything so far). The new part is zeroed. 0 or -1. */
-static int grow_zeroed(void **a, int *cap, int n, int max, size_t sz)
+ * copy of everything so far). The new part is left as it is: every element below the count in use
+ * is written before it is read. 0 or -1. */
+static int grow_doubling(void **a, int *cap, int n, int max, size_t sz)
 {
 	if (n <= *cap)
 		return 0;
@@ -822,7 +825,6 @@ static int grow_zeroed(void **a, int *cap, int n, int max, size_t sz)
 	void *x = realloc(*a, (size_t)want * sz);
 	if (!x)
 		return -1;
-	memset((char *)x + (size_t)*cap * sz, 0, (size_t)(want - *cap) * sz);
 	*a = x;
 	*cap = want;
 	return 0;
@@ -844,17 +846,15 @@ static int dry_run_preemption(struct sk_plugin *self, struct dry_run *dr, int32_
 	struct sk_dp_candidate *cands = NULL, *viol = NULL;
 	for (int base = 0; base < npotential && !stop; base += batch) {
 		int n = npotential - base < batch ? npotential - base : batch;
-		int ncap = dr->nres;
-		if (grow_zeroed((void **)&dr->res, &ncap, base + n, npotential, sizeof(*dr->res)) != 0 ||
-		    grow_zeroed((void **)&cands, &ccap, base + n, npotential, sizeof(*cands)) != 0 ||
-		    grow_zeroed((void **)&viol, &vcap, base + n, npotential, sizeof(*viol)) != 0) {
-			dr->nres = ncap;
+		if (grow_doubling((void **)&dr->res, &dr->res_cap, base + n, npotential, sizeof(*dr->res)) != 0 ||
+		    grow_doubling((void **)&cands, &ccap, base + n, npotential, sizeof(*cands)) != 0 ||
+		    grow_doubling((void **)&viol, &vcap, base + n, npotential, sizeof(*viol)) != 0) {
 			rc = -1;
 			break;
 		}
-		dr->nres = ncap;
 		dr->base = base;
-		sk_handle_parallel_for(self->handle, n, check_node, dr);
+		sk_handle_parallel_for(self->handle, n, check_node, dr); /* writes every res[base, base + n) */
+		dr->nres = base + n;
 		for (int i = base; i < base + n; i++) {
 			struct node_result *r = &dr->res[i];
 			if (stop) { /* cancelled upstream: never ran */

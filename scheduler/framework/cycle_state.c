@@ -132,7 +132,7 @@ static void slot_release(struct cs_slot *s)
 	s->borrowed = false;
 }
 
-/* Gives slot i data (non-NULL): listed in cs->used on its first data. */
+/* Sets slot i (data NULL: empty); a slot is listed in cs->used when it first gets data. */
 static void slot_set(struct sk_cycle_state *cs, int i, void *data, const struct sk_state_ops *ops, bool borrowed)
 {
 	struct cs_slot *s = &cs->slots[i];
