@@ -82,10 +82,21 @@ static void dp_args_free(void *p) { free(p); }
 
 /* ---------- instance ---------- */
 
+/* One node's Filter status code in nodes_where_preemption_might_help, at its snapshot index. */
+struct index_slot {
+	const struct sk_node_info *ni; /* the node info the diagnosis gave this code for */
+	uint64_t stamp;                /* == dp.stamp: written by the current call; else unset */
+	enum sk_code code;
+};
+
 struct dp {
 	struct sk_default_preemption_args args;
 	atomic_uint_fast64_t rng; /* xorshift state for the candidate offset */
 	struct dp_async *async;   /* SchedulerAsyncPreemption on; NULL: synchronous */
+	pthread_mutex_t by_index_mu; /* guards by_index, nby_index, stamp (PostFilter: one thread) */
+	struct index_slot *by_index; /* [nby_index]: kept between calls, valid only at their stamp */
+	int32_t nby_index;
+	uint64_t stamp;
 };
 
 static int32_t (*offset_fn)(int32_t n);
@@ -107,8 +118,10 @@ static int dp_init(struct sk_plugin *self, const void *args, char **err)
 	}
 	/* A fixed seed keeps `simulate` reproducible; upstream's offset is random, any value is valid. */
 	atomic_init(&d->rng, 0x9e3779b97f4a7c15ULL);
+	pthread_mutex_init(&d->by_index_mu, NULL);
 	if (sk_handle_feature_enabled(self->handle, "SchedulerAsyncPreemption") &&
 	    !(d->async = dp_async_new(self, sk_handle_parallelism(self->handle)))) {
+		pthread_mutex_destroy(&d->by_index_mu);
 		free(d);
 		*err = strdup("out of memory");
 		return -1;
@@ -120,8 +133,11 @@ static int dp_init(struct sk_plugin *self, const void *args, char **err)
 static void dp_fini(struct sk_plugin *self)
 {
 	struct dp *d = self->priv;
-	if (d)
+	if (d) {
 		dp_async_free(d->async); /* waits for the preemptions in flight */
+		pthread_mutex_destroy(&d->by_index_mu);
+		free(d->by_index);
+	}
 	free(d);
 	self->priv = NULL;
 }
@@ -217,10 +233,12 @@ static bool pdb_matches(const struct sk_pdb *pdb, const struct sk_pod *pod)
 
 void sk_dp_pdb_violations(struct sk_dp_victim *pods, int n, struct sk_pdb *const *pdbs, int npdbs, bool *violating)
 {
-	int64_t small[32];
-	int64_t *allowed = npdbs <= 32 ? small : calloc((size_t)npdbs, sizeof(*allowed));
 	for (int i = 0; i < n; i++)
 		violating[i] = false;
+	if (npdbs == 0)
+		return;
+	int64_t small[32];
+	int64_t *allowed = npdbs <= 32 ? small : calloc((size_t)npdbs, sizeof(*allowed));
 	if (!allowed) /* ENOMEM: no PDB accounting rather than a wrong one */
 		return;
 	for (int k = 0; k < npdbs; k++)
@@ -317,7 +335,7 @@ struct sk_status sk_dp_select_victims_on_node(struct sk_plugin *self, struct sk_
 	sort_by_importance(pot, npot);
 	if (npot > 16)
 		viol = calloc((size_t)npot, sizeof(*viol));
-	c->victims = calloc((size_t)npot, sizeof(*c->victims));
+	c->victims = malloc((size_t)npot * sizeof(*c->victims)); /* [0, nvictims) written below */
 	if (!viol || !c->victims) {
 		st = sk_status(SK_ERROR, "selecting victims: out of memory");
 		goto out;
@@ -459,8 +477,8 @@ struct dry_run {
 	struct sk_pdb **pdbs;
 	int npdbs;
 	int64_t now_ns;
-	struct node_result *res; /* [nres]: the nodes tried so far, by i (not node index) */
-	int nres;
+	struct node_result *res; /* [nres]: the nodes tried, by i (not node index); cancelled: done false */
+	int nres, res_cap;
 };
 
 static void check_node(int j, void *arg)
@@ -470,7 +488,7 @@ static void check_node(int j, void *arg)
 	struct node_result *r = &d->res[i];
 	const struct sk_node_info *orig = d->potential[(d->offset + i) % d->npotential];
 	r->done = true;
-	r->cand.node = orig->node ? orig->node->name : "";
+	r->cand = (struct sk_dp_candidate){ .node = orig->node ? orig->node->name : "" };
 	struct sk_node_info *ni = sk_node_info_clone(orig);
 	struct sk_cycle_state *cs = sk_handle_cycle_state_clone(d->self->handle, d->cs);
 	if (!ni || !cs) {
@@ -656,8 +674,9 @@ static struct sk_status prepare_candidate(struct sk_plugin *self, const struct s
 /* nodesWherePreemptionMightHelp: the nodes whose status is plain Unschedulable (nodes without a
  * status carry the absent one), in snapshot order, into potential (num_all slots). Returns their
  * count, or -1 when out of memory. The diagnosis holds the snapshot's own node infos, so statuses
- * are found by pointer (an open-addressing table: no sort, no string compare); when a status's
- * node info is not the snapshot's (a caller building its own diagnosis) they are matched by name. */
+ * are found by snapshot index (might_help_by_index) or, where that does not apply, by pointer (an
+ * open-addressing table: no sort, no string compare); when a status's node info is not the
+ * snapshot's (a caller building its own diagnosis) they are matched by name. */
 struct ptr_code {
 	const struct sk_node_info *ni; /* NULL: empty slot */
 	enum sk_code code;
@@ -679,8 +698,8 @@ static const struct ptr_code *ptr_find(const struct ptr_code *t, size_t mask, co
 	}
 }
 
-static int nodes_where_preemption_might_help(const struct sk_filter_diagnosis *diag, const struct sk_snapshot *snap,
-					     const struct sk_node_info **potential)
+static int might_help_by_pointer_or_name(const struct sk_filter_diagnosis *diag, const struct sk_snapshot *snap,
+					 const struct sk_node_info **potential)
 {
 	size_t size = 16;
 	while (size < (size_t)diag->n * 2)
@@ -727,17 +746,87 @@ static int nodes_where_preemption_might_help(const struct sk_filter_diagnosis *d
 	return npotential;
 }
 
-/* Grows *a (of *cap elements of size sz) to at least n, zeroing the new part. 0 or -1. */
-static int grow_zeroed(void **a, int *cap, int n, size_t sz)
+/* The same answer as might_help_by_pointer_or_name when every status is of a distinct snapshot
+ * node info (the scheduling loop's diagnosis): the codes go to d->by_index at each node's
+ * snapshot index (sk_node_info.index), stamped with this call, so nothing is cleared or hashed per
+ * call (the pointer table was a 256 KiB calloc per preemptor at 5,000 nodes). Returns -2 when the
+ * diagnosis or the snapshot is not of that kind (a status of a node info that is not the
+ * snapshot's, two node infos at one index, a node without an index): the caller then takes the
+ * general path. d->by_index_mu held. */
+static int might_help_by_index(struct dp *d, const struct sk_filter_diagnosis *diag, const struct sk_snapshot *snap,
+			       const struct sk_node_info **potential)
+{
+	int32_t end = snap->index_end;
+	if (end <= 1)
+		return -2;
+	if (end > d->nby_index) {
+		struct index_slot *x = realloc(d->by_index, (size_t)end * sizeof(*x));
+		if (!x)
+			return -2;
+		memset(x + d->nby_index, 0, (size_t)(end - d->nby_index) * sizeof(*x)); /* stamp 0: unset */
+		d->by_index = x;
+		d->nby_index = end;
+	}
+	uint64_t stamp = ++d->stamp;
+	struct index_slot *t = d->by_index;
+	int ncodes = 0, matched = 0, npotential = 0;
+	for (int i = 0; i < diag->n; i++) {
+		const struct sk_node_info *ni = diag->nodes[i].node;
+		if (!ni || !ni->node)
+			continue;
+		if (ni->index <= 0 || ni->index >= end)
+			return -2;
+		struct index_slot *sl = &t[ni->index];
+		if (sl->stamp == stamp && sl->ni != ni)
+			return -2;
+		ncodes += sl->stamp != stamp;
+		sl->ni = ni;
+		sl->stamp = stamp;
+		sl->code = diag->nodes[i].status.code; /* a node listed twice: the last status, as by pointer */
+	}
+	enum sk_code absent = diag->absent_unschedulable ? SK_UNSCHEDULABLE : SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
+	for (int i = 0; i < snap->nnodes; i++) {
+		const struct sk_node_info *ni = snap->nodes[i];
+		if (!ni->node)
+			continue;
+		if (ni->index <= 0 || ni->index >= end)
+			return -2;
+		const struct index_slot *sl = &t[ni->index];
+		bool hit = sl->stamp == stamp && sl->ni == ni;
+		matched += hit;
+		if ((hit ? sl->code : absent) == SK_UNSCHEDULABLE)
+			potential[npotential++] = ni;
+	}
+	return matched == ncodes ? npotential : -2;
+}
+
+static int nodes_where_preemption_might_help(struct dp *d, const struct sk_filter_diagnosis *diag,
+					     const struct sk_snapshot *snap, const struct sk_node_info **potential)
+{
+	int n = -2;
+	if (pthread_mutex_trylock(&d->by_index_mu) == 0) {
+		n = might_help_by_index(d, diag, snap, potential);
+		pthread_mutex_unlock(&d->by_index_mu);
+	}
+	return n != -2 ? n : might_help_by_pointer_or_name(diag, snap, potential);
+}
+
+/* Grows *a (of *cap elements of size sz) to at least n and at most max (max >= n), doubling, so
+ * the dry run's batches of `parallelism` nodes cost O(log) reallocations instead of one each (a
+ * copy of everything so far). The new part is left as it is: every element below the count in use
+ * is written before it is read. 0 or -1. */
+static int grow_doubling(void **a, int *cap, int n, int max, size_t sz)
 {
 	if (n <= *cap)
 		return 0;
-	void *x = realloc(*a, (size_t)n * sz);
+	int want = *cap > max / 2 ? max : *cap * 2;
+	if (want < n)
+		want = n;
+	void *x = realloc(*a, (size_t)want * sz);
 	if (!x)
 		return -1;
-	memset((char *)x + (size_t)*cap * sz, 0, (size_t)(n - *cap) * sz);
 	*a = x;
-	*cap = n;
+	*cap = want;
 	return 0;
 }
 
@@ -757,17 +846,15 @@ static int dry_run_preemption(struct sk_plugin *self, struct dry_run *dr, int32_
 	struct sk_dp_candidate *cands = NULL, *viol = NULL;
 	for (int base = 0; base < npotential && !stop; base += batch) {
 		int n = npotential - base < batch ? npotential - base : batch;
-		int ncap = dr->nres;
-		if (grow_zeroed((void **)&dr->res, &ncap, base + n, sizeof(*dr->res)) != 0 ||
-		    grow_zeroed((void **)&cands, &ccap, base + n, sizeof(*cands)) != 0 ||
-		    grow_zeroed((void **)&viol, &vcap, base + n, sizeof(*viol)) != 0) {
-			dr->nres = ncap;
+		if (grow_doubling((void **)&dr->res, &dr->res_cap, base + n, npotential, sizeof(*dr->res)) != 0 ||
+		    grow_doubling((void **)&cands, &ccap, base + n, npotential, sizeof(*cands)) != 0 ||
+		    grow_doubling((void **)&viol, &vcap, base + n, npotential, sizeof(*viol)) != 0) {
 			rc = -1;
 			break;
 		}
-		dr->nres = ncap;
 		dr->base = base;
-		sk_handle_parallel_for(self->handle, n, check_node, dr);
+		sk_handle_parallel_for(self->handle, n, check_node, dr); /* writes every res[base, base + n) */
+		dr->nres = base + n;
 		for (int i = base; i < base + n; i++) {
 			struct node_result *r = &dr->res[i];
 			if (stop) { /* cancelled upstream: never ran */
@@ -931,7 +1018,7 @@ static struct sk_status dp_post_filter(struct sk_plugin *self, struct sk_cycle_s
 		goto out;
 	}
 	potential = calloc((size_t)num_all, sizeof(*potential));
-	if (!potential || (npotential = nodes_where_preemption_might_help(diag, snap, potential)) < 0) {
+	if (!potential || (npotential = nodes_where_preemption_might_help(d, diag, snap, potential)) < 0) {
 		npotential = 0;
 		ret = prefixed(SK_ERROR, NULL);
 		goto out;

@@ -334,6 +334,8 @@ static struct pf_out post_filter(struct tenv *t, const struct sk_pod *pod, const
 	free(pre.names);
 	sk_status_reset(&ps);
 	struct sk_node_status ns[16];
+	struct sk_node_info *clones[16]; /* "name=U!": the status is of a clone, not the snapshot's node info */
+	int nclones = 0;
 	struct sk_filter_diagnosis diag = { .nodes = ns, .num_all_nodes = t->snap->nnodes };
 	char copy[256];
 	snprintf(copy, sizeof(copy), "%s", statuses ? statuses : "");
@@ -347,6 +349,14 @@ static struct pf_out post_filter(struct tenv *t, const struct sk_pod *pod, const
 		}
 		const struct sk_node_info *ni = sk_snapshot_get(t->snap, tok);
 		assert_non_null(ni);
+		char *bang = strchr(eq + 1, '!');
+		if (bang) {
+			*bang = '\0';
+			assert_true(nclones < 16);
+			ni = clones[nclones++] = sk_node_info_clone(ni);
+			assert_non_null(ni);
+		}
+		assert_true(diag.n < 16);
 		ns[diag.n].node = ni;
 		ns[diag.n].status = sk_status(!strcmp(eq + 1, "U") ? SK_UNSCHEDULABLE : SK_UNSCHEDULABLE_AND_UNRESOLVABLE,
 					      NULL);
@@ -366,6 +376,8 @@ static struct pf_out post_filter(struct tenv *t, const struct sk_pod *pod, const
 	snprintf(out.nominated, sizeof(out.nominated), "%s", r.nominated_node ? r.nominated_node : "");
 	out.clear = r.clear_nominated;
 	sk_cycle_state_free(cs);
+	for (int i = 0; i < nclones; i++)
+		sk_node_info_free(clones[i]);
 	return out;
 }
 
@@ -1045,6 +1057,104 @@ int32_t offset4(int32_t n)
 	return 4 % n;
 }
 
+static int32_t offset_last(int32_t n) { return n - 1; }
+
+/* nodesWherePreemptionMightHelp over successive PostFilter calls of one plugin instance: the codes
+ * kept at the snapshot index between calls must not leak into the next call; a node listed twice
+ * takes its last status; a status of a node info that is not the snapshot's (a clone) is matched
+ * by name. One candidate wanted, offset at the last potential node: the nomination names the last
+ * potential node in snapshot order. */
+static void test_potential_nodes_between_calls(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *statuses;
+		const char *nominated; /* "": none, Unschedulable */
+	} steps[] = {
+		{ "node1=U,node3=U", "node3" },
+		{ "node2=U", "node2" },                   /* node3 of the previous call is gone */
+		{ "node4=U,node4=UU", "" },               /* the last status counts */
+		{ "node4=UU,node4=U", "node4" },
+		{ "*=U,node5=UU", "node4" },              /* unlisted nodes carry the absent code */
+		{ "node2=U!,node1=U", "node2" },          /* a clone's status, by name */
+		{ "node1=U!,node1=UU", "node1" },         /* by name: the first status of that name */
+		{ "node5=U", "node5" },
+		{ "", "" },
+	};
+	struct tenv *t = tenv_new(NULL, "{name: DefaultPreemption, args: {minCandidateNodesPercentage: 0, "
+					"minCandidateNodesAbsolute: 1}}",
+				  WITH_DELETE);
+	struct sk_node_info *nis[5];
+	for (int i = 0; i < 5; i++) {
+		char n[16], pn[16];
+		snprintf(n, sizeof(n), "node%d", i + 1);
+		snprintf(pn, sizeof(pn), "p%d", i + 1);
+		nis[i] = fx_node_info(mk_node(n, "32", "very", NULL), mk_pod(pn, n, MID, "large", NULL), NULL);
+	}
+	t->snap = fx_snapshot_of(nis, 5);
+	sk_dp_set_offset_fn(offset_last);
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "pre%zu", i);
+		struct sk_pod *p = mk_pod(name, NULL, HIGH, "large", NULL);
+		struct pf_out o = post_filter(t, p, steps[i].statuses);
+		const char *want = steps[i].nominated;
+		if (strcmp(o.nominated, want) != 0 || o.code != (*want ? SK_SUCCESS : SK_UNSCHEDULABLE))
+			fail_msg("step %zu (%s): nominated \"%s\" code %d (%s), want \"%s\"", i, steps[i].statuses,
+				 o.nominated, o.code, o.msg, want);
+		if (!*want)
+			assert_string_equal(o.msg, "preemption: 0/5 nodes are available: 5 Preemption is not helpful for "
+						   "scheduling.");
+		sk_pod_unref(p);
+	}
+	sk_dp_set_offset_fn(NULL);
+	tenv_free(t);
+}
+
+/* The dry run over more nodes than one batch of the pool's parallelism: the result slots grow
+ * while the search goes on; the no-candidate message counts every node tried, and a candidate
+ * found in the last batch is the one nominated. */
+static void test_dry_run_over_many_batches(void **state)
+{
+	(void)state;
+	static const struct {
+		int nnodes;
+		int fitting; /* 1-based node that fits without its victim; 0: none */
+		const char *msg;
+	} cases[] = {
+		{ 40, 0, "preemption: 0/40 nodes are available: 40 Insufficient cpu." },
+		{ 70, 0, "preemption: 0/70 nodes are available: 70 Insufficient cpu." },
+		{ 40, 40, "" },
+		{ 70, 37, "" },
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct tenv *t = tenv_new(NULL, NULL, WITH_DELETE);
+		struct sk_node_info *nis[70];
+		for (int i = 0; i < cases[c].nnodes; i++) {
+			char n[16], pn[16];
+			snprintf(n, sizeof(n), "node%d", i + 1);
+			snprintf(pn, sizeof(pn), "p%d", i + 1);
+			bool fits = i + 1 == cases[c].fitting;
+			nis[i] = fx_node_info(mk_node(n, "32", fits ? "very" : "node", NULL),
+					      mk_pod(pn, n, LOW, fits ? "large" : "", NULL), NULL);
+		}
+		t->snap = fx_snapshot_of(nis, cases[c].nnodes);
+		struct sk_pod *p = mk_pod("p", NULL, HIGH, "large", NULL);
+		struct pf_out o = post_filter(t, p, "*=U");
+		if (cases[c].fitting) {
+			char want[16];
+			snprintf(want, sizeof(want), "node%d", cases[c].fitting);
+			assert_int_equal(o.code, SK_SUCCESS);
+			assert_string_equal(o.nominated, want);
+		} else {
+			assert_int_equal(o.code, SK_UNSCHEDULABLE);
+			assert_string_equal(o.msg, cases[c].msg);
+		}
+		sk_pod_unref(p);
+		tenv_free(t);
+	}
+}
+
 /* ---------- pickOneNodeForPreemption ---------- */
 
 struct pick_case {
@@ -1235,6 +1345,8 @@ int main(void)
 		cmocka_unit_test(test_pod_with_anti_affinity_is_preempted),
 		cmocka_unit_test(test_candidates_for_the_record),
 		cmocka_unit_test(test_candidate_limit_and_offset),
+		cmocka_unit_test(test_potential_nodes_between_calls),
+		cmocka_unit_test(test_dry_run_over_many_batches),
 		cmocka_unit_test(test_pick_one_node),
 		cmocka_unit_test(test_num_candidates),
 		cmocka_unit_test(test_more_important_and_pdb_violations),

@@ -59,10 +59,12 @@ int64_t sk_next_generation(void)
 }
 
 /* Arrays grow to the next power of two (min 4) when n reaches one: the allocation is always
- * at least that size for the current count, so no capacity field is needed. */
+ * at least that size for the current count, so no capacity field is needed. An array that exists
+ * holds at least 4, so an emptied one (a dry run removes every lower-priority pod, then re-adds
+ * them) is appended to without a realloc. */
 static int grow_for_append(void **arr, int n, size_t elem)
 {
-	if (n != 0 && (n < 4 || (n & (n - 1)) != 0))
+	if (n == 0 ? *arr != NULL : (n < 4 || (n & (n - 1)) != 0))
 		return 0;
 	size_t cap = n < 4 ? 4 : (size_t)n * 2;
 	void *na = realloc(*arr, cap * elem);
@@ -137,8 +139,16 @@ static void remove_ports(struct sk_node_info *ni, const struct sk_pod *pod)
 
 static int add_requests(struct sk_node_info *ni, const struct sk_pod *pod, int sign)
 {
-	if (sk_resource_add(&ni->requested, &pod->requests, sign) != 0)
+	const struct sk_resource *b = &pod->requests;
+	if (b->nscalar == 0) { /* sk_resource_add's sums, inline: a pod without extended resources */
+		struct sk_resource *a = &ni->requested;
+		a->milli_cpu = sat_addsign(a->milli_cpu, b->milli_cpu, sign);
+		a->memory = sat_addsign(a->memory, b->memory, sign);
+		a->ephemeral_storage = sat_addsign(a->ephemeral_storage, b->ephemeral_storage, sign);
+		a->allowed_pod_number = sat_addsign(a->allowed_pod_number, b->allowed_pod_number, sign);
+	} else if (sk_resource_add(&ni->requested, b, sign) != 0) {
 		return -1;
+	}
 	/* decode clamps pod values to [0, INT64_MAX]; sums saturate rather than wrap */
 	ni->non_zero_milli_cpu = sat_addsign(ni->non_zero_milli_cpu, pod->non_zero_milli_cpu, sign);
 	ni->non_zero_memory = sat_addsign(ni->non_zero_memory, pod->non_zero_memory, sign);
@@ -169,12 +179,19 @@ int sk_node_info_add_pod(struct sk_node_info *ni, struct sk_pod *pod)
 	return 0;
 }
 
+/* Upstream's RemovePod takes the first pod with the same key (uid). The same object always has
+ * it; the first bytes settle most other comparisons without a strcmp call. */
+static bool same_uid(const struct sk_pod *p, const struct sk_pod *pod)
+{
+	return p == pod || (p->uid[0] == pod->uid[0] && strcmp(p->uid, pod->uid) == 0);
+}
+
 int sk_node_info_remove_pod(struct sk_node_info *ni, const struct sk_pod *pod)
 {
 	for (int i = 0; i < ni->npods; i++) {
-		struct sk_pod *p = ni->pods[i].pod;
-		if (p != pod && strcmp(p->uid, pod->uid) != 0)
+		if (!same_uid(ni->pods[i].pod, pod))
 			continue;
+		struct sk_pod *p = ni->pods[i].pod;
 		/* Swap with the last, as upstream does. */
 		ni->pods[i] = ni->pods[--ni->npods];
 		/* Subtract what the stored pod added, not the argument: they may differ. */

@@ -9,12 +9,14 @@
 
 /* ---------- cycle state ---------- */
 
-/* A per-thread free list of released cycle states: the struct with its slot and skip arrays, all
- * zero, its mutex initialised. Preemption's dry run clones the cycle state once per candidate node
- * (~500 per preemptor at 5,000 nodes) and frees each clone at once; taking the shell back saves
- * four callocs, four frees and a mutex init per clone. A shell is reused only for the same slot
- * count and holds nothing of its previous state: the slots (their data released), skip bits,
- * Filter list (its array, room for nslots plugins, is kept), pods to activate and metrics flag are
+/* A per-thread free list of released cycle states: the struct with its slot, used-list and skip
+ * arrays, all zero, its mutex initialised. Preemption's dry run clones the cycle state once per
+ * candidate node (~500 per preemptor at 5,000 nodes) and frees each clone at once; taking the shell
+ * back saves six callocs, six frees and a mutex init per clone, and the used list lets the clone,
+ * the free and the reset visit the few slots PreFilter filled instead of one per plugin. A shell is
+ * reused only for the same slot count and holds nothing of its previous state: the slots (their
+ * data released, unlisted), skip bits, Filter and PreFilter-extension lists (their arrays, room
+ * for nslots plugins, are kept), pods to activate and metrics flag are
  * reset when it is put here. */
 #define SHELL_CACHE 8
 struct shell_cache {
@@ -29,6 +31,8 @@ static void shell_destroy(struct sk_cycle_state *cs)
 {
 	pthread_mutex_destroy(&cs->mu);
 	free(cs->filters);
+	free(cs->exts);
+	free(cs->used);
 	free(cs->slots);
 	free(cs->skip);
 	free(cs);
@@ -69,9 +73,12 @@ static bool shell_put(struct sk_cycle_state *cs)
 		    pthread_setspecific(shells_key, (void *)1) != 0)
 			return false;
 	}
-	memset(cs->slots, 0, (size_t)(cs->nslots ? cs->nslots : 1) * sizeof(*cs->slots));
+	for (int i = 0; i < cs->nused; i++) /* released; only the used ones can be listed */
+		cs->slots[cs->used[i]].listed = false;
+	cs->nused = 0;
 	memset(cs->skip, 0, (size_t)(cs->nslots ? cs->nslots : 1));
 	cs->nfilters = -1;
+	cs->nexts = -1;
 	cs->record_plugin_metrics = false;
 	c->shell[c->n++] = cs;
 	return true;
@@ -87,18 +94,23 @@ static struct sk_cycle_state *cycle_state_alloc(int nslots)
 		return NULL;
 	cs->nslots = nslots;
 	cs->slots = calloc((size_t)(nslots ? nslots : 1), sizeof(*cs->slots));
+	cs->used = calloc((size_t)(nslots ? nslots : 1), sizeof(*cs->used));
 	cs->skip = calloc((size_t)(nslots ? nslots : 1), 1);
 	/* room for every plugin: a profile's Filter list names each instance once (framework.c), so
 	 * sk_fw_run_pre_filter and the clones below never need another array */
 	cs->filters = calloc((size_t)(nslots ? nslots : 1), sizeof(*cs->filters));
-	if (!cs->slots || !cs->skip || !cs->filters) {
+	cs->exts = calloc((size_t)(nslots ? nslots : 1), sizeof(*cs->exts));
+	if (!cs->slots || !cs->used || !cs->skip || !cs->filters || !cs->exts) {
 		free(cs->filters);
+		free(cs->exts);
+		free(cs->used);
 		free(cs->slots);
 		free(cs->skip);
 		free(cs);
 		return NULL;
 	}
 	cs->nfilters = -1;
+	cs->nexts = -1;
 	pthread_mutex_init(&cs->mu, NULL);
 	return cs;
 }
@@ -120,12 +132,25 @@ static void slot_release(struct cs_slot *s)
 	s->borrowed = false;
 }
 
+/* Sets slot i (data NULL: empty); a slot is listed in cs->used when it first gets data. */
+static void slot_set(struct sk_cycle_state *cs, int i, void *data, const struct sk_state_ops *ops, bool borrowed)
+{
+	struct cs_slot *s = &cs->slots[i];
+	s->data = data;
+	s->ops = data ? ops : NULL; /* an empty slot stays all zero */
+	s->borrowed = borrowed;
+	if (data && !s->listed) {
+		s->listed = true;
+		cs->used[cs->nused++] = i;
+	}
+}
+
 void sk_cycle_state_free(struct sk_cycle_state *cs)
 {
 	if (!cs)
 		return;
-	for (int i = 0; i < cs->nslots; i++)
-		slot_release(&cs->slots[i]);
+	for (int i = 0; i < cs->nused; i++)
+		slot_release(&cs->slots[cs->used[i]]);
 	for (int i = 0; i < cs->nactivate; i++)
 		free(cs->activate[i]);
 	free(cs->activate);
@@ -149,20 +174,24 @@ struct sk_cycle_state *sk_cycle_state_clone(const struct sk_cycle_state *cs)
 		memcpy(c->filters, cs->filters, (size_t)cs->nfilters * sizeof(*c->filters));
 		c->nfilters = cs->nfilters;
 	}
-	for (int i = 0; i < cs->nslots; i++) {
+	if (cs->nexts >= 0 && cs->nexts <= cs->nslots && cs->exts) { /* the same for the extensions */
+		memcpy(c->exts, cs->exts, (size_t)cs->nexts * sizeof(*c->exts));
+		c->nexts = cs->nexts;
+	}
+	for (int k = 0; k < cs->nused; k++) {
+		int i = cs->used[k];
 		const struct cs_slot *s = &cs->slots[i];
 		if (!s->data)
 			continue;
-		c->slots[i].ops = s->ops;
 		if (s->ops && s->ops->clone) {
-			c->slots[i].data = s->ops->clone(s->data);
-			if (!c->slots[i].data) {
+			void *data = s->ops->clone(s->data);
+			if (!data) {
 				sk_cycle_state_free(c);
 				return NULL;
 			}
+			slot_set(c, i, data, s->ops, false);
 		} else {
-			c->slots[i].data = s->data;
-			c->slots[i].borrowed = true;
+			slot_set(c, i, s->data, s->ops, true);
 		}
 	}
 	return c;
@@ -181,8 +210,7 @@ void sk_cycle_state_put(struct sk_cycle_state *cs, int slot, void *data, const s
 		return;
 	}
 	slot_release(&cs->slots[slot]);
-	cs->slots[slot].data = data;
-	cs->slots[slot].ops = ops;
+	slot_set(cs, slot, data, ops, false);
 }
 
 void sk_cycle_state_activate_pod(struct sk_cycle_state *cs, const char *pod_key)

@@ -613,6 +613,17 @@ out:
 				cs->filters[k++] = fw->pts[SK_EP_FILTER][i];
 		cs->nfilters = k;
 	}
+	cs->nexts = -1;
+	if (cs->exts) { /* the AddPod/RemovePod extensions of the plugins not skipped, for run_add_remove */
+		int k = 0;
+		for (int i = 0; i < fw->n[SK_EP_PRE_FILTER]; i++) {
+			struct sk_plugin *pl = fw->pts[SK_EP_PRE_FILTER][i];
+			bool ext = pl->desc->pre_filter_add_pod || pl->desc->pre_filter_remove_pod;
+			if (ext && !(cs->skip[pl->slot] & SKIP_FILTER))
+				cs->exts[k++] = pl;
+		}
+		cs->nexts = k;
+	}
 	if (nnarrowing) {
 		int k = nwith < max ? nwith : max;
 		for (int i = 0; i < k; i++)
@@ -626,8 +637,12 @@ out:
 static struct sk_status run_add_remove(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				       const struct sk_pod *other, const struct sk_node_info *ni, bool add)
 {
-	for (int i = 0; i < fw->n[SK_EP_PRE_FILTER]; i++) {
-		struct sk_plugin *pl = fw->pts[SK_EP_PRE_FILTER][i];
+	/* upstream's RunPreFilterExtensionAddPod/RemovePod: the plugins with the extension, those
+	 * skipped at PreFilter left out; PreFilter's list of them when it was built */
+	struct sk_plugin *const *pts = cs->nexts >= 0 ? cs->exts : fw->pts[SK_EP_PRE_FILTER];
+	int n = cs->nexts >= 0 ? cs->nexts : fw->n[SK_EP_PRE_FILTER];
+	for (int i = 0; i < n; i++) {
+		struct sk_plugin *pl = pts[i];
 		if (cs->skip[pl->slot] & SKIP_FILTER)
 			continue;
 		if (add ? !pl->desc->pre_filter_add_pod : !pl->desc->pre_filter_remove_pod)

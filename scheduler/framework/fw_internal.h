@@ -49,6 +49,7 @@ struct cs_slot {
 	void *data;
 	const struct sk_state_ops *ops;
 	bool borrowed; /* shared with the state it was cloned from: never freed here */
+	bool listed;   /* in its state's used list (cycle_state.c) */
 };
 
 #define SKIP_FILTER 1u
@@ -57,6 +58,10 @@ struct cs_slot {
 struct sk_cycle_state {
 	int nslots;
 	struct cs_slot *slots;
+	/* the slots given data since the state was made, each once ([nused], room for nslots): every
+	 * slot holding data is listed, so clone and free visit these, not all nslots */
+	int nused;
+	int *used;
 	uint8_t *skip;
 	bool record_plugin_metrics;
 	/* Filter plugins not skipped at PreFilter, in order (built by sk_fw_run_pre_filter so the
@@ -64,6 +69,11 @@ struct sk_cycle_state {
 	 * only by the scheduling thread before Filter runs. */
 	int nfilters;
 	struct sk_plugin **filters;
+	/* PreFilter plugins with an AddPod or RemovePod extension not skipped at PreFilter, in order
+	 * (built with filters: the dry runs' extension calls visit these, not every PreFilter
+	 * plugin); nexts < 0: not built. Room for every plugin. */
+	int nexts;
+	struct sk_plugin **exts;
 	pthread_mutex_t mu; /* guards activate */
 	int nactivate, capactivate;
 	char **activate;

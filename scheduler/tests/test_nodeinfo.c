@@ -259,6 +259,129 @@ static void test_clone_reuse(void **state)
 	}
 }
 
+/* A dry run's pattern: every pod removed (by the same object, or by another object with its uid),
+ * then pods appended to the emptied arrays, past the sizes they had (4, 8, 16 slots). The
+ * aggregates and the pod list stay exact; valgrind sees any write past an array. */
+static void test_empty_and_refill(void **state)
+{
+	(void)state;
+	static const struct {
+		int npods, refill;
+		bool clone, by_uid;
+	} rows[] = {
+		{ 4, 4, true, false }, { 4, 5, true, false }, { 4, 9, false, true }, { 1, 4, true, true },
+		{ 3, 17, false, false }, { 8, 1, true, false }, { 0, 6, true, false }, { 5, 0, false, true },
+	};
+	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+		struct sk_node_info *src = node_with_pods("n", "p", rows[r].npods, 10);
+		struct sk_node_info *ni = rows[r].clone ? sk_node_info_clone(src) : src;
+		assert_non_null(ni);
+		struct sk_pod *pods[8];
+		for (int i = 0; i < rows[r].npods; i++)
+			pods[i] = sk_pod_ref(src->pods[i].pod);
+		for (int i = rows[r].npods - 1; i >= 0; i--) {
+			struct sk_pod *key = pods[i];
+			char name[16];
+			snprintf(name, sizeof name, "p%d", i);
+			if (rows[r].by_uid)
+				key = pod(name, "[{}]"); /* same uid, another object */
+			assert_int_equal(sk_node_info_remove_pod(ni, key), 0);
+			assert_int_equal(sk_node_info_remove_pod(ni, key), -1);
+			if (rows[r].by_uid)
+				sk_pod_unref(key);
+		}
+		assert_int_equal(ni->npods, 0);
+		assert_int_equal(ni->nused_ports, 0);
+		assert_int_equal(ni->requested.milli_cpu, 0);
+		for (int i = 0; i < rows[r].refill; i++) {
+			char name[16], json[160];
+			snprintf(name, sizeof name, "q%d", i);
+			snprintf(json, sizeof json,
+				 "[{\"resources\":{\"requests\":{\"cpu\":\"%dm\"}},\"ports\":[{\"hostPort\":%d}]}]", i + 1,
+				 2000 + i);
+			struct sk_pod *p = pod(name, json);
+			assert_int_equal(sk_node_info_add_pod(ni, p), 0);
+			sk_pod_unref(p);
+		}
+		assert_int_equal(ni->npods, rows[r].refill);
+		assert_int_equal(ni->nused_ports, rows[r].refill);
+		assert_int_equal(ni->requested.milli_cpu, rows[r].refill * (rows[r].refill + 1) / 2);
+		assert_int_equal(sk_resource_scalar(&ni->requested, "example.com/p"), 0);
+		for (int i = 0; i < rows[r].refill; i++) {
+			char name[16];
+			snprintf(name, sizeof name, "q%d", i);
+			assert_string_equal(ni->pods[i].pod->name, name);
+			assert_int_equal(ni->used_ports[i].port, 2000 + i);
+		}
+		if (rows[r].clone) { /* the source kept its own */
+			assert_int_equal(src->npods, rows[r].npods);
+			assert_int_equal(src->requested.milli_cpu, 10 * rows[r].npods);
+			sk_node_info_free(ni);
+		}
+		for (int i = 0; i < rows[r].npods; i++)
+			sk_pod_unref(pods[i]);
+		sk_node_info_free(src);
+	}
+}
+
+/* The requests of a pod without extended resources are summed inline, the others by
+ * sk_resource_add: the same sequence of adds and removes (saturating near INT64_MAX) gives the
+ * same sums either way. */
+static void test_request_sums_both_paths(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *cpu, *mem; /* quantities of pod i */
+		bool remove;           /* remove pod i (added earlier) instead of adding it */
+		int pod;
+	} steps[] = {
+		{ "250m", "1Gi", false, 0 },
+		{ "9223372036854775807m", "9223372036854775807", false, 1 },
+		{ "1", "1", false, 2 },
+		{ NULL, NULL, true, 1 },
+		{ "9223372036854775807m", "8Ei", false, 3 },
+		{ NULL, NULL, true, 0 },
+		{ NULL, NULL, true, 3 },
+		{ NULL, NULL, true, 2 },
+	};
+	struct sk_node_info *ni[2];
+	struct sk_pod *pods[2][4] = { { NULL } };
+	for (int w = 0; w < 2; w++)
+		ni[w] = fx_node_info(fx_node("{\"metadata\":{\"name\":\"n\"}}"), NULL);
+	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+		for (int w = 0; w < 2; w++) { /* w = 1: with an extended resource too */
+			int k = steps[i].pod;
+			if (steps[i].remove) {
+				assert_int_equal(sk_node_info_remove_pod(ni[w], pods[w][k]), 0);
+				continue;
+			}
+			char name[16], json[256];
+			snprintf(name, sizeof name, "s%d", k);
+			snprintf(json, sizeof json,
+				 "[{\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"%s\"%s}}}]", steps[i].cpu,
+				 steps[i].mem, w ? ",\"example.com/x\":\"1\"" : "");
+			pods[w][k] = pod(name, json);
+			assert_int_equal(pods[w][k]->requests.nscalar, w);
+			assert_int_equal(sk_node_info_add_pod(ni[w], pods[w][k]), 0);
+		}
+		if (ni[0]->requested.milli_cpu != ni[1]->requested.milli_cpu ||
+		    ni[0]->requested.memory != ni[1]->requested.memory ||
+		    ni[0]->requested.ephemeral_storage != ni[1]->requested.ephemeral_storage ||
+		    ni[0]->requested.allowed_pod_number != ni[1]->requested.allowed_pod_number ||
+		    ni[0]->non_zero_milli_cpu != ni[1]->non_zero_milli_cpu || ni[0]->non_zero_memory != ni[1]->non_zero_memory)
+			fail_msg("step %zu: cpu %lld/%lld memory %lld/%lld", i, (long long)ni[0]->requested.milli_cpu,
+				 (long long)ni[1]->requested.milli_cpu, (long long)ni[0]->requested.memory,
+				 (long long)ni[1]->requested.memory);
+	}
+	assert_int_equal(ni[0]->npods, 0);
+	assert_int_equal(sk_resource_scalar(&ni[1]->requested, "example.com/x"), 0);
+	for (int w = 0; w < 2; w++) {
+		for (int k = 0; k < 4; k++)
+			sk_pod_unref(pods[w][k]);
+		sk_node_info_free(ni[w]);
+	}
+}
+
 static void test_set_node(void **state)
 {
 	(void)state;
@@ -285,6 +408,8 @@ int main(void)
 		cmocka_unit_test(test_affinity_counters),
 		cmocka_unit_test(test_clone),
 		cmocka_unit_test(test_clone_reuse),
+		cmocka_unit_test(test_empty_and_refill),
+		cmocka_unit_test(test_request_sums_both_paths),
 		cmocka_unit_test(test_set_node),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
