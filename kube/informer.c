@@ -536,6 +536,13 @@ const cJSON *kube_informer_old(struct kube_informer *inf, const cJSON *obj)
 	return old_for_handlers(inf, obj);
 }
 
+struct kube_text *kube_informer_old_text(struct kube_informer *inf, const cJSON *obj)
+{
+	if (!inf || !obj || atomic_load(&inf->dispatching) != obj || !inf->dispatching_old)
+		return NULL;
+	return kube_text_ref(inf->dispatching_old->text);
+}
+
 static void dispatch_delete(struct kube_informer *inf, const cJSON *obj)
 {
 	for (size_t i = 0; i < inf->nhandlers; i++)

@@ -42,6 +42,10 @@ struct kube_informer_handlers {
 /* From an on_update handler, with the new object it was given: the previous object (borrowed
  * for the call; the new one on a resync, or when parsing it ran out of memory, logged). */
 const cJSON *kube_informer_old(struct kube_informer *, const cJSON *new_obj);
+/* The same previous object as its stored text, without a parse (caller unrefs): a reference
+ * while new_obj is the update being handed out; NULL otherwise (a resync, an add, another
+ * object), when kube_informer_old answers. */
+struct kube_text *kube_informer_old_text(struct kube_informer *, const cJSON *new_obj);
 
 struct kube_informer_opts { const char *group, *version, *resource, *ns /*NULL all*/;
 	const char *label_selector, *field_selector; int resync_seconds; };

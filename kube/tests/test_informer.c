@@ -520,14 +520,35 @@ static void test_text_store_and_transform(void **state)
 }
 
 /* A handler set that takes the old object on demand: it gets NULL and asks kube_informer_old. */
-struct lazy_log { struct kube_informer **inf; struct log *log; int null_old; };
+struct lazy_log { struct kube_informer **inf; struct log *log; int null_old, old_text_same, old_text_null, old_text_bad; };
 static void lazy_update(void *ctx, const cJSON *old, const cJSON *o)
 {
 	struct lazy_log *ll = ctx;
 	if (!old)
 		ll->null_old++;
 	char key[128];
+	/* kube_informer_old_text: the previous object's stored text (what kube_informer_old parses),
+	 * NULL on a resync; counted here, asserted on the test's thread */
+	struct kube_text *ot = kube_informer_old_text(*ll->inf, o);
 	const cJSON *prev = kube_informer_old(*ll->inf, o);
+	if (!ot) {
+		ll->old_text_null += prev == o ? 1 : 0;
+		ll->old_text_bad += prev == o ? 0 : 1;
+	} else {
+		char *printed = cJSON_PrintUnformatted(prev);
+		cJSON *reparsed = cJSON_ParseWithLength(ot->s, ot->len);
+		char *again = cJSON_PrintUnformatted(reparsed);
+		bool same = prev != o && printed && again && strcmp(printed, again) == 0;
+		ll->old_text_same += same ? 1 : 0;
+		ll->old_text_bad += same ? 0 : 1;
+		free(printed);
+		free(again);
+		cJSON_Delete(reparsed);
+		kube_text_unref(ot);
+	}
+	struct kube_text *none = kube_informer_old_text(*ll->inf, NULL);
+	ll->old_text_bad += none ? 1 : 0;
+	kube_text_unref(none);
 	log_line(ll->log, "lazy %s %s->%s", kube_object_key(o, key, sizeof(key)), rv_of(prev), rv_of(o));
 }
 
@@ -562,6 +583,9 @@ static void test_verbatim_text_and_old_on_demand(void **state)
 	const char *want_lazy[] = {"lazy ns/a 1->11", "lazy ns/a 11->12", "lazy ns/a 12->12"};
 	assert_log(&lazy, want_lazy, 3);
 	assert_int_equal(ll.null_old, 3);
+	assert_int_equal(ll.old_text_same, 2);
+	assert_int_equal(ll.old_text_null, 1);
+	assert_int_equal(ll.old_text_bad, 0);
 	kube_informer_stop(e->inf);
 	/* the last event had managedFields: stored as the print without them */
 	char *js = kube_store_get_json(e->inf, "ns/a", NULL);

@@ -57,11 +57,20 @@ static int add_limit_names(struct sk_obj_raw *r, const cJSON *containers)
 
 static _Thread_local const cJSON *offered_obj;
 static _Thread_local struct kube_text *offered_text;
+static _Thread_local bool offered_none; /* offered_obj keeps no JSON (sk_obj_raw_offer_none) */
 
 void sk_obj_raw_offer(const cJSON *obj, struct kube_text *t)
 {
 	offered_obj = obj;
 	offered_text = t;
+	offered_none = false;
+}
+
+void sk_obj_raw_offer_none(const cJSON *obj)
+{
+	offered_obj = obj;
+	offered_text = NULL;
+	offered_none = obj != NULL;
 }
 
 int sk_obj_raw_keep(struct sk_obj_raw *r, const cJSON *obj, bool pod)
@@ -69,7 +78,9 @@ int sk_obj_raw_keep(struct sk_obj_raw *r, const cJSON *obj, bool pod)
 	memset(r, 0, sizeof(*r));
 	if (!cJSON_IsObject(obj))
 		return 0;
-	if (obj == offered_obj && offered_text) {
+	if (obj == offered_obj && offered_none) {
+		/* a view nobody sends: json stays NULL, the rest as for any pod */
+	} else if (obj == offered_obj && offered_text) {
 		r->shared = kube_text_ref(offered_text);
 		r->json = r->shared->s;
 		r->len = r->shared->len;

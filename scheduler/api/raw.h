@@ -34,6 +34,10 @@ void sk_obj_raw_free(struct sk_obj_raw *r);
  * print: the scheduler's informers, whose transform strips them, kube_informer_text_of). sk_obj_raw_offer(NULL, NULL) withdraws
  * the offer; the offer holds no reference. */
 void sk_obj_raw_offer(const cJSON *obj, struct kube_text *t);
+/* The next sk_obj_raw_keep of obj on this thread keeps no JSON (json NULL; a pod's node name and
+ * limit names as always): for a view that is never sent, such as a deleted pod's, which only
+ * leaves the cache, the queue and the nominator. Withdrawn as an offer is. */
+void sk_obj_raw_offer_none(const cJSON *obj);
 
 /* The kept object of a decoded pod or node (for a pod made by sk_pod_with_node: its root's);
  * NULL when none was kept. */

@@ -51,19 +51,36 @@ bool sk_dm_conflict_has(struct sk_daemon *d, const char *uid, bool remove)
 	return found;
 }
 
-/* A minimal Pod object for events (regarding). Caller cJSON_Delete's. */
-static cJSON *pod_ref_json(const struct sk_pod *pod)
+static void ref_member(cJSON *parent, cJSON *prev, cJSON *item, const char *key, const char *value)
 {
-	cJSON *o = cJSON_CreateObject();
-	cJSON *m = o ? cJSON_AddObjectToObject(o, "metadata") : NULL;
-	if (!m || !cJSON_AddStringToObject(o, "kind", "Pod") || !cJSON_AddStringToObject(o, "apiVersion", "v1") ||
-	    !cJSON_AddStringToObject(m, "namespace", pod->ns) || !cJSON_AddStringToObject(m, "name", pod->name) ||
-	    !cJSON_AddStringToObject(m, "uid", pod->uid ? pod->uid : "") ||
-	    (pod->resource_version && !cJSON_AddStringToObject(m, "resourceVersion", pod->resource_version))) {
-		cJSON_Delete(o);
-		return NULL;
+	/* a string item that owns nothing: key and value are borrowed (never cJSON_Delete'd) */
+	*item = (cJSON){ .type = cJSON_String | cJSON_IsReference | cJSON_StringIsConst, .string = (char *)key,
+			 .valuestring = (char *)value };
+	if (prev) {
+		prev->next = item;
+		item->prev = prev;
+	} else {
+		parent->child = item;
 	}
-	return o;
+	parent->child->prev = item; /* cJSON keeps the first child's prev at the last one */
+}
+
+const cJSON *sk_dm_pod_ref(struct sk_dm_pod_ref *r, const struct sk_pod *pod)
+{
+	*r = (struct sk_dm_pod_ref){ 0 };
+	if (!pod->ns || !pod->name)
+		return NULL;
+	r->root.type = cJSON_Object;
+	ref_member(&r->root, NULL, &r->meta, "metadata", NULL);
+	r->meta.type = cJSON_Object | cJSON_StringIsConst;
+	ref_member(&r->root, &r->meta, &r->kind, "kind", "Pod");
+	ref_member(&r->root, &r->kind, &r->api, "apiVersion", "v1");
+	ref_member(&r->meta, NULL, &r->ns, "namespace", pod->ns);
+	ref_member(&r->meta, &r->ns, &r->name, "name", pod->name);
+	ref_member(&r->meta, &r->name, &r->uid, "uid", pod->uid ? pod->uid : "");
+	if (pod->resource_version)
+		ref_member(&r->meta, &r->uid, &r->rv, "resourceVersion", pod->resource_version);
+	return &r->root;
 }
 
 /* ---------- framework env ---------- */
@@ -159,10 +176,10 @@ static void fw_event(void *ctx, const struct sk_pod *pod, const char *type, cons
 	struct profile_ctx *pc = ctx;
 	if (atomic_load(&pc->removed))
 		return; /* not ours any more: leave the pod alone */
-	cJSON *ref = pod_ref_json(pod);
+	struct sk_dm_pod_ref r;
+	const cJSON *ref = sk_dm_pod_ref(&r, pod);
 	if (ref)
 		kube_event_record(pc->rh->rec, ref, type, reason, action, "%s", note);
-	cJSON_Delete(ref);
 }
 
 static void fw_observe(void *ctx, const char *profile, const char *point, const char *plugin, enum sk_code code,

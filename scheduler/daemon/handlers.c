@@ -37,10 +37,10 @@ bool sk_dm_pod_terminal(const struct sk_pod *p)
 	return p->phase && (!strcmp(p->phase, "Succeeded") || !strcmp(p->phase, "Failed"));
 }
 
-struct sk_pod *sk_dm_decode_pod_text(const cJSON *obj, struct kube_text *t)
+/* Decodes obj with the offer already made (raw.h), withdraws it; logs a failure. */
+static struct sk_pod *decode_offered(const cJSON *obj)
 {
 	char *err = NULL;
-	sk_obj_raw_offer(obj, t);
 	struct sk_pod *p = sk_pod_decode(obj, &err);
 	sk_obj_raw_offer(NULL, NULL);
 	if (!p) {
@@ -49,6 +49,12 @@ struct sk_pod *sk_dm_decode_pod_text(const cJSON *obj, struct kube_text *t)
 		free(err);
 	}
 	return p;
+}
+
+struct sk_pod *sk_dm_decode_pod_text(const cJSON *obj, struct kube_text *t)
+{
+	sk_obj_raw_offer(obj, t);
+	return decode_offered(obj);
 }
 
 /* Decodes obj; when it is the object the informer is handing out, the decoded view shares the
@@ -123,6 +129,25 @@ static void on_pod_add(void *ctx, const cJSON *obj)
 	sk_pod_unref(p);
 }
 
+static const char *const node_name_path[] = { "spec", "nodeName", NULL };
+
+/* Whether the previous object of the update new_obj had spec.nodeName (a string, as
+ * kube_obj_get_string finds it). Read from the stored text when it holds no backslash (every key
+ * is then its plain bytes, and the first member of a name is the one cJSON finds); otherwise
+ * from the parsed old object. */
+static bool old_was_assigned(struct sk_daemon *d, const cJSON *new_obj)
+{
+	struct kube_text *t = kube_informer_old_text(d->pods, new_obj);
+	if (t && !memchr(t->s, '\\', t->len)) {
+		size_t vl;
+		const char *v = kube_json_path_span(t->s, t->len, node_name_path, &vl);
+		kube_text_unref(t);
+		return v && *v == '"';
+	}
+	kube_text_unref(t);
+	return kube_obj_get_string(kube_informer_old(d->pods, new_obj), "spec.nodeName") != NULL;
+}
+
 /* An update of a pod, decoded (p). st: the cache's state of it. new_obj: the new object, for
  * kube_informer_old; NULL only when st is not SK_POD_BOUND and p is assigned (the binding's
  * echo), the one path that reads no old object. */
@@ -136,7 +161,7 @@ static void pod_updated(struct sk_daemon *d, struct sk_pod *p, enum sk_pod_cache
 			/* Unassigned -> assigned: it leaves the queue (no-op when not queued). A pod
 			 * the cache does not hold as bound is being assigned now (or is terminal, not
 			 * queued): only a bound one needs its old object to tell. */
-			if (st != SK_POD_BOUND || !kube_obj_get_string(kube_informer_old(d->pods, new_obj), "spec.nodeName")) {
+			if (st != SK_POD_BOUND || !old_was_assigned(d, new_obj)) {
 				sk_queue_delete(q, p);
 				sk_nominator_delete(d->nom, p->uid);
 			}
@@ -221,10 +246,13 @@ static bool on_pod_update_text(void *ctx, struct kube_text *t, const struct kube
 	return true;
 }
 
+/* A deleted pod's view only leaves the cache, the queue and the nominator (and the queueing
+ * hints, which see the plugin ABI's fields): it keeps no JSON for the extenders (raw.h). */
 static void on_pod_delete(void *ctx, const cJSON *obj)
 {
 	struct sk_daemon *d = ctx;
-	struct sk_pod *p = sk_dm_decode_pod(obj);
+	sk_obj_raw_offer_none(obj);
+	struct sk_pod *p = decode_offered(obj);
 	if (!p)
 		return;
 	sk_dm_conflict_has(d, p->uid, true);

@@ -193,6 +193,12 @@ bool sk_dm_is_ours(struct sk_daemon *d, const char *scheduler_name);
 void sk_dm_incoming(struct sk_daemon *d, const struct sk_pod *p, const char *event);
 
 /* env.c: the callbacks of the frameworks and of the scheduler, the 409 set, the patch worker. */
+/* The Pod an event is about (regarding): metadata's namespace, name, uid and resourceVersion
+ * (when set), kind, apiVersion — as a tree built in r without an allocation, whose
+ * items borrow pod's strings: valid while r and pod are, read-only, never cJSON_Delete'd. Each call
+ * rebuilds r whole. Returns r's root; NULL when pod has no namespace or name (no event). */
+struct sk_dm_pod_ref { cJSON root, kind, meta, api, ns, name, uid, rv; };
+const cJSON *sk_dm_pod_ref(struct sk_dm_pod_ref *r, const struct sk_pod *pod);
 void sk_dm_framework_env(struct profile_ctx *pc, struct sk_framework_env *out);
 void sk_dm_sched_env(struct sk_daemon *d, const struct sk_config *cfg, struct sk_sched_env *out);
 void *sk_dm_patch_main(void *d);

@@ -27,6 +27,64 @@
 #include "scheduler/tests/fixtures.h"
 #include "scheduler/tests/https_get.h"
 
+/* ---------- the event's Pod reference (env.c, sk_dm_pod_ref) ---------- */
+
+/* The tree built without allocating prints as the cJSON object the daemon built before and reads
+ * the same through cJSON's lookups; one buffer reused across pods keeps nothing of the previous
+ * one (a resourceVersion, a uid). */
+static void test_pod_ref(void **state)
+{
+	(void)state;
+	static const struct { const char *name, *ns, *pod, *uid, *rv, *want; } cases[] = {
+		{ "full", "default", "p1", "u1", "42",
+		  "{\"metadata\":{\"namespace\":\"default\",\"name\":\"p1\",\"uid\":\"u1\",\"resourceVersion\":\"42\"},"
+		  "\"kind\":\"Pod\",\"apiVersion\":\"v1\"}" },
+		{ "no resourceVersion after one", "ns2", "p2", "u2", NULL,
+		  "{\"metadata\":{\"namespace\":\"ns2\",\"name\":\"p2\",\"uid\":\"u2\"},\"kind\":\"Pod\",\"apiVersion\":\"v1\"}" },
+		{ "no uid", "ns3", "p3", NULL, "7",
+		  "{\"metadata\":{\"namespace\":\"ns3\",\"name\":\"p3\",\"uid\":\"\",\"resourceVersion\":\"7\"},"
+		  "\"kind\":\"Pod\",\"apiVersion\":\"v1\"}" },
+		{ "quotes escaped", "ns", "a\"b", "u", "1",
+		  "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"a\\\"b\",\"uid\":\"u\",\"resourceVersion\":\"1\"},"
+		  "\"kind\":\"Pod\",\"apiVersion\":\"v1\"}" },
+		{ "no namespace", NULL, "p", "u", "1", NULL },
+		{ "full again", "default", "p1", "u1", "42",
+		  "{\"metadata\":{\"namespace\":\"default\",\"name\":\"p1\",\"uid\":\"u1\",\"resourceVersion\":\"42\"},"
+		  "\"kind\":\"Pod\",\"apiVersion\":\"v1\"}" },
+	};
+	struct sk_dm_pod_ref r;
+	memset(&r, 0x5a, sizeof(r)); /* garbage: each call must build r whole */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sk_pod pod = { .ns = (char *)cases[i].ns, .name = (char *)cases[i].pod, .uid = (char *)cases[i].uid,
+				      .resource_version = (char *)cases[i].rv };
+		const cJSON *ref = sk_dm_pod_ref(&r, &pod);
+		if (!cases[i].want) {
+			if (ref)
+				fail_msg("case %s: a reference without a namespace", cases[i].name);
+			continue;
+		}
+		assert_non_null(ref);
+		char *printed = cJSON_PrintUnformatted(ref);
+		if (!printed || strcmp(printed, cases[i].want) != 0)
+			fail_msg("case %s: %s, want %s", cases[i].name, printed ? printed : "(null)", cases[i].want);
+		free(printed);
+		/* what the event recorder reads of it */
+		assert_string_equal(kube_obj_get_string(ref, "metadata.name"), cases[i].pod);
+		assert_string_equal(kube_obj_get_string(ref, "kind"), "Pod");
+		const char *rv = kube_obj_get_string(ref, "metadata.resourceVersion");
+		if (cases[i].rv)
+			assert_string_equal(rv, cases[i].rv);
+		else
+			assert_null(rv);
+		/* a duplicate owns its strings and frees cleanly */
+		cJSON *dup = cJSON_Duplicate(ref, true);
+		char *again = cJSON_PrintUnformatted(dup);
+		assert_string_equal(again, cases[i].want);
+		free(again);
+		cJSON_Delete(dup);
+	}
+}
+
 /* ---------- flags ---------- */
 
 static int parse(const char *const *args, int n, struct sk_daemon_opts *o, char **errtext)
@@ -541,6 +599,7 @@ int main(void)
 {
 	curl_global_init(CURL_GLOBAL_ALL);
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pod_ref),
 		cmocka_unit_test(test_flags_defaults),
 		cmocka_unit_test(test_flags_values),
 		cmocka_unit_test(test_flags_policy),

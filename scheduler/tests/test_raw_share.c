@@ -84,6 +84,83 @@ static void test_decode_shares_offered_text(void **state)
 	}
 }
 
+/* sk_obj_raw_offer_none: the decode of that object (only) keeps no JSON, everything else as a
+ * decode that prints; the next offer replaces it, and once withdrawn the same object prints
+ * again (no state left on the thread). */
+static void test_decode_offer_none(void **state)
+{
+	(void)state;
+	enum step { NONE_THIS, NONE_OTHER, NONE_THEN_TEXT, NONE_WITHDRAWN, NONE_NULL };
+	static const struct { const char *name; enum step step; bool kept, shared; } cases[] = {
+		{ "none for this object", NONE_THIS, false, false },
+		{ "none for another object", NONE_OTHER, true, false },
+		{ "none, then the text offered", NONE_THEN_TEXT, true, true },
+		{ "none, withdrawn", NONE_WITHDRAWN, true, false },
+		{ "none for NULL", NONE_NULL, true, false },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *obj = cJSON_Parse(POD_JSON), *other = cJSON_Parse(POD_JSON);
+		struct kube_text *t = stored_text(POD_JSON);
+		char *err = NULL;
+		struct sk_pod *want = sk_pod_decode(obj, &err); /* nothing offered: prints */
+		assert_non_null(want);
+		sk_obj_raw_offer_none(cases[i].step == NONE_OTHER ? other : cases[i].step == NONE_NULL ? NULL : obj);
+		if (cases[i].step == NONE_THEN_TEXT)
+			sk_obj_raw_offer(obj, t);
+		else if (cases[i].step == NONE_WITHDRAWN)
+			sk_obj_raw_offer(NULL, NULL);
+		struct sk_pod *p = sk_pod_decode(obj, &err);
+		sk_obj_raw_offer(NULL, NULL);
+		if (!p)
+			fail_msg("case %s: %s", cases[i].name, err ? err : "decode failed");
+		const struct sk_obj_raw *r = sk_pod_raw(p);
+		if ((r->json != NULL) != cases[i].kept || (r->shared != NULL) != cases[i].shared)
+			fail_msg("case %s: kept %d shared %d, want %d %d", cases[i].name, r->json != NULL, r->shared != NULL,
+				 cases[i].kept, cases[i].shared);
+		if (cases[i].kept)
+			assert_string_equal(r->json, t->s);
+		else
+			assert_int_equal(r->len, 0);
+		char *wire = sk_pod_raw_json(p);
+		if (cases[i].kept)
+			assert_string_equal(wire, t->s);
+		else
+			assert_null(wire);
+		free(wire);
+		/* the view itself is the same either way */
+		assert_string_equal(p->uid, want->uid);
+		assert_string_equal(p->name, want->name);
+		assert_ptr_equal(p->node_name, want->node_name);
+		assert_ptr_equal(r->node_name, sk_pod_raw(want)->node_name);
+		assert_true(sk_pod_limits_name(p, "cpu"));
+		assert_false(sk_pod_limits_name(p, "memory"));
+		/* a copy of a view without JSON has none either, and keeps the node name it is given */
+		struct sk_pod *copy = sk_pod_with_node(p, "n2");
+		assert_non_null(copy);
+		wire = sk_pod_raw_json(copy);
+		if (cases[i].kept)
+			assert_non_null(strstr(wire, "\"nodeName\":\"n2\""));
+		else
+			assert_null(wire);
+		free(wire);
+		sk_pod_unref(copy);
+		sk_pod_unref(p);
+		/* nothing left on the thread: the same object decodes with its own print again */
+		p = sk_pod_decode(obj, &err);
+		assert_non_null(p);
+		assert_non_null(sk_pod_raw(p)->json);
+		assert_null(sk_pod_raw(p)->shared);
+		assert_string_equal(sk_pod_raw(p)->json, t->s);
+		sk_pod_unref(p);
+		sk_pod_unref(want);
+		assert_int_equal(atomic_load(&t->refs), 1);
+		kube_text_unref(t);
+		cJSON_Delete(obj);
+		cJSON_Delete(other);
+		free(err);
+	}
+}
+
 
 /* ---------- the binding's echo ---------- */
 
@@ -491,6 +568,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_shares_offered_text),
+		cmocka_unit_test(test_decode_offer_none),
 		cmocka_unit_test(test_decode_echo),
 		cmocka_unit_test(test_decode_echo_without_base),
 	};
