@@ -262,6 +262,10 @@ struct apis_obj *apis_store_remove_spliced(struct apis_server *s, struct apis_ob
  * as the store keeps objects): its offset and length, the first member of that name as
  * cJSON_GetObjectItemCaseSensitive finds it. false when absent or json is not an object. */
 bool apis_json_member(const char *json, size_t len, const char *key, size_t *at, size_t *vlen);
+/* apis_json_member for the n keys[] in one pass over json's members: the value of keys[i] at
+ * json + at[i], vlen[i] bytes long, vlen[i] 0 when absent. Stops once every key is found. false
+ * when json is not an object or is cut short before the members found. */
+bool apis_json_members(const char *json, size_t len, const char *const *keys, size_t n, size_t *at, size_t *vlen);
 void apis_table_free(struct obj_table *t);
 /* Parses an object's stored JSON. Caller frees. */
 cJSON *apis_obj_parse(const struct apis_obj *o);

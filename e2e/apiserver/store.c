@@ -219,6 +219,38 @@ bool apis_json_member(const char *json, size_t len, const char *key, size_t *at,
 	return false;
 }
 
+bool apis_json_members(const char *json, size_t len, const char *const *keys, size_t n, size_t *at, size_t *vlen)
+{
+	const char *p = json, *end = json + len;
+	size_t left = n;
+	for (size_t i = 0; i < n; i++)
+		vlen[i] = 0;
+	if (p >= end || *p != '{')
+		return false;
+	p++;
+	while (left && p < end && *p == '"') {
+		const char *k = p;
+		p = json_skip(p, end);
+		if (!p || p >= end || *p != ':')
+			return false;
+		size_t kl = (size_t)(p - k) - 2;
+		const char *v = ++p;
+		p = json_skip(p, end);
+		if (!p)
+			return false;
+		for (size_t i = 0; i < n; i++)
+			if (!vlen[i] && !strncmp(k + 1, keys[i], kl) && keys[i][kl] == 0) {
+				at[i] = (size_t)(v - json); /* the first member of the name, as apis_json_member */
+				vlen[i] = (size_t)(p - v);
+				left--;
+				break;
+			}
+		if (p < end && *p == ',')
+			p++;
+	}
+	return true;
+}
+
 /* The garbage collector's test for an owner waiting on its dependents (controllers.c gc_visit
  * reads the same two strings from the stored JSON). */
 static bool obj_gc_waits(const struct apis_obj *o)
@@ -226,25 +258,33 @@ static bool obj_gc_waits(const struct apis_obj *o)
 	return o->deleting && (strstr(o->json, "\"foregroundDeletion\"") || strstr(o->json, "\"orphan\""));
 }
 
-static const cJSON *jget(const cJSON *o, const char *path)
+/* The member of o named path[0, n), as cJSON_GetObjectItemCaseSensitive finds it (the first). */
+static const cJSON *member_n(const cJSON *o, const char *name, size_t n)
 {
-	char seg[128];
-	while (o && *path) {
-		const char *dot = strchr(path, '.');
-		size_t n = dot ? (size_t)(dot - path) : strlen(path);
-		if (n >= sizeof seg)
+	for (const cJSON *c = o ? o->child : NULL; c; c = c->next)
+		if (c->string && !strncmp(c->string, name, n) && !c->string[n])
+			return c;
+	return NULL;
+}
+
+/* The value at the dotted path path[0, len) under o; a segment of 128 bytes or more is never
+ * found. */
+static const cJSON *jget_n(const cJSON *o, const char *path, size_t len)
+{
+	while (o && len) {
+		const char *dot = memchr(path, '.', len);
+		size_t n = dot ? (size_t)(dot - path) : len;
+		if (n >= 128)
 			return NULL;
-		memcpy(seg, path, n);
-		seg[n] = 0;
-		o = cJSON_GetObjectItemCaseSensitive(o, seg);
+		o = member_n(o, path, n);
 		path += n + (dot ? 1 : 0);
+		len -= n + (dot ? 1 : 0);
 	}
 	return o;
 }
 
-static char *field_value(const cJSON *obj, const char *path)
+static char *value_string(const cJSON *v)
 {
-	const cJSON *v = jget(obj, path);
 	if (!v)
 		return NULL;
 	if (cJSON_IsString(v))
@@ -257,6 +297,31 @@ static char *field_value(const cJSON *obj, const char *path)
 		return strdup(b);
 	}
 	return NULL;
+}
+
+static char *field_value(const cJSON *obj, const char *path)
+{
+	return value_string(jget_n(obj, path, strlen(path)));
+}
+
+/* fields[i] = field_value(obj, paths[i]) for the n paths, a run of paths under the same parent
+ * (an Event's seven involvedObject.* fields) looking the parent up once. */
+static void field_values(const cJSON *obj, const char *const *paths, int n, char **fields)
+{
+	const char *prefix = NULL;
+	size_t prefix_len = 0;
+	const cJSON *parent = NULL;
+	for (int i = 0; i < n; i++) {
+		const char *f = paths[i], *dot = strrchr(f, '.');
+		size_t pl = dot ? (size_t)(dot - f) : 0;
+		if (!prefix || pl != prefix_len || memcmp(f, prefix, pl)) {
+			parent = jget_n(obj, f, pl);
+			prefix = f;
+			prefix_len = pl;
+		}
+		const char *leaf = dot ? dot + 1 : f;
+		fields[i] = value_string(parent ? jget_n(parent, leaf, strlen(leaf)) : NULL);
+	}
 }
 
 const char *apis_obj_field(const void *ctx, const char *field)
@@ -319,8 +384,7 @@ static struct apis_obj *obj_build(struct apis_rdef *rd, const cJSON *obj, uint64
 		o->fields = calloc((size_t)rd->nfields, sizeof *o->fields);
 		if (!o->fields)
 			goto oom;
-		for (int i = 0; i < rd->nfields; i++)
-			o->fields[i] = field_value(obj, rd->fields[i]);
+		field_values(obj, rd->fields, rd->nfields, o->fields);
 	}
 	o->deleting = cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp") != NULL;
 	const cJSON *owners = cJSON_GetObjectItemCaseSensitive(md, "ownerReferences");

@@ -1023,6 +1023,61 @@ static void test_write_paths_golden(void **state)
 	assert_int_equal(status_of("DELETE", "/api/v1/namespaces/default/pods/gold?gracePeriodSeconds=0", NULL, NULL), 200);
 }
 
+/* The index fields of a stored object are looked up by parent once per run of fields under the
+ * same parent (store.c field_values): every field of both events APIs, and a pod's, must select
+ * its own value and not a neighbour's (each value here is distinct), nor a wrong one. */
+static void test_index_fields_each(void **state)
+{
+	(void)state;
+	assert_int_equal(status_of("POST", "/apis/events.k8s.io/v1/namespaces/default/events", JSON,
+				   "{\"metadata\":{\"name\":\"idx.1\"},\"eventTime\":\"2026-12-02T06:00:00.000000Z\","
+				   "\"reportingController\":\"rc-1\",\"reportingInstance\":\"ri-1\",\"action\":\"Binding\",\"reason\":"
+				   "\"reason-1\",\"regarding\":{\"kind\":\"Kind-1\",\"namespace\":\"ns-1\",\"name\":\"name-1\",\"uid\":"
+				   "\"uid-1\",\"apiVersion\":\"av-1\",\"resourceVersion\":\"77\",\"fieldPath\":\"fp-1\"},\"note\":\"n\","
+				   "\"type\":\"type-1\"}"),
+			 201);
+	make_pod("default", "idx-p", NULL, ",\"schedulerName\":\"sn-1\",\"restartPolicy\":\"Never\",\"hostNetwork\":true");
+	static const struct {
+		const char *list, *field, *value;
+	} cases[] = {
+		{ "/api/v1/namespaces/default/events", "involvedObject.kind", "Kind-1" },
+		{ "/api/v1/namespaces/default/events", "involvedObject.namespace", "ns-1" },
+		{ "/api/v1/namespaces/default/events", "involvedObject.name", "name-1" },
+		{ "/api/v1/namespaces/default/events", "involvedObject.uid", "uid-1" },
+		{ "/api/v1/namespaces/default/events", "involvedObject.apiVersion", "av-1" },
+		{ "/api/v1/namespaces/default/events", "involvedObject.resourceVersion", "77" },
+		{ "/api/v1/namespaces/default/events", "involvedObject.fieldPath", "fp-1" },
+		{ "/api/v1/namespaces/default/events", "reason", "reason-1" },
+		{ "/api/v1/namespaces/default/events", "reportingComponent", "rc-1" },
+		{ "/api/v1/namespaces/default/events", "type", "type-1" },
+		{ "/apis/events.k8s.io/v1/namespaces/default/events", "regarding.kind", "Kind-1" },
+		{ "/apis/events.k8s.io/v1/namespaces/default/events", "regarding.namespace", "ns-1" },
+		{ "/apis/events.k8s.io/v1/namespaces/default/events", "regarding.name", "name-1" },
+		{ "/apis/events.k8s.io/v1/namespaces/default/events", "regarding.uid", "uid-1" },
+		{ "/apis/events.k8s.io/v1/namespaces/default/events", "reason", "reason-1" },
+		{ "/apis/events.k8s.io/v1/namespaces/default/events", "reportingController", "rc-1" },
+		{ "/apis/events.k8s.io/v1/namespaces/default/events", "type", "type-1" },
+		{ "/api/v1/namespaces/default/pods", "spec.schedulerName", "sn-1" },
+		{ "/api/v1/namespaces/default/pods", "spec.restartPolicy", "Never" },
+		{ "/api/v1/namespaces/default/pods", "spec.hostNetwork", "true" },
+		{ "/api/v1/namespaces/default/pods", "status.phase", "Pending" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char path[512];
+		const char *name = strstr(cases[i].list, "pods") ? "idx-p" : "idx.1";
+		snprintf(path, sizeof path, "%s?fieldSelector=metadata.name%%3D%s,%s%%3D%s", cases[i].list, name, cases[i].field,
+			 cases[i].value);
+		if (count_items(path) != 1)
+			fail_msg("case %zu: %s=%s does not select the object", i, cases[i].field, cases[i].value);
+		snprintf(path, sizeof path, "%s?fieldSelector=metadata.name%%3D%s,%s%%3D%s-x", cases[i].list, name,
+			 cases[i].field, cases[i].value);
+		if (count_items(path) != 0)
+			fail_msg("case %zu: %s=%s-x selects the object", i, cases[i].field, cases[i].value);
+	}
+	assert_int_equal(status_of("DELETE", "/apis/events.k8s.io/v1/namespaces/default/events/idx.1", NULL, NULL), 200);
+	assert_int_equal(status_of("DELETE", "/api/v1/namespaces/default/pods/idx-p?gracePeriodSeconds=0", NULL, NULL), 200);
+}
+
 /* A binding edits the pod's JSON in place when it can (apis_binding_splice) and its cJSON tree
  * otherwise: for each shape, binding one pod each way must store the same bytes. */
 static void test_binding_spliced_equals_tree(void **state)
@@ -1737,6 +1792,7 @@ int main(void)
 		cmocka_unit_test(test_patch_types),
 		cmocka_unit_test(test_events_both_apis),
 		cmocka_unit_test(test_write_paths_golden),
+		cmocka_unit_test(test_index_fields_each),
 		cmocka_unit_test(test_binding_spliced_equals_tree),
 		cmocka_unit_test(test_status_patch_fast_equals_tree),
 		cmocka_unit_test(test_delete_spliced_equals_tree),
