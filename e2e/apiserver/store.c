@@ -304,9 +304,9 @@ static char *field_value(const cJSON *obj, const char *path)
 	return value_string(jget_n(obj, path, strlen(path)));
 }
 
-/* fields[i] = field_value(obj, paths[i]) for the n paths, a run of paths under the same parent
- * (an Event's seven involvedObject.* fields) looking the parent up once. */
-static void field_values(const cJSON *obj, const char *const *paths, int n, char **fields)
+/* A run of paths under the same parent (an Event's seven involvedObject.* fields) looks the
+ * parent up once. */
+void apis_field_values(const cJSON *obj, const char *const *paths, int n, char **fields)
 {
 	const char *prefix = NULL;
 	size_t prefix_len = 0;
@@ -384,7 +384,7 @@ static struct apis_obj *obj_build(struct apis_rdef *rd, const cJSON *obj, uint64
 		o->fields = calloc((size_t)rd->nfields, sizeof *o->fields);
 		if (!o->fields)
 			goto oom;
-		field_values(obj, rd->fields, rd->nfields, o->fields);
+		apis_field_values(obj, rd->fields, rd->nfields, o->fields);
 	}
 	o->deleting = cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp") != NULL;
 	const cJSON *owners = cJSON_GetObjectItemCaseSensitive(md, "ownerReferences");
@@ -722,6 +722,42 @@ struct apis_obj *apis_store_commit_spliced(struct apis_server *s, struct apis_ob
 
 static struct apis_obj *remove_built(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *prev,
 				     struct apis_obj *o);
+
+struct apis_obj *apis_store_commit_json(struct apis_server *s, struct apis_rdef *rd, const struct apis_obj *like,
+					char *json, size_t len, char **fields, struct apis_obj *prev)
+{
+	struct apis_obj *o = calloc(1, sizeof *o);
+	size_t nsl = strlen(like->ns), nml = strlen(like->name);
+	if (!o || !(o->nsname = malloc(nsl + nml + 2))) {
+		free(o);
+		free(json);
+		for (int i = 0; fields && i < rd->nfields; i++)
+			free(fields[i]);
+		free(fields);
+		return NULL;
+	}
+	atomic_init(&o->refs, 1);
+	o->rd = rd;
+	o->rv = s->rv + 1;
+	o->json = json;
+	o->json_len = len;
+	o->fields = fields;
+	memcpy(o->nsname, like->nsname, nsl + nml + 2);
+	o->ns = o->nsname;
+	o->name = o->nsname + nsl + 1;
+	o->key = strdup(like->key);
+	o->uid = strdup(like->uid);
+	o->deleting = like->deleting;
+	o->has_owners = like->has_owners;
+	if (!o->key || !o->uid || (like->labels && !(o->labels = cJSON_Duplicate(like->labels, true)))) {
+		apis_obj_unref(o);
+		return NULL;
+	}
+	o->gc_waits = obj_gc_waits(o);
+	s->rv = o->rv;
+	return commit_built(s, rd, o, prev, NULL);
+}
+
 
 struct apis_obj *apis_store_remove(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *prev, cJSON *final)
 {
