@@ -135,12 +135,12 @@ static char *convert_bytes(const struct apis_obj *o, const cJSON *tree, const st
 	}
 	if (!to_new && !has_source) {
 		/* kubectl describe prints From: source.component (convert's reportingController) */
-		size_t rcat, rcl;
-		if (apis_json_member(j, o->json_len, "reportingController", &rcat, &rcl) && j[rcat] == '"') {
-			pc[np++] = LIT(",\"source\":{\"component\":");
-			pc[np++] = (struct piece){ j + rcat, rcl };
-			pc[np++] = LIT("}");
-		}
+		for (size_t i = 0; i < NMAP; i++)
+			if (!strcmp(keys[i], "reportingController") && vl[i] && j[at[i]] == '"') {
+				pc[np++] = LIT(",\"source\":{\"component\":");
+				pc[np++] = (struct piece){ j + at[i], vl[i] };
+				pc[np++] = LIT("}");
+			}
 	}
 	pc[np++] = LIT("}");
 	size_t n = 0;
@@ -159,8 +159,12 @@ static char *convert_bytes(const struct apis_obj *o, const cJSON *tree, const st
 		for (size_t i = 0; i < NMAP && !src; i++)
 			if (strlen(MAP[i][to_new ? 1 : 0]) == sl && !memcmp(MAP[i][to_new ? 1 : 0], fp, sl))
 				src = MAP[i][to_new ? 0 : 1];
-		int pn = src ? snprintf(pathbuf[f], sizeof pathbuf[f], "%s%s", src, fp + sl) : -1;
-		ok = pn > 0 && (size_t)pn < sizeof pathbuf[f];
+		size_t srcl = src ? strlen(src) : 0, restl = strlen(fp + sl);
+		ok = src && srcl + restl < sizeof pathbuf[f];
+		if (ok) {
+			memcpy(pathbuf[f], src, srcl);
+			memcpy(pathbuf[f] + srcl, fp + sl, restl + 1);
+		}
 		paths[f] = pathbuf[f];
 	}
 	if (!ok) {

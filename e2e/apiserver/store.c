@@ -239,7 +239,7 @@ bool apis_json_members(const char *json, size_t len, const char *const *keys, si
 		if (!p)
 			return false;
 		for (size_t i = 0; i < n; i++)
-			if (!vlen[i] && !strncmp(k + 1, keys[i], kl) && keys[i][kl] == 0) {
+			if (!vlen[i] && keys[i][0] == k[1] && !strncmp(k + 1, keys[i], kl) && keys[i][kl] == 0) {
 				at[i] = (size_t)(v - json); /* the first member of the name, as apis_json_member */
 				vlen[i] = (size_t)(p - v);
 				left--;
@@ -262,7 +262,7 @@ static bool obj_gc_waits(const struct apis_obj *o)
 static const cJSON *member_n(const cJSON *o, const char *name, size_t n)
 {
 	for (const cJSON *c = o ? o->child : NULL; c; c = c->next)
-		if (c->string && !strncmp(c->string, name, n) && !c->string[n])
+		if (c->string && c->string[0] == name[0] && !strncmp(c->string, name, n) && !c->string[n])
 			return c;
 	return NULL;
 }
