@@ -2,6 +2,7 @@
  * plus the fields that index it (namespace, name, labels, field-selector values), one hash
  * table per resource, a global resourceVersion counter, and the bounded watch ring whose
  * events share the stored bytes with every watcher. Also small utilities (time, uuid, base64). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,31 +157,47 @@ cJSON *apis_obj_parse(const struct apis_obj *o)
 	return cJSON_ParseWithLength(o->json, o->json_len);
 }
 
+/* Past the string whose opening quote is at p, or NULL at a truncation: the next quote after an
+ * even run of backslashes (each pair one escaped backslash), found with memchr. */
+static const char *json_skip_string(const char *p, const char *end)
+{
+	for (p++; p < end;) {
+		const char *q = memchr(p, '"', (size_t)(end - p));
+		if (!q)
+			return NULL;
+		size_t bs = 0;
+		while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\')
+			bs++;
+		if (bs % 2 == 0)
+			return q + 1;
+		p = q + 1;
+	}
+	return NULL;
+}
+
 /* Past the JSON value at p (valid JSON, as the store keeps it), or NULL at a truncation. */
 static const char *json_skip(const char *p, const char *end)
 {
 	if (p >= end)
 		return NULL;
-	if (*p == '"') {
-		for (p++; p < end; p++) {
-			if (*p == '\\')
-				p++;
-			else if (*p == '"')
-				return p + 1;
-		}
-		return NULL;
-	}
+	if (*p == '"')
+		return json_skip_string(p, end);
 	if (*p == '{' || *p == '[') {
+		/* 1: a string starts, 2: nesting opens, 3: closes; 0: any other byte */
+		static const unsigned char cls[256] = { ['"'] = 1, ['{'] = 2, ['['] = 2, ['}'] = 3, [']'] = 3 };
 		int depth = 0;
 		for (; p < end; p++) {
-			if (*p == '"') {
-				p = json_skip(p, end);
+			unsigned char c = cls[(unsigned char)*p];
+			if (!c)
+				continue;
+			if (c == 1) {
+				p = json_skip_string(p, end);
 				if (!p)
 					return NULL;
 				p--;
-			} else if (*p == '{' || *p == '[') {
+			} else if (c == 2) {
 				depth++;
-			} else if ((*p == '}' || *p == ']') && --depth == 0) {
+			} else if (--depth == 0) {
 				return p + 1;
 			}
 		}

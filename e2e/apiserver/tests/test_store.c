@@ -148,6 +148,12 @@ static void test_json_member(void **state)
 		{ "{\"a\":[{\"b\":[[],{}]}],\"b\":true,\"c\":null,\"d\":-1.5e3}", "d", "-1.5e3" },
 		{ "{\"a\":[{\"b\":[[],{}]}],\"b\":true,\"c\":null}", "c", "null" },
 		{ "{\"k\":1,\"k\":2}", "k", "1" },
+		/* backslash runs before a quote: even, the string ends; odd, the quote is escaped */
+		{ "{\"a\":\"x\\\\\\\"y\\\\\",\"metadata\":1}", "metadata", "1" },
+		{ "{\"a\":\"\\\\\\\"\",\"b\":2}", "a", "\"\\\\\\\"\"" },
+		{ "{\"a\":\"\\\\\\\"\",\"b\":2}", "b", "2" },
+		{ "{\"a\":[\"]\\\\\",{\"}\\\"\":\"\\\\\\\\\"}],\"b\":3}", "b", "3" },
+		{ "{\"a\":\"\\\\\\\",\"b\":2}", "b", NULL },
 		{ "{\"metadatax\":1,\"xmetadata\":2}", "metadata", NULL },
 		{ "{\"a\":{\"finalizers\":[\"x\"]}}", "finalizers", NULL },
 		{ "{}", "a", NULL },
