@@ -177,9 +177,11 @@ static void test_json_member(void **state)
 static void test_json_members(void **state)
 {
 	(void)state;
-	static const char *const texts[] = {
+	static const char pod[] =
 		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"resourceVersion\":\"9\"},"
-		"\"spec\":{\"containers\":[{\"name\":\"c\"}],\"nodeName\":\"n\"},\"status\":{\"phase\":\"Pending\"}}",
+		"\"spec\":{\"containers\":[{\"name\":\"c\"}],\"nodeName\":\"n\"},\"status\":{\"phase\":\"Pending\"}}";
+	static const char *const texts[] = {
+		pod,
 		"{\"status\":{},\"spec\":{\"status\":1},\"metadata\":{}}",
 		"{\"a\":\"\\\"metadata\\\":{\",\"metadata\":[1,{\"x\":\"]}\"}],\"spec\":null}",
 		"{\"k\":1,\"k\":2,\"spec\":3,\"spec\":4}",
