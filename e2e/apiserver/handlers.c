@@ -2084,16 +2084,18 @@ static bool status_spliceable(const struct wctx *w, const struct apis_obj *cur, 
 	const struct apis_rdef *rd = w->rd;
 	char head[256];
 	int hl = snprintf(head, sizeof head, "{\"apiVersion\":\"%s\",\"kind\":\"%s\",", rd->api_version, rd->kind);
-	size_t md_at, md_len;
+	static const char *const keys[] = { "status", "metadata" }; /* one pass over the pod */
+	size_t at[2], len[2];
 	if (w->strict || w->dry_run || cur->deleting || hl <= 0 || (size_t)hl >= sizeof head ||
 	    cur->json_len < (size_t)hl || memcmp(cur->json, head, (size_t)hl) ||
-	    !apis_json_member(cur->json, cur->json_len, "status", &st->at, &st->del) ||
-	    st->at + st->del + 1 != cur->json_len ||
-	    !apis_json_member(cur->json, cur->json_len, "metadata", &md_at, &md_len) ||
-	    !apis_json_member(cur->json + md_at, md_len, "resourceVersion", &rv->at, &rv->del) ||
-	    cur->json[md_at + rv->at] != '"')
+	    !apis_json_members(cur->json, cur->json_len, keys, 2, at, len) || !len[0] || !len[1] ||
+	    at[0] + len[0] + 1 != cur->json_len ||
+	    !apis_json_member(cur->json + at[1], len[1], "resourceVersion", &rv->at, &rv->del) ||
+	    cur->json[at[1] + rv->at] != '"')
 		return false;
-	rv->at += md_at;
+	st->at = at[0];
+	st->del = len[0];
+	rv->at += at[1];
 	rv->ins = NULL;
 	return true;
 }
@@ -2485,17 +2487,21 @@ static int bind_spliced(struct apis_server *s, struct apis_obj *cur, const char 
 		if (*p < 0x20 || *p >= 0x7f || *p == '"' || *p == '\\')
 			return 1; /* cJSON would escape it (or we would have to check UTF-8): the tree path */
 	const char *j = cur->json;
-	size_t mlen, slen, stlen, rvlen, clen, dummy;
-	const char *md = kube_json_member_span(j, cur->json_len, "metadata", &mlen);
-	const char *spec = kube_json_member_span(j, cur->json_len, "spec", &slen);
-	const char *st = kube_json_member_span(j, cur->json_len, "status", &stlen);
-	if (!md || !spec || !st || *md != '{' || *spec != '{' || *st != '{')
+	/* each object's members in one pass (a lookup per member rescanned metadata and spec) */
+	static const char *const top_keys[] = { "metadata", "spec", "status" };
+	static const char *const spec_keys[] = { "nodeName", "schedulingGates" };
+	size_t at[3], len[3], sat[2], slens[2], rvat, rvlen, cat, clen;
+	if (!apis_json_members(j, cur->json_len, top_keys, 3, at, len) || !len[0] || !len[1] || !len[2])
 		return 1;
-	const char *rv = kube_json_member_span(md, mlen, "resourceVersion", &rvlen);
-	if (!rv || *rv != '"' || kube_json_member_span(spec, slen, "nodeName", &dummy) ||
-	    kube_json_member_span(spec, slen, "schedulingGates", &dummy))
+	const char *md = j + at[0], *spec = j + at[1], *st = j + at[2];
+	size_t mlen = len[0], slen = len[1], stlen = len[2];
+	if (*md != '{' || *spec != '{' || *st != '{')
 		return 1;
-	const char *conds = kube_json_member_span(st, stlen, "conditions", &clen);
+	if (!apis_json_member(md, mlen, "resourceVersion", &rvat, &rvlen) || md[rvat] != '"' ||
+	    !apis_json_members(spec, slen, spec_keys, 2, sat, slens) || slens[0] || slens[1])
+		return 1;
+	const char *rv = md + rvat;
+	const char *conds = apis_json_member(st, stlen, "conditions", &cat, &clen) ? st + cat : NULL;
 	if (conds) {
 		if (*conds != '[')
 			return 1;

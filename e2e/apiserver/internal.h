@@ -251,6 +251,16 @@ struct apis_obj *apis_store_commit_spliced(struct apis_server *s, struct apis_ob
 struct apis_obj *apis_store_commit_member_spliced(struct apis_server *s, struct apis_obj *cur,
 						  const struct apis_splice *sp, size_t n, const char *member,
 						  const cJSON *tree);
+/* Commits json (malloc'd, len bytes, consumed: cJSON's compact print of an object whose
+ * metadata.resourceVersion is already s->rv + 1) as the new state of its key in rd after prev,
+ * without a tree: namespace, name, uid, labels and deletion state are like's (an object with the
+ * same metadata), the index fields are fields (consumed; rd->nfields of them, or NULL). The
+ * events mirror (events.c). Caller holds s->lock for writing; NULL on OOM. */
+struct apis_obj *apis_store_commit_json(struct apis_server *s, struct apis_rdef *rd, const struct apis_obj *like,
+					char *json, size_t len, char **fields, struct apis_obj *prev);
+/* fields[i] = the index value (a string, bool or number as text, malloc'd; NULL otherwise) at the
+ * dotted path paths[i] in obj, for the n paths. */
+void apis_field_values(const cJSON *obj, const char *const *paths, int n, char **fields);
 /* Removes prev; final (consumed, may be NULL = prev's content) is the DELETED event object. */
 struct apis_obj *apis_store_remove(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *prev,
 				   cJSON *final);
@@ -262,6 +272,10 @@ struct apis_obj *apis_store_remove_spliced(struct apis_server *s, struct apis_ob
  * as the store keeps objects): its offset and length, the first member of that name as
  * cJSON_GetObjectItemCaseSensitive finds it. false when absent or json is not an object. */
 bool apis_json_member(const char *json, size_t len, const char *key, size_t *at, size_t *vlen);
+/* apis_json_member for the n keys[] in one pass over json's members: the value of keys[i] at
+ * json + at[i], vlen[i] bytes long, vlen[i] 0 when absent. Stops once every key is found. false
+ * when json is not an object or is cut short before the members found. */
+bool apis_json_members(const char *json, size_t len, const char *const *keys, size_t n, size_t *at, size_t *vlen);
 void apis_table_free(struct obj_table *t);
 /* Parses an object's stored JSON. Caller frees. */
 cJSON *apis_obj_parse(const struct apis_obj *o);
@@ -313,6 +327,9 @@ extern bool apis_status_patch_fast;
 /* handlers.c: a removal without finalizers edits the resourceVersion in the stored JSON (true,
  * the default); false parses and prints the object (tests compare the two). */
 extern bool apis_delete_splice;
+/* events.c: an Event's mirror is built from its stored bytes (true, the default); false converts
+ * the tree and prints it (tests compare the two). */
+extern bool apis_events_mirror_bytes;
 
 /* events.c: keeps core/v1 and events.k8s.io/v1 Events mirrored (caller holds s->lock). tree
  * (consumed, may be NULL) is o's content as a cJSON tree (equal to parsing o->json): the commit

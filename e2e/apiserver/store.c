@@ -2,6 +2,7 @@
  * plus the fields that index it (namespace, name, labels, field-selector values), one hash
  * table per resource, a global resourceVersion counter, and the bounded watch ring whose
  * events share the stored bytes with every watcher. Also small utilities (time, uuid, base64). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,31 +157,47 @@ cJSON *apis_obj_parse(const struct apis_obj *o)
 	return cJSON_ParseWithLength(o->json, o->json_len);
 }
 
+/* Past the string whose opening quote is at p, or NULL at a truncation: the next quote after an
+ * even run of backslashes (each pair one escaped backslash), found with memchr. */
+static const char *json_skip_string(const char *p, const char *end)
+{
+	for (p++; p < end;) {
+		const char *q = memchr(p, '"', (size_t)(end - p));
+		if (!q)
+			return NULL;
+		size_t bs = 0;
+		while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\')
+			bs++;
+		if (bs % 2 == 0)
+			return q + 1;
+		p = q + 1;
+	}
+	return NULL;
+}
+
 /* Past the JSON value at p (valid JSON, as the store keeps it), or NULL at a truncation. */
 static const char *json_skip(const char *p, const char *end)
 {
 	if (p >= end)
 		return NULL;
-	if (*p == '"') {
-		for (p++; p < end; p++) {
-			if (*p == '\\')
-				p++;
-			else if (*p == '"')
-				return p + 1;
-		}
-		return NULL;
-	}
+	if (*p == '"')
+		return json_skip_string(p, end);
 	if (*p == '{' || *p == '[') {
+		/* 1: a string starts, 2: nesting opens, 3: closes; 0: any other byte */
+		static const unsigned char cls[256] = { ['"'] = 1, ['{'] = 2, ['['] = 2, ['}'] = 3, [']'] = 3 };
 		int depth = 0;
 		for (; p < end; p++) {
-			if (*p == '"') {
-				p = json_skip(p, end);
+			unsigned char c = cls[(unsigned char)*p];
+			if (!c)
+				continue;
+			if (c == 1) {
+				p = json_skip_string(p, end);
 				if (!p)
 					return NULL;
 				p--;
-			} else if (*p == '{' || *p == '[') {
+			} else if (c == 2) {
 				depth++;
-			} else if ((*p == '}' || *p == ']') && --depth == 0) {
+			} else if (--depth == 0) {
 				return p + 1;
 			}
 		}
@@ -219,6 +236,38 @@ bool apis_json_member(const char *json, size_t len, const char *key, size_t *at,
 	return false;
 }
 
+bool apis_json_members(const char *json, size_t len, const char *const *keys, size_t n, size_t *at, size_t *vlen)
+{
+	const char *p = json, *end = json + len;
+	size_t left = n;
+	for (size_t i = 0; i < n; i++)
+		vlen[i] = 0;
+	if (p >= end || *p != '{')
+		return false;
+	p++;
+	while (left && p < end && *p == '"') {
+		const char *k = p;
+		p = json_skip(p, end);
+		if (!p || p >= end || *p != ':')
+			return false;
+		size_t kl = (size_t)(p - k) - 2;
+		const char *v = ++p;
+		p = json_skip(p, end);
+		if (!p)
+			return false;
+		for (size_t i = 0; i < n; i++)
+			if (!vlen[i] && keys[i][0] == k[1] && !strncmp(k + 1, keys[i], kl) && keys[i][kl] == 0) {
+				at[i] = (size_t)(v - json); /* the first member of the name, as apis_json_member */
+				vlen[i] = (size_t)(p - v);
+				left--;
+				break;
+			}
+		if (p < end && *p == ',')
+			p++;
+	}
+	return true;
+}
+
 /* The garbage collector's test for an owner waiting on its dependents (controllers.c gc_visit
  * reads the same two strings from the stored JSON). */
 static bool obj_gc_waits(const struct apis_obj *o)
@@ -226,25 +275,33 @@ static bool obj_gc_waits(const struct apis_obj *o)
 	return o->deleting && (strstr(o->json, "\"foregroundDeletion\"") || strstr(o->json, "\"orphan\""));
 }
 
-static const cJSON *jget(const cJSON *o, const char *path)
+/* The member of o named path[0, n), as cJSON_GetObjectItemCaseSensitive finds it (the first). */
+static const cJSON *member_n(const cJSON *o, const char *name, size_t n)
 {
-	char seg[128];
-	while (o && *path) {
-		const char *dot = strchr(path, '.');
-		size_t n = dot ? (size_t)(dot - path) : strlen(path);
-		if (n >= sizeof seg)
+	for (const cJSON *c = o ? o->child : NULL; c; c = c->next)
+		if (c->string && c->string[0] == name[0] && !strncmp(c->string, name, n) && !c->string[n])
+			return c;
+	return NULL;
+}
+
+/* The value at the dotted path path[0, len) under o; a segment of 128 bytes or more is never
+ * found. */
+static const cJSON *jget_n(const cJSON *o, const char *path, size_t len)
+{
+	while (o && len) {
+		const char *dot = memchr(path, '.', len);
+		size_t n = dot ? (size_t)(dot - path) : len;
+		if (n >= 128)
 			return NULL;
-		memcpy(seg, path, n);
-		seg[n] = 0;
-		o = cJSON_GetObjectItemCaseSensitive(o, seg);
+		o = member_n(o, path, n);
 		path += n + (dot ? 1 : 0);
+		len -= n + (dot ? 1 : 0);
 	}
 	return o;
 }
 
-static char *field_value(const cJSON *obj, const char *path)
+static char *value_string(const cJSON *v)
 {
-	const cJSON *v = jget(obj, path);
 	if (!v)
 		return NULL;
 	if (cJSON_IsString(v))
@@ -257,6 +314,31 @@ static char *field_value(const cJSON *obj, const char *path)
 		return strdup(b);
 	}
 	return NULL;
+}
+
+static char *field_value(const cJSON *obj, const char *path)
+{
+	return value_string(jget_n(obj, path, strlen(path)));
+}
+
+/* A run of paths under the same parent (an Event's seven involvedObject.* fields) looks the
+ * parent up once. */
+void apis_field_values(const cJSON *obj, const char *const *paths, int n, char **fields)
+{
+	const char *prefix = NULL;
+	size_t prefix_len = 0;
+	const cJSON *parent = NULL;
+	for (int i = 0; i < n; i++) {
+		const char *f = paths[i], *dot = strrchr(f, '.');
+		size_t pl = dot ? (size_t)(dot - f) : 0;
+		if (!prefix || pl != prefix_len || memcmp(f, prefix, pl)) {
+			parent = jget_n(obj, f, pl);
+			prefix = f;
+			prefix_len = pl;
+		}
+		const char *leaf = dot ? dot + 1 : f;
+		fields[i] = value_string(parent ? jget_n(parent, leaf, strlen(leaf)) : NULL);
+	}
 }
 
 const char *apis_obj_field(const void *ctx, const char *field)
@@ -319,8 +401,7 @@ static struct apis_obj *obj_build(struct apis_rdef *rd, const cJSON *obj, uint64
 		o->fields = calloc((size_t)rd->nfields, sizeof *o->fields);
 		if (!o->fields)
 			goto oom;
-		for (int i = 0; i < rd->nfields; i++)
-			o->fields[i] = field_value(obj, rd->fields[i]);
+		apis_field_values(obj, rd->fields, rd->nfields, o->fields);
 	}
 	o->deleting = cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp") != NULL;
 	const cJSON *owners = cJSON_GetObjectItemCaseSensitive(md, "ownerReferences");
@@ -658,6 +739,42 @@ struct apis_obj *apis_store_commit_spliced(struct apis_server *s, struct apis_ob
 
 static struct apis_obj *remove_built(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *prev,
 				     struct apis_obj *o);
+
+struct apis_obj *apis_store_commit_json(struct apis_server *s, struct apis_rdef *rd, const struct apis_obj *like,
+					char *json, size_t len, char **fields, struct apis_obj *prev)
+{
+	struct apis_obj *o = calloc(1, sizeof *o);
+	size_t nsl = strlen(like->ns), nml = strlen(like->name);
+	if (!o || !(o->nsname = malloc(nsl + nml + 2))) {
+		free(o);
+		free(json);
+		for (int i = 0; fields && i < rd->nfields; i++)
+			free(fields[i]);
+		free(fields);
+		return NULL;
+	}
+	atomic_init(&o->refs, 1);
+	o->rd = rd;
+	o->rv = s->rv + 1;
+	o->json = json;
+	o->json_len = len;
+	o->fields = fields;
+	memcpy(o->nsname, like->nsname, nsl + nml + 2);
+	o->ns = o->nsname;
+	o->name = o->nsname + nsl + 1;
+	o->key = strdup(like->key);
+	o->uid = strdup(like->uid);
+	o->deleting = like->deleting;
+	o->has_owners = like->has_owners;
+	if (!o->key || !o->uid || (like->labels && !(o->labels = cJSON_Duplicate(like->labels, true)))) {
+		apis_obj_unref(o);
+		return NULL;
+	}
+	o->gc_waits = obj_gc_waits(o);
+	s->rv = o->rv;
+	return commit_built(s, rd, o, prev, NULL);
+}
+
 
 struct apis_obj *apis_store_remove(struct apis_server *s, struct apis_rdef *rd, struct apis_obj *prev, cJSON *final)
 {

@@ -1023,6 +1023,166 @@ static void test_write_paths_golden(void **state)
 	assert_int_equal(status_of("DELETE", "/api/v1/namespaces/default/pods/gold?gracePeriodSeconds=0", NULL, NULL), 200);
 }
 
+/* The index fields of a stored object are looked up by parent once per run of fields under the
+ * same parent (store.c field_values): every field of both events APIs, and a pod's, must select
+ * its own value and not a neighbour's (each value here is distinct), nor a wrong one. */
+static void test_index_fields_each(void **state)
+{
+	(void)state;
+	assert_int_equal(status_of("POST", "/apis/events.k8s.io/v1/namespaces/default/events", JSON,
+				   "{\"metadata\":{\"name\":\"idx.1\"},\"eventTime\":\"2026-12-02T06:00:00.000000Z\","
+				   "\"reportingController\":\"rc-1\",\"reportingInstance\":\"ri-1\",\"action\":\"Binding\",\"reason\":"
+				   "\"reason-1\",\"regarding\":{\"kind\":\"Kind-1\",\"namespace\":\"ns-1\",\"name\":\"name-1\",\"uid\":"
+				   "\"uid-1\",\"apiVersion\":\"av-1\",\"resourceVersion\":\"77\",\"fieldPath\":\"fp-1\"},\"note\":\"n\","
+				   "\"type\":\"type-1\"}"),
+			 201);
+	make_pod("default", "idx-p", NULL, ",\"schedulerName\":\"sn-1\",\"restartPolicy\":\"Never\",\"hostNetwork\":true");
+	static const struct {
+		const char *list, *field, *value;
+	} cases[] = {
+		{ "/api/v1/namespaces/default/events", "involvedObject.kind", "Kind-1" },
+		{ "/api/v1/namespaces/default/events", "involvedObject.namespace", "ns-1" },
+		{ "/api/v1/namespaces/default/events", "involvedObject.name", "name-1" },
+		{ "/api/v1/namespaces/default/events", "involvedObject.uid", "uid-1" },
+		{ "/api/v1/namespaces/default/events", "involvedObject.apiVersion", "av-1" },
+		{ "/api/v1/namespaces/default/events", "involvedObject.resourceVersion", "77" },
+		{ "/api/v1/namespaces/default/events", "involvedObject.fieldPath", "fp-1" },
+		{ "/api/v1/namespaces/default/events", "reason", "reason-1" },
+		{ "/api/v1/namespaces/default/events", "reportingComponent", "rc-1" },
+		{ "/api/v1/namespaces/default/events", "type", "type-1" },
+		{ "/apis/events.k8s.io/v1/namespaces/default/events", "regarding.kind", "Kind-1" },
+		{ "/apis/events.k8s.io/v1/namespaces/default/events", "regarding.namespace", "ns-1" },
+		{ "/apis/events.k8s.io/v1/namespaces/default/events", "regarding.name", "name-1" },
+		{ "/apis/events.k8s.io/v1/namespaces/default/events", "regarding.uid", "uid-1" },
+		{ "/apis/events.k8s.io/v1/namespaces/default/events", "reason", "reason-1" },
+		{ "/apis/events.k8s.io/v1/namespaces/default/events", "reportingController", "rc-1" },
+		{ "/apis/events.k8s.io/v1/namespaces/default/events", "type", "type-1" },
+		{ "/api/v1/namespaces/default/pods", "spec.schedulerName", "sn-1" },
+		{ "/api/v1/namespaces/default/pods", "spec.restartPolicy", "Never" },
+		{ "/api/v1/namespaces/default/pods", "spec.hostNetwork", "true" },
+		{ "/api/v1/namespaces/default/pods", "status.phase", "Pending" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char path[512];
+		const char *name = strstr(cases[i].list, "pods") ? "idx-p" : "idx.1";
+		snprintf(path, sizeof path, "%s?fieldSelector=metadata.name%%3D%s,%s%%3D%s", cases[i].list, name, cases[i].field,
+			 cases[i].value);
+		if (count_items(path) != 1)
+			fail_msg("case %zu: %s=%s does not select the object", i, cases[i].field, cases[i].value);
+		snprintf(path, sizeof path, "%s?fieldSelector=metadata.name%%3D%s,%s%%3D%s-x", cases[i].list, name,
+			 cases[i].field, cases[i].value);
+		if (count_items(path) != 0)
+			fail_msg("case %zu: %s=%s-x selects the object", i, cases[i].field, cases[i].value);
+	}
+	assert_int_equal(status_of("DELETE", "/apis/events.k8s.io/v1/namespaces/default/events/idx.1", NULL, NULL), 200);
+	assert_int_equal(status_of("DELETE", "/api/v1/namespaces/default/pods/idx-p?gracePeriodSeconds=0", NULL, NULL), 200);
+}
+
+/* An Event's mirror in the other events API is built from the stored bytes
+ * (apis_events_mirror_bytes) or by converting the tree and printing it: for each shape, through
+ * either API and after an update that leaves metadata.resourceVersion inside metadata, both ways
+ * must store the same bytes at the next resourceVersion and index the same field values. */
+static void test_event_mirror_bytes_equals_tree(void **state)
+{
+	(void)state;
+#define EV2 "/apis/events.k8s.io/v1/namespaces/default/events"
+#define EV1 "/api/v1/namespaces/default/events"
+	static const struct {
+		const char *api, *mirror; /* where it is written, where its mirror is read */
+		const char *body;         /* the members after metadata's name */
+		const char *patch;        /* merge patch of the event after its create, or NULL */
+	} cases[] = {
+		{ EV2, EV1,
+		  "},\"eventTime\":\"2026-12-02T06:00:00.000000Z\",\"reportingController\":\"default-scheduler\",\"reportingInstance\":"
+		  "\"h\",\"action\":\"Binding\",\"reason\":\"Scheduled\",\"regarding\":{\"kind\":\"Pod\",\"namespace\":\"default\","
+		  "\"name\":\"p\",\"uid\":\"u\",\"apiVersion\":\"v1\",\"resourceVersion\":\"7\",\"fieldPath\":\"spec\"},\"note\":\"n\","
+		  "\"type\":\"Normal\",\"series\":{\"count\":2,\"lastObservedTime\":\"2026-12-02T06:00:01.000000Z\"}}",
+		  NULL },
+		{ EV2, EV1,
+		  "},\"reportingController\":\"rc\",\"deprecatedSource\":{\"component\":\"other\",\"host\":\"h\"},\"related\":{\"kind\":"
+		  "\"Node\",\"name\":\"n\"},\"deprecatedCount\":3,\"deprecatedFirstTimestamp\":\"2026-12-02T06:00:00Z\",\"note\":null}",
+		  NULL },
+		{ EV2, EV1, "},\"reason\":\"r\",\"note\":\"q\\\"b\\\\c\\u00e9\\n\\t<&>\",\"regarding\":null,\"type\":\"Warning\"}", NULL },
+		{ EV2, EV1, "},\"reportingController\":5,\"reason\":\"a\",\"reason\":\"b\",\"unknown\":{\"x\":1},\"deprecatedCount\":1.5e300}",
+		  NULL },
+		{ EV2, EV1,
+		  ",\"labels\":{\"a\":\"1\"},\"annotations\":{\"k\":\"v\"},\"resourceVersion\":\"42\",\"generateName\":\"g-\"},"
+		  "\"reportingController\":\"rc\",\"reason\":\"r\"}",
+		  NULL },
+		{ EV2, EV1, "},\"reportingController\":\"rc\",\"reason\":\"r\"}",
+		  "{\"metadata\":{\"labels\":{\"b\":\"2\"}},\"note\":\"patched\",\"reason\":null}" },
+		{ EV2, EV1, "}}", NULL },
+		{ EV1, EV2,
+		  "},\"involvedObject\":{\"kind\":\"Node\",\"name\":\"n1\",\"uid\":\"u\",\"fieldPath\":\"f\"},\"reason\":\"Ready\",\"message\":"
+		  "\"ready\",\"source\":{\"component\":\"kubelet\",\"host\":\"n1\"},\"count\":3,\"firstTimestamp\":\"2026-12-02T06:00:00Z\","
+		  "\"lastTimestamp\":\"2026-12-02T06:00:02Z\",\"type\":\"Normal\",\"reportingComponent\":\"kubelet\"}",
+		  NULL },
+		{ EV1, EV2, "},\"reportingComponent\":\"rc\",\"reportingInstance\":\"ri\",\"action\":null,\"eventTime\":null}", NULL },
+		{ EV1, EV2, ",\"labels\":{\"z\":\"\\u2603\"}},\"message\":\"m\"}", "{\"metadata\":{\"annotations\":{\"x\":\"y\"}},\"count\":4}" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got[2], *prim[2];
+		for (int way = 0; way < 2; way++) {
+			char name[32], path[256], body[2048];
+			snprintf(name, sizeof name, "mb%zu-%c", i, way ? 'b' : 'a');
+			snprintf(body, sizeof body, "{\"metadata\":{\"name\":\"%s\"%s", name, cases[i].body);
+			apis_events_mirror_bytes = way == 0;
+			assert_int_equal(status_of("POST", cases[i].api, JSON, body), 201);
+			snprintf(path, sizeof path, "%s/%s", cases[i].api, name);
+			if (cases[i].patch)
+				assert_int_equal(status_of("PATCH", path, "application/merge-patch+json", cases[i].patch), 200);
+			apis_events_mirror_bytes = true;
+			long code;
+			cJSON *po = doreq("GET", path, NULL, NULL, &code);
+			assert_int_equal(code, 200);
+			char mpath[256];
+			snprintf(mpath, sizeof mpath, "%s/%s", cases[i].mirror, name);
+			cJSON *mo = doreq("GET", mpath, NULL, NULL, &code);
+			assert_int_equal(code, 200);
+			assert_non_null(jpath(mo, "metadata.resourceVersion"));
+			assert_int_equal(strtoull(jpath(mo, "metadata.resourceVersion"), NULL, 10),
+					 strtoull(jpath(po, "metadata.resourceVersion"), NULL, 10) + 1);
+			assert_string_equal(jpath(mo, "metadata.uid"), jpath(po, "metadata.uid"));
+			/* the mirror's index fields: each selects the value its JSON holds */
+			const char *const *fields = !strcmp(cases[i].mirror, EV1) ? (const char *const[]){ "involvedObject.kind",
+				"involvedObject.name", "involvedObject.uid", "involvedObject.fieldPath", "reason",
+				"reportingComponent", "type", NULL } : (const char *const[]){ "regarding.kind", "regarding.name",
+				"regarding.uid", "reason", "reportingController", "type", NULL };
+			for (int f = 0; fields[f]; f++) {
+				const char *v = jpath(mo, fields[f]);
+				if (!v || strpbrk(v, "%&#+ ,=\"\\"))
+					continue;
+				snprintf(path, sizeof path, "%s?fieldSelector=metadata.name%%3D%s,%s%%3D%s", cases[i].mirror, name,
+					 fields[f], v);
+				if (count_items(path) != 1)
+					fail_msg("case %zu way %d: %s=%s does not select the mirror", i, way, fields[f], v);
+			}
+			cJSON_Delete(po);
+			cJSON_Delete(mo);
+			got[way] = normalized_get(mpath);
+			snprintf(path, sizeof path, "%s/%s", cases[i].api, name);
+			prim[way] = normalized_get(path);
+			for (int k = 0; k < 2; k++) {
+				char *t = k ? prim[way] : got[way];
+				for (char *p = strstr(t, name); p; p = strstr(p + strlen(name), name))
+					p[strlen(name) - 1] = 'a'; /* the names differ in their last letter */
+			}
+			assert_int_equal(status_of("DELETE", path, NULL, NULL), 200);
+			assert_int_equal(status_of("GET", mpath, NULL, NULL), 404);
+		}
+		if (strcmp(got[0], got[1]))
+			fail_msg("case %zu:\n bytes %s\n  tree %s", i, got[0], got[1]);
+		if (strcmp(prim[0], prim[1]))
+			fail_msg("case %zu (the event itself):\n %s\n %s", i, prim[0], prim[1]);
+		for (int w = 0; w < 2; w++) {
+			free(got[w]);
+			free(prim[w]);
+		}
+	}
+#undef EV1
+#undef EV2
+}
+
 /* A binding edits the pod's JSON in place when it can (apis_binding_splice) and its cJSON tree
  * otherwise: for each shape, binding one pod each way must store the same bytes. */
 static void test_binding_spliced_equals_tree(void **state)
@@ -1737,6 +1897,8 @@ int main(void)
 		cmocka_unit_test(test_patch_types),
 		cmocka_unit_test(test_events_both_apis),
 		cmocka_unit_test(test_write_paths_golden),
+		cmocka_unit_test(test_index_fields_each),
+		cmocka_unit_test(test_event_mirror_bytes_equals_tree),
 		cmocka_unit_test(test_binding_spliced_equals_tree),
 		cmocka_unit_test(test_status_patch_fast_equals_tree),
 		cmocka_unit_test(test_delete_spliced_equals_tree),

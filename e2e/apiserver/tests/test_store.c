@@ -148,6 +148,12 @@ static void test_json_member(void **state)
 		{ "{\"a\":[{\"b\":[[],{}]}],\"b\":true,\"c\":null,\"d\":-1.5e3}", "d", "-1.5e3" },
 		{ "{\"a\":[{\"b\":[[],{}]}],\"b\":true,\"c\":null}", "c", "null" },
 		{ "{\"k\":1,\"k\":2}", "k", "1" },
+		/* backslash runs before a quote: even, the string ends; odd, the quote is escaped */
+		{ "{\"a\":\"x\\\\\\\"y\\\\\",\"metadata\":1}", "metadata", "1" },
+		{ "{\"a\":\"\\\\\\\"\",\"b\":2}", "a", "\"\\\\\\\"\"" },
+		{ "{\"a\":\"\\\\\\\"\",\"b\":2}", "b", "2" },
+		{ "{\"a\":[\"]\\\\\",{\"}\\\"\":\"\\\\\\\\\"}],\"b\":3}", "b", "3" },
+		{ "{\"a\":\"\\\\\\\",\"b\":2}", "b", NULL },
 		{ "{\"metadatax\":1,\"xmetadata\":2}", "metadata", NULL },
 		{ "{\"a\":{\"finalizers\":[\"x\"]}}", "finalizers", NULL },
 		{ "{}", "a", NULL },
@@ -163,6 +169,59 @@ static void test_json_member(void **state)
 			fail_msg("case %zu (%s in %s): found %d \"%.*s\", want %s", i, cases[i].key, cases[i].json, found,
 				 found ? (int)len : 0, found ? cases[i].json + at : "", cases[i].want ? cases[i].want : "none");
 	}
+}
+
+/* apis_json_members finds several members in one pass (a binding's and a status patch's lookups
+ * over the stored pod): every key must get what apis_json_member finds for it alone, whatever
+ * the other keys and their order, and a lookup cut short by a truncated text must say so. */
+static void test_json_members(void **state)
+{
+	(void)state;
+	static const char pod[] =
+		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"resourceVersion\":\"9\"},"
+		"\"spec\":{\"containers\":[{\"name\":\"c\"}],\"nodeName\":\"n\"},\"status\":{\"phase\":\"Pending\"}}";
+	static const char *const texts[] = {
+		pod,
+		"{\"status\":{},\"spec\":{\"status\":1},\"metadata\":{}}",
+		"{\"a\":\"\\\"metadata\\\":{\",\"metadata\":[1,{\"x\":\"]}\"}],\"spec\":null}",
+		"{\"k\":1,\"k\":2,\"spec\":3,\"spec\":4}",
+		"{\"metadatax\":1,\"xmetadata\":2,\"spe\":3,\"specs\":4}",
+		"{\"a\":{\"finalizers\":[\"x\"]},\"b\":true,\"c\":null,\"d\":-1.5e3}",
+		"{}",
+		"[{\"metadata\":1}]",
+		"",
+	};
+	static const char *const keysets[][4] = {
+		{ "metadata", "spec", "status", NULL },
+		{ "status", "metadata", NULL },
+		{ "spec", "k", "a", "d" },
+		{ "nodeName", "schedulingGates", NULL },
+		{ "metadata", NULL },
+		{ "c", "b", "finalizers", NULL },
+	};
+	for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) {
+		for (size_t k = 0; k < sizeof keysets / sizeof keysets[0]; k++) {
+			size_t n = 0, at[4], len[4];
+			while (n < 4 && keysets[k][n])
+				n++;
+			bool ok = apis_json_members(texts[t], strlen(texts[t]), keysets[k], n, at, len);
+			assert_int_equal(ok, texts[t][0] == '{');
+			for (size_t i = 0; i < n; i++) {
+				size_t at1 = 0, len1 = 0;
+				bool found = apis_json_member(texts[t], strlen(texts[t]), keysets[k][i], &at1, &len1);
+				if (found != (len[i] != 0) || (found && (at[i] != at1 || len[i] != len1)))
+					fail_msg("text %zu, key %s: members %zu+%zu, member %d %zu+%zu", t, keysets[k][i], at[i],
+						 len[i], found, at1, len1);
+			}
+		}
+	}
+	/* cut short: the first member still found alone, not when a later one is asked for too */
+	static const char *const ab[] = { "a", "b" };
+	size_t at[2], len[2];
+	const char *cut = "{\"a\":1,\"b\":\"unterminated";
+	assert_true(apis_json_members(cut, strlen(cut), ab, 1, at, len));
+	assert_int_equal(len[0], 1);
+	assert_false(apis_json_members(cut, strlen(cut), ab, 2, at, len));
 }
 
 static void count_gc_relevant(void *u, struct apis_obj *o)
@@ -249,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_wakes_only_its_resource),
 		cmocka_unit_test(test_gc_count),
 		cmocka_unit_test(test_json_member),
+		cmocka_unit_test(test_json_members),
 	};
 	return cmocka_run_group_tests(tests, start, stop);
 }
