@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -508,6 +509,26 @@ struct raw_peer {
 	atomic_int requests;
 };
 
+/* A lingering close, as HTTP servers do: when the answer went out before the request's body
+ * was read (Content-Length beyond what arrived), the rest is read and dropped before close.
+ * Closing with unread bytes makes the kernel send a reset, which may discard the answer before
+ * the client reads it (seen with libcurl under load: "Send failure: Connection reset by peer").
+ * Bounded: a client that stops sending ends it within 5 s. */
+static void drain_body(int c, const char *req, size_t len)
+{
+	const char *end = strstr(req, "\r\n\r\n"), *cl = strcasestr(req, "\r\nContent-Length:");
+	if (!end || !cl || cl > end)
+		return;
+	unsigned long long want = strtoull(cl + 17, NULL, 10), have = len - (size_t)(end + 4 - req);
+	shutdown(c, SHUT_WR);
+	struct timeval tv = { .tv_sec = 5 };
+	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	char sink[65536];
+	ssize_t r;
+	while (have < want && (r = recv(c, sink, sizeof sink, 0)) > 0)
+		have += (unsigned long long)r;
+}
+
 static void *raw_main(void *arg)
 {
 	struct raw_peer *p = arg;
@@ -526,6 +547,7 @@ static void *raw_main(void *arg)
 		}
 		atomic_fetch_add(&p->requests, 1);
 		send(c, p->answer, strlen(p->answer), MSG_NOSIGNAL);
+		drain_body(c, buf, len);
 		close(c);   /* every answer ends its connection */
 	}
 }
