@@ -19,7 +19,6 @@
 #include "scheduler/tests/testkit.h"
 
 static struct sk_config cfg = { .parallelism = 16, .percentage_of_nodes_to_score = 0 };
-static struct sk_pool *pool;
 static const struct sk_snapshot *cur_snap;
 static int observed_points, observed_plugins;
 static char last_point[64];
@@ -47,7 +46,7 @@ static void env_observe(void *ctx, const char *profile, const char *point, const
 
 static struct sk_framework *mkfw(struct tk_profile *tp, struct sk_nominator *nom)
 {
-	struct sk_framework_env env = { .pool = pool, .nominator = nom, .snapshot = env_snapshot,
+	struct sk_framework_env env = { .pool = tk_pool, .nominator = nom, .snapshot = env_snapshot,
 					.observe = env_observe };
 	char *err = NULL;
 	struct sk_framework *fw = sk_framework_new(&cfg, &tp->p, &env, &err);
@@ -75,29 +74,8 @@ static int setup(void **state)
 	return 0;
 }
 
-static struct sk_pod *pod_prio(const char *name, int prio)
-{
-	char text[256];
-	snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"priority\":%d,\"containers\":[{\"name\":\"c\"}]}}",
-		 name, prio);
-	return fx_pod(text);
-}
 
-static struct sk_node_info *ni_named(const char *name)
-{
-	char text[128];
-	snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\"}}", name);
-	return fx_node_info(fx_node(text), NULL);
-}
 
-static char *msg(const struct sk_status *s)
-{
-	static char buf[1024];
-	char *m = sk_status_message(s);
-	snprintf(buf, sizeof(buf), "%s", m ? m : "");
-	free(m);
-	return buf;
-}
 
 /* ---------- build ---------- */
 
@@ -182,7 +160,7 @@ static void test_pre_enqueue_and_less(void **state)
 	tk_profile_add(&tp, SK_EP_PRE_ENQUEUE, TK_A, 0);
 	tk_profile_add(&tp, SK_EP_PRE_ENQUEUE, TK_B, 0);
 	struct sk_framework *fw = mkfw(&tp, NULL);
-	struct sk_pod *p = pod_prio("p", 1), *q = pod_prio("q", 5);
+	struct sk_pod *p = tk_pod_prio("p", 1), *q = tk_pod_prio("q", 5);
 	struct sk_status s = sk_fw_run_pre_enqueue(fw, p);
 	assert_int_equal(s.code, SK_SUCCESS);
 	tk_beh[TK_B].pre_enqueue = SK_UNSCHEDULABLE_AND_UNRESOLVABLE;
@@ -193,7 +171,7 @@ static void test_pre_enqueue_and_less(void **state)
 	tk_beh[TK_A].pre_enqueue = SK_ERROR;
 	s = sk_fw_run_pre_enqueue(fw, p);
 	assert_int_equal(s.code, SK_ERROR);
-	assert_string_equal(msg(&s), "running PreEnqueue plugin \"TestA\": gated");
+	assert_string_equal(tk_status_msg(&s), "running PreEnqueue plugin \"TestA\": gated");
 	sk_status_reset(&s);
 	struct sk_queued_pod a = { .pod = p, .timestamp_ns = 1 }, b = { .pod = q, .timestamp_ns = 2 };
 	assert_true(sk_fw_less(fw, &b, &a));
@@ -221,7 +199,7 @@ static void test_prefilter_statuses(void **state)
 	(void)state;
 	struct tk_profile tp;
 	struct sk_framework *fw = prefilter_fw(&tp);
-	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_pod *pod = tk_pod_prio("p", 0);
 	struct sk_prefilter_result r;
 	const char *narrowing[4];
 	int nn;
@@ -239,7 +217,7 @@ static void test_prefilter_statuses(void **state)
 	int slot_a = tk_beh[TK_A].instance->slot, slot_b = tk_beh[TK_B].instance->slot;
 	assert_true(sk_cycle_state_skip_filter(cs, slot_a));
 	assert_false(sk_cycle_state_skip_filter(cs, slot_b));
-	struct sk_node_info *ni = ni_named("n1");
+	struct sk_node_info *ni = tk_node_named("n1");
 	s = sk_fw_run_filter(fw, cs, pod, ni);
 	assert_int_equal(s.code, SK_SUCCESS); /* A's rejecting Filter was skipped */
 	assert_int_equal(atomic_load(&tk_beh[TK_A].filter_calls), 0);
@@ -255,7 +233,7 @@ static void test_prefilter_statuses(void **state)
 	s = sk_fw_run_pre_filter(fw, cs, pod, &r, narrowing, 4, &nn);
 	assert_int_equal(s.code, SK_UNSCHEDULABLE_AND_UNRESOLVABLE);
 	assert_string_equal(s.plugin, "TestB");
-	assert_string_equal(msg(&s), "never");
+	assert_string_equal(tk_status_msg(&s), "never");
 	assert_string_equal(tk_log, "A.prefilter B.prefilter ");
 	sk_status_reset(&s);
 	sk_cycle_state_free(cs);
@@ -269,7 +247,7 @@ static void test_prefilter_statuses(void **state)
 	s = sk_fw_run_pre_filter(fw, cs, pod, &r, narrowing, 4, &nn);
 	assert_int_equal(s.code, SK_UNSCHEDULABLE);
 	assert_string_equal(s.plugin, "TestA");
-	assert_string_equal(msg(&s), "not now");
+	assert_string_equal(tk_status_msg(&s), "not now");
 	assert_string_equal(tk_log, "A.prefilter B.prefilter C.prefilter ");
 	sk_status_reset(&s);
 	sk_cycle_state_free(cs);
@@ -282,7 +260,7 @@ static void test_prefilter_statuses(void **state)
 	cs = sk_cycle_state_new(fw, false);
 	s = sk_fw_run_pre_filter(fw, cs, pod, &r, narrowing, 4, &nn);
 	assert_int_equal(s.code, SK_ERROR);
-	assert_string_equal(msg(&s), "running PreFilter plugin \"TestB\": boom");
+	assert_string_equal(tk_status_msg(&s), "running PreFilter plugin \"TestB\": boom");
 	assert_string_equal(s.plugin, "TestB");
 	assert_string_equal(tk_log, "A.prefilter B.prefilter ");
 	sk_status_reset(&s);
@@ -300,7 +278,7 @@ static void test_prefilter_result_intersection(void **state)
 	(void)state;
 	struct tk_profile tp;
 	struct sk_framework *fw = prefilter_fw(&tp);
-	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_pod *pod = tk_pod_prio("p", 0);
 	struct sk_prefilter_result r;
 	const char *narrowing[4];
 	int nn;
@@ -329,7 +307,7 @@ static void test_prefilter_result_intersection(void **state)
 	cs = sk_cycle_state_new(fw, false);
 	s = sk_fw_run_pre_filter(fw, cs, pod, &r, narrowing, 4, &nn);
 	assert_int_equal(s.code, SK_UNSCHEDULABLE_AND_UNRESOLVABLE);
-	assert_string_equal(msg(&s), "node(s) didn't satisfy plugin(s) [TestA TestC] simultaneously");
+	assert_string_equal(tk_status_msg(&s), "node(s) didn't satisfy plugin(s) [TestA TestC] simultaneously");
 	assert_null(s.plugin);
 	sk_status_reset(&s);
 	free(r.names);
@@ -341,7 +319,7 @@ static void test_prefilter_result_intersection(void **state)
 	cs = sk_cycle_state_new(fw, false);
 	s = sk_fw_run_pre_filter(fw, cs, pod, &r, narrowing, 4, &nn);
 	assert_int_equal(s.code, SK_UNSCHEDULABLE_AND_UNRESOLVABLE);
-	assert_string_equal(msg(&s), "node(s) didn't satisfy plugin TestB");
+	assert_string_equal(tk_status_msg(&s), "node(s) didn't satisfy plugin TestB");
 	assert_string_equal(tk_log, "A.prefilter B.prefilter "); /* C never ran */
 	sk_status_reset(&s);
 	free(r.names);
@@ -361,7 +339,7 @@ static void test_prefilter_result_intersection(void **state)
 	tk_beh[TK_A].narrow_nodes[0] = "n2";
 	cs = sk_cycle_state_new(fw, false);
 	s = sk_fw_run_pre_filter(fw, cs, pod, &r, narrowing, 4, &nn);
-	assert_string_equal(msg(&s), "node(s) didn't satisfy plugin(s) [TestA TestC] simultaneously");
+	assert_string_equal(tk_status_msg(&s), "node(s) didn't satisfy plugin(s) [TestA TestC] simultaneously");
 	assert_string_equal(narrowing[0], "TestC"); /* in plugin order */
 	sk_status_reset(&s);
 	free(r.names);
@@ -377,8 +355,8 @@ static void test_filter_first_failure_and_errors(void **state)
 	(void)state;
 	struct tk_profile tp;
 	struct sk_framework *fw = prefilter_fw(&tp);
-	struct sk_pod *pod = pod_prio("p", 0);
-	struct sk_node_info *ni = ni_named("n1");
+	struct sk_pod *pod = tk_pod_prio("p", 0);
+	struct sk_node_info *ni = tk_node_named("n1");
 	struct sk_cycle_state *cs = sk_cycle_state_new(fw, true);
 
 	tk_beh[TK_A].filter_nodes[0] = "n1";
@@ -389,7 +367,7 @@ static void test_filter_first_failure_and_errors(void **state)
 	struct sk_status s = sk_fw_run_filter(fw, cs, pod, ni);
 	assert_int_equal(s.code, SK_UNSCHEDULABLE);
 	assert_string_equal(s.plugin, "TestA");
-	assert_string_equal(msg(&s), "A rejects");
+	assert_string_equal(tk_status_msg(&s), "A rejects");
 	assert_int_equal(atomic_load(&tk_beh[TK_B].filter_calls), 0); /* stopped at the first failure */
 	sk_status_reset(&s);
 
@@ -401,7 +379,7 @@ static void test_filter_first_failure_and_errors(void **state)
 	tk_beh[TK_A].filter = SK_WAIT; /* illegal at Filter: becomes an Error */
 	s = sk_fw_run_filter(fw, cs, pod, ni);
 	assert_int_equal(s.code, SK_ERROR);
-	assert_string_equal(msg(&s), "running \"TestA\" filter plugin: A rejects");
+	assert_string_equal(tk_status_msg(&s), "running \"TestA\" filter plugin: A rejects");
 	assert_string_equal(s.plugin, "TestA");
 	sk_status_reset(&s);
 	assert_true(observed_plugins > 0); /* per-plugin samples recorded in a sampled cycle */
@@ -410,20 +388,6 @@ static void test_filter_first_failure_and_errors(void **state)
 	sk_node_info_free(ni);
 	sk_pod_unref(pod);
 	sk_framework_unref(fw);
-}
-
-/* scheduler_plugin_evaluation_total as the framework reports it: Filter evaluations per plugin. */
-static double filter_evals[TK_NPLUGINS];
-
-static void env_evaluated(void *ctx, const char *profile, const char *point, const char *plugin, double n)
-{
-	(void)ctx;
-	(void)profile;
-	if (strcmp(point, "Filter") != 0)
-		return;
-	for (int i = 0; i < TK_NPLUGINS; i++)
-		if (!strcmp(plugin, tk_desc[i].name))
-			filter_evals[i] += n;
 }
 
 /* sk_fw_run_filter decides per node whether to time plugins and how to count evaluations; every
@@ -471,22 +435,22 @@ static void test_filter_runner_modes(void **state)
 			if (cases[k].skip_b && !modes[m].prefilter)
 				continue;
 			tk_reset();
-			memset(filter_evals, 0, sizeof(filter_evals));
+			memset(tk_filter_evals, 0, sizeof(tk_filter_evals));
 			struct tk_profile tp;
 			tk_profile_minimal(&tp, "p");
 			tk_profile_add(&tp, SK_EP_PRE_FILTER, TK_B, 0);
 			tk_profile_add(&tp, SK_EP_FILTER, TK_A, 0);
 			tk_profile_add(&tp, SK_EP_FILTER, TK_B, 0);
 			tk_profile_add(&tp, SK_EP_FILTER, TK_C, 0);
-			struct sk_framework_env env = { .pool = pool, .snapshot = env_snapshot,
+			struct sk_framework_env env = { .pool = tk_pool, .snapshot = env_snapshot,
 							.observe = modes[m].sampled ? env_observe : NULL,
-							.evaluated = modes[m].evaluated_hook ? env_evaluated : NULL };
+							.evaluated = modes[m].evaluated_hook ? tk_env_evaluated : NULL };
 			char *err = NULL;
 			struct sk_framework *fw = sk_framework_new(&cfg, &tp.p, &env, &err);
 			if (!fw)
 				fail_msg("sk_framework_new: %s", err ? err : "?");
-			struct sk_pod *pod = pod_prio("p", 0);
-			struct sk_node_info *ni = ni_named("n1");
+			struct sk_pod *pod = tk_pod_prio("p", 0);
+			struct sk_node_info *ni = tk_node_named("n1");
 			struct sk_cycle_state *cs = sk_cycle_state_new(fw, modes[m].sampled);
 			if (modes[m].prefilter) {
 				struct sk_prefilter_result r;
@@ -510,7 +474,7 @@ static void test_filter_runner_modes(void **state)
 				sk_fw_filter_chunk_end(fw);
 			if (run != cs)
 				sk_cycle_state_free(run);
-			const char *got_msg = msg(&s);
+			const char *got_msg = tk_status_msg(&s);
 			if (s.code != cases[k].want || strcmp(got_msg, cases[k].want_msg) != 0 ||
 			    (cases[k].want_plugin ? !s.plugin || strcmp(s.plugin, cases[k].want_plugin) : s.plugin != NULL) ||
 			    atomic_load(&tk_beh[TK_A].filter_calls) != cases[k].calls_a ||
@@ -521,10 +485,10 @@ static void test_filter_runner_modes(void **state)
 					 atomic_load(&tk_beh[TK_A].filter_calls), atomic_load(&tk_beh[TK_B].filter_calls),
 					 atomic_load(&tk_beh[TK_C].filter_calls));
 			if (modes[m].evaluated_hook &&
-			    (filter_evals[TK_A] != cases[k].calls_a || filter_evals[TK_B] != cases[k].calls_b ||
-			     filter_evals[TK_C] != cases[k].calls_c))
+			    (tk_filter_evals[TK_A] != cases[k].calls_a || tk_filter_evals[TK_B] != cases[k].calls_b ||
+			     tk_filter_evals[TK_C] != cases[k].calls_c))
 				fail_msg("mode %s, case %s: evaluations %g %g %g", modes[m].name, cases[k].name,
-					 filter_evals[TK_A], filter_evals[TK_B], filter_evals[TK_C]);
+					 tk_filter_evals[TK_A], tk_filter_evals[TK_B], tk_filter_evals[TK_C]);
 			sk_status_reset(&s);
 			sk_cycle_state_free(cs);
 			sk_node_info_free(ni);
@@ -543,8 +507,8 @@ static void test_filter_with_nominated_pods(void **state)
 	tk_profile_add(&tp, SK_EP_FILTER, TK_A, 0);
 	struct sk_framework *fw = mkfw(&tp, nom);
 	tk_beh[TK_A].max_pods = 1; /* any pod on the node makes it unfit */
-	struct sk_pod *pod = pod_prio("p", 10);
-	struct sk_node_info *ni = ni_named("n1");
+	struct sk_pod *pod = tk_pod_prio("p", 10);
+	struct sk_node_info *ni = tk_node_named("n1");
 	struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
 
 	struct sk_status s = sk_fw_run_filter_with_nominated(fw, cs, pod, ni);
@@ -552,7 +516,7 @@ static void test_filter_with_nominated_pods(void **state)
 	assert_int_equal(atomic_load(&tk_beh[TK_A].filter_calls), 1);
 
 	/* a lower-priority nominated pod is ignored */
-	struct sk_pod *low = pod_prio("low", 5);
+	struct sk_pod *low = tk_pod_prio("low", 5);
 	sk_nominator_add(nom, low, "n1");
 	s = sk_fw_run_filter_with_nominated(fw, cs, pod, ni);
 	assert_int_equal(s.code, SK_SUCCESS);
@@ -564,11 +528,11 @@ static void test_filter_with_nominated_pods(void **state)
 	assert_int_equal(s.code, SK_SUCCESS);
 
 	/* an equal-priority nominated pod occupies the node in pass 1 */
-	struct sk_pod *eq = pod_prio("eq", 10);
+	struct sk_pod *eq = tk_pod_prio("eq", 10);
 	sk_nominator_add(nom, eq, "n1");
 	s = sk_fw_run_filter_with_nominated(fw, cs, pod, ni);
 	assert_int_equal(s.code, SK_UNSCHEDULABLE);
-	assert_string_equal(msg(&s), "too many pods");
+	assert_string_equal(tk_status_msg(&s), "too many pods");
 	sk_status_reset(&s);
 	assert_int_equal(ni->npods, 0); /* the snapshot's node info was not touched */
 
@@ -615,7 +579,7 @@ static void test_post_filter(void **state)
 	tk_profile_add(&tp, SK_EP_POST_FILTER, TK_A, 0);
 	tk_profile_add(&tp, SK_EP_POST_FILTER, TK_B, 0);
 	struct sk_framework *fw = mkfw(&tp, NULL);
-	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_pod *pod = tk_pod_prio("p", 0);
 	struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
 	struct sk_filter_diagnosis diag = { 0 };
 	struct sk_postfilter_result r;
@@ -627,7 +591,7 @@ static void test_post_filter(void **state)
 	tk_beh[TK_B].post_filter_reason = "preemption: nothing";
 	struct sk_status s = sk_fw_run_post_filter(fw, cs, pod, &diag, &r, &have);
 	assert_int_equal(s.code, SK_UNSCHEDULABLE);
-	assert_string_equal(msg(&s), "no new claims to deallocate, preemption: nothing");
+	assert_string_equal(tk_status_msg(&s), "no new claims to deallocate, preemption: nothing");
 	assert_string_equal(s.plugin, "TestA");
 	assert_false(have);
 	sk_status_reset(&s);
@@ -656,7 +620,7 @@ static void test_post_filter(void **state)
 	tk_beh[TK_B].post_filter_reason = "broken";
 	s = sk_fw_run_post_filter(fw, cs, pod, &diag, &r, &have);
 	assert_int_equal(s.code, SK_ERROR);
-	assert_string_equal(msg(&s), "broken");
+	assert_string_equal(tk_status_msg(&s), "broken");
 	assert_string_equal(s.plugin, "TestB");
 	sk_status_reset(&s);
 
@@ -682,8 +646,8 @@ static void test_score_weights_and_normalize(void **state)
 	(void)state;
 	struct tk_profile tp;
 	struct sk_framework *fw = score_fw(&tp);
-	struct sk_pod *pod = pod_prio("p", 0);
-	struct sk_node_info *nis[3] = { ni_named("n1"), ni_named("n2"), ni_named("n3") };
+	struct sk_pod *pod = tk_pod_prio("p", 0);
+	struct sk_node_info *nis[3] = { tk_node_named("n1"), tk_node_named("n2"), tk_node_named("n3") };
 	struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
 
 	tk_beh[TK_A].score_nodes[0] = "n1";
@@ -730,7 +694,7 @@ static void test_score_weights_and_normalize(void **state)
 	cs = sk_cycle_state_new(fw, false);
 	s = sk_fw_run_pre_score(fw, cs, pod, (const struct sk_node_info *const *)nis, 3);
 	assert_int_equal(s.code, SK_ERROR);
-	assert_string_equal(msg(&s), "running PreScore plugin \"TestA\": prescore failed");
+	assert_string_equal(tk_status_msg(&s), "running PreScore plugin \"TestA\": prescore failed");
 	sk_status_reset(&s);
 	sk_cycle_state_free(cs);
 
@@ -752,12 +716,12 @@ static void test_score_batch(void **state)
 	tk_profile_add(&tp, SK_EP_SCORE, TK_A, 2);
 	tk_profile_add(&tp, SK_EP_SCORE, TK_E, 3);
 	struct sk_framework *fw = mkfw(&tp, NULL);
-	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_pod *pod = tk_pod_prio("p", 0);
 	struct sk_node_info *nis[N];
 	for (int i = 0; i < N; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "n%d", i % 100);
-		nis[i] = ni_named(name);
+		nis[i] = tk_node_named(name);
 	}
 	tk_beh[TK_A].score_default = 10;
 	tk_beh[TK_E].score_default = 4;
@@ -790,7 +754,7 @@ static void test_score_batch(void **state)
 	cs = sk_cycle_state_new(fw, false);
 	s = sk_fw_run_score(fw, cs, pod, (const struct sk_node_info *const *)nis, N, &t);
 	assert_int_equal(s.code, SK_ERROR);
-	assert_string_equal(msg(&s), "running Score plugins: plugin \"TestE\" failed with: score failed");
+	assert_string_equal(tk_status_msg(&s), "running Score plugins: plugin \"TestE\" failed with: score failed");
 	assert_string_equal(s.plugin, "TestE");
 	sk_status_reset(&s);
 	sk_cycle_state_free(cs);
@@ -806,8 +770,8 @@ static void test_score_errors(void **state)
 	(void)state;
 	struct tk_profile tp;
 	struct sk_framework *fw = score_fw(&tp);
-	struct sk_pod *pod = pod_prio("p", 0);
-	struct sk_node_info *nis[2] = { ni_named("n1"), ni_named("n2") };
+	struct sk_pod *pod = tk_pod_prio("p", 0);
+	struct sk_node_info *nis[2] = { tk_node_named("n1"), tk_node_named("n2") };
 	struct sk_score_table t = { 0 };
 
 	/* out of range after normalize */
@@ -816,7 +780,7 @@ static void test_score_errors(void **state)
 	struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
 	struct sk_status s = sk_fw_run_score(fw, cs, pod, (const struct sk_node_info *const *)nis, 2, &t);
 	assert_int_equal(s.code, SK_ERROR);
-	assert_string_equal(msg(&s), "applying score defaultWeights on Score plugins: plugin \"TestB\" returns an "
+	assert_string_equal(tk_status_msg(&s), "applying score defaultWeights on Score plugins: plugin \"TestB\" returns an "
 				     "invalid score 101, it should in the range of [0, 100] after normalizing");
 	assert_null(t.total);
 	sk_status_reset(&s);
@@ -824,7 +788,7 @@ static void test_score_errors(void **state)
 	tk_beh[TK_B].normalize_add = 0;
 	s = sk_fw_run_score(fw, cs, pod, (const struct sk_node_info *const *)nis, 2, &t);
 	assert_int_equal(s.code, SK_ERROR);
-	assert_string_equal(msg(&s), "applying score defaultWeights on Score plugins: plugin \"TestB\" returns an "
+	assert_string_equal(tk_status_msg(&s), "applying score defaultWeights on Score plugins: plugin \"TestB\" returns an "
 				     "invalid score -1, it should in the range of [0, 100] after normalizing");
 	sk_status_reset(&s);
 
@@ -832,7 +796,7 @@ static void test_score_errors(void **state)
 	tk_beh[TK_A].score = SK_ERROR;
 	s = sk_fw_run_score(fw, cs, pod, (const struct sk_node_info *const *)nis, 2, &t);
 	assert_int_equal(s.code, SK_ERROR);
-	assert_string_equal(msg(&s), "running Score plugins: plugin \"TestA\" failed with: score failed");
+	assert_string_equal(tk_status_msg(&s), "running Score plugins: plugin \"TestA\" failed with: score failed");
 	sk_status_reset(&s);
 	sk_cycle_state_free(cs);
 
@@ -863,7 +827,7 @@ static void test_reserve_unreserve_order(void **state)
 	(void)state;
 	struct tk_profile tp;
 	struct sk_framework *fw = late_fw(&tp);
-	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_pod *pod = tk_pod_prio("p", 0);
 	struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
 
 	struct sk_status s = sk_fw_run_reserve(fw, cs, pod, "n1");
@@ -882,7 +846,7 @@ static void test_reserve_unreserve_order(void **state)
 	tk_beh[TK_B].reserve = SK_ERROR;
 	s = sk_fw_run_reserve(fw, cs, pod, "n1");
 	assert_int_equal(s.code, SK_ERROR);
-	assert_string_equal(msg(&s), "running Reserve plugin \"TestB\": reserve refused");
+	assert_string_equal(tk_status_msg(&s), "running Reserve plugin \"TestB\": reserve refused");
 	sk_status_reset(&s);
 
 	sk_cycle_state_free(cs);
@@ -916,7 +880,7 @@ static void test_permit(void **state)
 	(void)state;
 	struct tk_profile tp;
 	struct sk_framework *fw = late_fw(&tp);
-	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_pod *pod = tk_pod_prio("p", 0);
 	struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
 	struct sk_waiting_pods *w = sk_framework_waiting_pods(fw);
 
@@ -927,7 +891,7 @@ static void test_permit(void **state)
 	tk_beh[TK_C].permit_timeout_ms = 100LL * 60 * 1000; /* capped at 15 min */
 	struct sk_status s = sk_fw_run_permit(fw, cs, pod, "n1");
 	assert_int_equal(s.code, SK_WAIT);
-	assert_string_equal(msg(&s), "one or more plugins asked to wait and no plugin rejected pod \"p\"");
+	assert_string_equal(tk_status_msg(&s), "one or more plugins asked to wait and no plugin rejected pod \"p\"");
 	sk_status_reset(&s);
 	assert_true(sk_waiting_has(w, pod->uid));
 	pthread_t t;
@@ -947,7 +911,7 @@ static void test_permit(void **state)
 	pthread_join(t, NULL);
 	assert_int_equal(s.code, SK_UNSCHEDULABLE);
 	assert_string_equal(s.plugin, "TestC");
-	assert_string_equal(msg(&s), "go away");
+	assert_string_equal(tk_status_msg(&s), "go away");
 	sk_status_reset(&s);
 
 	/* Timeout */
@@ -957,7 +921,7 @@ static void test_permit(void **state)
 	assert_int_equal(sk_handle_allow_waiting_pod(sk_framework_handle(fw), pod->uid, "TestA"), 0);
 	s = sk_fw_wait_on_permit(fw, pod);
 	assert_int_equal(s.code, SK_UNSCHEDULABLE);
-	assert_string_equal(msg(&s), "rejected due to timeout after waiting 10ms at plugin TestC");
+	assert_string_equal(tk_status_msg(&s), "rejected due to timeout after waiting 10ms at plugin TestC");
 	assert_string_equal(s.plugin, "TestC");
 	sk_status_reset(&s);
 	assert_int_equal(sk_handle_allow_waiting_pod(sk_framework_handle(fw), pod->uid, "TestA"), -1);
@@ -977,7 +941,7 @@ static void test_permit(void **state)
 	tk_beh[TK_B].permit = SK_ERROR;
 	s = sk_fw_run_permit(fw, cs, pod, "n1");
 	assert_int_equal(s.code, SK_ERROR);
-	assert_string_equal(msg(&s), "running Permit plugin \"TestB\": permit refused");
+	assert_string_equal(tk_status_msg(&s), "running Permit plugin \"TestB\": permit refused");
 	sk_status_reset(&s);
 	assert_int_equal(sk_waiting_count(w), 0);
 
@@ -991,7 +955,7 @@ static void test_prebind_bind_postbind(void **state)
 	(void)state;
 	struct tk_profile tp;
 	struct sk_framework *fw = late_fw(&tp);
-	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_pod *pod = tk_pod_prio("p", 0);
 	struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
 
 	tk_beh[TK_A].bind = SK_SKIP;
@@ -1008,7 +972,7 @@ static void test_prebind_bind_postbind(void **state)
 	tk_beh[TK_B].bind = SK_ERROR;
 	s = sk_fw_run_bind(fw, cs, pod, "n1");
 	assert_int_equal(s.code, SK_ERROR);
-	assert_string_equal(msg(&s), "running Bind plugin \"TestB\": bind failed");
+	assert_string_equal(tk_status_msg(&s), "running Bind plugin \"TestB\": bind failed");
 	sk_status_reset(&s);
 
 	tk_reset();
@@ -1020,7 +984,7 @@ static void test_prebind_bind_postbind(void **state)
 	sk_status_reset(&s);
 	tk_beh[TK_B].pre_bind = SK_ERROR;
 	s = sk_fw_run_pre_bind(fw, cs, pod, "n1");
-	assert_string_equal(msg(&s), "running PreBind plugin \"TestB\": prebind refused");
+	assert_string_equal(tk_status_msg(&s), "running PreBind plugin \"TestB\": prebind refused");
 	sk_status_reset(&s);
 
 	tk_reset();
@@ -1112,7 +1076,7 @@ static void test_cycle_state_reuse(void **state)
 	tk_profile_add(&tp, SK_EP_FILTER, TK_A, 0);
 	tk_profile_add(&tp, SK_EP_FILTER, TK_B, 0);
 	struct sk_framework *fw = mkfw(&tp, NULL);
-	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_pod *pod = tk_pod_prio("p", 0);
 	int slot_a = tk_beh[TK_A].instance->slot, slot_b = tk_beh[TK_B].instance->slot;
 	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
 		frees = 0;
@@ -1207,7 +1171,7 @@ static void test_event_matching_and_hints(void **state)
 	tk_beh[TK_A].events[0] = node_add;
 	tk_beh[TK_A].hint_result = SK_QUEUE_SKIP;
 	struct sk_framework *fw = mkfw(&tp, NULL);
-	struct sk_pod *pod = pod_prio("p", 0);
+	struct sk_pod *pod = tk_pod_prio("p", 0);
 	assert_int_equal(sk_fw_queueing_hint(fw, "TestA", &node_taint, pod, NULL, NULL), -1);
 	assert_int_equal(sk_fw_queueing_hint(fw, "TestA", &node_add, pod, NULL, NULL), SK_QUEUE_SKIP);
 	tk_beh[TK_A].hint_result = SK_QUEUE;
@@ -1220,21 +1184,6 @@ static void test_event_matching_and_hints(void **state)
 	sk_framework_unref(fw);
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	setenv("SK_POOL_THREADS", "4", 1);
-	pool = sk_pool_new(16, NULL);
-	unsetenv("SK_POOL_THREADS");
-	return pool ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	sk_pool_free(pool);
-	return 0;
-}
 
 int main(void)
 {
@@ -1258,5 +1207,5 @@ int main(void)
 		cmocka_unit_test_setup(test_cycle_state_reuse, setup),
 		cmocka_unit_test_setup(test_event_matching_and_hints, setup),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, tk_pool_setup, tk_pool_teardown);
 }

@@ -18,7 +18,6 @@
 #include "scheduler/tests/testkit.h"
 
 static struct sk_config cfg = { .parallelism = 16, .percentage_of_nodes_to_score = 0 };
-static struct sk_pool *pool;
 
 static const struct sk_snapshot *env_snapshot(void *ctx)
 {
@@ -37,20 +36,6 @@ static void env_observe(void *ctx, const char *profile, const char *point, const
 	assert_true(seconds >= 0);
 }
 
-/* scheduler_plugin_evaluation_total as the framework reports it: Filter evaluations per plugin. */
-static double filter_evals[TK_NPLUGINS];
-
-static void env_evaluated(void *ctx, const char *profile, const char *point, const char *plugin, double n)
-{
-	(void)ctx;
-	(void)profile;
-	if (strcmp(point, "Filter") != 0)
-		return;
-	for (int i = 0; i < TK_NPLUGINS; i++)
-		if (!strcmp(plugin, tk_desc[i].name))
-			filter_evals[i] += n;
-}
-
 static int setup(void **state)
 {
 	(void)state;
@@ -58,33 +43,12 @@ static int setup(void **state)
 	return 0;
 }
 
-static struct sk_pod *pod_prio(const char *name, int prio)
-{
-	char text[256];
-	snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"priority\":%d,\"containers\":[{\"name\":\"c\"}]}}",
-		 name, prio);
-	return fx_pod(text);
-}
 
-static struct sk_node_info *ni_named(const char *name)
-{
-	char text[128];
-	snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\"}}", name);
-	return fx_node_info(fx_node(text), NULL);
-}
 
-static char *msg(const struct sk_status *s)
-{
-	static char buf[1024];
-	char *m = sk_status_message(s);
-	snprintf(buf, sizeof(buf), "%s", m ? m : "");
-	free(m);
-	return buf;
-}
 
 static struct sk_framework *mkfw(struct tk_profile *tp)
 {
-	struct sk_framework_env env = { .pool = pool, .snapshot = env_snapshot, .observe = env_observe };
+	struct sk_framework_env env = { .pool = tk_pool, .snapshot = env_snapshot, .observe = env_observe };
 	char *err = NULL;
 	struct sk_framework *fw = sk_framework_new(&cfg, &tp->p, &env, &err);
 	if (!fw)
@@ -104,9 +68,9 @@ static void check_rejected_node(struct sk_framework *fw, struct sk_cycle_state *
 	snprintf(want_msg, sizeof(want_msg), "%s%s", res == SK_FW_FAILED ? "running \"TestC\" filter plugin: " : "",
 		 by == 'A' ? "a rejects" : "c rejects");
 	enum sk_code want_code = res == SK_FW_FAILED ? SK_ERROR : by == 'A' ? SK_UNSCHEDULABLE : c;
-	if (st->code != want_code || !st->plugin || strcmp(st->plugin, want_plugin) || strcmp(msg(st), want_msg))
+	if (st->code != want_code || !st->plugin || strcmp(st->plugin, want_plugin) || strcmp(tk_status_msg(st), want_msg))
 		fail_msg("mode %s, case %s: node %d: %s plugin=%s \"%s\"", mode, name, i, sk_code_string(st->code),
-			 st->plugin ? st->plugin : "-", msg(st));
+			 st->plugin ? st->plugin : "-", tk_status_msg(st));
 	struct sk_status one = sk_fw_run_filter(fw, cs, pod, ni);
 	assert_int_equal(one.code, st->code);
 	assert_string_equal(one.plugin, st->plugin);
@@ -122,10 +86,10 @@ static void check_rejected_node(struct sk_framework *fw, struct sk_cycle_state *
 		atomic_fetch_sub(&tk_beh[TK_C].filter_calls, 1);
 	}
 	if (evaluated_hook) { /* reported per call outside a chunk */
-		filter_evals[TK_A]--;
+		tk_filter_evals[TK_A]--;
 		if (by != 'A') {
-			filter_evals[TK_B]--;
-			filter_evals[TK_C]--;
+			tk_filter_evals[TK_B]--;
+			tk_filter_evals[TK_C]--;
 		}
 	}
 }
@@ -174,28 +138,28 @@ static void test_filter_nodes_table(void **state)
 	for (int i = 0; i < NN; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "n%d", i);
-		nis[i] = ni_named(name);
+		nis[i] = tk_node_named(name);
 	}
 	uint8_t res[NN + 1];
 	struct sk_status st[NN + 1];
 	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
 		for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 			tk_reset();
-			memset(filter_evals, 0, sizeof(filter_evals));
+			memset(tk_filter_evals, 0, sizeof(tk_filter_evals));
 			struct tk_profile tp;
 			tk_profile_minimal(&tp, "p");
 			tk_profile_add(&tp, SK_EP_PRE_FILTER, TK_B, 0);
 			tk_profile_add(&tp, SK_EP_FILTER, TK_A, 0);
 			tk_profile_add(&tp, SK_EP_FILTER, TK_B, 0);
 			tk_profile_add(&tp, SK_EP_FILTER, TK_C, 0);
-			struct sk_framework_env env = { .pool = pool, .snapshot = env_snapshot,
+			struct sk_framework_env env = { .pool = tk_pool, .snapshot = env_snapshot,
 							.observe = modes[m].sampled ? env_observe : NULL,
-							.evaluated = modes[m].evaluated_hook ? env_evaluated : NULL };
+							.evaluated = modes[m].evaluated_hook ? tk_env_evaluated : NULL };
 			char *err = NULL;
 			struct sk_framework *fw = sk_framework_new(&cfg, &tp.p, &env, &err);
 			if (!fw)
 				fail_msg("sk_framework_new: %s", err ? err : "?");
-			struct sk_pod *pod = pod_prio("p", 0);
+			struct sk_pod *pod = tk_pod_prio("p", 0);
 			struct sk_cycle_state *cs = sk_cycle_state_new(fw, modes[m].sampled);
 			if (modes[m].prefilter) {
 				struct sk_prefilter_result r;
@@ -244,10 +208,10 @@ static void test_filter_nodes_table(void **state)
 					 atomic_load(&tk_beh[TK_A].filter_calls), atomic_load(&tk_beh[TK_B].filter_calls),
 					 atomic_load(&tk_beh[TK_C].filter_calls));
 			if (modes[m].evaluated_hook &&
-			    (filter_evals[TK_A] != cases[k].calls_a || filter_evals[TK_B] != cases[k].calls_b ||
-			     filter_evals[TK_C] != cases[k].calls_c))
+			    (tk_filter_evals[TK_A] != cases[k].calls_a || tk_filter_evals[TK_B] != cases[k].calls_b ||
+			     tk_filter_evals[TK_C] != cases[k].calls_c))
 				fail_msg("mode %s, case %s: evaluations %g %g %g", modes[m].name, cases[k].name,
-					 filter_evals[TK_A], filter_evals[TK_B], filter_evals[TK_C]);
+					 tk_filter_evals[TK_A], tk_filter_evals[TK_B], tk_filter_evals[TK_C]);
 			sk_cycle_state_free(cs);
 			sk_pod_unref(pod);
 			sk_framework_unref(fw);
@@ -290,7 +254,7 @@ static void test_score_totals_table(void **state)
 	for (int i = 0; i < NN; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "n%d", i);
-		nis[i] = ni_named(name);
+		nis[i] = tk_node_named(name);
 	}
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		tk_reset();
@@ -314,7 +278,7 @@ static void test_score_totals_table(void **state)
 			tk_beh[p].score_of[e] = cases[k].bad[b].score;
 		}
 		struct sk_framework *fw = mkfw(&tp);
-		struct sk_pod *pod = pod_prio("p", 0);
+		struct sk_pod *pod = tk_pod_prio("p", 0);
 		struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
 		struct sk_score_table t = { 0 };
 		struct sk_status s = sk_fw_run_score(fw, cs, pod, (const struct sk_node_info *const *)nis, NN, &t);
@@ -324,8 +288,8 @@ static void test_score_totals_table(void **state)
 				 "applying score defaultWeights on Score plugins: plugin \"%s\" returns an invalid score %" PRId64
 				 ", it should in the range of [0, 100] after normalizing",
 				 cases[k].want_plugin, cases[k].want_score);
-			if (s.code != SK_ERROR || strcmp(msg(&s), want) || !s.plugin || strcmp(s.plugin, cases[k].want_plugin))
-				fail_msg("case %zu: got %s \"%s\"", k, sk_code_string(s.code), msg(&s));
+			if (s.code != SK_ERROR || strcmp(tk_status_msg(&s), want) || !s.plugin || strcmp(s.plugin, cases[k].want_plugin))
+				fail_msg("case %zu: got %s \"%s\"", k, sk_code_string(s.code), tk_status_msg(&s));
 			assert_null(t.total);
 		} else {
 			assert_int_equal(s.code, SK_SUCCESS);
@@ -371,7 +335,7 @@ static void test_score_chunks_table(void **state)
 	for (int i = 0; i < NN; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "n%d", i);
-		nis[i] = ni_named(name);
+		nis[i] = tk_node_named(name);
 	}
 	int64_t want_total[NN];
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
@@ -386,13 +350,13 @@ static void test_score_chunks_table(void **state)
 		tk_beh[TK_E].score_default = 4;
 		tk_beh[TK_E].score_nodes[0] = "n7";
 		tk_beh[TK_E].score_of[0] = 90;
-		struct sk_pool *p = cases[k].threads == 0 ? NULL : cases[k].threads == 16 ? pool : sk_pool_new(1, NULL);
+		struct sk_pool *p = cases[k].threads == 0 ? NULL : cases[k].threads == 16 ? tk_pool : sk_pool_new(1, NULL);
 		struct sk_framework_env env = { .pool = p, .snapshot = env_snapshot, .observe = env_observe };
 		char *err = NULL;
 		struct sk_framework *fw = sk_framework_new(&cfg, &tp.p, &env, &err);
 		if (!fw)
 			fail_msg("sk_framework_new: %s", err ? err : "?");
-		struct sk_pod *pod = pod_prio("p", 0);
+		struct sk_pod *pod = tk_pod_prio("p", 0);
 		struct sk_cycle_state *cs = sk_cycle_state_new(fw, cases[k].sampled);
 		struct sk_score_table t = { 0 };
 		struct sk_status s = sk_fw_run_score(fw, cs, pod, (const struct sk_node_info *const *)nis, NN, &t);
@@ -418,28 +382,13 @@ static void test_score_chunks_table(void **state)
 		sk_cycle_state_free(cs);
 		sk_pod_unref(pod);
 		sk_framework_unref(fw);
-		if (p && p != pool)
+		if (p && p != tk_pool)
 			sk_pool_free(p);
 	}
 	for (int i = 0; i < NN; i++)
 		sk_node_info_free(nis[i]);
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	setenv("SK_POOL_THREADS", "4", 1);
-	pool = sk_pool_new(16, NULL);
-	unsetenv("SK_POOL_THREADS");
-	return pool ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	sk_pool_free(pool);
-	return 0;
-}
 
 int main(void)
 {
@@ -448,5 +397,5 @@ int main(void)
 		cmocka_unit_test_setup(test_score_totals_table, setup),
 		cmocka_unit_test_setup(test_score_chunks_table, setup),
 	};
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, tk_pool_setup, tk_pool_teardown);
 }

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scheduler/framework/parallel.h"
+#include "scheduler/tests/fixtures.h"
+
 struct tk_behavior tk_beh[TK_NPLUGINS];
 char tk_log[8192];
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -307,4 +310,60 @@ void tk_profile_minimal(struct tk_profile *tp, const char *scheduler_name)
 	tk_profile_init(tp, scheduler_name);
 	tk_profile_add(tp, SK_EP_QUEUE_SORT, TK_D, 0);
 	tk_profile_add(tp, SK_EP_BIND, TK_D, 0);
+}
+
+struct sk_pod *tk_pod_prio(const char *name, int prio)
+{
+	char text[256];
+	snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"priority\":%d,\"containers\":[{\"name\":\"c\"}]}}",
+		 name, prio);
+	return fx_pod(text);
+}
+
+struct sk_node_info *tk_node_named(const char *name)
+{
+	char text[128];
+	snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\"}}", name);
+	return fx_node_info(fx_node(text), NULL);
+}
+
+const char *tk_status_msg(const struct sk_status *s)
+{
+	static char buf[1024];
+	char *m = sk_status_message(s);
+	snprintf(buf, sizeof(buf), "%s", m ? m : "");
+	free(m);
+	return buf;
+}
+
+struct sk_pool *tk_pool;
+
+int tk_pool_setup(void **state)
+{
+	(void)state;
+	setenv("SK_POOL_THREADS", "4", 1);
+	tk_pool = sk_pool_new(16, NULL);
+	unsetenv("SK_POOL_THREADS");
+	return tk_pool ? 0 : -1;
+}
+
+int tk_pool_teardown(void **state)
+{
+	(void)state;
+	sk_pool_free(tk_pool);
+	tk_pool = NULL;
+	return 0;
+}
+
+double tk_filter_evals[TK_NPLUGINS];
+
+void tk_env_evaluated(void *ctx, const char *profile, const char *point, const char *plugin, double n)
+{
+	(void)ctx;
+	(void)profile;
+	if (strcmp(point, "Filter") != 0)
+		return;
+	for (int i = 0; i < TK_NPLUGINS; i++)
+		if (!strcmp(plugin, tk_desc[i].name))
+			tk_filter_evals[i] += n;
 }

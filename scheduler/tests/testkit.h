@@ -76,4 +76,24 @@ void tk_profile_add(struct tk_profile *tp, enum sk_ext_point ep, int plugin, int
 /* A minimal valid profile: QueueSort and Bind from TestD. */
 void tk_profile_minimal(struct tk_profile *tp, const char *scheduler_name);
 
+/* Objects and messages the framework tables share (test_framework.c, test_framework_runners.c):
+ * a pod with one container and spec.priority prio; a node info of a node with only a name (both
+ * built by scheduler/tests/fixtures.c, owned by the caller); a status's message in a static
+ * buffer ("" for none), valid until the next call. */
+struct sk_pod *tk_pod_prio(const char *name, int prio);
+struct sk_node_info *tk_node_named(const char *name);
+const char *tk_status_msg(const struct sk_status *s);
+
+/* scheduler_plugin_evaluation_total as the framework reports it (sk_framework_env.evaluated):
+ * tk_env_evaluated adds each Filter evaluation to its plugin's count in tk_filter_evals. */
+extern double tk_filter_evals[TK_NPLUGINS];
+void tk_env_evaluated(void *ctx, const char *profile, const char *point, const char *plugin, double n);
+
+/* The framework tables' worker pool: parallelism 16 on 4 threads (SK_POOL_THREADS=4 while it is
+ * made), for cmocka_run_group_tests's group setup and teardown. */
+struct sk_pool;
+extern struct sk_pool *tk_pool;
+int tk_pool_setup(void **state);
+int tk_pool_teardown(void **state);
+
 #endif
