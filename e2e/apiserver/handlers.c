@@ -853,16 +853,8 @@ static struct apis_obj *write_changed(struct wctx *w, struct apis_obj *cur, cJSO
 	}
 	const cJSON *fins = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(nobj, "metadata"), "finalizers");
 	bool no_fins = !cJSON_IsArray(fins) || !fins->child;
-	if (cur->deleting && no_fins && !pod_awaits_kubelet(s, rd, nobj) && rd != s->rd_namespaces) {
-		struct apis_obj *o = apis_store_remove(s, rd, cur, nobj);
-		if (!o) {
-			res_status(x, 500, "InternalError", NULL, "out of memory");
-			return NULL;
-		}
-		res_obj(x, 200, o);
-		return o;
-	}
-	struct apis_obj *o = apis_store_commit(s, rd, nobj, cur);
+	bool removed = cur->deleting && no_fins && !pod_awaits_kubelet(s, rd, nobj) && rd != s->rd_namespaces;
+	struct apis_obj *o = removed ? apis_store_remove(s, rd, cur, nobj) : apis_store_commit(s, rd, nobj, cur);
 	if (!o) {
 		res_status(x, 500, "InternalError", NULL, "out of memory");
 		return NULL;

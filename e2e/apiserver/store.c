@@ -667,6 +667,23 @@ struct apis_obj *apis_store_commit(struct apis_server *s, struct apis_rdef *rd, 
 	return commit_built(s, rd, o, prev, obj);
 }
 
+/* o (refs 1, rd set) takes like's identity: namespace/name, key, uid, deleting, owners and
+ * labels, as an edit of like's bytes keeps them. False on OOM (o then for apis_obj_unref). */
+static bool take_identity(struct apis_obj *o, const struct apis_obj *like)
+{
+	size_t nsl = strlen(like->ns), nml = strlen(like->name);
+	if (!(o->nsname = malloc(nsl + nml + 2)))
+		return false;
+	memcpy(o->nsname, like->nsname, nsl + nml + 2);
+	o->ns = o->nsname;
+	o->name = o->nsname + nsl + 1;
+	o->key = strdup(like->key);
+	o->uid = strdup(like->uid);
+	o->deleting = like->deleting;
+	o->has_owners = like->has_owners;
+	return o->key && o->uid && (!like->labels || (o->labels = cJSON_Duplicate(like->labels, true)));
+}
+
 /* cur's JSON with the splices applied as a new object with the next resourceVersion (s->rv
  * taken), cur's index fields but field (NULL: none), whose value becomes value. NULL on OOM. */
 static struct apis_obj *splice_build(struct apis_server *s, struct apis_obj *cur, const struct apis_splice *sp,
@@ -681,8 +698,7 @@ static struct apis_obj *splice_build(struct apis_server *s, struct apis_obj *cur
 		len = len - sp[i].del + (sp[i].ins ? sp[i].ins_len : (size_t)rvn);
 	struct apis_obj *o = calloc(1, sizeof *o);
 	char *json = malloc(len + 1);
-	size_t nsl = strlen(cur->ns), nml = strlen(cur->name);
-	if (!o || !json || !(o->nsname = malloc(nsl + nml + 2))) {
+	if (!o || !json) {
 		free(json);
 		free(o);
 		return NULL;
@@ -704,14 +720,7 @@ static struct apis_obj *splice_build(struct apis_server *s, struct apis_obj *cur
 	o->rv = rv;
 	o->json = json;
 	o->json_len = len;
-	memcpy(o->nsname, cur->nsname, nsl + nml + 2);
-	o->ns = o->nsname;
-	o->name = o->nsname + nsl + 1;
-	o->key = strdup(cur->key);
-	o->uid = strdup(cur->uid);
-	o->deleting = cur->deleting;
-	o->has_owners = cur->has_owners;
-	bool oom = !o->key || !o->uid || (cur->labels && !(o->labels = cJSON_Duplicate(cur->labels, true)));
+	bool oom = !take_identity(o, cur);
 	if (!oom && rd->nfields && cur->fields) {
 		if (!(o->fields = calloc((size_t)rd->nfields, sizeof *o->fields)))
 			oom = true;
@@ -744,9 +753,7 @@ struct apis_obj *apis_store_commit_json(struct apis_server *s, struct apis_rdef 
 					char *json, size_t len, char **fields, struct apis_obj *prev)
 {
 	struct apis_obj *o = calloc(1, sizeof *o);
-	size_t nsl = strlen(like->ns), nml = strlen(like->name);
-	if (!o || !(o->nsname = malloc(nsl + nml + 2))) {
-		free(o);
+	if (!o) {
 		free(json);
 		for (int i = 0; fields && i < rd->nfields; i++)
 			free(fields[i]);
@@ -759,14 +766,7 @@ struct apis_obj *apis_store_commit_json(struct apis_server *s, struct apis_rdef 
 	o->json = json;
 	o->json_len = len;
 	o->fields = fields;
-	memcpy(o->nsname, like->nsname, nsl + nml + 2);
-	o->ns = o->nsname;
-	o->name = o->nsname + nsl + 1;
-	o->key = strdup(like->key);
-	o->uid = strdup(like->uid);
-	o->deleting = like->deleting;
-	o->has_owners = like->has_owners;
-	if (!o->key || !o->uid || (like->labels && !(o->labels = cJSON_Duplicate(like->labels, true)))) {
+	if (!take_identity(o, like)) {
 		apis_obj_unref(o);
 		return NULL;
 	}

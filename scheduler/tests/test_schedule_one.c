@@ -611,11 +611,28 @@ static void test_early_stop_is_serial_equivalent(void **state)
 	assert_true(st1.worker_chunks - st0.worker_chunks >= st1.loops - st0.loops); /* ...ran on a worker too */
 }
 
-/* Filter stops at the (want+1)-th feasible node in scan order (findNodesThatPassFilters). The
- * result (next start index, so the nodes processed) must be the serial one whoever runs the
- * chunks; on one thread exactly the nodes up to that node are evaluated (the chunk that holds it
- * stops there), and on four threads each node at most once. Rejections are placed around chunk
- * boundaries and the cut-off; chunk sizes: sqrt(n). */
+/* The cut-off tables' cluster: a fresh scheduler over nodes n1..n<nodes>, Filter by TestA
+ * rejecting n<first>, n<first+step>, ... (nrejected of them, marked in rejected[]), Score by TestB;
+ * want is numFeasibleNodesToFind for that size. */
+static void cut_off_case(int nodes, int first, int step, int nrejected, int want, bool rejected[1001])
+{
+	teardown(NULL);
+	setup(NULL);
+	make_nodes(nodes);
+	tk_profile_add(&prof, SK_EP_FILTER, TK_A, 0);
+	tk_profile_add(&prof, SK_EP_SCORE, TK_B, 1);
+	tk_beh[TK_A].filter = SK_UNSCHEDULABLE;
+	static char names[16][16];
+	for (int k = 0; k < nrejected; k++) {
+		int num = first + k * step;
+		snprintf(names[k], sizeof(names[k]), "n%d", num);
+		tk_beh[TK_A].filter_nodes[k] = names[k];
+		rejected[num] = true;
+	}
+	assert_int_equal(sk_num_feasible_nodes_to_find(&cfg, &prof.p, nodes), want);
+	start(0);
+}
+
 /* The feasible list Filter hands to Score is the serial scan's first `want` feasible nodes from
  * the start index, wrapping at the end of the node list (pass_filters copies runs of feasible
  * nodes at once): Score gives the want-th feasible node 50, the one after it (which Filter
@@ -641,22 +658,9 @@ static void test_filter_feasible_list_table(void **state)
 	for (int mode = 0; mode < 2; mode++) {
 		pool = mode == 0 ? NULL : saved;
 		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-			teardown(NULL);
-			setup(NULL);
-			make_nodes(cases[c].nodes);
-			tk_profile_add(&prof, SK_EP_FILTER, TK_A, 0);
-			tk_profile_add(&prof, SK_EP_SCORE, TK_B, 1);
-			tk_beh[TK_A].filter = SK_UNSCHEDULABLE;
-			static char names[16][16];
 			bool rejected[1001] = { 0 };
-			for (int k = 0; k < cases[c].nrejected; k++) {
-				int num = cases[c].first_rejected + k * cases[c].step;
-				snprintf(names[k], sizeof(names[k]), "n%d", num);
-				tk_beh[TK_A].filter_nodes[k] = names[k];
-				rejected[num] = true;
-			}
-			assert_int_equal(sk_num_feasible_nodes_to_find(&cfg, &prof.p, cases[c].nodes), cases[c].want);
-			start(0);
+			cut_off_case(cases[c].nodes, cases[c].first_rejected, cases[c].step, cases[c].nrejected,
+				     cases[c].want, rejected);
 			for (int rep = 0; rep < 5; rep++) {
 				int n = cases[c].nodes, want = cases[c].want;
 				int before = sk_scheduler_next_start_index(sched);
@@ -693,6 +697,11 @@ static void test_filter_feasible_list_table(void **state)
 	pool = saved;
 }
 
+/* Filter stops at the (want+1)-th feasible node in scan order (findNodesThatPassFilters). The
+ * result (next start index, so the nodes processed) must be the serial one whoever runs the
+ * chunks; on one thread exactly the nodes up to that node are evaluated (the chunk that holds it
+ * stops there), and on four threads each node at most once. Rejections are placed around chunk
+ * boundaries and the cut-off; chunk sizes: sqrt(n). */
 static void test_filter_cut_off_table(void **state)
 {
 	(void)state;
@@ -713,22 +722,9 @@ static void test_filter_cut_off_table(void **state)
 	for (int mode = 0; mode < 2; mode++) {
 		pool = mode == 0 ? NULL : saved; /* NULL: every chunk on the scheduling thread */
 		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-			teardown(NULL);
-			setup(NULL);
-			make_nodes(cases[c].nodes);
-			tk_profile_add(&prof, SK_EP_FILTER, TK_A, 0);
-			tk_profile_add(&prof, SK_EP_SCORE, TK_B, 1);
-			tk_beh[TK_A].filter = SK_UNSCHEDULABLE;
-			static char names[16][16];
 			bool rejected[1001] = { 0 };
-			for (int k = 0; k < cases[c].nrejected; k++) {
-				int num = cases[c].first_rejected + k * cases[c].step;
-				snprintf(names[k], sizeof(names[k]), "n%d", num);
-				tk_beh[TK_A].filter_nodes[k] = names[k];
-				rejected[num] = true;
-			}
-			assert_int_equal(sk_num_feasible_nodes_to_find(&cfg, &prof.p, cases[c].nodes), cases[c].want);
-			start(0);
+			cut_off_case(cases[c].nodes, cases[c].first_rejected, cases[c].step, cases[c].nrejected,
+				     cases[c].want, rejected);
 			for (int rep = 0; rep < 4; rep++) {
 				int n = cases[c].nodes, want = cases[c].want;
 				int before = sk_scheduler_next_start_index(sched);
