@@ -64,6 +64,9 @@ struct attempt {
 	int cap_nodes;
 	const char *pending_plugins[8];
 	int npending;
+	/* the last (plugin, code) add_plugin_status recorded: a failing pass repeats it on every node */
+	const char *last_plugin;
+	enum sk_code last_code;
 	struct sk_status nominated_status; /* the nominated node's rejection, if any */
 	const struct sk_node_info *nominated_ni;
 	struct sk_status absent;           /* status of nodes left out (PreFilter) */
@@ -119,12 +122,18 @@ struct reason_count {
 
 static int cmp_cstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static void count_reason(struct reason_count **rc, int *n, int *cap, const char *reason, int k)
+/* *last: the entry the previous call counted (a failing pass gives most nodes the same reason). */
+static void count_reason(struct reason_count **rc, int *n, int *cap, int *last, const char *reason, int k)
 {
 	/* plugins' common reasons are static strings: the same pointer on every node */
+	if (*last < *n && (*rc)[*last].reason == reason) {
+		(*rc)[*last].count += k;
+		return;
+	}
 	for (int i = 0; i < *n; i++)
 		if ((*rc)[i].reason == reason || strcmp((*rc)[i].reason, reason) == 0) {
 			(*rc)[i].count += k;
+			*last = i;
 			return;
 		}
 	if (*n == *cap) {
@@ -137,6 +146,7 @@ static void count_reason(struct reason_count **rc, int *n, int *cap, const char 
 	}
 	(*rc)[*n].reason = reason;
 	(*rc)[*n].count = k;
+	*last = *n;
 	(*n)++;
 }
 
@@ -153,13 +163,22 @@ char *sk_fit_error_message(int num_all, const struct sk_node_status *statuses, i
 		fprintf(f, " %s.", prefilter_msg);
 	} else {
 		struct reason_count *rc = NULL;
-		int nrc = 0, cap = 0;
-		for (int i = 0; i < n; i++)
-			for (int r = 0; r < sk_status_reason_count(&statuses[i].status); r++)
-				count_reason(&rc, &nrc, &cap, sk_status_reason(&statuses[i].status, r), 1);
+		int nrc = 0, cap = 0, last = 0;
+		for (int i = 0; i < n; i++) {
+			const struct sk_status *st = &statuses[i].status;
+			/* fewer reasons than the inline slots: no overflow block, the slots are all of them */
+			int nr = st->nreasons < SK_STATUS_MAX_REASONS ? st->nreasons : sk_status_reason_count(st);
+			for (int r = 0; r < nr; r++) {
+				const char *reason = r < st->nreasons ? st->reasons[r] : sk_status_reason(st, r);
+				if (last < nrc && rc[last].reason == reason)
+					rc[last].count++; /* count_reason's first test, without the call */
+				else
+					count_reason(&rc, &nrc, &cap, &last, reason, 1);
+			}
+		}
 		if (absent && n < num_all)
 			for (int r = 0; r < sk_status_reason_count(absent); r++)
-				count_reason(&rc, &nrc, &cap, sk_status_reason(absent, r), num_all - n);
+				count_reason(&rc, &nrc, &cap, &last, sk_status_reason(absent, r), num_all - n);
 		char **items = calloc((size_t)(nrc ? nrc : 1), sizeof(char *));
 		int nitems = 0;
 		for (int i = 0; items && i < nrc; i++)
@@ -243,9 +262,14 @@ static void add_plugin_status(struct attempt *a, const struct sk_status *st)
 {
 	if (!st->plugin || !*st->plugin || !sk_is_rejected(st))
 		return;
+	/* recording the same (plugin, code) again changes neither list */
+	if (st->plugin == a->last_plugin && st->code == a->last_code)
+		return;
 	add_unschedulable_plugin(a, st->plugin);
 	if (st->code == SK_PENDING && !list_has(a->pending_plugins, a->npending, st->plugin) && a->npending < 8)
 		a->pending_plugins[a->npending++] = st->plugin;
+	a->last_plugin = st->plugin;
+	a->last_code = st->code;
 }
 
 /* Takes ownership of st. */
@@ -262,7 +286,8 @@ static int add_node_status(struct attempt *a, const struct sk_node_info *ni, str
 		a->diag.nodes = x;
 		a->cap_nodes = c;
 	}
-	add_plugin_status(a, &st);
+	if (st.plugin != a->last_plugin || st.code != a->last_code) /* add_plugin_status's repeat test */
+		add_plugin_status(a, &st);
 	a->diag.nodes[a->diag.n].node = ni;
 	a->diag.nodes[a->diag.n].status = st;
 	a->diag.n++;

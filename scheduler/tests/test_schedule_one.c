@@ -264,6 +264,50 @@ static struct sk_node_status ns_of(const char *reason)
 	return n;
 }
 
+/* The histogram's counting keeps the last reason it counted (a failing pass gives most nodes the
+ * same one): reasons that alternate, equal texts at different addresses, and a status with more
+ * reasons than the inline slots (the overflow block) must count as a full scan does (the items
+ * sort as strings: "1 b" before "2 a"). */
+static void test_fit_error_histogram_cases(void **state)
+{
+	(void)state;
+	static char cpu_copy[] = "Insufficient cpu"; /* same text, another address */
+	struct {
+		const char *reasons[4]; /* one node each; NULL ends */
+		const char *want;
+	} cases[] = {
+		{ { "a", "b", "a", NULL }, "0/3 nodes are available: 1 b, 2 a." },
+		{ { "b", "a", "b", "a" }, "0/4 nodes are available: 2 a, 2 b." },
+		{ { "Insufficient cpu", cpu_copy, "Insufficient cpu", NULL }, "0/3 nodes are available: 3 Insufficient cpu." },
+		{ { cpu_copy, "z", "Insufficient cpu", cpu_copy }, "0/4 nodes are available: 1 z, 3 Insufficient cpu." },
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct sk_node_status st[4];
+		int n = 0;
+		while (n < 4 && cases[c].reasons[n]) {
+			st[n] = ns_of(cases[c].reasons[n]);
+			n++;
+		}
+		char *m = sk_fit_error_message(n, st, n, NULL, NULL, NULL);
+		assert_non_null(m);
+		assert_string_equal(m, cases[c].want);
+		free(m);
+	}
+
+	/* two nodes: one with eight reasons (two past the inline slots), one with a repeat of its last */
+	struct sk_node_status many[2] = { { 0 }, { 0 } };
+	many[0].status = sk_status(SK_UNSCHEDULABLE, "r1");
+	const char *more[] = { "r2", "r3", "r4", "r5", "r6", "r7", "r8" };
+	for (int i = 0; i < 7; i++)
+		sk_status_addf(&many[0].status, "%s", more[i]);
+	assert_int_equal(sk_status_reason_count(&many[0].status), 8);
+	many[1].status = sk_status(SK_UNSCHEDULABLE, "r8");
+	char *m = sk_fit_error_message(2, many, 2, NULL, NULL, NULL);
+	assert_string_equal(m, "0/2 nodes are available: 1 r1, 1 r2, 1 r3, 1 r4, 1 r5, 1 r6, 1 r7, 2 r8.");
+	free(m);
+	sk_status_reset(&many[0].status);
+}
+
 static void test_fit_error_message(void **state)
 {
 	(void)state;
@@ -1333,6 +1377,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fit_error_message),
+		cmocka_unit_test(test_fit_error_histogram_cases),
 		cmocka_unit_test(test_truncate_event_message),
 		cmocka_unit_test(test_fit_error_table),
 		cmocka_unit_test(test_num_feasible_nodes_to_find_table),
