@@ -122,14 +122,11 @@ struct reason_count {
 
 static int cmp_cstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* *last: the entry the previous call counted (a failing pass gives most nodes the same reason). */
+/* *last: the entry this call counted (sk_fit_error_message tries it first: a failing pass gives
+ * most nodes the same reason). */
 static void count_reason(struct reason_count **rc, int *n, int *cap, int *last, const char *reason, int k)
 {
 	/* plugins' common reasons are static strings: the same pointer on every node */
-	if (*last < *n && (*rc)[*last].reason == reason) {
-		(*rc)[*last].count += k;
-		return;
-	}
 	for (int i = 0; i < *n; i++)
 		if ((*rc)[i].reason == reason || strcmp((*rc)[i].reason, reason) == 0) {
 			(*rc)[i].count += k;
@@ -171,7 +168,7 @@ char *sk_fit_error_message(int num_all, const struct sk_node_status *statuses, i
 			for (int r = 0; r < nr; r++) {
 				const char *reason = r < st->nreasons ? st->reasons[r] : sk_status_reason(st, r);
 				if (last < nrc && rc[last].reason == reason)
-					rc[last].count++; /* count_reason's first test, without the call */
+					rc[last].count++;
 				else
 					count_reason(&rc, &nrc, &cap, &last, reason, 1);
 			}
@@ -258,18 +255,23 @@ static void add_unschedulable_plugin(struct attempt *a, const char *plugin)
 
 /* Diagnosis.AddPluginStatus: a rejecting plugin (Pending included) goes to UnschedulablePlugins;
  * a Pending one to PendingPlugins as well. */
-static void add_plugin_status(struct attempt *a, const struct sk_status *st)
+static void record_plugin_status(struct attempt *a, const struct sk_status *st)
 {
 	if (!st->plugin || !*st->plugin || !sk_is_rejected(st))
-		return;
-	/* recording the same (plugin, code) again changes neither list */
-	if (st->plugin == a->last_plugin && st->code == a->last_code)
 		return;
 	add_unschedulable_plugin(a, st->plugin);
 	if (st->code == SK_PENDING && !list_has(a->pending_plugins, a->npending, st->plugin) && a->npending < 8)
 		a->pending_plugins[a->npending++] = st->plugin;
 	a->last_plugin = st->plugin;
 	a->last_code = st->code;
+}
+
+/* Recording the same (plugin, code) again changes neither list: a failing pass repeats it on
+ * every node, so the repeat is tested here, inline, and only a new pair takes the call. */
+static inline void add_plugin_status(struct attempt *a, const struct sk_status *st)
+{
+	if (st->plugin != a->last_plugin || st->code != a->last_code)
+		record_plugin_status(a, st);
 }
 
 /* Takes ownership of st. */
@@ -286,8 +288,7 @@ static int add_node_status(struct attempt *a, const struct sk_node_info *ni, str
 		a->diag.nodes = x;
 		a->cap_nodes = c;
 	}
-	if (st.plugin != a->last_plugin || st.code != a->last_code) /* add_plugin_status's repeat test */
-		add_plugin_status(a, &st);
+	add_plugin_status(a, &st);
 	a->diag.nodes[a->diag.n].node = ni;
 	a->diag.nodes[a->diag.n].status = st;
 	a->diag.n++;
