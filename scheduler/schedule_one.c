@@ -363,6 +363,13 @@ static void filter_chunk_done(struct filter_job *j, int begin, int found)
  * most this many nodes past it, whose statuses pass_filters drops. */
 #define FILTER_RUN 16
 
+/* Whether sk_fw_run_filter_with_nominated may add nominated pods on ni (false: it is the plain
+ * Filter run). */
+static inline bool nominated_to(struct sk_nominator *nom, const struct sk_node_info *ni)
+{
+	return ni->node && sk_nominator_maybe_on(nom, ni->node->name);
+}
+
 static void filter_range(int begin, int end, void *arg)
 {
 	struct filter_job *j = arg;
@@ -372,7 +379,8 @@ static void filter_range(int begin, int end, void *arg)
 	bool head = false;
 	int stop = 0;
 	/* sk_fw_run_filter_with_nominated's common case, decided once per chunk: nobody is nominated
-	 * (the count is read without the lock there too). */
+	 * (the count is read without the lock there too). Otherwise per node: the nodes nobody is
+	 * nominated to still run in batches, as in the plain case. */
 	struct sk_nominator *nom = sk_framework_env(j->fw)->nominator;
 	bool plain = !nom || sk_nominator_count(nom) == 0;
 	int idx = j->start + begin;
@@ -389,7 +397,7 @@ static void filter_range(int begin, int end, void *arg)
 			atomic_store(&j->cancel, 1);
 			break;
 		}
-		if (!plain) {
+		if (!plain && nominated_to(nom, j->nodes[idx])) {
 			const struct sk_node_info *ni = j->nodes[idx];
 			if (++idx == j->n)
 				idx = 0;
@@ -413,6 +421,12 @@ static void filter_range(int begin, int end, void *arg)
 			len = j->n - idx;
 		if (!head && len > FILTER_RUN)
 			len = FILTER_RUN;
+		if (!plain) /* up to the next node somebody may be nominated to */
+			for (int k = 1; k < len; k++)
+				if (nominated_to(nom, j->nodes[idx + k])) {
+					len = k;
+					break;
+				}
 		int ran = 0;
 		int ok = sk_fw_run_filter_nodes(j->fw, j->cs, j->pod, j->nodes + idx, len, head ? stop - found : INT_MAX,
 						j->res + i, j->st + i, &ran);

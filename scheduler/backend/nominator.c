@@ -228,13 +228,18 @@ void sk_nominator_update(struct sk_nominator *n, const struct sk_pod *old_pod, s
 	pthread_mutex_unlock(&n->mu);
 }
 
+bool sk_nominator_maybe_on(struct sk_nominator *n, const char *node)
+{
+	if (atomic_load_explicit(&n->count, memory_order_relaxed) == 0)
+		return false;
+	uint32_t h = quick_hash(node);
+	return (atomic_load_explicit(&n->bits[h / 64], memory_order_relaxed) & (1ULL << (h % 64))) != 0;
+}
+
 int sk_nominator_pods_for_node(struct sk_nominator *n, const char *node, struct sk_pod ***out)
 {
 	*out = NULL;
-	if (atomic_load_explicit(&n->count, memory_order_relaxed) == 0)
-		return 0;
-	uint32_t h = quick_hash(node);
-	if (!(atomic_load_explicit(&n->bits[h / 64], memory_order_relaxed) & (1ULL << (h % 64))))
+	if (!sk_nominator_maybe_on(n, node))
 		return 0;
 	pthread_mutex_lock(&n->mu);
 	const struct node_slot *sl = slot_find(n, node);

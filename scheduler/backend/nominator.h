@@ -23,6 +23,10 @@ void sk_nominator_update(struct sk_nominator *n, const struct sk_pod *old_pod, s
 /* The pods nominated to node, in nomination order. *out is malloc'd (caller frees) and each element
  * holds a reference (caller sk_pod_unref's). Returns the count (0: *out NULL), -1 on ENOMEM. */
 int sk_nominator_pods_for_node(struct sk_nominator *n, const char *node, struct sk_pod ***out);
+/* False when nobody is nominated to node: the lock-free part of sk_nominator_pods_for_node (the
+ * count and the bit filter over the names nominated to). True means "maybe": the bit filter is
+ * cleared only when the last nomination goes, and names can share a bit. */
+bool sk_nominator_maybe_on(struct sk_nominator *n, const char *node);
 /* The node pod uid is nominated to (interned), or NULL. */
 const char *sk_nominator_node_of(struct sk_nominator *n, const char *uid);
 int sk_nominator_count(struct sk_nominator *n);

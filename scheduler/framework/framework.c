@@ -634,8 +634,9 @@ out:
 	return ret;
 }
 
-static struct sk_status run_add_remove(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
-				       const struct sk_pod *other, const struct sk_node_info *ni, bool add)
+static __attribute__((noinline)) struct sk_status run_add_remove(struct sk_framework *fw, struct sk_cycle_state *cs,
+								  const struct sk_pod *pod, const struct sk_pod *other,
+								  const struct sk_node_info *ni, bool add)
 {
 	/* upstream's RunPreFilterExtensionAddPod/RemovePod: the plugins with the extension, those
 	 * skipped at PreFilter left out; PreFilter's list of them when it was built */
@@ -662,6 +663,8 @@ struct sk_status sk_fw_run_pre_filter_add_pod(struct sk_framework *fw, struct sk
 					      const struct sk_pod *pod, const struct sk_pod *to_add,
 					      const struct sk_node_info *ni)
 {
+	if (cs->nexts == 0) /* PreFilter's list of extensions is built and empty: nothing to run */
+		return sk_ok();
 	return run_add_remove(fw, cs, pod, to_add, ni, true);
 }
 
@@ -669,6 +672,8 @@ struct sk_status sk_fw_run_pre_filter_remove_pod(struct sk_framework *fw, struct
 						 const struct sk_pod *pod, const struct sk_pod *to_remove,
 						 const struct sk_node_info *ni)
 {
+	if (cs->nexts == 0)
+		return sk_ok();
 	return run_add_remove(fw, cs, pod, to_remove, ni, false);
 }
 
@@ -824,12 +829,12 @@ int sk_fw_run_filter_nodes(struct sk_framework *fw, struct sk_cycle_state *cs, c
 	return filter_nodes_plain(fw, cs->filters, cs->nfilters, cs, pod, nodes, n, max_feasible, res, st, ran, false);
 }
 
-struct sk_status sk_fw_run_filter_with_nominated(struct sk_framework *fw, struct sk_cycle_state *cs,
-						 const struct sk_pod *pod, const struct sk_node_info *ni)
+/* sk_fw_run_filter_with_nominated on a node somebody may be nominated to. */
+static __attribute__((noinline)) struct sk_status filter_with_nominated(struct sk_framework *fw,
+									 struct sk_cycle_state *cs,
+									 const struct sk_pod *pod,
+									 const struct sk_node_info *ni)
 {
-	/* The common case: nobody is nominated anywhere (count read without the lock). */
-	if (!fw->env.nominator || !ni->node || sk_nominator_count(fw->env.nominator) == 0)
-		return sk_fw_run_filter(fw, cs, pod, ni);
 	struct sk_pod **nominated = NULL;
 	int nn = sk_nominator_pods_for_node(fw->env.nominator, ni->node->name, &nominated);
 	if (nn < 0)
@@ -869,6 +874,17 @@ out:
 	sk_node_info_free(ni2);
 	sk_cycle_state_free(cs2);
 	return st;
+}
+
+struct sk_status sk_fw_run_filter_with_nominated(struct sk_framework *fw, struct sk_cycle_state *cs,
+						 const struct sk_pod *pod, const struct sk_node_info *ni)
+{
+	/* The common case, lock-free: nobody is nominated to this node (the nominator's count and bit
+	 * filter). Both calls are tail calls: this frame adds nothing to the Filter run, which the
+	 * failing pass and preemption's dry run make once per node and victim. */
+	if (!fw->env.nominator || !ni->node || !sk_nominator_maybe_on(fw->env.nominator, ni->node->name))
+		return sk_fw_run_filter(fw, cs, pod, ni);
+	return filter_with_nominated(fw, cs, pod, ni);
 }
 
 /* ---------- PostFilter ---------- */

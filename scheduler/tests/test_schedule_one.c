@@ -803,6 +803,81 @@ static void test_filter_cut_off_table(void **state)
 	pool = saved;
 }
 
+/* Nodes somebody is nominated to go one by one through the nominated-pods Filter
+ * (addGeneralNominatedPods in pkg/scheduler/framework/runtime/framework.go); every other node
+ * still runs in the batched Filter, a batch cut before each maybe-nominated node. TestA rejects
+ * a node holding a pod ("too many pods"), TestB every node: a node with a nomination of priority
+ * >= the pod's (0) fails at TestA, every other node (a lower-priority nomination is not added)
+ * at TestB. The FitError counts both, and TestA runs once per node, on one thread and on four. */
+static void test_filter_around_nominated_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		int nodes;
+		int nominated[8], prio[8]; /* node numbers (0 ends), each nominee's priority */
+	} cases[] = {
+		{ "none counts: only lower-priority nominations", 40, { 10, 21 }, { -1, -1 } },
+		{ "adjacent, at both ends, two on one node", 40, { 1, 2, 3, 20, 40, 20 }, { 0, 5, 0, 0, 1, 0 } },
+		{ "scattered, one lower-priority among them", 40, { 7, 10, 33 }, { 0, -1, 0 } },
+		{ "the last two of a large list, the scan wrapping", 250, { 249, 250, 1, 100 }, { 0, 0, 0, -1 } },
+		{ "inside chunks and at a chunk boundary", 250, { 16, 17, 18, 125, 126, 200 }, { 0, 0, 0, 0, 0, 0 } },
+	};
+	struct sk_pool *saved = pool;
+	for (int mode = 0; mode < 2; mode++) {
+		pool = mode == 0 ? NULL : saved;
+		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			teardown(NULL);
+			setup(NULL);
+			int n = cases[c].nodes;
+			make_nodes(n);
+			tk_profile_add(&prof, SK_EP_FILTER, TK_A, 0);
+			tk_profile_add(&prof, SK_EP_FILTER, TK_B, 0);
+			tk_beh[TK_A].max_pods = 1;
+			tk_beh[TK_B].filter_all = true;
+			tk_beh[TK_B].filter = SK_UNSCHEDULABLE;
+			tk_beh[TK_B].filter_reason = "nope";
+			bool counts[251] = { 0 };
+			int full = 0;
+			for (int k = 0; k < 8 && cases[c].nominated[k]; k++) {
+				char pod[32], node[32];
+				snprintf(pod, sizeof pod, "nom%d", k);
+				snprintf(node, sizeof node, "n%d", cases[c].nominated[k]);
+				struct sk_pod *np = tk_pod_prio(pod, cases[c].prio[k]);
+				sk_nominator_add(nom, np, node);
+				sk_pod_unref(np);
+				if (cases[c].prio[k] >= 0 && !counts[cases[c].nominated[k]])
+					counts[cases[c].nominated[k]] = true, full++;
+			}
+			char a[64], b[64], want[256];
+			snprintf(a, sizeof a, "%d too many pods", full);
+			snprintf(b, sizeof b, "%d nope", n - full);
+			if (full == 0)
+				snprintf(want, sizeof want, "0/%d nodes are available: %s.", n, b);
+			else if (full == n)
+				snprintf(want, sizeof want, "0/%d nodes are available: %s.", n, a);
+			else
+				snprintf(want, sizeof want, "0/%d nodes are available: %s, %s.", n,
+					 strcmp(a, b) < 0 ? a : b, strcmp(a, b) < 0 ? b : a);
+			start(0);
+			for (int rep = 0; rep < 3; rep++) {
+				int calls0 = atomic_load(&tk_beh[TK_A].filter_calls);
+				char name[32];
+				snprintf(name, sizeof name, "p%d", rep);
+				struct sk_pod *p = add_pod(name, NULL);
+				run_one();
+				int calls = atomic_load(&tk_beh[TK_A].filter_calls) - calls0;
+				if (last_result != SK_RESULT_UNSCHEDULABLE || strcmp(last_msg, want) != 0 || calls != n)
+					fail_msg("%s, %s, pod %d: \"%s\" (want \"%s\"), %d TestA calls (want %d)",
+						 mode == 0 ? "one thread" : "four threads", cases[c].name, rep, last_msg,
+						 want, calls, n);
+				sk_pod_unref(p);
+			}
+		}
+	}
+	pool = saved;
+}
+
 static void test_scoring_and_ties(void **state)
 {
 	(void)state;
@@ -1388,6 +1463,7 @@ int main(void)
 		T(test_early_stop_is_serial_equivalent),
 		T(test_filter_cut_off_table),
 		T(test_filter_feasible_list_table),
+		T(test_filter_around_nominated_table),
 		T(test_scoring_and_ties),
 		T(test_reserve_and_permit_rejection),
 		T(test_binding_failures),
