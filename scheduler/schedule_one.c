@@ -728,7 +728,8 @@ static void set_absent_nodes_status(struct attempt *a, const char *const *narrow
 }
 
 /* The snapshot's nodes that the PreFilterResult kept, in snapshot order, into *list (the caller
- * frees it). Returns their count, or -1 when out of memory. */
+ * frees it); a name the snapshot does not hold is left out, as upstream's findNodesThatFitPod
+ * (pkg/scheduler/schedule_one.go) does. Returns their count, or -1 when out of memory. */
 static int nodes_in_prefilter_result(const struct attempt *a, const struct sk_snapshot *snap,
 				     const struct sk_node_info ***list)
 {
@@ -736,9 +737,15 @@ static int nodes_in_prefilter_result(const struct attempt *a, const struct sk_sn
 	if (!l)
 		return -1;
 	int n = 0;
-	for (int i = 0; i < snap->nnodes && n < a->pre.n; i++)
-		if (in_sorted(&a->pre, node_name(snap->nodes[i])))
-			l[n++] = snap->nodes[i];
+	if (a->pre.n == 1) { /* a DaemonSet pod's one node: looked up, not searched for among 15,000 */
+		const struct sk_node_info *ni = sk_snapshot_get(snap, a->pre.names[0]);
+		if (ni)
+			l[n++] = ni;
+	} else {
+		for (int i = 0; i < snap->nnodes && n < a->pre.n; i++)
+			if (in_sorted(&a->pre, node_name(snap->nodes[i])))
+				l[n++] = snap->nodes[i];
+	}
 	*list = l;
 	return n;
 }

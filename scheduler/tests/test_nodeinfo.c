@@ -400,6 +400,104 @@ static void test_set_node(void **state)
 	assert_true(sk_next_generation() < sk_next_generation());
 }
 
+
+/* sk_node_info_copy_into over the same destination round after round, as the snapshot's update
+ * copies a changed node over its previous copy: slots kept, a pod appended, one swapped out,
+ * emptied, grown past the array, every slot different, a large array shrunk (copied afresh), the
+ * node replaced. After each round the destination is the source slot for slot (pods, ports,
+ * requests with a scalar, counters, node) and every pod's and node's reference count is its
+ * holders' (this test's, the source's, the destination's); then the destination's array still
+ * grows on append. */
+#define CP_POOL 48
+#define CP_END -1
+static void test_copy_into_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		int rounds;
+		int pods[4][CP_POOL + 1]; /* each round's source, CP_END-terminated; a first 99: 0..39 */
+		int node[4];             /* 0: node A, 1: node B */
+	} rows[] = {
+		{ "same pods, then one appended, then one swapped out", 3,
+		  { { 0, 1, 2, CP_END }, { 0, 1, 2, 3, CP_END }, { 0, 3, 2, CP_END } }, { 0, 0, 0 } },
+		{ "from empty past the array, then emptied, then refilled", 3,
+		  { { 0, 1, 2, 3, 4, 5, 6, 7, 8, CP_END }, { CP_END }, { 5, 6, CP_END } }, { 0, 0, 0 } },
+		{ "every slot different, then fewer", 3,
+		  { { 0, 1, 2, 3, CP_END }, { 4, 5, 6, 7, 8, CP_END }, { 9, 1, CP_END } }, { 0, 0, 0 } },
+		{ "a large array shrunk to two, then grown again", 3,
+		  { { 99 }, { 3, 7, CP_END }, { 99 } }, { 0, 0, 0 } },
+		{ "the node replaced, pods kept; then back", 3,
+		  { { 0, 1, CP_END }, { 0, 1, CP_END }, { 1, 0, CP_END } }, { 0, 1, 0 } },
+	};
+	struct sk_pod *pool[CP_POOL];
+	for (int k = 0; k < CP_POOL; k++) {
+		char name[16], json[200];
+		snprintf(name, sizeof name, "c%d", k);
+		snprintf(json, sizeof json,
+			 "[{\"resources\":{\"requests\":{\"cpu\":\"%dm\",\"example.com/x\":\"%d\"}},\"ports\":[{\"hostPort\":%d}]}]",
+			 k + 1, k % 2, 3000 + k);
+		pool[k] = pod(name, json);
+	}
+	struct sk_node *nodes[2] = { fx_node("{\"metadata\":{\"name\":\"A\"}}"), fx_node("{\"metadata\":{\"name\":\"B\"}}") };
+	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+		struct sk_node_info *dst = calloc(1, sizeof(*dst)); /* as sk_snap_node_info_alloc's */
+		assert_non_null(dst);
+		for (int round = 0; round < rows[r].rounds; round++) {
+			struct sk_node_info *src = sk_node_info_new(nodes[rows[r].node[round]]); /* takes a reference */
+			const int *want = rows[r].pods[round];
+			int n = 0;
+			if (want[0] == 99)
+				for (; n < 40; n++)
+					assert_int_equal(sk_node_info_add_pod(src, pool[n]), 0);
+			else
+				for (; want[n] != CP_END; n++)
+					assert_int_equal(sk_node_info_add_pod(src, pool[want[n]]), 0);
+			assert_int_equal(sk_node_info_copy_into(dst, src), 0);
+			if (dst->npods != n || dst->nused_ports != src->nused_ports)
+				fail_msg("%s, round %d: %d pods, %d ports (want %d, %d)", rows[r].name, round, dst->npods,
+					 dst->nused_ports, n, src->nused_ports);
+			for (int i = 0; i < n; i++)
+				assert_ptr_equal(dst->pods[i].pod, src->pods[i].pod);
+			for (int i = 0; i < src->nused_ports; i++)
+				assert_int_equal(dst->used_ports[i].port, src->used_ports[i].port);
+			assert_int_equal(dst->requested.milli_cpu, src->requested.milli_cpu);
+			assert_int_equal(sk_resource_scalar(&dst->requested, "example.com/x"),
+					 sk_resource_scalar(&src->requested, "example.com/x"));
+			assert_int_equal(dst->non_zero_milli_cpu, src->non_zero_milli_cpu);
+			assert_int_equal(dst->non_zero_memory, src->non_zero_memory);
+			assert_int_equal(dst->generation, src->generation);
+			assert_ptr_equal(dst->node, src->node);
+			for (int k = 0; k < CP_POOL; k++) {
+				int held = 1;
+				for (int i = 0; i < n; i++)
+					held += 2 * (src->pods[i].pod == pool[k]);
+				if (pool[k]->refcount != held)
+					fail_msg("%s, round %d: pod c%d has %d references (want %d)", rows[r].name, round, k,
+						 pool[k]->refcount, held);
+			}
+			for (int j = 0; j < 2; j++)
+				assert_int_equal(nodes[j]->refcount, 1 + 2 * (src->node == nodes[j]));
+			sk_node_info_free(src);
+		}
+		/* the destination's arrays keep grow_for_append's invariant */
+		int before = dst->npods;
+		for (int k = 0; k < CP_POOL; k++)
+			assert_int_equal(sk_node_info_add_pod(dst, pool[k]), 0);
+		assert_int_equal(dst->npods, before + CP_POOL);
+		for (int k = 0; k < CP_POOL; k++)
+			assert_int_equal(sk_node_info_remove_pod(dst, pool[k]), 0);
+		assert_int_equal(dst->npods, before);
+		sk_node_info_clear(dst);
+		free(dst);
+		for (int k = 0; k < CP_POOL; k++)
+			assert_int_equal(pool[k]->refcount, 1);
+	}
+	for (int k = 0; k < CP_POOL; k++)
+		sk_pod_unref(pool[k]);
+	sk_node_unref(nodes[0]);
+	sk_node_unref(nodes[1]);
+}
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_empty_and_refill),
 		cmocka_unit_test(test_request_sums_both_paths),
 		cmocka_unit_test(test_set_node),
+		cmocka_unit_test(test_copy_into_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -583,6 +583,54 @@ static void test_prefilter_rejection_and_narrowing(void **state)
 	sk_pod_unref(p);
 }
 
+/* A PreFilterResult of one node is looked up by name, a longer one searched for in the node list
+ * (nodes_in_prefilter_result): the same nodes reach Filter either way, a name the snapshot lacks
+ * is left out, and the nodes left out count as absent in the FitError. 250 nodes. */
+static void test_prefilter_narrowing_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		const char *narrow[3];
+		const char *rejected; /* by TestB's Filter */
+		int filter_calls;
+		const char *node, *msg; /* scheduled there, or this FitError */
+	} rows[] = {
+		{ "one node, the last of the list", { "n250" }, NULL, 1, "n250", NULL },
+		{ "one node, the first", { "n1" }, NULL, 1, "n1", NULL },
+		{ "one node the snapshot lacks", { "ghost" }, NULL, 0, NULL,
+		  "0/250 nodes are available: 250 node(s) didn't satisfy plugin(s) [TestA]." },
+		{ "one node, rejected", { "n250" }, "n250", 1, NULL,
+		  "0/250 nodes are available: 1 nope, 249 node(s) didn't satisfy plugin(s) [TestA]." },
+		{ "two nodes, the first rejected", { "n200", "n7" }, "n7", 2, "n200", NULL },
+		{ "a node and one the snapshot lacks", { "ghost", "n31" }, NULL, 1, "n31", NULL },
+	};
+	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+		teardown(NULL);
+		setup(NULL);
+		make_nodes(250);
+		tk_profile_add(&prof, SK_EP_PRE_FILTER, TK_A, 0);
+		tk_profile_add(&prof, SK_EP_FILTER, TK_B, 0);
+		tk_beh[TK_A].narrow = true;
+		for (int k = 0; k < 3; k++)
+			tk_beh[TK_A].narrow_nodes[k] = rows[r].narrow[k];
+		tk_beh[TK_B].filter_nodes[0] = rows[r].rejected;
+		tk_beh[TK_B].filter = SK_UNSCHEDULABLE;
+		tk_beh[TK_B].filter_reason = "nope";
+		start(0);
+		struct sk_pod *p = add_pod("p", NULL);
+		run_one();
+		int calls = atomic_load(&tk_beh[TK_B].filter_calls);
+		bool ok = calls == rows[r].filter_calls &&
+			  (rows[r].node ? last_result == SK_RESULT_SCHEDULED && !strcmp(last_node, rows[r].node)
+					: last_result == SK_RESULT_UNSCHEDULABLE && !strcmp(last_msg, rows[r].msg));
+		if (!ok)
+			fail_msg("%s: result %d on \"%s\", \"%s\", %d Filter calls", rows[r].name, last_result, last_node,
+				 last_msg, calls);
+		sk_pod_unref(p);
+	}
+}
+
 static void test_start_index_rotation(void **state)
 {
 	(void)state;
@@ -1459,6 +1507,7 @@ int main(void)
 		T(test_filter_then_bind),
 		T(test_all_rejected),
 		T(test_prefilter_rejection_and_narrowing),
+		T(test_prefilter_narrowing_table),
 		T(test_start_index_rotation),
 		T(test_early_stop_is_serial_equivalent),
 		T(test_filter_cut_off_table),
