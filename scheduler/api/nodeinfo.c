@@ -244,6 +244,19 @@ static size_t held_cap(const void *arr, int n)
 	return cap;
 }
 
+/* The counters and numbers a copy takes over as they are (the index: a copy is the same node of
+ * the same snapshot). */
+static void copy_scalars(struct sk_node_info *dst, const struct sk_node_info *src)
+{
+	dst->npods_with_affinity = src->npods_with_affinity;
+	dst->npods_with_required_anti_affinity = src->npods_with_required_anti_affinity;
+	dst->non_zero_milli_cpu = src->non_zero_milli_cpu;
+	dst->non_zero_memory = src->non_zero_memory;
+	dst->generation = src->generation;
+	dst->index = src->index;
+	dst->index_serial = src->index_serial;
+}
+
 /* Fills tmp (zero) with a copy of src, using the arrays pods[pods_cap] / ports[ports_cap] when they
  * are large enough (NULL, 0: none). On failure every array given or made is freed. */
 static int copy_with(struct sk_node_info *tmp, const struct sk_node_info *src, struct sk_pod_info *pods,
@@ -272,13 +285,7 @@ static int copy_with(struct sk_node_info *tmp, const struct sk_node_info *src, s
 	tmp->npods = src->npods;
 	tmp->nused_ports = src->nused_ports;
 	tmp->node = sk_node_ref(src->node);
-	tmp->npods_with_affinity = src->npods_with_affinity;
-	tmp->npods_with_required_anti_affinity = src->npods_with_required_anti_affinity;
-	tmp->non_zero_milli_cpu = src->non_zero_milli_cpu;
-	tmp->non_zero_memory = src->non_zero_memory;
-	tmp->generation = src->generation;
-	tmp->index = src->index; /* a clone is the same node of the same snapshot */
-	tmp->index_serial = src->index_serial;
+	copy_scalars(tmp, src);
 	return 0;
 }
 
@@ -340,13 +347,7 @@ int sk_node_info_copy_into(struct sk_node_info *dst, const struct sk_node_info *
 		dst->node = sk_node_ref(src->node);
 		sk_node_unref(old);
 	}
-	dst->npods_with_affinity = src->npods_with_affinity;
-	dst->npods_with_required_anti_affinity = src->npods_with_required_anti_affinity;
-	dst->non_zero_milli_cpu = src->non_zero_milli_cpu;
-	dst->non_zero_memory = src->non_zero_memory;
-	dst->generation = src->generation;
-	dst->index = src->index;
-	dst->index_serial = src->index_serial;
+	copy_scalars(dst, src);
 	return 0;
 }
 
