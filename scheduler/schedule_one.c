@@ -363,13 +363,6 @@ static void filter_chunk_done(struct filter_job *j, int begin, int found)
  * most this many nodes past it, whose statuses pass_filters drops. */
 #define FILTER_RUN 16
 
-/* Whether sk_fw_run_filter_with_nominated may add nominated pods on ni (false: it is the plain
- * Filter run). */
-static inline bool nominated_to(struct sk_nominator *nom, const struct sk_node_info *ni)
-{
-	return ni->node && sk_nominator_maybe_on(nom, ni->node->name);
-}
-
 static void filter_range(int begin, int end, void *arg)
 {
 	struct filter_job *j = arg;
@@ -397,7 +390,7 @@ static void filter_range(int begin, int end, void *arg)
 			atomic_store(&j->cancel, 1);
 			break;
 		}
-		if (!plain && nominated_to(nom, j->nodes[idx])) {
+		if (!plain && sk_fw_nominated_maybe_on(nom, j->nodes[idx])) {
 			const struct sk_node_info *ni = j->nodes[idx];
 			if (++idx == j->n)
 				idx = 0;
@@ -423,7 +416,7 @@ static void filter_range(int begin, int end, void *arg)
 			len = FILTER_RUN;
 		if (!plain) /* up to the next node somebody may be nominated to */
 			for (int k = 1; k < len; k++)
-				if (nominated_to(nom, j->nodes[idx + k])) {
+				if (sk_fw_nominated_maybe_on(nom, j->nodes[idx + k])) {
 					len = k;
 					break;
 				}

@@ -187,9 +187,9 @@ static bool same_uid(const struct sk_pod *p, const struct sk_pod *pod)
 }
 
 /* The slot of the pod with pod's uid, or -1. A node holds a uid once, so the slot found from
- * either end is the one upstream's forward scan finds. The scan takes slots from both ends in turn: the pod removed most often
- * on a large node is the one added last (the bound pod replacing its assumed copy, 30,000 times
- * on DaemonSet's one node) or one of the oldest (deletions of the longest-running pods). */
+ * either end is the one upstream's forward scan finds. Slots come from both ends in turn: the
+ * pod removed most often on a large node is the one added last (the bound pod replacing its
+ * assumed copy, 30,000 times on DaemonSet's one node) or one of the oldest (deletions). */
 static int find_uid(const struct sk_node_info *ni, const struct sk_pod *pod)
 {
 	for (int lo = 0, hi = ni->npods - 1; lo <= hi; lo++, hi--) {

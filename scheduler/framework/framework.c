@@ -882,7 +882,7 @@ struct sk_status sk_fw_run_filter_with_nominated(struct sk_framework *fw, struct
 	/* The common case, lock-free: nobody is nominated to this node (the nominator's count and bit
 	 * filter). Both calls are tail calls: this frame adds nothing to the Filter run, which the
 	 * failing pass and preemption's dry run make once per node and victim. */
-	if (!fw->env.nominator || !ni->node || !sk_nominator_maybe_on(fw->env.nominator, ni->node->name))
+	if (!sk_fw_nominated_maybe_on(fw->env.nominator, ni))
 		return sk_fw_run_filter(fw, cs, pod, ni);
 	return filter_with_nominated(fw, cs, pod, ni);
 }

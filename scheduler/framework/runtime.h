@@ -186,6 +186,12 @@ int sk_fw_run_filter_nodes(struct sk_framework *fw, struct sk_cycle_state *cs, c
  * >= pod's (other than pod) exist for the node. Thread-safe. */
 struct sk_status sk_fw_run_filter_with_nominated(struct sk_framework *fw, struct sk_cycle_state *cs,
 						 const struct sk_pod *pod, const struct sk_node_info *ni);
+/* Whether sk_fw_run_filter_with_nominated may add nominated pods on ni (nom: the framework env's
+ * nominator); false means it is the plain Filter run. Lock-free (sk_nominator_maybe_on). */
+static inline bool sk_fw_nominated_maybe_on(struct sk_nominator *nom, const struct sk_node_info *ni)
+{
+	return nom && ni->node && sk_nominator_maybe_on(nom, ni->node->name);
+}
 /* PostFilter: first Success or UU returns; rejections accumulate reasons (message = reasons of all
  * rejecting plugins joined by ", "), the last non-noop result wins. *have_result says whether
  * *result was set. */
