@@ -36,13 +36,20 @@
 
 #define IDLE_MAX 32                 /* idle connections kept: 16 binders, the event sender, informers, leases */
 #define CONNECT_TIMEOUT_MS 10000   /* rest.c's CURLOPT_CONNECTTIMEOUT */
-#define READ_CHUNK 16384
+#define READ_CHUNK 16384           /* a connection's first read buffer */
+#define READ_MIN 4096              /* no read is given less room than this */
+#define READ_KEEP 65536            /* a read buffer up to this size stays with its connection */
 #define HEADER_MAX (1u << 20)      /* an answer's header block; more is a broken server */
 
 struct conn {
 	int fd;
 	SSL *ssl;
 	unsigned long uses;           /* requests answered on it */
+	/* The read buffer of the last answer, kept for the next one (at most READ_KEEP bytes): a
+	 * binding's or an event's answer is read without allocating a buffer, and a small body is
+	 * copied out at its size. */
+	char *rbuf;
+	size_t rcap;
 };
 
 /* A TLS file as last loaded: a new connection reloads the context when one of them changed. */
@@ -96,6 +103,7 @@ static void conn_close(struct conn *c)
 		SSL_free(c->ssl);   /* no close_notify: the socket is closed right after */
 	if (c->fd >= 0)
 		close(c->fd);
+	free(c->rbuf);
 	free(c);
 }
 
@@ -710,7 +718,8 @@ static bool rbuf_reserve(struct rbuf *b, size_t more)
 	return true;
 }
 
-/* The state of one answer while it is read. */
+/* The state of one answer while it is read: reader_start lends it the connection's buffer,
+ * reader_end gives the buffer back (or frees one grown past READ_KEEP). */
 struct reader {
 	struct conn *c;
 	struct rbuf b;
@@ -724,7 +733,7 @@ struct reader {
 /* Reads more into rd->b (at least one byte). CURLE_OK, or the error as libcurl words it. */
 static CURLcode read_more(struct reader *rd, size_t want)
 {
-	if (!rbuf_reserve(&rd->b, want < READ_CHUNK ? READ_CHUNK : want))
+	if (!rbuf_reserve(&rd->b, want < READ_MIN ? READ_MIN : want))
 		return fail(rd->r, CURLE_OUT_OF_MEMORY, "out of memory");
 	size_t got = 0;
 	int err = 0;
@@ -974,14 +983,45 @@ static CURLcode read_answer(struct reader *rd, const char *method, bool *keep)
 	}
 	*keep = persistent;
 	size_t blen = end - body;
-	if (blen > 0) {
+	if (blen > 0 && rd->b.cap <= READ_KEEP) {
+		/* the buffer goes back to the connection: the body is copied out at its size */
+		char *out = malloc(blen + 1);
+		if (!out)
+			return fail(rd->r, CURLE_OUT_OF_MEMORY, "out of memory");
+		memcpy(out, rd->b.p + body, blen);
+		out[blen] = 0;
+		rd->r->body = out;
+		rd->r->body_len = blen;
+	} else if (blen > 0) {
+		/* a big body (a list) keeps the buffer it was read into */
 		memmove(rd->b.p, rd->b.p + body, blen);
 		rd->b.p[blen] = 0;
 		rd->r->body = rd->b.p;
 		rd->r->body_len = blen;
 		rd->b.p = NULL;
+		rd->b.cap = 0;
 	}
 	return CURLE_OK;
+}
+
+static struct reader reader_start(struct conn *c, double deadline, struct kube_conn_response *r, int timeout_s)
+{
+	struct reader rd = { .c = c, .b = { .p = c->rbuf, .cap = c->rcap }, .deadline = deadline, .r = r,
+			     .timeout_s = timeout_s };
+	c->rbuf = NULL;
+	c->rcap = 0;
+	return rd;
+}
+
+static void reader_end(struct reader *rd)
+{
+	if (rd->b.p && rd->b.cap <= READ_KEEP && !rd->c->rbuf) {
+		rd->c->rbuf = rd->b.p;
+		rd->c->rcap = rd->b.cap;
+	} else {
+		free(rd->b.p);
+	}
+	rd->b.p = NULL;
 }
 
 /* ---------- one request ---------- */
@@ -1059,11 +1099,10 @@ CURLcode kube_conn_do(struct kube_conn_pool *p, const struct kube_conn_request *
 			/* The server stopped reading: it may have answered first (413 for a body over
 			 * its limit) and closed. That answer is the request's, as libcurl reports it. */
 			double soon = mono_now() + 1;
-			struct reader rd = { .c = c, .deadline = deadline > 0 && deadline < soon ? deadline : soon, .r = r,
-					     .timeout_s = q->timeout_s };
+			struct reader rd = reader_start(c, deadline > 0 && deadline < soon ? deadline : soon, r, q->timeout_s);
 			bool keep;
 			CURLcode arc = read_answer(&rd, q->method, &keep);
-			free(rd.b.p);
+			reader_end(&rd);
 			if (arc == CURLE_OK) {
 				conn_close(c);
 				r->sent = true;
@@ -1092,10 +1131,10 @@ CURLcode kube_conn_do(struct kube_conn_pool *p, const struct kube_conn_request *
 			break;
 		}
 		r->sent = true;
-		struct reader rd = { .c = c, .deadline = deadline, .r = r, .timeout_s = q->timeout_s };
+		struct reader rd = reader_start(c, deadline, r, q->timeout_s);
 		bool keep = false;
 		rc = read_answer(&rd, q->method, &keep);
-		free(rd.b.p);
+		reader_end(&rd);
 		if (rc == CURLE_OK) {
 			c->uses++;
 			if (keep)

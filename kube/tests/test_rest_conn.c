@@ -481,6 +481,44 @@ static void test_big_bodies(void **state)
 	fake_apiserver_stop(fs);
 }
 
+/* Answers of every size in turn on one kept-alive connection, whose read buffer is kept from one
+ * answer to the next up to 64 KiB (kube/rest_conn.c, READ_KEEP): each body comes back whole and
+ * alone (no byte of a longer earlier answer), across the buffer's first size, its growth, a big
+ * body that takes the buffer with it and the small ones after it. */
+static void test_answer_sizes_on_one_connection(void **state)
+{
+	(void)state;
+	static const size_t sizes[] = { 10, 16000, 16378, 16379, 40000, 5, 65530, 70000, 3, 300000, 1, 0 };
+	enum { N = sizeof sizes / sizeof sizes[0] };
+	struct fake_apiserver *fs = fake_apiserver_start(false);
+	char *answers[N];
+	for (int i = 0; i < N; i++) {
+		char path[64];
+		snprintf(path, sizeof path, "/api/v1/size/%02d", i);
+		answers[i] = big_json(sizes[i]);
+		fake_apiserver_reply(fs, "GET", path, 0, 200, NULL, answers[i]);
+	}
+	struct kube_client *c = client_for(fake_apiserver_url(fs), NULL, false);
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < N; i++) {
+			char path[64];
+			snprintf(path, sizeof path, "/api/v1/size/%02d", i);
+			cJSON *out = NULL;
+			struct kube_error e;
+			if (kube_get(c, path, &out, &e) != 0)
+				fail_msg("answer of %zu bytes: %s", sizes[i], e.message);
+			const char *a = cJSON_GetObjectItem(out, "a")->valuestring;
+			if (strlen(a) != sizes[i] || strspn(a, "x") != sizes[i])
+				fail_msg("answer of %zu bytes came back as %zu", sizes[i], strlen(a));
+			cJSON_Delete(out);
+		}
+	assert_int_equal(kube_client_connections_opened(c), 1);
+	kube_client_free(c);
+	for (int i = 0; i < N; i++)
+		free(answers[i]);
+	fake_apiserver_stop(fs);
+}
+
 static void test_chunked_answer_and_reuse(void **state)
 {
 	(void)state;
@@ -764,6 +802,7 @@ int main(void)
 		cmocka_unit_test(test_tls),
 		cmocka_unit_test(test_timeout_post_not_retried),
 		cmocka_unit_test(test_big_bodies),
+		cmocka_unit_test(test_answer_sizes_on_one_connection),
 		cmocka_unit_test(test_chunked_answer_and_reuse),
 		cmocka_unit_test(test_raw_answers),
 		cmocka_unit_test(test_answer_before_body_sent),
