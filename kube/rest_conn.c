@@ -1013,9 +1013,10 @@ static struct reader reader_start(struct conn *c, double deadline, struct kube_c
 	return rd;
 }
 
+/* reader_start left the connection without a buffer, so this one (if any) takes the place. */
 static void reader_end(struct reader *rd)
 {
-	if (rd->b.p && rd->b.cap <= READ_KEEP && !rd->c->rbuf) {
+	if (rd->b.cap <= READ_KEEP) {
 		rd->c->rbuf = rd->b.p;
 		rd->c->rcap = rd->b.cap;
 	} else {
