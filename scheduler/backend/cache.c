@@ -178,6 +178,22 @@ struct snap_priv {
 	int cap_nodes, cap_aff, cap_anti;
 	bool force_full;        /* an earlier update failed half-way: rebuild everything */
 	struct sk_snap_index index; /* sk_node_info.index of the nodes (snapshot_index.h) */
+	/* The change log of the last update (sk_snapshot_changes): the node infos it copied, valid
+	 * when log_ok; serial and prev_serial: this update's and the previous one's numbers (process-
+	 * wide generations, so a snapshot at a freed one's address never continues its log). */
+	struct sk_node_info **changed;
+	int nchanged, cap_changed;
+	bool log_ok;
+	uint64_t serial, prev_serial;
+	/* The nodes of this update whose have-affinity state flipped (flips_ok: all of them are here),
+	 * and each node's position in s->nodes by its index (pos_ok: since the list was last built),
+	 * so that a flip moves one entry of a have-affinity list instead of rebuilding both. */
+	struct sk_node_info **flipped;
+	int nflipped, cap_flipped;
+	bool flips_ok;
+	int32_t *pos;
+	int cap_pos;
+	bool pos_ok;
 };
 
 static int64_t monotonic_ms(void *ctx)
@@ -860,11 +876,46 @@ void sk_snapshot_free(struct sk_snapshot *s)
 	smap_free(&p->by_name, free_node_info_val);
 	smap_free(&p->images, free);
 	sk_snap_index_free(&p->index);
+	free(p->changed);
+	free(p->flipped);
+	free(p->pos);
 	free(p);
 	free(s->nodes);
 	free(s->have_affinity);
 	free(s->have_required_anti_affinity);
 	free(s);
+}
+
+int sk_snapshot_changes(const struct sk_snapshot *s, uint64_t *serial, uint64_t *prev,
+			struct sk_node_info *const **changed)
+{
+	const struct snap_priv *p = s->priv;
+	*serial = p->serial;
+	*prev = p->prev_serial;
+	*changed = p->changed;
+	return p->serial && p->log_ok ? p->nchanged : -1;
+}
+
+/* Appends ni to arr[*n] (capacity *cap); false when it cannot grow. */
+static bool note_node(struct sk_node_info ***arr, int *n, int *cap, struct sk_node_info *ni)
+{
+	if (*n == *cap) {
+		int nc = *cap ? *cap * 2 : 64;
+		struct sk_node_info **a = realloc(*arr, (size_t)nc * sizeof(*a));
+		if (!a)
+			return false;
+		*arr = a;
+		*cap = nc;
+	}
+	(*arr)[(*n)++] = ni;
+	return true;
+}
+
+/* Notes ni in the update's change log; the log is given up (not the update) when it cannot grow. */
+static void log_changed(struct snap_priv *p, struct sk_node_info *ni)
+{
+	if (p->log_ok && !note_node(&p->changed, &p->nchanged, &p->cap_changed, ni))
+		p->log_ok = false;
 }
 
 const struct sk_node_info *sk_snapshot_get(const struct sk_snapshot *s, const char *node_name)
@@ -909,19 +960,78 @@ static int ensure_cap(struct sk_node_info ***arr, int *cap, int need)
 	return 0;
 }
 
+/* The have-affinity lists from every node, in node-list order (upstream's Snapshot update in
+ * pkg/scheduler/backend/cache/cache.go builds them the same way); also each node's position. */
 static int rebuild_affinity_lists(struct sk_snapshot *s)
 {
 	struct snap_priv *p = s->priv;
 	if (ensure_cap(&s->have_affinity, &p->cap_aff, s->nnodes) != 0 ||
 	    ensure_cap(&s->have_required_anti_affinity, &p->cap_anti, s->nnodes) != 0)
 		return -1;
+	p->pos_ok = false;
+	if (s->index_end > p->cap_pos) {
+		int32_t *pos = realloc(p->pos, (size_t)s->index_end * sizeof(*pos));
+		if (pos) {
+			p->pos = pos;
+			p->cap_pos = s->index_end;
+		}
+	}
+	bool pos_ok = s->index_end <= p->cap_pos;
 	s->nhave_affinity = s->nhave_required_anti_affinity = 0;
 	for (int i = 0; i < s->nnodes; i++) {
 		struct sk_node_info *ni = s->nodes[i];
+		if (pos_ok && ni->index > 0 && ni->index < s->index_end)
+			p->pos[ni->index] = i;
+		else
+			pos_ok = false;
 		if (ni->npods_with_affinity > 0)
 			s->have_affinity[s->nhave_affinity++] = ni;
 		if (ni->npods_with_required_anti_affinity > 0)
 			s->have_required_anti_affinity[s->nhave_required_anti_affinity++] = ni;
+	}
+	p->pos_ok = pos_ok;
+	return 0;
+}
+
+/* Puts ni into list[0..*n) (in node-list order, by position) or takes it out. */
+static void list_set(const struct snap_priv *p, struct sk_node_info **list, int *n, struct sk_node_info *ni, bool in)
+{
+	int32_t key = p->pos[ni->index];
+	int lo = 0, hi = *n;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (p->pos[list[mid]->index] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	bool present = lo < *n && list[lo] == ni;
+	if (in == present)
+		return;
+	if (in) {
+		memmove(list + lo + 1, list + lo, (size_t)(*n - lo) * sizeof(*list));
+		list[lo] = ni;
+		(*n)++;
+	} else {
+		memmove(list + lo, list + lo + 1, (size_t)(*n - lo - 1) * sizeof(*list));
+		(*n)--;
+	}
+}
+
+/* The have-affinity lists after an update that added and removed no node: only the flipped nodes
+ * move in or out; the lists end up as a rebuild makes them. Falls back to the rebuild when the
+ * positions or the flips are not all known. */
+static int update_affinity_lists(struct sk_snapshot *s)
+{
+	struct snap_priv *p = s->priv;
+	if (!p->pos_ok || !p->flips_ok || s->nhave_affinity + p->nflipped > p->cap_aff ||
+	    s->nhave_required_anti_affinity + p->nflipped > p->cap_anti)
+		return rebuild_affinity_lists(s);
+	for (int i = 0; i < p->nflipped; i++) {
+		struct sk_node_info *ni = p->flipped[i];
+		list_set(p, s->have_affinity, &s->nhave_affinity, ni, ni->npods_with_affinity > 0);
+		list_set(p, s->have_required_anti_affinity, &s->nhave_required_anti_affinity, ni,
+			 ni->npods_with_required_anti_affinity > 0);
 	}
 	return 0;
 }
@@ -991,6 +1101,10 @@ int sk_cache_update_snapshot(struct sk_cache *c, struct sk_snapshot *s, char **e
 	}
 	p->cache = c;
 	p->force_full = true; /* cleared on success */
+	p->nchanged = 0;
+	p->log_ok = !copy_all;
+	p->nflipped = 0;
+	p->flips_ok = true;
 
 	for (struct node_item *it = c->head; it; it = it->next) {
 		if (it->info->generation <= since)
@@ -1018,9 +1132,13 @@ int sk_cache_update_snapshot(struct sk_cache *c, struct sk_snapshot *s, char **e
 			goto oom;
 		existing->index = index;
 		existing->index_serial = serial;
+		log_changed(p, existing);
 		if (had_aff != (existing->npods_with_affinity > 0) ||
-		    had_anti != (existing->npods_with_required_anti_affinity > 0))
+		    had_anti != (existing->npods_with_required_anti_affinity > 0)) {
 			update_affinity = true;
+			if (p->flips_ok && !note_node(&p->flipped, &p->nflipped, &p->cap_flipped, existing))
+				p->flips_ok = false;
+		}
 	}
 	if (c->head)
 		s->generation = c->head->info->generation;
@@ -1063,11 +1181,10 @@ int sk_cache_update_snapshot(struct sk_cache *c, struct sk_snapshot *s, char **e
 		}
 		free(names);
 		p->tree_version = c->tree_version;
+		p->log_ok = false; /* the lists were rebuilt: only a walk tells what changed */
 	}
-	if (update_all || update_affinity) {
-		if (rebuild_affinity_lists(s) != 0)
-			goto oom;
-	}
+	if (update_all ? rebuild_affinity_lists(s) != 0 : update_affinity && update_affinity_lists(s) != 0)
+		goto oom;
 	if (p->images_version != c->images_version) {
 		if (copy_cache_images(c, s) != 0)
 			goto oom;
@@ -1080,11 +1197,17 @@ int sk_cache_update_snapshot(struct sk_cache *c, struct sk_snapshot *s, char **e
 	p->force_full = false;
 	goto out;
 oom:
+	p->log_ok = false;
+	p->pos_ok = false;
 	/* The lists may point at freed node infos now: leave an empty (safe) snapshot; the next
 	 * update rebuilds everything. */
 	s->nnodes = s->nhave_affinity = s->nhave_required_anti_affinity = 0;
 	rc = kube_errf(err, "updating the snapshot: out of memory");
 out:
+	if (rc != 0)
+		p->log_ok = false;
+	p->prev_serial = p->serial;
+	p->serial = (uint64_t)sk_next_generation();
 	pthread_mutex_unlock(&c->mu);
 	return rc;
 }

@@ -89,6 +89,15 @@ void sk_snapshot_free(struct sk_snapshot *s); /* NULL ok */
  * lists when a node's affinity state changed; image states when node images changed.
  * 0 or -1 (OOM, or an inconsistency detected; the next update then rebuilds everything). */
 int sk_cache_update_snapshot(struct sk_cache *c, struct sk_snapshot *s, char **err);
+/* The change log of s's last sk_cache_update_snapshot, for what follows the snapshot's lists from
+ * one update to the next (the node memo, scheduler/framework/node_memo.c): the node infos that
+ * update copied (each once; every other node info of s is as it was, and the lists' membership
+ * changed only for these). Sets *serial (that update's number, unique in the process, 0 before
+ * the first update), *prev (the update's before it) and *changed; returns the count, or -1 when
+ * the log does not cover the update (nodes added or removed, a full copy, a failed update, or a
+ * snapshot never updated from a cache). */
+int sk_snapshot_changes(const struct sk_snapshot *s, uint64_t *serial, uint64_t *prev,
+			struct sk_node_info *const **changed);
 /* A snapshot over the given node infos in the given order (upstream NewSnapshot, for tests and
  * `simulate`); takes ownership of the node infos (and of the array's elements, not the array).
  * Image states are counted over these nodes. NULL on OOM. */

@@ -1,13 +1,17 @@
 /* Per-node sums kept across scheduling cycles (schedkit/node_memo.h): contributions per node
  * info (keyed by its pointer, trusted while its generation is unchanged) in the order of the last
  * list walked, so that walking an unchanged list finds each node at its position without hashing;
- * an open-addressing index (node info pointer -> position) for the others. */
+ * an open-addressing index (node info pointer -> position) for the others. A memo that follows
+ * one of the scheduling snapshot's lists from one update to the next reads the update's change
+ * log instead of walking the list (docs/plugins.md, "Counts across cycles"). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "schedkit/node_memo.h"
 #include "schedkit/plugin.h"
+#include "scheduler/backend/cache.h"
+#include "scheduler/framework/node_memo_host.h"
 
 /* ---------- aggregates ---------- */
 
@@ -137,6 +141,13 @@ struct sk_node_memo {
 	struct sk_node_sums *agg;        /* the sums; one reference */
 	uint32_t epoch;
 	int last_recounted, last_dropped;
+	/* The snapshot list the sums were last brought up to date with (snap NULL: none, or not a
+	 * snapshot's list): which of its lists, and the update it had seen (sk_snapshot_changes). */
+	const struct sk_snapshot *snap;
+	int kind;
+	uint64_t serial;
+	bool untrusted;     /* an entry of generation 0 is held: recounted by every walk, never followed */
+	bool last_followed; /* the last update read the change log */
 };
 
 struct memo_node {
@@ -176,6 +187,8 @@ static void forget_nodes(struct sk_node_memo *m)
 	free(m->index);
 	m->index = NULL;
 	m->icap = 0;
+	m->snap = NULL;
+	m->untrusted = false;
 }
 
 void sk_node_memo_reset(struct sk_node_memo *m, void *sig, void (*sig_free)(void *))
@@ -324,6 +337,7 @@ static int recount(struct sk_node_memo *m, struct sk_handle *h, const int *todo,
 		if (apply(m->agg, &e->c, 1) < 0)
 			return -1;
 		e->gen = e->ni->generation;
+		m->untrusted |= e->gen == 0;
 	}
 	m->last_recounted += n;
 	return 0;
@@ -371,11 +385,13 @@ static int sweep_and_order(struct sk_node_memo *m, struct sk_node_info *const *l
 	return reindex(m);
 }
 
-struct sk_node_sums *sk_node_memo_update(struct sk_node_memo *m, struct sk_handle *h, struct sk_node_info *const *list, int n,
-				sk_node_contrib_fn fn, void *ctx)
+/* The walk of list: 0, or -1 on OOM. */
+static int walk(struct sk_node_memo *m, struct sk_handle *h, struct sk_node_info *const *list, int n, sk_node_contrib_fn fn,
+		void *ctx)
 {
 	int *todo = NULL, ntodo = 0, captodo = 0;
 	m->last_recounted = m->last_dropped = 0;
+	m->untrusted = false; /* generation-0 entries are recounted below and noted again */
 	if (!m->agg && !(m->agg = sk_node_sums_new()))
 		goto oom;
 	if (sk_node_sums_own(&m->agg) < 0) /* the last cycle's state may still hold the sums */
@@ -423,12 +439,141 @@ struct sk_node_sums *sk_node_memo_update(struct sk_node_memo *m, struct sk_handl
 	if (recount(m, h, todo, ntodo, fn, ctx) < 0 || sweep_and_order(m, list, n, seen, misses > 16 + m->n / 16) < 0)
 		goto oom;
 	free(todo);
-	return sk_node_sums_ref(m->agg);
+	return 0;
 oom:
 	free(todo);
+	return -1;
+}
+
+/* Which of snap's lists list[0..n) is: 0 the nodes, 1 have_affinity, 2 have_required_anti_affinity,
+ * -1 none of them. */
+static int list_kind(const struct sk_snapshot *snap, struct sk_node_info *const *list, int n)
+{
+	if (!snap)
+		return -1;
+	if (list == snap->nodes && n == snap->nnodes)
+		return 0;
+	if (list == snap->have_affinity && n == snap->nhave_affinity)
+		return 1;
+	if (list == snap->have_required_anti_affinity && n == snap->nhave_required_anti_affinity)
+		return 2;
+	return -1;
+}
+
+/* Whether ni is in the snapshot list of that kind (cache.c builds the lists from these tests). */
+static bool in_list(int kind, const struct sk_node_info *ni)
+{
+	if (!ni->node)
+		return false;
+	return kind == 0 || (kind == 1 ? ni->npods_with_affinity > 0 : ni->npods_with_required_anti_affinity > 0);
+}
+
+/* Takes out the entries marked dropped (ni NULL) and indexes the rest again. */
+static int compact(struct sk_node_memo *m)
+{
+	int k = 0;
+	for (int i = 0; i < m->n; i++) {
+		if (m->nodes[i].ni)
+			m->nodes[k++] = m->nodes[i];
+		else
+			free(m->nodes[i].c.c);
+	}
+	m->n = k;
+	return reindex(m);
+}
+
+/* Brings the sums up to date from the snapshot's change log when it covers every update since the
+ * memo's last one: each node info the log names is recounted when its generation moved, added when
+ * it joined the list, dropped when it left; no other node is read. 1 when done, 0 when the log does
+ * not cover it (or the result does not match the list's length: the caller walks), -1 on OOM. */
+static int follow(struct sk_node_memo *m, struct sk_handle *h, const struct sk_snapshot *snap, int kind, int n,
+		  sk_node_contrib_fn fn, void *ctx)
+{
+	uint64_t serial, prev;
+	struct sk_node_info *const *changed;
+	int nchanged = sk_snapshot_changes(snap, &serial, &prev, &changed);
+	if (serial == 0)
+		return 0;
+	if (serial == m->serial)
+		nchanged = 0; /* no update since the last one */
+	else if (nchanged < 0 || prev != m->serial)
+		return 0;
+	m->last_recounted = m->last_dropped = 0;
+	int *todo = nchanged ? malloc((size_t)nchanged * sizeof(*todo)) : NULL;
+	if (nchanged && !todo)
+		return -1;
+	int ntodo = 0, ndropped = 0;
+	if (nchanged && sk_node_sums_own(&m->agg) < 0) /* the last cycle's state may still hold the sums */
+		goto oom;
+	for (int i = 0; i < nchanged; i++) {
+		const struct sk_node_info *ni = changed[i];
+		int pos = find(m, ni);
+		if (!in_list(kind, ni)) {
+			if (pos >= 0) {
+				if (apply(m->agg, &m->nodes[pos].c, -1) < 0)
+					goto oom;
+				m->nodes[pos].ni = NULL; /* dropped below, after the recount's positions */
+				ndropped++;
+			}
+			continue;
+		}
+		if (pos < 0 && (pos = append(m, ni)) < 0)
+			goto oom;
+		struct memo_node *e = &m->nodes[pos];
+		if (e->gen == 0 || e->gen != ni->generation)
+			todo[ntodo++] = pos;
+	}
+	if (recount(m, h, todo, ntodo, fn, ctx) < 0 || (ndropped && compact(m) < 0))
+		goto oom;
+	free(todo);
+	m->last_dropped = ndropped;
+	m->serial = serial;
+	return m->n == n ? 1 : 0;
+oom:
+	free(todo);
+	return -1;
+}
+
+struct sk_node_sums *sk_node_memo_update_in(struct sk_node_memo *m, struct sk_handle *h, const struct sk_snapshot *snap,
+					    struct sk_node_info *const *list, int n, sk_node_contrib_fn fn, void *ctx)
+{
+	int kind = list_kind(snap, list, n);
+	m->last_followed = false;
+	if (kind >= 0 && m->agg && m->snap == snap && m->kind == kind && !m->untrusted) {
+		int rc = follow(m, h, snap, kind, n, fn, ctx);
+		if (rc < 0)
+			goto oom;
+		if (rc == 1) {
+			m->last_followed = true;
+			return sk_node_sums_ref(m->agg);
+		}
+	}
+	if (walk(m, h, list, n, fn, ctx) < 0)
+		goto oom;
+	m->snap = NULL;
+	if (kind >= 0) {
+		uint64_t serial, prev;
+		struct sk_node_info *const *changed;
+		(void)sk_snapshot_changes(snap, &serial, &prev, &changed);
+		if (serial != 0) { /* a snapshot updated from a cache: the next update may follow its log */
+			m->snap = snap;
+			m->kind = kind;
+			m->serial = serial;
+		}
+	}
+	return sk_node_sums_ref(m->agg);
+oom:
 	sk_node_memo_reset(m, NULL, NULL);
 	return NULL;
 }
+
+struct sk_node_sums *sk_node_memo_update(struct sk_node_memo *m, struct sk_handle *h, struct sk_node_info *const *list, int n,
+				sk_node_contrib_fn fn, void *ctx)
+{
+	return sk_node_memo_update_in(m, h, h ? sk_handle_snapshot(h) : NULL, list, n, fn, ctx);
+}
+
+bool sk_node_memo_last_followed(const struct sk_node_memo *m) { return m->last_followed; }
 
 struct sk_node_sums *sk_node_sums_count(struct sk_handle *h, struct sk_node_info *const *list, int n, sk_node_contrib_fn fn,
 				void *ctx)

@@ -4,7 +4,9 @@
  * the nodes whose pods have (required anti-)affinity, in node order; that the memo's sums over
  * those lists equal a recount from scratch (every entry, both maps); that only the nodes the step
  * changed were recounted and the nodes that left a list dropped; and that sums handed out by the
- * previous step did not change under their holder (copy on write). */
+ * previous step did not change under their holder (copy on write). The table runs twice: the memo
+ * walking the lists, and the memo given the snapshot, which follows the update's change log where
+ * the log covers the step (sk_node_memo_update_in) and must reach the same sums and counts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +18,7 @@
 
 #include "schedkit/node_memo.h"
 #include "scheduler/backend/cache.h"
+#include "scheduler/framework/node_memo_host.h"
 #include "scheduler/tests/fixtures.h"
 
 #define ZONE "topology.kubernetes.io/zone"
@@ -124,24 +127,32 @@ struct step {
 	/* after the step, over have_required_anti_affinity ("anti") and over every node ("all"):
 	 * nodes recounted and nodes dropped */
 	int anti_recounted, anti_dropped, all_recounted, all_dropped;
+	/* given the snapshot: 1 when the step's update is followed from its change log (no walk), 0
+	 * when the memo must walk (nodes added or removed, a new signature, a missed update) */
+	int followed;
+	bool skip; /* the memos are not updated after this step (a cycle that did not count) */
 };
 
 static const struct step steps[] = {
-	{ "first update counts every node of the list", "none", NULL, NULL, 0, 2, 0, 4, 0 },
-	{ "nothing changed: nothing recounted", "none", NULL, NULL, 0, 0, 0, 0, 0 },
-	{ "a pod without affinity added to n3: only n3 recounted", "add", "q1", "n3", '-', 0, 0, 1, 0 },
-	{ "an anti-affinity pod on n3 joins the anti list", "add", "q2", "n3", 'a', 1, 0, 1, 0 },
-	{ "an assumed anti-affinity pod on n4", "assume", "q3", "n4", 'a', 1, 0, 1, 0 },
-	{ "forgetting it takes n4 out of the anti list", "forget", "q3", "n4", 'a', 0, 1, 1, 0 },
-	{ "a preferred-affinity pod on n4: not in the anti list", "add", "q4", "n4", 'p', 0, 0, 1, 0 },
-	{ "removing n1's anti-affinity pod drops n1", "remove", "p1", "n1", 'a', 0, 1, 1, 0 },
-	{ "updating q1 into an anti-affinity pod", "update", "q1", "n3", 'a', 1, 0, 1, 0 },
-	{ "a new node n5 (no pods)", "node-add", "n5", "B", 0, 0, 0, 1, 0 },
-	{ "an anti-affinity pod on n5", "add", "q5", "n5", 'a', 1, 0, 1, 0 },
-	{ "n2 relabelled to zone B: its pods count there", "relabel", "n2", "B", 0, 1, 0, 1, 0 },
-	{ "removing node n5 drops it from both lists", "node-remove", "n5", NULL, 0, 0, 1, 0, 1 },
-	{ "a new signature recounts everything", "reset", NULL, NULL, 0, 2, 0, 4, 0 },
-	{ "and is then kept", "none", NULL, NULL, 0, 0, 0, 0, 0 },
+	{ "first update counts every node of the list", "none", NULL, NULL, 0, 2, 0, 4, 0, 0, false },
+	{ "nothing changed: nothing recounted", "none", NULL, NULL, 0, 0, 0, 0, 0, 1, false },
+	{ "a pod without affinity added to n3: only n3 recounted", "add", "q1", "n3", '-', 0, 0, 1, 0, 1, false },
+	{ "an anti-affinity pod on n3 joins the anti list", "add", "q2", "n3", 'a', 1, 0, 1, 0, 1, false },
+	{ "an assumed anti-affinity pod on n4", "assume", "q3", "n4", 'a', 1, 0, 1, 0, 1, false },
+	{ "forgetting it takes n4 out of the anti list", "forget", "q3", "n4", 'a', 0, 1, 1, 0, 1, false },
+	{ "a preferred-affinity pod on n4: not in the anti list", "add", "q4", "n4", 'p', 0, 0, 1, 0, 1, false },
+	{ "removing n1's anti-affinity pod drops n1", "remove", "p1", "n1", 'a', 0, 1, 1, 0, 1, false },
+	{ "updating q1 into an anti-affinity pod", "update", "q1", "n3", 'a', 1, 0, 1, 0, 1, false },
+	{ "n3's object replaced, same zone: n3 recounted", "relabel", "n3", "B", 0, 1, 0, 1, 0, 1, false },
+	{ "a new node n5 (no pods)", "node-add", "n5", "B", 0, 0, 0, 1, 0, 0, false },
+	{ "an anti-affinity pod on n5", "add", "q5", "n5", 'a', 1, 0, 1, 0, 1, false },
+	{ "n2 relabelled to zone B: its pods count there", "relabel", "n2", "B", 0, 1, 0, 1, 0, 0, false },
+	{ "an anti-affinity pod on n4, not counted this cycle", "add", "q6", "n4", 'a', 0, 0, 0, 0, 0, true },
+	{ "and one on n1: two updates since, n1 and n4 recounted by a walk", "add", "q7", "n1", 'a', 2, 0, 2, 0, 0, false },
+	{ "removing node n5 drops it from both lists", "node-remove", "n5", NULL, 0, 0, 1, 0, 1, 0, false },
+	{ "a new signature recounts everything", "reset", NULL, NULL, 0, 4, 0, 4, 0, 0, false },
+	{ "and is then kept", "none", NULL, NULL, 0, 0, 0, 0, 0, 1, false },
+	{ "q7 removed: n1, without pods now, leaves the anti list", "remove", "q7", "n1", 'a', 0, 1, 1, 0, 1, false },
 };
 
 static void apply_step(struct sk_cache *c, const struct step *st)
@@ -171,20 +182,31 @@ static void apply_step(struct sk_cache *c, const struct step *st)
 	assert_int_equal(rc, 0);
 }
 
-static void check_memo(struct sk_node_memo *m, struct sk_node_info *const *list, int n, int want_recounted,
-		       int want_dropped, struct sk_node_sums **held, struct sk_node_sums **held_copy)
+static void check_memo(struct sk_node_memo *m, const struct sk_snapshot *snap, struct sk_node_info *const *list, int n,
+		       const struct step *st, bool anti, struct sk_node_sums **held, struct sk_node_sums **held_copy)
 {
+	int want_recounted = anti ? st->anti_recounted : st->all_recounted;
+	int want_dropped = anti ? st->anti_dropped : st->all_dropped;
 	int calls = 0, fresh_calls = 0;
-	struct sk_node_sums *a = sk_node_memo_update(m, NULL, list, n, contrib, &calls);
+	struct sk_node_sums *a = snap ? sk_node_memo_update_in(m, NULL, snap, list, n, contrib, &calls)
+				      : sk_node_memo_update(m, NULL, list, n, contrib, &calls);
+	if (sk_node_memo_last_followed(m) != (snap && st->followed)) {
+		print_error("%s (%s list, %s): followed the log %d\n", st->name, anti ? "anti" : "all",
+			    snap ? "snapshot given" : "walk", sk_node_memo_last_followed(m));
+		fail();
+	}
 	assert_non_null(a);
 	struct sk_node_sums *f = sk_node_sums_count(NULL, list, n, contrib, &fresh_calls);
 	assert_non_null(f);
 	assert_same_sums(a, f);
 	int recounted, dropped;
 	sk_node_memo_last(m, &recounted, &dropped);
-	assert_int_equal(recounted, want_recounted);
-	assert_int_equal(calls, want_recounted);
-	assert_int_equal(dropped, want_dropped);
+	if (recounted != want_recounted || calls != want_recounted || dropped != want_dropped) {
+		print_error("%s (%s list, %s): recounted %d (calls %d) dropped %d, want %d and %d\n", st->name,
+			    anti ? "anti" : "all", snap ? "snapshot given" : "walk", recounted, calls, dropped,
+			    want_recounted, want_dropped);
+		fail();
+	}
 	/* what the last step handed out is unchanged (its holder reads it while we count) */
 	if (*held) {
 		assert_same_sums(*held, *held_copy);
@@ -195,9 +217,8 @@ static void check_memo(struct sk_node_memo *m, struct sk_node_info *const *list,
 	*held_copy = f;
 }
 
-static void test_steps(void **state)
+static void run_steps(bool follow)
 {
-	(void)state;
 	struct sk_cache *c = sk_cache_new(0);
 	struct sk_snapshot *s = sk_snapshot_new();
 	const char *zones[] = { "A", "A", "B", "B" };
@@ -230,9 +251,12 @@ static void test_steps(void **state)
 		}
 		assert_int_equal(sk_cache_update_snapshot(c, s, &err), 0);
 		assert_lists(s);
-		check_memo(anti, s->have_required_anti_affinity, s->nhave_required_anti_affinity, st->anti_recounted,
-			   st->anti_dropped, &held[0], &copy[0]);
-		check_memo(all, s->nodes, s->nnodes, st->all_recounted, st->all_dropped, &held[1], &copy[1]);
+		if (st->skip)
+			continue;
+		const struct sk_snapshot *given = follow ? s : NULL;
+		check_memo(anti, given, s->have_required_anti_affinity, s->nhave_required_anti_affinity, st, true, &held[0],
+			   &copy[0]);
+		check_memo(all, given, s->nodes, s->nnodes, st, false, &held[1], &copy[1]);
 	}
 	for (int i = 0; i < 2; i++) {
 		sk_node_sums_unref(held[i]);
@@ -240,6 +264,77 @@ static void test_steps(void **state)
 	}
 	sk_node_memo_free(anti);
 	sk_node_memo_free(all);
+	sk_snapshot_free(s);
+	sk_cache_free(c);
+}
+
+static void test_steps(void **state)
+{
+	(void)state;
+	run_steps(false);
+}
+
+static void test_steps_following_the_log(void **state)
+{
+	(void)state;
+	run_steps(true);
+}
+
+/* A list that is not one of the snapshot's (a copy of its nodes) is walked even with the snapshot
+ * given; a snapshot built from node infos has no log (walked every time); a snapshot's own list is
+ * followed, and stops being followed once another list was counted in between. */
+static void test_follow_only_the_snapshot_lists(void **state)
+{
+	(void)state;
+	struct sk_cache *c = sk_cache_new(0);
+	struct sk_snapshot *s = sk_snapshot_new();
+	char *err = NULL;
+	for (int i = 0; i < 3; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "m%d", i);
+		struct sk_node *n = mk_node(name, "A");
+		assert_int_equal(sk_cache_add_node(c, n, &err), 0);
+		sk_node_unref(n);
+	}
+	assert_int_equal(sk_cache_update_snapshot(c, s, &err), 0);
+	struct sk_node_info *copy[3];
+	memcpy(copy, s->nodes, sizeof(copy));
+	struct sk_node_memo *m = sk_node_memo_new();
+	int calls = 0;
+	struct {
+		const char *name;
+		struct sk_node_info *const *list;
+		bool followed;
+	} cases[] = {
+		{ "the snapshot's nodes, first: walked", s->nodes, false },
+		{ "the snapshot's nodes again: followed", s->nodes, true },
+		{ "a copy of the list: walked", copy, false },
+		{ "the snapshot's nodes after the copy: walked", s->nodes, false },
+		{ "and then followed", s->nodes, true },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(sk_cache_update_snapshot(c, s, &err), 0);
+		struct sk_node_sums *a = sk_node_memo_update_in(m, NULL, s, cases[i].list, 3, contrib, &calls);
+		assert_non_null(a);
+		if (sk_node_memo_last_followed(m) != cases[i].followed) {
+			print_error("%s: followed %d\n", cases[i].name, sk_node_memo_last_followed(m));
+			fail();
+		}
+		sk_node_sums_unref(a);
+	}
+	struct sk_node_info *nis[2] = { fx_node_info(mk_node("x", "A"), mk_pod("px", "x", 'a'), NULL),
+					fx_node_info(mk_node("y", "B"), NULL) };
+	struct sk_snapshot *made = sk_snapshot_from_node_infos(nis, 2);
+	assert_non_null(made);
+	sk_node_memo_reset(m, NULL, NULL);
+	for (int i = 0; i < 2; i++) {
+		struct sk_node_sums *a = sk_node_memo_update_in(m, NULL, made, made->nodes, made->nnodes, contrib, &calls);
+		assert_non_null(a);
+		assert_false(sk_node_memo_last_followed(m));
+		sk_node_sums_unref(a);
+	}
+	sk_snapshot_free(made);
+	sk_node_memo_free(m);
 	sk_snapshot_free(s);
 	sk_cache_free(c);
 }
@@ -313,6 +408,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_steps),
+		cmocka_unit_test(test_steps_following_the_log),
+		cmocka_unit_test(test_follow_only_the_snapshot_lists),
 		cmocka_unit_test(test_generation_zero_and_order),
 		cmocka_unit_test(test_agg_own),
 	};
