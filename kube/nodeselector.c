@@ -382,6 +382,18 @@ int kube_node_selector_node_names(const struct kube_node_selector *s, const char
 	return 1;
 }
 
+void kube_node_selector_canonicalize(struct kube_node_selector *s, const char *(*canon)(const char *))
+{
+	for (size_t i = 0; s && i < s->n; i++)
+		kube_label_selector_canonicalize(s->terms[i].labels, canon);
+}
+
+void kube_preferred_terms_canonicalize(struct kube_preferred_terms *p, const char *(*canon)(const char *))
+{
+	for (size_t i = 0; p && i < p->n; i++)
+		kube_label_selector_canonicalize(p->terms[i].labels, canon);
+}
+
 bool kube_node_selector_matches(const struct kube_node_selector *s, const char *node_name, kube_label_lookup_fn get,
 				const void *ctx)
 {

@@ -40,6 +40,8 @@ int kube_node_selector_compile_object(const cJSON *node_selector, const char *pa
 /* node_name feeds matchFields metadata.name; get looks node labels up (NULL = absent). */
 bool kube_node_selector_matches(const struct kube_node_selector *s, const char *node_name,
 				kube_label_lookup_fn get, const void *ctx);
+/* kube_label_selector_canonicalize (kube/selector.h) over every term's matchExpressions. */
+void kube_node_selector_canonicalize(struct kube_node_selector *s, const char *(*canon)(const char *));
 /* Convenience over a Node object (metadata.name, metadata.labels). */
 bool kube_node_selector_matches_node(const struct kube_node_selector *s, const cJSON *node);
 void kube_node_selector_free(struct kube_node_selector *s);
@@ -58,6 +60,8 @@ int kube_preferred_terms_compile(const cJSON *terms, const char *path, unsigned 
 int64_t kube_preferred_terms_score(const struct kube_preferred_terms *p, const char *node_name,
 				   kube_label_lookup_fn get, const void *ctx);
 int64_t kube_preferred_terms_score_node(const struct kube_preferred_terms *p, const cJSON *node);
+/* kube_label_selector_canonicalize over every preference's matchExpressions. */
+void kube_preferred_terms_canonicalize(struct kube_preferred_terms *p, const char *(*canon)(const char *));
 void kube_preferred_terms_free(struct kube_preferred_terms *p);
 
 #endif

@@ -18,6 +18,11 @@ struct requirement {
 	char **values; /* sorted */
 	size_t nvalues;
 	long long number; /* Gt/Lt operand */
+	/* Canonical pointers (kube_label_selector_canonicalize), NULL when none: the key handed to the
+	 * lookup instead of key, and values[i]'s equal that a looked-up value is compared with by
+	 * pointer before the strcmp search (ivalues[i] NULL: none for that one). */
+	const char *ikey;
+	const char **ivalues;
 };
 
 struct kube_label_selector {
@@ -259,6 +264,9 @@ static void req_free(struct requirement *r)
 	for (size_t i = 0; i < r->nvalues; i++)
 		free(r->values[i]);
 	free(r->values);
+	free(r->ivalues);
+	r->ivalues = NULL;
+	r->ikey = NULL;
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -405,6 +413,10 @@ static int req_init(struct requirement *r, const char *key, enum kube_selector_o
 
 static bool req_has_value(const struct requirement *r, const char *v)
 {
+	if (r->ivalues)
+		for (size_t i = 0; i < r->nvalues; i++)
+			if (r->ivalues[i] == v)
+				return true;
 	size_t lo = 0, hi = r->nvalues;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -421,7 +433,7 @@ static bool req_has_value(const struct requirement *r, const char *v)
 
 static bool req_matches(const struct requirement *r, kube_label_lookup_fn get, const void *ctx)
 {
-	const char *v = get(ctx, r->key);
+	const char *v = get(ctx, r->ikey ? r->ikey : r->key);
 	switch (r->op) {
 	case KUBE_SEL_IN:
 	case KUBE_SEL_EQUALS:
@@ -1040,6 +1052,24 @@ int kube_label_selector_add_at(const struct kube_label_selector *s, const char *
 	sel_sort(c);
 	*out = c;
 	return 0;
+}
+
+void kube_label_selector_canonicalize(struct kube_label_selector *s, const char *(*canon)(const char *))
+{
+	for (size_t i = 0; s && i < s->n; i++) {
+		struct requirement *r = &s->reqs[i];
+		r->ikey = canon(r->key);
+		if (r->ivalues || !r->nvalues)
+			continue;
+		const char **iv = calloc(r->nvalues, sizeof(*iv));
+		bool any = false;
+		for (size_t j = 0; iv && j < r->nvalues; j++)
+			any |= (iv[j] = canon(r->values[j])) != NULL;
+		if (any)
+			r->ivalues = iv;
+		else
+			free(iv);
+	}
 }
 
 bool kube_label_selector_matches(const struct kube_label_selector *s, kube_label_lookup_fn get, const void *ctx)

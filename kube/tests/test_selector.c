@@ -136,6 +136,106 @@ static void test_selector_matches(void **state)
 			fail_msg("%s vs {%s}: want %d", cases[i].sel, cases[i].labels, cases[i].match);
 }
 
+/* The same table with the selector canonicalized (kube_label_selector_canonicalize) against a pool
+ * holding the labels' keys and values, as the scheduler interns node labels: the labels are looked
+ * up by pointer among the pool's strings, the lookup must be handed the pool's key whenever the
+ * pool has it, and every case must match as before. */
+#define POOL_MAX 16
+static char *pool[POOL_MAX];
+static int npool;
+static int foreign_keys; /* lookups handed a key the pool has, but not the pool's pointer */
+
+static const char *pool_find(const char *s)
+{
+	for (int i = 0; i < npool; i++)
+		if (!strcmp(pool[i], s))
+			return pool[i];
+	return NULL;
+}
+
+static const char *pool_add(const char *s)
+{
+	const char *p = pool_find(s);
+	if (p)
+		return p;
+	assert_true(npool < POOL_MAX);
+	return pool[npool++] = strdup(s);
+}
+
+struct pool_labels {
+	int n;
+	const char *k[8], *v[8];
+};
+
+static const char *pool_lookup(const void *ctx, const char *key)
+{
+	const struct pool_labels *l = ctx;
+	const char *pk = pool_find(key);
+	if (pk && pk != key)
+		foreign_keys++;
+	for (int i = 0; i < l->n; i++)
+		if (!strcmp(l->k[i], key))
+			return l->v[i];
+	return NULL;
+}
+
+static void test_selector_matches_canonical(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *sel, *labels;
+		bool match;
+	} cases[] = {
+		{"x=y", "x=y", true},
+		{"x=y", "x=z", false},
+		{"x in (a,b,c)", "x=b", true},
+		{"x in (a,c)", "x=b", false},
+		{"x notin (a,b)", "x=b", false},
+		{"x notin (a,c)", "x=b", true},
+		{"x!=y,z!=w", "x=z,z=a", true},
+		{"x!=y,z!=w", "x=z,z=w", false},
+		{"x", "x=z", true},
+		{"!x", "x=z", false},
+		{"x>1", "x=2", true},
+		{"x<1", "x=2", false},
+		{"foo=bar,baz=blah", "foo=bar,baz=blah", true},
+		{"foo=bar,foobar=bar,baz=blah", "foo=bar,baz=blah", false},
+		{"q in (v1,v2)", "x=v2", false}, /* the value is pooled, the key absent */
+		{"x in (a,c)", "x=b,y=c", false}, /* c pooled, the node's b is not a canonical value */
+		{"x notin (a,c)", "x=b,y=a", true},
+		{"x in (b,c)", "x=b,y=c", true},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		npool = 0;
+		foreign_keys = 0;
+		struct pool_labels l = { 0 };
+		char *copy = strdup(cases[i].labels), *save = NULL;
+		for (char *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+			char *eq = strchr(kv, '=');
+			*eq = '\0';
+			l.k[l.n] = pool_add(kv);
+			l.v[l.n++] = pool_add(eq + 1);
+		}
+		free(copy);
+		struct kube_label_selector *s;
+		char *err = NULL;
+		if (kube_label_selector_parse(cases[i].sel, &s, &err) != 0)
+			fail_msg("parse %s: %s", cases[i].sel, err);
+		bool before = kube_label_selector_matches(s, pool_lookup, &l);
+		kube_label_selector_canonicalize(s, pool_find);
+		kube_label_selector_canonicalize(s, pool_find); /* twice: no leak, same pointers */
+		foreign_keys = 0;
+		bool after = kube_label_selector_matches(s, pool_lookup, &l);
+		if (before != cases[i].match || after != cases[i].match || foreign_keys != 0)
+			fail_msg("%s vs {%s}: want %d, got %d before and %d after canonicalizing, %d lookups without the "
+				 "pooled key",
+				 cases[i].sel, cases[i].labels, cases[i].match, before, after, foreign_keys);
+		kube_label_selector_free(s);
+		for (int k = 0; k < npool; k++)
+			free(pool[k]);
+	}
+}
+
 static void test_set_selector_parser(void **state)
 {
 	(void)state;
@@ -650,6 +750,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_selector_equal),
 		cmocka_unit_test(test_selector_parse),	  cmocka_unit_test(test_selector_matches),
+		cmocka_unit_test(test_selector_matches_canonical),
 		cmocka_unit_test(test_set_selector_parser), cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_requirement_constructor), cmocka_unit_test(test_add_and_string),
 		cmocka_unit_test(test_from_json),	  cmocka_unit_test(test_from_map),

@@ -17,6 +17,7 @@
 #include "kube/quantity.h"
 #include "kube/selector.h"
 #include "schedkit/types.h"
+#include "scheduler/api/intern.h"
 #include "scheduler/api/pod_version.h"
 #include "scheduler/api/pod_volumes.h"
 #include "scheduler/api/raw.h"
@@ -1341,6 +1342,9 @@ static void decode_node_affinity(struct dctx *c, const cJSON *aff, struct sk_pod
 			free(serr);
 			return;
 		}
+		/* node label keys and values are interned: NodeAffinity's per-node match then finds the
+		 * key by pointer and the value by pointer before any strcmp */
+		kube_node_selector_canonicalize(p->required_affinity, sk_intern_find);
 		free(serr);
 		serr = NULL;
 	}
@@ -1353,6 +1357,7 @@ static void decode_node_affinity(struct dctx *c, const cJSON *aff, struct sk_pod
 		free(serr);
 		return;
 	}
+	kube_preferred_terms_canonicalize(p->preferred_affinity, sk_intern_find);
 	free(serr);
 }
 
