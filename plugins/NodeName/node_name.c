@@ -17,6 +17,23 @@ static struct sk_status node_name_filter(struct sk_plugin *self, struct sk_cycle
 	return sk_ok();
 }
 
+/* node_name_filter over a run of nodes (filter_batch, docs/plugins.md "Batch filtering"): a pod
+ * naming no node passes them all at once. */
+static void node_name_filter_batch(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				   const struct sk_node_info *const *nodes, int n, uint8_t *ok, struct sk_status *st)
+{
+	(void)self;
+	(void)cs;
+	if (!pod->node_name || !*pod->node_name)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (ok[i] && (!nodes[i]->node || strcmp(pod->node_name, nodes[i]->node->name) != 0)) {
+			ok[i] = 0;
+			st[i] = sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_NAME);
+		}
+	}
+}
+
 /* Only a node with the requested name (or any node, for a pod naming none) can help. */
 static enum sk_hint node_name_hint_node_add(struct sk_plugin *self, const struct sk_pod *pod, const void *old_obj,
 					    const void *new_obj)
@@ -43,5 +60,6 @@ const struct sk_plugin_desc sk_plugin_node_name = {
 	SK_PLUGIN_HEADER,
 	.name = "NodeName",
 	.filter = node_name_filter,
+	.filter_batch = node_name_filter_batch,
 	.events_to_register = node_name_events,
 };

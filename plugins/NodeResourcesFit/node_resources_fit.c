@@ -470,18 +470,24 @@ done:
 	return s;
 }
 
-/* fits_request_reasons, after the common case: room for one more pod and for every native
- * request, no scalar request, which are exactly the conditions under which it adds no reason
- * (kept apart so the common case saves no registers for the other). */
-static inline struct sk_status fits_request(const struct fit_args *a, const struct sk_pod *pod,
-					    const struct sk_node_info *ni)
+/* The common case of fits_request: room for one more pod and for every native request, no scalar
+ * request, which are exactly the conditions under which fits_request_reasons adds no reason. */
+static inline bool fits_plainly(const struct sk_pod *pod, const struct sk_node_info *ni)
 {
 	const struct sk_resource *alloc = &ni->node->allocatable, *used = &ni->requested;
 	const struct sk_resource *req = &pod->requests;
-	if ((int64_t)ni->npods + 1 <= alloc->allowed_pod_number && req->nscalar == 0 &&
-	    (req->milli_cpu <= 0 || req->milli_cpu <= alloc->milli_cpu - used->milli_cpu) &&
-	    (req->memory <= 0 || req->memory <= alloc->memory - used->memory) &&
-	    (req->ephemeral_storage <= 0 || req->ephemeral_storage <= alloc->ephemeral_storage - used->ephemeral_storage))
+	return (int64_t)ni->npods + 1 <= alloc->allowed_pod_number && req->nscalar == 0 &&
+	       (req->milli_cpu <= 0 || req->milli_cpu <= alloc->milli_cpu - used->milli_cpu) &&
+	       (req->memory <= 0 || req->memory <= alloc->memory - used->memory) &&
+	       (req->ephemeral_storage <= 0 || req->ephemeral_storage <= alloc->ephemeral_storage - used->ephemeral_storage);
+}
+
+/* fits_request_reasons, after the common case (kept apart so the common case saves no registers
+ * for the other). */
+static inline struct sk_status fits_request(const struct fit_args *a, const struct sk_pod *pod,
+					    const struct sk_node_info *ni)
+{
+	if (fits_plainly(pod, ni))
 		return sk_ok();
 	return fits_request_reasons(a, pod, ni);
 }
@@ -496,6 +502,31 @@ static struct sk_status fit_filter(struct sk_plugin *self, struct sk_cycle_state
 	if (!ni->node)
 		return sk_status(SK_ERROR, "node not found");
 	return fits_request(self->priv, state, ni);
+}
+
+/* fit_filter over a run of nodes (filter_batch, docs/plugins.md "Batch filtering"): the
+ * PreFilter state is read once for the run. */
+static void fit_filter_batch(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			     const struct sk_node_info *const *nodes, int n, uint8_t *ok, struct sk_status *st)
+{
+	(void)pod;
+	const struct sk_pod *state = sk_cycle_state_get(cs, self->slot);
+	const struct fit_args *a = self->priv;
+	for (int i = 0; i < n; i++) {
+		if (!ok[i] || (state && nodes[i]->node && fits_plainly(state, nodes[i])))
+			continue;
+		struct sk_status s;
+		if (!state)
+			s = sk_status(SK_ERROR, "error reading \"PreFilterNodeResourcesFit\" from cycleState: not found");
+		else if (!nodes[i]->node)
+			s = sk_status(SK_ERROR, "node not found");
+		else
+			s = fits_request_reasons(a, state, nodes[i]);
+		if (s.code != SK_SUCCESS) {
+			ok[i] = 0;
+			st[i] = s;
+		}
+	}
 }
 
 /* PreScore: the pod's request per scored resource (non-zero variant for cpu and memory), once per cycle. */
@@ -726,6 +757,7 @@ const struct sk_plugin_desc sk_plugin_node_resources_fit = {
 	.init = fit_init,
 	.pre_filter = fit_pre_filter,
 	.filter = fit_filter,
+	.filter_batch = fit_filter_batch,
 	.pre_score = fit_pre_score,
 	.score = fit_score,
 	.events_to_register = fit_events,

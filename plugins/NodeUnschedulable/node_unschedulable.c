@@ -39,6 +39,24 @@ static struct sk_status node_unschedulable_filter(struct sk_plugin *self, struct
 	return unschedulable_or_unknown(pod, ni);
 }
 
+/* node_unschedulable_filter over a run of nodes (filter_batch, docs/plugins.md "Batch filtering"). */
+static void node_unschedulable_filter_batch(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+					    const struct sk_node_info *const *nodes, int n, uint8_t *ok,
+					    struct sk_status *st)
+{
+	(void)self;
+	(void)cs;
+	for (int i = 0; i < n; i++) {
+		if (!ok[i] || (nodes[i]->node && !nodes[i]->node->unschedulable))
+			continue;
+		struct sk_status s = unschedulable_or_unknown(pod, nodes[i]);
+		if (s.code != SK_SUCCESS) {
+			ok[i] = 0;
+			st[i] = s;
+		}
+	}
+}
+
 /* Queue when a schedulable node is added or a node turns schedulable. Upstream does not look at
  * the pod's tolerations here: a pod that tolerated the taint was not rejected by this plugin. */
 static enum sk_hint node_unschedulable_hint_node(struct sk_plugin *self, const struct sk_pod *pod, const void *old_obj,
@@ -89,5 +107,6 @@ const struct sk_plugin_desc sk_plugin_node_unschedulable = {
 	SK_PLUGIN_HEADER,
 	.name = "NodeUnschedulable",
 	.filter = node_unschedulable_filter,
+	.filter_batch = node_unschedulable_filter_batch,
 	.events_to_register = node_unschedulable_events,
 };

@@ -45,6 +45,26 @@ static struct sk_status taint_filter(struct sk_plugin *self, struct sk_cycle_sta
 	return sk_ok();
 }
 
+/* taint_filter over a run of nodes (filter_batch, docs/plugins.md "Batch filtering"). */
+static void taint_filter_batch(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			       const struct sk_node_info *const *nodes, int n, uint8_t *ok, struct sk_status *st)
+{
+	(void)self;
+	(void)cs;
+	for (int i = 0; i < n; i++) {
+		if (!ok[i])
+			continue;
+		const struct sk_node *node = nodes[i]->node;
+		if (!node) {
+			ok[i] = 0;
+			st[i] = sk_status(SK_ERROR, "node not found");
+		} else if (node->ntaints && first_untolerated(node, pod)) {
+			ok[i] = 0;
+			st[i] = sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNTOLERATED);
+		}
+	}
+}
+
 /* PreScore state: the pod's tolerations with an empty or PreferNoSchedule effect. */
 struct taint_prescore {
 	int n;
@@ -187,6 +207,7 @@ const struct sk_plugin_desc sk_plugin_taint_toleration = {
 	SK_PLUGIN_HEADER,
 	.name = "TaintToleration",
 	.filter = taint_filter,
+	.filter_batch = taint_filter_batch,
 	.pre_score = taint_pre_score,
 	.score = taint_score,
 	.normalize_score = taint_normalize,

@@ -681,7 +681,7 @@ struct sk_status sk_fw_run_pre_filter_remove_pod(struct sk_framework *fw, struct
 
 /* A Filter plugin's non-Success status as RunFilterPlugins returns it: rejections carry the
  * plugin's name, anything else becomes an Error naming it. */
-static struct sk_status filter_failed(const struct sk_plugin *pl, struct sk_status *s)
+struct sk_status sk_fw_filter_failed(const struct sk_plugin *pl, struct sk_status *s)
 {
 	if (!sk_is_rejected(s))
 		return wrapf(s, pl->desc->name, "running \"%s\" filter plugin: ", pl->desc->name);
@@ -707,7 +707,7 @@ static __attribute__((noinline)) struct sk_status run_filters_counted(const stru
 		else
 			evaluated(fw, "Filter", pl, 1);
 		if (s.code != SK_SUCCESS)
-			return filter_failed(pl, &s);
+			return sk_fw_filter_failed(pl, &s);
 	}
 	return sk_ok();
 }
@@ -738,7 +738,7 @@ static __attribute__((noinline)) struct sk_status run_filters_general(struct sk_
 		plugin_end(fw, "Filter", pl, s.code, pt);
 		filter_evaluated(fw, pl);
 		if (s.code != SK_SUCCESS)
-			return filter_failed(pl, &s);
+			return sk_fw_filter_failed(pl, &s);
 	}
 	return sk_ok();
 }
@@ -760,7 +760,7 @@ struct sk_status sk_fw_run_filter(struct sk_framework *fw, struct sk_cycle_state
 		struct sk_plugin *pl = pts[i];
 		struct sk_status s = pl->desc->filter(pl, cs, pod, ni);
 		if (s.code != SK_SUCCESS)
-			return filter_failed(pl, &s);
+			return sk_fw_filter_failed(pl, &s);
 	}
 	return sk_ok();
 }
@@ -813,7 +813,7 @@ filter_nodes_plain(const struct sk_framework *fw, struct sk_plugin *const *pts, 
 			/* scoped to the call, so that the plugin returns straight into it */
 			struct sk_status s = (*pp)->desc->filter(*pp, cs, pod, ni);
 			if (s.code != SK_SUCCESS) {
-				st[k] = filter_failed(*pp, &s);
+				st[k] = sk_fw_filter_failed(*pp, &s);
 				break;
 			}
 		}
@@ -856,6 +856,8 @@ int sk_fw_run_filter_nodes(struct sk_framework *fw, struct sk_cycle_state *cs, c
 	if (tls_eval.fw == fw)
 		return filter_nodes_plain(fw, cs->filters, cs->nfilters, cs, pod, nodes, n, max_feasible, res, st, ran,
 					  true);
+	if (sk_fw_filters_batched(cs->filters, cs->nfilters))
+		return sk_fw_filter_blocks(cs->filters, cs->nfilters, cs, pod, nodes, n, max_feasible, res, st, ran);
 	return filter_nodes_plain(fw, cs->filters, cs->nfilters, cs, pod, nodes, n, max_feasible, res, st, ran, false);
 }
 

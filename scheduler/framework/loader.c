@@ -75,6 +75,12 @@ int sk_desc_check_abi(const struct sk_plugin_desc *d, char *msg, size_t n)
 			 name);
 		return -1;
 	}
+	if (d->size >= offsetof(struct sk_plugin_desc, filter_batch) + sizeof(d->filter_batch) && d->filter_batch &&
+	    !d->filter) {
+		snprintf(msg, n, "plugin \"%s\": filter_batch is set without filter (a batch plugin also filters one node)",
+			 name);
+		return -1;
+	}
 	return 0;
 }
 
@@ -133,6 +139,7 @@ static void module_subject(const struct sk_module *mod, char *buf, size_t n)
 static const uint64_t released_signatures[] = {
 	0x1211bdfea04318afULL, /* 1.0 */
 	0x3524af74a8f42ea7ULL, /* 1.1 */
+	0x88311f5892749f4fULL, /* 1.2 */
 };
 
 static uint64_t released_signature(uint32_t minor)

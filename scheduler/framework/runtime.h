@@ -182,6 +182,16 @@ enum { SK_FW_FEASIBLE = 1, SK_FW_REJECTED = 2, SK_FW_FAILED = 3 };
 int sk_fw_run_filter_nodes(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
 			   const struct sk_node_info *const *nodes, int n, int max_feasible, uint8_t *res,
 			   struct sk_status *st, int *ran);
+/* A Filter plugin's non-Success status as RunFilterPlugins returns it: a rejection gets the
+ * plugin's name, anything else becomes an Error naming it (s is consumed). */
+struct sk_status sk_fw_filter_failed(const struct sk_plugin *pl, struct sk_status *s);
+/* Whether a plugin of pts[0..nf) filters in batches (filter_batch). */
+bool sk_fw_filters_batched(struct sk_plugin *const *pts, int nf);
+/* sk_fw_run_filter_nodes's plain case with pts[0..nf) in blocks of nodes (scheduler/framework/
+ * filter_blocks.c): the same results, the same nodes filtered. */
+int sk_fw_filter_blocks(struct sk_plugin *const *pts, int nf, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			const struct sk_node_info *const *nodes, int n, int max_feasible, uint8_t *res,
+			struct sk_status *st, int *ran);
 /* RunFilterPluginsWithNominatedPods (pkg/scheduler/framework/runtime/framework.go): two passes when nominated pods of priority
  * >= pod's (other than pod) exist for the node. Thread-safe. */
 struct sk_status sk_fw_run_filter_with_nominated(struct sk_framework *fw, struct sk_cycle_state *cs,

@@ -61,7 +61,7 @@ static struct sk_framework *mkfw(struct tk_profile *tp)
  * taken back from the counters. Resets *st. */
 static void check_rejected_node(struct sk_framework *fw, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				const struct sk_node_info *ni, struct sk_status *st, uint8_t res, char by, enum sk_code c,
-				bool evaluated_hook, const char *mode, const char *name, int i)
+				bool evaluated_hook, const char *mode, const char *name, int i, int mid)
 {
 	const char *want_plugin = by == 'A' ? "TestA" : "TestC";
 	char want_msg[64];
@@ -82,13 +82,13 @@ static void check_rejected_node(struct sk_framework *fw, struct sk_cycle_state *
 	sk_status_reset(st);
 	atomic_fetch_sub(&tk_beh[TK_A].filter_calls, 1);
 	if (by != 'A') {
-		atomic_fetch_sub(&tk_beh[TK_B].filter_calls, 1);
+		atomic_fetch_sub(&tk_beh[mid].filter_calls, 1);
 		atomic_fetch_sub(&tk_beh[TK_C].filter_calls, 1);
 	}
 	if (evaluated_hook) { /* reported per call outside a chunk */
 		tk_filter_evals[TK_A]--;
 		if (by != 'A') {
-			tk_filter_evals[TK_B]--;
+			tk_filter_evals[mid]--;
 			tk_filter_evals[TK_C]--;
 		}
 	}
@@ -105,12 +105,15 @@ static void test_filter_nodes_table(void **state)
 	static const struct {
 		const char *name;
 		bool prefilter, sampled, evaluated_hook, chunk;
+		bool batched; /* the middle plugin is TestE, which filters in batches (filter_batch) */
 	} modes[] = {
-		{ "plain", true, false, false, false },
-		{ "counted per chunk", true, false, true, true },
-		{ "counted per call", true, false, true, false },
-		{ "sampled", true, true, true, true },
-		{ "no PreFilter list", false, false, true, true },
+		{ "plain", true, false, false, false, false },
+		{ "counted per chunk", true, false, true, true, false },
+		{ "counted per call", true, false, true, false, false },
+		{ "sampled", true, true, true, true, false },
+		{ "no PreFilter list", false, false, true, true, false },
+		{ "plain, the middle plugin in batches", true, false, false, false, true },
+		{ "counted per chunk, the middle plugin able to batch", true, false, true, true, true },
 	};
 	enum { NN = 6 };
 	static const struct {
@@ -149,8 +152,9 @@ static void test_filter_nodes_table(void **state)
 			struct tk_profile tp;
 			tk_profile_minimal(&tp, "p");
 			tk_profile_add(&tp, SK_EP_PRE_FILTER, TK_B, 0);
+			const int mid = modes[m].batched ? TK_E : TK_B;
 			tk_profile_add(&tp, SK_EP_FILTER, TK_A, 0);
-			tk_profile_add(&tp, SK_EP_FILTER, TK_B, 0);
+			tk_profile_add(&tp, SK_EP_FILTER, mid, 0);
 			tk_profile_add(&tp, SK_EP_FILTER, TK_C, 0);
 			struct sk_framework_env env = { .pool = tk_pool, .snapshot = env_snapshot,
 							.observe = modes[m].sampled ? env_observe : NULL,
@@ -199,23 +203,127 @@ static void test_filter_nodes_table(void **state)
 				if (res[i] == SK_FW_FEASIBLE)
 					continue;
 				check_rejected_node(fw, cs, pod, nis[i], &st[i], res[i], cases[k].want_plugin[i], cases[k].c,
-						    modes[m].evaluated_hook, modes[m].name, cases[k].name, i);
+						    modes[m].evaluated_hook, modes[m].name, cases[k].name, i, mid);
 			}
 			if (atomic_load(&tk_beh[TK_A].filter_calls) != cases[k].calls_a ||
-			    atomic_load(&tk_beh[TK_B].filter_calls) != cases[k].calls_b ||
+			    atomic_load(&tk_beh[mid].filter_calls) != cases[k].calls_b ||
 			    atomic_load(&tk_beh[TK_C].filter_calls) != cases[k].calls_c)
 				fail_msg("mode %s, case %s: calls %d %d %d", modes[m].name, cases[k].name,
-					 atomic_load(&tk_beh[TK_A].filter_calls), atomic_load(&tk_beh[TK_B].filter_calls),
+					 atomic_load(&tk_beh[TK_A].filter_calls), atomic_load(&tk_beh[mid].filter_calls),
 					 atomic_load(&tk_beh[TK_C].filter_calls));
+			/* batches only on the plain path (counted evaluations go node by node) */
+			bool want_batches = modes[m].batched && !modes[m].evaluated_hook && cases[k].calls_b > 0;
+			if ((atomic_load(&tk_beh[TK_E].filter_batch_calls) > 0) != want_batches)
+				fail_msg("mode %s, case %s: %d filter_batch calls", modes[m].name, cases[k].name,
+					 atomic_load(&tk_beh[TK_E].filter_batch_calls));
 			if (modes[m].evaluated_hook &&
-			    (tk_filter_evals[TK_A] != cases[k].calls_a || tk_filter_evals[TK_B] != cases[k].calls_b ||
+			    (tk_filter_evals[TK_A] != cases[k].calls_a || tk_filter_evals[mid] != cases[k].calls_b ||
 			     tk_filter_evals[TK_C] != cases[k].calls_c))
 				fail_msg("mode %s, case %s: evaluations %g %g %g", modes[m].name, cases[k].name,
-					 tk_filter_evals[TK_A], tk_filter_evals[TK_B], tk_filter_evals[TK_C]);
+					 tk_filter_evals[TK_A], tk_filter_evals[mid], tk_filter_evals[TK_C]);
 			sk_cycle_state_free(cs);
 			sk_pod_unref(pod);
 			sk_framework_unref(fw);
 		}
+	}
+	for (int i = 0; i < NN; i++)
+		sk_node_info_free(nis[i]);
+}
+
+/* The block loop (filter_blocks.c) at the scale of its blocks: 50 nodes, TestA rejecting some, the
+ * batching TestE rejecting others, TestC rejecting more; for every max_feasible around the block
+ * size (cut-offs inside a block, at its end and past it) the run must stop at the node the serial
+ * loop stops at, with the same result and status per node, and each plugin must have looked at
+ * exactly the nodes the serial loop hands it (nothing past the cut-off, nothing already rejected). */
+static void test_filter_blocks_cutoff(void **state)
+{
+	(void)state;
+	enum { NN = 50 };
+	static const char *const a_rej[] = { "n1", "n2", "n3", "n17", "n18", "n30", "n49", NULL };
+	static const char *const e_rej[] = { "n4", "n16", "n17", "n31", "n32", "n33", NULL }; /* n17: A's first */
+	static const char *const c_rej[] = { "n0", "n5", "n15", "n20", "n34", "n48", NULL };
+	static const int maxes[] = { 0, 1, 2, 5, 9, 10, 11, 12, 16, 25, 26, 27, 31, 32, 33, 35, INT32_MAX };
+	struct sk_node_info *nis[NN];
+	char names[NN][16];
+	for (int i = 0; i < NN; i++) {
+		snprintf(names[i], sizeof(names[i]), "n%d", i);
+		nis[i] = tk_node_named(names[i]);
+	}
+	uint8_t res[NN + 1];
+	struct sk_status st[NN + 1];
+	for (size_t m = 0; m < sizeof(maxes) / sizeof(maxes[0]); m++) {
+		tk_reset();
+		struct tk_profile tp;
+		tk_profile_minimal(&tp, "p");
+		tk_profile_add(&tp, SK_EP_FILTER, TK_A, 0);
+		tk_profile_add(&tp, SK_EP_FILTER, TK_E, 0);
+		tk_profile_add(&tp, SK_EP_FILTER, TK_C, 0);
+		struct sk_framework_env env = { .pool = tk_pool, .snapshot = env_snapshot };
+		char *err = NULL;
+		struct sk_framework *fw = sk_framework_new(&cfg, &tp.p, &env, &err);
+		if (!fw)
+			fail_msg("sk_framework_new: %s", err ? err : "?");
+		struct sk_pod *pod = tk_pod_prio("p", 0);
+		struct sk_cycle_state *cs = sk_cycle_state_new(fw, false);
+		struct sk_prefilter_result r;
+		struct sk_status ps = sk_fw_run_pre_filter(fw, cs, pod, &r, NULL, 0, NULL);
+		assert_int_equal(ps.code, SK_SUCCESS);
+		free(r.names);
+		const char *const *rej[3] = { a_rej, e_rej, c_rej };
+		const int who[3] = { TK_A, TK_E, TK_C };
+		for (int p = 0; p < 3; p++) {
+			for (int j = 0; rej[p][j]; j++)
+				tk_beh[who[p]].filter_nodes[j] = rej[p][j];
+			tk_beh[who[p]].filter = SK_UNSCHEDULABLE;
+			tk_beh[who[p]].filter_reason = p == 0 ? "a rejects" : p == 1 ? "e rejects" : "c rejects";
+		}
+		/* the serial loop's answer */
+		int want_found = 0, want_ran = 0, calls[3] = { 0, 0, 0 };
+		char want_by[NN];
+		for (int i = 0; i < NN && want_found < maxes[m]; i++, want_ran++) {
+			want_by[i] = 0;
+			for (int p = 0; p < 3 && !want_by[i]; p++) {
+				calls[p]++;
+				for (int j = 0; rej[p][j]; j++)
+					if (!strcmp(rej[p][j], names[i]))
+						want_by[i] = "AEC"[p];
+			}
+			want_found += !want_by[i];
+		}
+		memset(res, 0xee, sizeof(res));
+		int ran = -1;
+		int found = sk_fw_run_filter_nodes(fw, cs, pod, (const struct sk_node_info *const *)nis, NN, maxes[m], res,
+						   st, &ran);
+		if (found != want_found || ran != want_ran)
+			fail_msg("max %d: found %d ran %d, want %d and %d", maxes[m], found, ran, want_found, want_ran);
+		for (int i = 0; i <= NN; i++) {
+			if (i >= ran) {
+				if (i < NN + 1 && res[i] != 0xee)
+					fail_msg("max %d: res[%d] written past the run", maxes[m], i);
+				continue;
+			}
+			if (!want_by[i]) {
+				if (res[i] != SK_FW_FEASIBLE)
+					fail_msg("max %d: node %d res %d, want feasible", maxes[m], i, res[i]);
+				continue;
+			}
+			const char *want_plugin = want_by[i] == 'A' ? "TestA" : want_by[i] == 'E' ? "TestE" : "TestC";
+			const char *want_msg = want_by[i] == 'A' ? "a rejects" : want_by[i] == 'E' ? "e rejects" : "c rejects";
+			if (res[i] != SK_FW_REJECTED || st[i].code != SK_UNSCHEDULABLE || !st[i].plugin ||
+			    strcmp(st[i].plugin, want_plugin) || strcmp(tk_status_msg(&st[i]), want_msg))
+				fail_msg("max %d: node %d res %d %s \"%s\", want %s \"%s\"", maxes[m], i, res[i],
+					 st[i].plugin ? st[i].plugin : "-", tk_status_msg(&st[i]), want_plugin, want_msg);
+			sk_status_reset(&st[i]);
+		}
+		for (int p = 0; p < 3; p++)
+			if (atomic_load(&tk_beh[who[p]].filter_calls) != calls[p])
+				fail_msg("max %d: plugin %d looked at %d nodes, want %d", maxes[m], p,
+					 atomic_load(&tk_beh[who[p]].filter_calls), calls[p]);
+		if ((atomic_load(&tk_beh[TK_E].filter_batch_calls) > 0) != (calls[1] > 0))
+			fail_msg("max %d: %d filter_batch calls", maxes[m], atomic_load(&tk_beh[TK_E].filter_batch_calls));
+		sk_cycle_state_free(cs);
+		sk_pod_unref(pod);
+		sk_framework_unref(fw);
 	}
 	for (int i = 0; i < NN; i++)
 		sk_node_info_free(nis[i]);
@@ -394,6 +502,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_filter_nodes_table, setup),
+		cmocka_unit_test_setup(test_filter_blocks_cutoff, setup),
 		cmocka_unit_test_setup(test_score_totals_table, setup),
 		cmocka_unit_test_setup(test_score_chunks_table, setup),
 	};

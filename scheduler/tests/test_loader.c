@@ -282,6 +282,20 @@ static void test_older_minor_loads(void **state)
 	assert_int_equal(d->abi_minor, 1);
 	sk_module_set_unref(set);
 	assert_int_equal(sk_loader_live_modules(), 0);
+
+	/* and one built with the 1.2 headers: its descriptor is read with filter_batch NULL */
+	char dir12[300], so12[400];
+	mkdir_in(dir12, sizeof(dir12), "older12");
+	snprintf(so12, sizeof(so12), "%s/older12.so", dir12);
+	build(so12, "LoaderOlder12", 8, 1);
+	set = load_ok(dir12);
+	d = sk_module_set_lookup(set, "LoaderOlder12");
+	assert_non_null(d);
+	assert_int_equal(d->abi_minor, 2);
+	assert_non_null(d->filter);
+	assert_null(d->filter_batch);
+	sk_module_set_unref(set);
+	assert_int_equal(sk_loader_live_modules(), 0);
 }
 
 static void test_descriptor_size(void **state)

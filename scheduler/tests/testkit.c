@@ -35,6 +35,7 @@ void tk_reset(void)
 		atomic_init(&tk_beh[i].score_calls, 0);
 		atomic_init(&tk_beh[i].batch_calls, 0);
 		atomic_init(&tk_beh[i].batch_nodes, 0);
+		atomic_init(&tk_beh[i].filter_batch_calls, 0);
 	}
 	tk_log[0] = '\0';
 }
@@ -269,6 +270,22 @@ static struct sk_status tk_score_batch(struct sk_plugin *self, struct sk_cycle_s
 	return sk_ok();
 }
 
+/* ABI 1.3 batch filtering: each node still passing as tk_filter filters it. */
+static void tk_filter_batch(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			    const struct sk_node_info *const *nodes, int n, uint8_t *ok, struct sk_status *st)
+{
+	atomic_fetch_add(&beh(self)->filter_batch_calls, 1);
+	for (int i = 0; i < n; i++) {
+		if (!ok[i])
+			continue;
+		struct sk_status s = tk_filter(self, cs, pod, nodes[i]);
+		if (s.code != SK_SUCCESS) {
+			ok[i] = 0;
+			st[i] = s;
+		}
+	}
+}
+
 #define TK_DESC(NAME)                                                                                         \
 	{                                                                                                     \
 		SK_PLUGIN_HEADER, .name = NAME, .init = tk_init, .fini = tk_fini,         \
@@ -283,6 +300,7 @@ static struct sk_status tk_score_batch(struct sk_plugin *self, struct sk_cycle_s
 	{                                                                                                     \
 		SK_PLUGIN_HEADER, .name = NAME, .init = tk_init, .fini = tk_fini, .pre_score = tk_pre_score,    \
 		.score = tk_score, .normalize_score = tk_normalize, .score_batch = tk_score_batch,             \
+		.filter = tk_filter, .filter_batch = tk_filter_batch,                                          \
 	}
 
 const struct sk_plugin_desc tk_desc[TK_NPLUGINS] = { TK_DESC("TestA"), TK_DESC("TestB"), TK_DESC("TestC"),

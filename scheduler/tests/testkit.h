@@ -12,7 +12,8 @@
 #include "schedkit/plugin.h"
 
 #define TK_NPLUGINS 5
-/* TestE is TestA..D with score_batch too (its batches score each node as score does). */
+/* TestE scores and filters, with score_batch and filter_batch too (its batches score and filter
+ * each node as score and filter do). */
 enum { TK_A = 0, TK_B, TK_C, TK_D, TK_E };
 
 struct tk_behavior {
@@ -51,6 +52,7 @@ struct tk_behavior {
 	int init_calls, fini_calls;
 	atomic_int filter_calls, score_calls;
 	atomic_int batch_calls, batch_nodes; /* score_batch calls and the nodes they covered */
+	atomic_int filter_batch_calls;       /* filter_batch calls (TestE) */
 	int unreserve_calls, post_bind_calls;
 	struct sk_plugin *instance;
 	/* EnqueueExtensions: when nevents > 0 the plugin registers these with hint_result */

@@ -117,6 +117,9 @@ static const struct sk_plugin_desc lt_plugin = {
 #elif VARIANT == 7
 	/* as a module built with the 1.1 headers says: its descriptor ended after score_batch */
 	.abi_major = 1, .abi_minor = 1, .size = offsetof(struct sk_plugin_desc, score_batch) + sizeof(void (*)(void)),
+#elif VARIANT == 8
+	/* as a module built with the 1.2 headers says: its descriptor ended before filter_batch */
+	.abi_major = 1, .abi_minor = 2, .size = offsetof(struct sk_plugin_desc, filter_batch),
 #else
 	SK_PLUGIN_HEADER,
 #endif
@@ -137,18 +140,20 @@ SK_MODULE("loader-test", &lt_plugin);
 /* A module broken on purpose (variants 1, 2, 4): the forwarders of SK_MODULE, and an entry point
  * returning a module header the scheduler must refuse. Variant 6 is a module as the ABI 1.0 headers
  * built it (their layout signature, written out here), which a 1.x scheduler must load; it calls
- * nothing appended after 1.0. Variant 7 is the same for the 1.1 headers. */
+ * nothing appended after 1.0. Variants 7 and 8 are the same for the 1.1 and 1.2 headers. */
 #define LAYOUT_SIGNATURE_1_0 0x1211bdfea04318afULL
 #define LAYOUT_SIGNATURE_1_1 0x3524af74a8f42ea7ULL
+#define LAYOUT_SIGNATURE_1_2 0x88311f5892749f4fULL
 SK_MODULE_FORWARDERS();
 static const struct sk_plugin_desc *const lt_plugins[] = { &lt_plugin };
 static const struct sk_module lt_module = {
 	.abi_major = VARIANT == 1 ? SK_ABI_MAJOR + 1 : SK_ABI_MAJOR,
-	.abi_minor = VARIANT == 2 ? SK_ABI_MINOR + 1 : VARIANT == 6 ? 0 : VARIANT == 7 ? 1 : SK_ABI_MINOR,
+	.abi_minor = VARIANT == 2 ? SK_ABI_MINOR + 1 : VARIANT == 6 ? 0 : VARIANT == 7 ? 1 : VARIANT == 8 ? 2 : SK_ABI_MINOR,
 	.size = sizeof(struct sk_module),
 	.layout_signature = VARIANT == 4   ? SK_LAYOUT_SIGNATURE ^ 0x5a5aULL
 			    : VARIANT == 6 ? LAYOUT_SIGNATURE_1_0
 			    : VARIANT == 7 ? LAYOUT_SIGNATURE_1_1
+			    : VARIANT == 8 ? LAYOUT_SIGNATURE_1_2
 					   : SK_LAYOUT_SIGNATURE,
 	.name = "loader-test-broken",
 	.nplugins = 1,

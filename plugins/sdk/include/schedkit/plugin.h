@@ -274,6 +274,17 @@ struct sk_plugin_desc {
 	 * node it failed on. */
 	struct sk_status (*score_batch)(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 					const struct sk_node_info *const *nodes, int n, int64_t *scores, int *failed);
+
+	/* Appended in ABI 1.3. Filter over a run of nodes in one call (a schedkit extension; upstream
+	 * calls Filter per node): for each i in [0, n) with ok[i] set, the Filter of nodes[i]; a node
+	 * that does not pass gets ok[i] cleared and st[i] set to the status filter returns for it (the
+	 * framework names the plugin, as for filter). Nodes with ok[i] clear are not looked at and
+	 * their st[i] is left alone. When set, the framework's plain Filter loop calls it for runs of
+	 * up to 16 nodes (plugin by plugin over the run, so each node still sees the plugins in order
+	 * and stops at the first that rejects it; docs/plugins.md, "Batch filtering"). A plugin that
+	 * sets it also sets filter, with the same result per node; thread-safe as filter. */
+	void (*filter_batch)(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			     const struct sk_node_info *const *nodes, int n, uint8_t *ok, struct sk_status *st);
 };
 
 /* One instance of a plugin inside one profile's framework. */

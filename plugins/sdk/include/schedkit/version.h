@@ -6,7 +6,7 @@
 #define SK_SCHEDKIT_VERSION_H
 
 #define SK_ABI_MAJOR 1
-#define SK_ABI_MINOR 2
+#define SK_ABI_MINOR 3
 #define SK_VERSION "0.2.0"
 
 #endif
