@@ -52,10 +52,13 @@ static void prefetch_ahead(const struct sk_node_info *const *nodes, int next, in
 	}
 }
 
-/* One plugin over the block's passing nodes; returns how many it rejected. */
+/* One plugin over the block's passing nodes (alive of them); returns how many it rejected. */
 static int block_plugin(struct sk_plugin *pl, struct sk_cycle_state *cs, const struct sk_pod *pod,
-			const struct sk_node_info *const *blk, int b, uint8_t *ok, struct sk_status *st)
+			const struct sk_node_info *const *blk, int b, uint8_t *ok, struct sk_status *st, int alive,
+			uint32_t *evals)
 {
+	if (evals) /* each passing node is one evaluation, as a call of filter is */
+		evals[pl->slot] += (uint32_t)alive;
 	int rejected = 0;
 	if (!pl->desc->filter_batch) {
 		for (int i = 0; i < b; i++) {
@@ -92,7 +95,7 @@ static int block_plugin(struct sk_plugin *pl, struct sk_cycle_state *cs, const s
 
 int sk_fw_filter_blocks(struct sk_plugin *const *pts, int nf, struct sk_cycle_state *cs, const struct sk_pod *pod,
 			const struct sk_node_info *const *nodes, int n, int max_feasible, uint8_t *res,
-			struct sk_status *st, int *ran)
+			struct sk_status *st, int *ran, uint32_t *evals)
 {
 	int left = max_feasible, k = 0;
 	while (k < n && left > 0) {
@@ -104,7 +107,7 @@ int sk_fw_filter_blocks(struct sk_plugin *const *pts, int nf, struct sk_cycle_st
 		memset(ok, 1, (size_t)b);
 		int alive = b;
 		for (int p = 0; p < nf && alive > 0; p++)
-			alive -= block_plugin(pts[p], cs, pod, nodes + k, b, ok, st + k);
+			alive -= block_plugin(pts[p], cs, pod, nodes + k, b, ok, st + k, alive, evals);
 		if (alive == b) { /* every node passed */
 			memset(res + k, SK_FW_FEASIBLE, (size_t)b);
 			left -= b;

@@ -853,11 +853,16 @@ int sk_fw_run_filter_nodes(struct sk_framework *fw, struct sk_cycle_state *cs, c
 		*ran = k;
 		return found;
 	}
-	if (tls_eval.fw == fw)
+	bool batched = sk_fw_filters_batched(cs->filters, cs->nfilters);
+	if (tls_eval.fw == fw) {
+		if (batched && fw->nplugins <= EVAL_SLOTS) /* every slot counted in tls_eval */
+			return sk_fw_filter_blocks(cs->filters, cs->nfilters, cs, pod, nodes, n, max_feasible, res, st, ran,
+						   tls_eval.n);
 		return filter_nodes_plain(fw, cs->filters, cs->nfilters, cs, pod, nodes, n, max_feasible, res, st, ran,
 					  true);
-	if (sk_fw_filters_batched(cs->filters, cs->nfilters))
-		return sk_fw_filter_blocks(cs->filters, cs->nfilters, cs, pod, nodes, n, max_feasible, res, st, ran);
+	}
+	if (batched)
+		return sk_fw_filter_blocks(cs->filters, cs->nfilters, cs, pod, nodes, n, max_feasible, res, st, ran, NULL);
 	return filter_nodes_plain(fw, cs->filters, cs->nfilters, cs, pod, nodes, n, max_feasible, res, st, ran, false);
 }
 

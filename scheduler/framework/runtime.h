@@ -187,11 +187,12 @@ int sk_fw_run_filter_nodes(struct sk_framework *fw, struct sk_cycle_state *cs, c
 struct sk_status sk_fw_filter_failed(const struct sk_plugin *pl, struct sk_status *s);
 /* Whether a plugin of pts[0..nf) filters in batches (filter_batch). */
 bool sk_fw_filters_batched(struct sk_plugin *const *pts, int nf);
-/* sk_fw_run_filter_nodes's plain case with pts[0..nf) in blocks of nodes (scheduler/framework/
- * filter_blocks.c): the same results, the same nodes filtered. */
+/* sk_fw_run_filter_nodes's plain and per-chunk counted cases with pts[0..nf) in blocks of nodes
+ * (scheduler/framework/filter_blocks.c): the same results, the same nodes filtered; evals (NULL:
+ * not counted) gets each plugin's evaluations added at its slot. */
 int sk_fw_filter_blocks(struct sk_plugin *const *pts, int nf, struct sk_cycle_state *cs, const struct sk_pod *pod,
 			const struct sk_node_info *const *nodes, int n, int max_feasible, uint8_t *res,
-			struct sk_status *st, int *ran);
+			struct sk_status *st, int *ran, uint32_t *evals);
 /* RunFilterPluginsWithNominatedPods (pkg/scheduler/framework/runtime/framework.go): two passes when nominated pods of priority
  * >= pod's (other than pod) exist for the node. Thread-safe. */
 struct sk_status sk_fw_run_filter_with_nominated(struct sk_framework *fw, struct sk_cycle_state *cs,
