@@ -87,6 +87,22 @@ static struct sk_status lt_filter(struct sk_plugin *self, struct sk_cycle_state 
 			  (const char *)self->priv);
 }
 
+/* filter over a run of nodes (ABI 1.3): set in every variant's descriptor, so that a descriptor
+ * whose size ends before the field (variants 6 to 8) shows the loader reading it as NULL. */
+static void lt_filter_batch(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			    const struct sk_node_info *const *nodes, int n, uint8_t *ok, struct sk_status *st)
+{
+	for (int i = 0; i < n; i++) {
+		if (!ok[i])
+			continue;
+		struct sk_status s = lt_filter(self, cs, pod, nodes[i]);
+		if (s.code != SK_SUCCESS) {
+			ok[i] = 0;
+			st[i] = s;
+		}
+	}
+}
+
 static struct sk_status lt_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				 const struct sk_node_info *ni, int64_t *score)
 {
@@ -130,6 +146,7 @@ static const struct sk_plugin_desc lt_plugin = {
 	.init = lt_init,
 	.fini = lt_fini,
 	.filter = lt_filter,
+	.filter_batch = lt_filter_batch,
 	.score = lt_score,
 	.pre_bind = lt_pre_bind,
 };
