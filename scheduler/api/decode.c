@@ -17,7 +17,6 @@
 #include "kube/quantity.h"
 #include "kube/selector.h"
 #include "schedkit/types.h"
-#include "scheduler/api/intern.h"
 #include "scheduler/api/pod_version.h"
 #include "scheduler/api/pod_volumes.h"
 #include "scheduler/api/raw.h"
@@ -1342,9 +1341,11 @@ static void decode_node_affinity(struct dctx *c, const cJSON *aff, struct sk_pod
 			free(serr);
 			return;
 		}
-		/* node label keys and values are interned: NodeAffinity's per-node match then finds the
-		 * key by pointer and the value by pointer before any strcmp */
-		kube_node_selector_canonicalize(p->required_affinity, sk_intern_find);
+		/* node label keys and values are interned (types.h), as the pod's own labels are: with
+		 * the selector's interned too, NodeAffinity's per-node match finds the key by pointer and
+		 * compares the values by pointer before any strcmp, whichever of the pod and the node
+		 * was decoded first */
+		kube_node_selector_canonicalize(p->required_affinity, sk_intern);
 		free(serr);
 		serr = NULL;
 	}
@@ -1357,7 +1358,7 @@ static void decode_node_affinity(struct dctx *c, const cJSON *aff, struct sk_pod
 		free(serr);
 		return;
 	}
-	kube_preferred_terms_canonicalize(p->preferred_affinity, sk_intern_find);
+	kube_preferred_terms_canonicalize(p->preferred_affinity, sk_intern);
 	free(serr);
 }
 

@@ -200,16 +200,6 @@ const char *sk_intern_n(const char *s, size_t n)
 	return found;
 }
 
-const char *sk_intern_find(const char *s)
-{
-	if (!s)
-		return NULL;
-	size_t n = strlen(s);
-	uint64_t h = hash_bytes(s, n);
-	struct table *t = atomic_load_explicit(&shards[h >> (64 - SHARD_BITS)].table, memory_order_acquire);
-	return t ? probe(t, h, s, n, NULL) : NULL;
-}
-
 const char *sk_intern(const char *s)
 {
 	return s ? sk_intern_n(s, strlen(s)) : NULL;

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "kube/nodeselector.h"
 #include "scheduler/tests/fixtures.h"
 #include "schedkit/types.h"
 
@@ -928,6 +929,41 @@ static int mutate_walk(cJSON *root, cJSON *node, bool pod, int *count)
 	return failures;
 }
 
+/* The lookup NodeAffinity hands its node labels to, recording the key pointer it is asked for. */
+struct seen_key {
+	const char *key;
+	const char *value;
+};
+static const char *record_key(const void *ctx, const char *key)
+{
+	struct seen_key *k = (struct seen_key *)ctx;
+	k->key = key;
+	return k->value;
+}
+
+/* A pod's compiled node-affinity terms carry the interned key and values (decode.c,
+ * kube_node_selector_canonicalize) even when the pod is decoded before any node has the label:
+ * the lookup is handed the interned key, the same pointer a node's labels hold. */
+static void test_affinity_selector_interned(void **state)
+{
+	(void)state;
+	struct sk_pod *p = fx_pod("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"affinity\":{\"nodeAffinity\":{"
+				  "\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":[{\"matchExpressions\":"
+				  "[{\"key\":\"example.com/never-seen-before\",\"operator\":\"In\",\"values\":[\"v-unseen\"]}]}]},"
+				  "\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":2,\"preference\":{"
+				  "\"matchExpressions\":[{\"key\":\"example.com/also-unseen\",\"operator\":\"Exists\"}]}}]}}}}");
+	const char *key = sk_intern("example.com/never-seen-before"), *value = sk_intern("v-unseen");
+	struct seen_key k = { .value = value };
+	assert_true(kube_node_selector_matches(p->required_affinity, "n1", record_key, &k));
+	assert_ptr_equal(k.key, key);
+	k.value = sk_intern("other");
+	assert_false(kube_node_selector_matches(p->required_affinity, "n1", record_key, &k));
+	k.value = "";
+	assert_int_equal(kube_preferred_terms_score(p->preferred_affinity, "n1", record_key, &k), 2);
+	assert_ptr_equal(k.key, sk_intern("example.com/also-unseen"));
+	sk_pod_unref(p);
+}
+
 static void test_hostile_mutations(void **state)
 {
 	(void)state;
@@ -966,6 +1002,7 @@ int main(void)
 		cmocka_unit_test(test_images),
 		cmocka_unit_test(test_gates_volumes),
 		cmocka_unit_test(test_node_selector_and_affinity),
+		cmocka_unit_test(test_affinity_selector_interned),
 		cmocka_unit_test(test_tolerations_decode),
 		cmocka_unit_test(test_toleration_tolerates),
 		cmocka_unit_test(test_pod_affinity_terms),
