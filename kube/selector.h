@@ -60,8 +60,8 @@ int kube_label_selector_add_at(const struct kube_label_selector *s, const char *
 typedef const char *(*kube_label_lookup_fn)(const void *ctx, const char *key); /* NULL if absent */
 bool kube_label_selector_matches(const struct kube_label_selector *s, kube_label_lookup_fn get, const void *ctx);
 /* Canonical pointers for s's keys and values: canon returns a string equal to its argument that
- * outlives s (the scheduler's interned strings, looked up without adding), or NULL when it has
- * none. Matching then hands the lookup the canonical key and compares a looked-up value with the
+ * outlives s (the scheduler passes sk_intern, whose strings its node labels hold), or NULL when it
+ * has none. Matching then hands the lookup the canonical key and compares a looked-up value with the
  * canonical values by pointer before comparing strings; what matches is unchanged. */
 void kube_label_selector_canonicalize(struct kube_label_selector *s, const char *(*canon)(const char *));
 /* labels: a JSON object of string values, or NULL (no labels). */

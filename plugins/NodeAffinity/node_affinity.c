@@ -237,21 +237,6 @@ static struct sk_status na_filter(struct sk_plugin *self, struct sk_cycle_state 
 	return sk_ok();
 }
 
-/* na_filter over a run of nodes (filter_batch, docs/plugins.md "Batch filtering"). */
-static void na_filter_batch(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
-			    const struct sk_node_info *const *nodes, int n, uint8_t *ok, struct sk_status *st)
-{
-	for (int i = 0; i < n; i++) {
-		if (!ok[i])
-			continue;
-		struct sk_status s = na_filter(self, cs, pod, nodes[i]);
-		if (s.code != SK_SUCCESS) {
-			ok[i] = 0;
-			st[i] = s;
-		}
-	}
-}
-
 static struct sk_status na_pre_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				     const struct sk_node_info *const *nodes, int nnodes)
 {
@@ -337,7 +322,6 @@ const struct sk_plugin_desc sk_plugin_node_affinity = {
 	.init = na_init,
 	.pre_filter = na_pre_filter,
 	.filter = na_filter,
-	.filter_batch = na_filter_batch,
 	.pre_score = na_pre_score,
 	.score = na_score,
 	.normalize_score = na_normalize,

@@ -55,8 +55,7 @@ static const char *const pod_texts[] = {
 	POD("empty", "\"containers\":[{\"name\":\"c\"}]"),
 };
 
-static const char *const plugins[] = { "NodeUnschedulable", "NodeName", "TaintToleration", "NodeResourcesFit",
-				       "NodeAffinity" };
+static const char *const plugins[] = { "NodeUnschedulable", "NodeName", "TaintToleration", "NodeResourcesFit" };
 
 static struct sk_node_info *node_info(size_t i)
 {

@@ -185,12 +185,9 @@ struct snap_priv {
 	int nchanged, cap_changed;
 	bool log_ok;
 	uint64_t serial, prev_serial;
-	/* The nodes of this update whose have-affinity state flipped (flips_ok: all of them are here),
-	 * and each node's position in s->nodes by its index (pos_ok: since the list was last built),
-	 * so that a flip moves one entry of a have-affinity list instead of rebuilding both. */
-	struct sk_node_info **flipped;
-	int nflipped, cap_flipped;
-	bool flips_ok;
+	/* Each node's position in s->nodes by its index (pos_ok: since the list was last built), so
+	 * that a node of the change log whose have-affinity state flipped moves in or out of a list
+	 * instead of both being rebuilt. */
 	int32_t *pos;
 	int cap_pos;
 	bool pos_ok;
@@ -877,7 +874,6 @@ void sk_snapshot_free(struct sk_snapshot *s)
 	smap_free(&p->images, free);
 	sk_snap_index_free(&p->index);
 	free(p->changed);
-	free(p->flipped);
 	free(p->pos);
 	free(p);
 	free(s->nodes);
@@ -896,26 +892,22 @@ int sk_snapshot_changes(const struct sk_snapshot *s, uint64_t *serial, uint64_t 
 	return p->serial && p->log_ok ? p->nchanged : -1;
 }
 
-/* Appends ni to arr[*n] (capacity *cap); false when it cannot grow. */
-static bool note_node(struct sk_node_info ***arr, int *n, int *cap, struct sk_node_info *ni)
-{
-	if (*n == *cap) {
-		int nc = *cap ? *cap * 2 : 64;
-		struct sk_node_info **a = realloc(*arr, (size_t)nc * sizeof(*a));
-		if (!a)
-			return false;
-		*arr = a;
-		*cap = nc;
-	}
-	(*arr)[(*n)++] = ni;
-	return true;
-}
-
 /* Notes ni in the update's change log; the log is given up (not the update) when it cannot grow. */
 static void log_changed(struct snap_priv *p, struct sk_node_info *ni)
 {
-	if (p->log_ok && !note_node(&p->changed, &p->nchanged, &p->cap_changed, ni))
-		p->log_ok = false;
+	if (!p->log_ok)
+		return;
+	if (p->nchanged == p->cap_changed) {
+		int cap = p->cap_changed ? p->cap_changed * 2 : 64;
+		struct sk_node_info **c = realloc(p->changed, (size_t)cap * sizeof(*c));
+		if (!c) {
+			p->log_ok = false;
+			return;
+		}
+		p->changed = c;
+		p->cap_changed = cap;
+	}
+	p->changed[p->nchanged++] = ni;
 }
 
 const struct sk_node_info *sk_snapshot_get(const struct sk_snapshot *s, const char *node_name)
@@ -1018,17 +1010,17 @@ static void list_set(const struct snap_priv *p, struct sk_node_info **list, int 
 	}
 }
 
-/* The have-affinity lists after an update that added and removed no node: only the flipped nodes
- * move in or out; the lists end up as a rebuild makes them. Falls back to the rebuild when the
- * positions or the flips are not all known. */
+/* The have-affinity lists after an update that added and removed no node: the nodes of its change
+ * log move in or out (list_set leaves the others where they are); the lists end up as a rebuild
+ * makes them. Falls back to the rebuild when the positions or the log are not all known. */
 static int update_affinity_lists(struct sk_snapshot *s)
 {
 	struct snap_priv *p = s->priv;
-	if (!p->pos_ok || !p->flips_ok || s->nhave_affinity + p->nflipped > p->cap_aff ||
-	    s->nhave_required_anti_affinity + p->nflipped > p->cap_anti)
+	if (!p->pos_ok || !p->log_ok || s->nhave_affinity + p->nchanged > p->cap_aff ||
+	    s->nhave_required_anti_affinity + p->nchanged > p->cap_anti)
 		return rebuild_affinity_lists(s);
-	for (int i = 0; i < p->nflipped; i++) {
-		struct sk_node_info *ni = p->flipped[i];
+	for (int i = 0; i < p->nchanged; i++) {
+		struct sk_node_info *ni = p->changed[i];
 		list_set(p, s->have_affinity, &s->nhave_affinity, ni, ni->npods_with_affinity > 0);
 		list_set(p, s->have_required_anti_affinity, &s->nhave_required_anti_affinity, ni,
 			 ni->npods_with_required_anti_affinity > 0);
@@ -1103,8 +1095,6 @@ int sk_cache_update_snapshot(struct sk_cache *c, struct sk_snapshot *s, char **e
 	p->force_full = true; /* cleared on success */
 	p->nchanged = 0;
 	p->log_ok = !copy_all;
-	p->nflipped = 0;
-	p->flips_ok = true;
 
 	for (struct node_item *it = c->head; it; it = it->next) {
 		if (it->info->generation <= since)
@@ -1134,11 +1124,8 @@ int sk_cache_update_snapshot(struct sk_cache *c, struct sk_snapshot *s, char **e
 		existing->index_serial = serial;
 		log_changed(p, existing);
 		if (had_aff != (existing->npods_with_affinity > 0) ||
-		    had_anti != (existing->npods_with_required_anti_affinity > 0)) {
+		    had_anti != (existing->npods_with_required_anti_affinity > 0))
 			update_affinity = true;
-			if (p->flips_ok && !note_node(&p->flipped, &p->nflipped, &p->cap_flipped, existing))
-				p->flips_ok = false;
-		}
 	}
 	if (c->head)
 		s->generation = c->head->info->generation;
@@ -1197,7 +1184,6 @@ int sk_cache_update_snapshot(struct sk_cache *c, struct sk_snapshot *s, char **e
 	p->force_full = false;
 	goto out;
 oom:
-	p->log_ok = false;
 	p->pos_ok = false;
 	/* The lists may point at freed node infos now: leave an empty (safe) snapshot; the next
 	 * update rebuilds everything. */

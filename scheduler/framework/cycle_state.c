@@ -173,6 +173,7 @@ struct sk_cycle_state *sk_cycle_state_clone(const struct sk_cycle_state *cs)
 	if (cs->nfilters >= 0 && cs->nfilters <= cs->nslots && cs->filters) {
 		memcpy(c->filters, cs->filters, (size_t)cs->nfilters * sizeof(*c->filters));
 		c->nfilters = cs->nfilters;
+		c->filters_batched = cs->filters_batched;
 	}
 	if (cs->nexts >= 0 && cs->nexts <= cs->nslots && cs->exts) { /* the same for the extensions */
 		memcpy(c->exts, cs->exts, (size_t)cs->nexts * sizeof(*c->exts));

@@ -23,14 +23,6 @@ static inline bool same_flags(const uint8_t *a, const uint8_t *b)
 	return a0 == b0 && a1 == b1;
 }
 
-bool sk_fw_filters_batched(struct sk_plugin *const *pts, int nf)
-{
-	for (int i = 0; i < nf; i++)
-		if (pts[i]->desc->filter_batch)
-			return true;
-	return false;
-}
-
 /* Asked for while a block is filtered: the node infos two blocks ahead, and the nodes of the next
  * block, whose node infos were asked for a block ago (the first read of each is otherwise a cache
  * miss: docs/benchmarks.md, "Prefetching the Filter loop's nodes"). */

@@ -604,13 +604,16 @@ struct sk_status sk_fw_run_pre_filter(struct sk_framework *fw, struct sk_cycle_s
 	}
 out:
 	cs->nfilters = -1;
+	cs->filters_batched = false;
 	if (!cs->filters && fw->n[SK_EP_FILTER] > 0)
 		cs->filters = malloc((size_t)fw->n[SK_EP_FILTER] * sizeof(*cs->filters));
 	if (cs->filters) {
 		int k = 0;
 		for (int i = 0; i < fw->n[SK_EP_FILTER]; i++)
-			if (!(cs->skip[fw->pts[SK_EP_FILTER][i]->slot] & SKIP_FILTER))
+			if (!(cs->skip[fw->pts[SK_EP_FILTER][i]->slot] & SKIP_FILTER)) {
 				cs->filters[k++] = fw->pts[SK_EP_FILTER][i];
+				cs->filters_batched |= fw->pts[SK_EP_FILTER][i]->desc->filter_batch != NULL;
+			}
 		cs->nfilters = k;
 	}
 	cs->nexts = -1;
@@ -853,7 +856,7 @@ int sk_fw_run_filter_nodes(struct sk_framework *fw, struct sk_cycle_state *cs, c
 		*ran = k;
 		return found;
 	}
-	bool batched = sk_fw_filters_batched(cs->filters, cs->nfilters);
+	bool batched = cs->filters_batched;
 	if (tls_eval.fw == fw) {
 		if (batched && fw->nplugins <= EVAL_SLOTS) /* every slot counted in tls_eval */
 			return sk_fw_filter_blocks(cs->filters, cs->nfilters, cs, pod, nodes, n, max_feasible, res, st, ran,

@@ -69,6 +69,7 @@ struct sk_cycle_state {
 	 * only by the scheduling thread before Filter runs. */
 	int nfilters;
 	struct sk_plugin **filters;
+	bool filters_batched; /* a plugin of filters has filter_batch (the block loop, filter_blocks.c) */
 	/* PreFilter plugins with an AddPod or RemovePod extension not skipped at PreFilter, in order
 	 * (built with filters: the dry runs' extension calls visit these, not every PreFilter
 	 * plugin); nexts < 0: not built. Room for every plugin. */

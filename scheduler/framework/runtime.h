@@ -185,8 +185,6 @@ int sk_fw_run_filter_nodes(struct sk_framework *fw, struct sk_cycle_state *cs, c
 /* A Filter plugin's non-Success status as RunFilterPlugins returns it: a rejection gets the
  * plugin's name, anything else becomes an Error naming it (s is consumed). */
 struct sk_status sk_fw_filter_failed(const struct sk_plugin *pl, struct sk_status *s);
-/* Whether a plugin of pts[0..nf) filters in batches (filter_batch). */
-bool sk_fw_filters_batched(struct sk_plugin *const *pts, int nf);
 /* sk_fw_run_filter_nodes's plain and per-chunk counted cases with pts[0..nf) in blocks of nodes
  * (scheduler/framework/filter_blocks.c): the same results, the same nodes filtered; evals (NULL:
  * not counted) gets each plugin's evaluations added at its slot. */
