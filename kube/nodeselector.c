@@ -279,6 +279,30 @@ static bool term_matches(const struct term *t, const char *node_name, kube_label
 	return true;
 }
 
+static bool term_equal(const struct term *x, const struct term *y)
+{
+	if (x->broken != y->broken || x->has_fields != y->has_fields || x->nfields != y->nfields ||
+	    x->weight != y->weight || !kube_label_selector_equal(x->labels, y->labels))
+		return false;
+	for (size_t i = 0; i < x->nfields; i++)
+		if (x->fields[i].not_in != y->fields[i].not_in || strcmp(x->fields[i].key, y->fields[i].key) != 0 ||
+		    strcmp(x->fields[i].value, y->fields[i].value) != 0)
+			return false;
+	return true;
+}
+
+bool kube_node_selector_equal(const struct kube_node_selector *a, const struct kube_node_selector *b)
+{
+	if (a == b)
+		return true;
+	if (!a || !b || a->n != b->n || a->had_empty_terms != b->had_empty_terms)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (!term_equal(&a->terms[i], &b->terms[i]))
+			return false;
+	return true;
+}
+
 int kube_node_selector_compile(const cJSON *terms, const char *path, unsigned flags, struct kube_node_selector **out,
 			       char **err)
 {

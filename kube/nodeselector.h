@@ -45,6 +45,10 @@ void kube_node_selector_canonicalize(struct kube_node_selector *s, const char *(
 /* Convenience over a Node object (metadata.name, metadata.labels). */
 bool kube_node_selector_matches_node(const struct kube_node_selector *s, const cJSON *node);
 void kube_node_selector_free(struct kube_node_selector *s);
+/* True when a and b have the same terms in the same order, each with the same requirements
+ * (kube_label_selector_equal) and fields; NULL equals only NULL. false may also mean "equivalent
+ * but written differently". */
+bool kube_node_selector_equal(const struct kube_node_selector *a, const struct kube_node_selector *b);
 /* The node names a selector can match through matchFields "metadata.name In" (upstream NodeAffinity
  * PreFilter): returns 0 when it may match any node (some term has no such requirement), 1 when it
  * is narrowed to *names (a malloc'd array the caller frees; the strings are borrowed from s; *n == 0

@@ -8,6 +8,7 @@
 #include "schedkit/args.h"
 #include "schedkit/plugin.h"
 #include "schedkit/selector.h"
+#include "plugins/NodeAffinity/na_memo.h"
 
 #define ERR_REASON_POD "node(s) didn't match Pod's node affinity/selector"
 #define ERR_REASON_ENFORCED "node(s) didn't match scheduler-enforced node affinity"
@@ -161,16 +162,39 @@ static cJSON *args_encode(const void *p)
 
 /* ---------- instance ---------- */
 
+/* The instance: its args and the Filter outcomes of the shapes it saw last (na_memo.h). */
+struct na {
+	const struct node_affinity_args *args; /* NULL: no added affinity */
+	struct na_memos memos;
+};
+
 static int na_init(struct sk_plugin *self, const void *args, char **err)
 {
-	(void)err;
-	self->priv = (void *)args; /* may be NULL: no added affinity */
+	struct na *na = calloc(1, sizeof(*na));
+	if (!na) {
+		*err = strdup("NodeAffinity: out of memory");
+		return -1;
+	}
+	na->args = args;
+	na_memos_init(&na->memos);
+	self->priv = na;
 	return 0;
+}
+
+static void na_fini(struct sk_plugin *self)
+{
+	struct na *na = self->priv;
+	if (!na)
+		return;
+	na_memos_fini(&na->memos);
+	free(na);
+	self->priv = NULL;
 }
 
 static const struct node_affinity_args *na_args(const struct sk_plugin *self)
 {
-	return self->priv;
+	const struct na *na = self->priv;
+	return na ? na->args : NULL;
 }
 
 static bool node_selector_matches(const struct sk_pod *pod, const struct sk_node *node)
@@ -198,11 +222,13 @@ static bool added_matches(const struct node_affinity_args *a, const struct sk_no
 	       kube_node_selector_matches(a->added_required, node->name, sk_labels_get, &node->labels);
 }
 
+static void memo_state_free(void *data) { na_memo_unref(data); }
+static void *memo_state_clone(const void *data) { return na_memo_ref((struct na_memo *)data); }
+static const struct sk_state_ops memo_state_ops = { memo_state_free, memo_state_clone };
+
 static struct sk_status na_pre_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				      struct sk_prefilter_result *result)
 {
-	(void)cs;
-	(void)result;
 	const struct node_affinity_args *a = na_args(self);
 	if (!pod->required_affinity && (!a || !a->added_required) && pod->node_selector.n == 0)
 		return sk_status(SK_SKIP, NULL);
@@ -212,8 +238,15 @@ static struct sk_status na_pre_filter(struct sk_plugin *self, struct sk_cycle_st
 	int r = kube_node_selector_node_names(pod->required_affinity, &names, &n);
 	if (r < 0)
 		return sk_status(SK_ERROR, "out of memory");
-	if (r == 0)
+	if (r == 0) {
+		/* Filter visits many nodes: the outcomes of this shape from earlier cycles (na_memo.h) */
+		struct na *na = self->priv;
+		const struct sk_snapshot *snap = sk_handle_snapshot(self->handle);
+		struct na_memo *m = snap ? na_memo_get(&na->memos, pod, snap->index_end) : NULL;
+		if (m)
+			sk_cycle_state_put(cs, self->slot, m, &memo_state_ops);
 		return sk_ok();
+	}
 	struct sk_status st = sk_ok();
 	if (n == 0)
 		st = sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_CONFLICT);
@@ -224,17 +257,68 @@ static struct sk_status na_pre_filter(struct sk_plugin *self, struct sk_cycle_st
 	return st;
 }
 
+static enum na_outcome outcome_of(const struct sk_plugin *self, const struct sk_pod *pod, const struct sk_node *node)
+{
+	if (!added_matches(na_args(self), node))
+		return NA_ENFORCED;
+	if (!required_matches(pod, node))
+		return NA_POD;
+	return NA_FITS;
+}
+
+static struct sk_status outcome_status(enum na_outcome o)
+{
+	switch (o) {
+	case NA_ENFORCED:
+		return sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED);
+	case NA_POD:
+		return sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD);
+	default:
+		return sk_ok();
+	}
+}
+
+/* ni's outcome: the memo's when it has one for ni's node object, else computed (and kept). */
+static enum na_outcome node_outcome(const struct sk_plugin *self, struct na_memo *m, const struct sk_pod *pod,
+				    const struct sk_node_info *ni)
+{
+	enum na_outcome o = m ? na_memo_lookup(m, ni) : NA_NONE;
+	if (o == NA_NONE) {
+		o = outcome_of(self, pod, ni->node);
+		if (m)
+			na_memo_record(m, ni, o);
+	}
+	return o;
+}
+
 static struct sk_status na_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
 				  const struct sk_node_info *ni)
 {
-	(void)cs;
 	if (!ni->node)
 		return sk_status(SK_ERROR, "node not found");
-	if (!added_matches(na_args(self), ni->node))
-		return sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED);
-	if (!required_matches(pod, ni->node))
-		return sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD);
-	return sk_ok();
+	return outcome_status(node_outcome(self, cs ? sk_cycle_state_get(cs, self->slot) : NULL, pod, ni));
+}
+
+/* na_filter over a run of nodes (filter_batch, docs/plugins.md "Batch filtering"): the cycle
+ * state read once per run, a memo word per node. */
+static void na_filter_batch(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			    const struct sk_node_info *const *nodes, int n, uint8_t *ok, struct sk_status *st)
+{
+	struct na_memo *m = cs ? sk_cycle_state_get(cs, self->slot) : NULL;
+	for (int i = 0; i < n; i++) {
+		if (!ok[i])
+			continue;
+		if (!nodes[i]->node) {
+			ok[i] = 0;
+			st[i] = sk_status(SK_ERROR, "node not found");
+			continue;
+		}
+		enum na_outcome o = node_outcome(self, m, pod, nodes[i]);
+		if (o != NA_FITS) {
+			ok[i] = 0;
+			st[i] = outcome_status(o);
+		}
+	}
 }
 
 static struct sk_status na_pre_score(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
@@ -320,8 +404,10 @@ const struct sk_plugin_desc sk_plugin_node_affinity = {
 	.args_encode = args_encode,
 	.args_free = args_free,
 	.init = na_init,
+	.fini = na_fini,
 	.pre_filter = na_pre_filter,
 	.filter = na_filter,
+	.filter_batch = na_filter_batch,
 	.pre_score = na_pre_score,
 	.score = na_score,
 	.normalize_score = na_normalize,

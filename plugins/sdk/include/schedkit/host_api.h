@@ -205,7 +205,9 @@
 	P(void, sk_node_memo_reset, (struct sk_node_memo *m, void *sig, void (*sig_free)(void *sig)), (m, sig, sig_free)) \
 	F(struct sk_node_sums *, sk_node_memo_update, (struct sk_node_memo *m, struct sk_handle *h, struct sk_node_info *const *list, int n, sk_node_contrib_fn fn, void *ctx), (m, h, list, n, fn, ctx)) \
 	P(void, sk_node_memo_last, (const struct sk_node_memo *m, int *recounted, int *dropped), (m, recounted, dropped)) \
-	F(struct sk_node_sums *, sk_node_sums_count, (struct sk_handle *h, struct sk_node_info *const *list, int n, sk_node_contrib_fn fn, void *ctx), (h, list, n, fn, ctx))
+	F(struct sk_node_sums *, sk_node_sums_count, (struct sk_handle *h, struct sk_node_info *const *list, int n, sk_node_contrib_fn fn, void *ctx), (h, list, n, fn, ctx)) \
+	/* selector.h: node selector equality (ABI 1.3) */ \
+	F(bool, kube_node_selector_equal, (const struct kube_node_selector *a, const struct kube_node_selector *b), (a, b))
 
 /* Begins with the same three fields as every ABI struct; then one pointer per function, in list
  * order. size is sizeof(struct sk_host_api) of the scheduler's build: a module built against

@@ -45,6 +45,9 @@ bool kube_node_selector_matches(const struct kube_node_selector *s, const char *
  * no node can match), -1 on ENOMEM. */
 int kube_node_selector_node_names(const struct kube_node_selector *s, const char ***names, size_t *n);
 void kube_node_selector_free(struct kube_node_selector *s); /* NULL ok */
+/* ABI 1.3: true when a and b have the same terms in the same order, each with the same
+ * requirements and fields (as kube_label_selector_equal); NULL equals only NULL. */
+bool kube_node_selector_equal(const struct kube_node_selector *a, const struct kube_node_selector *b);
 
 /* Compiles [{weight, preference: term}] (terms with weight 0 skipped); path and flags as above. */
 int kube_preferred_terms_compile(const cJSON *terms, const char *path, unsigned flags,
