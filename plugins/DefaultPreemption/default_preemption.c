@@ -194,8 +194,10 @@ void sk_dp_candidate_clear(struct sk_dp_candidate *c)
 		return;
 	for (int i = 0; i < c->nvictims; i++)
 		sk_pod_unref(c->victims[i].pod);
-	free(c->victims);
+	if (!c->victims_borrowed)
+		free(c->victims);
 	c->victims = NULL;
+	c->victims_borrowed = false;
 	c->nvictims = 0;
 	c->num_pdb_violations = 0;
 }
@@ -264,41 +266,55 @@ void sk_dp_pdb_violations(struct sk_dp_victim *pods, int n, struct sk_pdb *const
 		free(allowed);
 }
 
-static struct sk_status remove_victim(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
-				      struct sk_node_info *ni, struct sk_pod *victim)
+/* A PreFilter extension's failure as the dry run returns it: anything but an Error becomes one with
+ * its message. */
+static struct sk_status as_error(struct sk_status s)
 {
-	if (sk_node_info_remove_pod(ni, victim) != 0)
-		return sk_statusf(SK_ERROR, "no corresponding pod %s in pods of node %s", victim->name,
-				  ni->node ? ni->node->name : "");
+	if (s.code != SK_ERROR) {
+		char *m = sk_status_message(&s);
+		sk_status_reset(&s);
+		s = sk_statusf(SK_ERROR, "%s", m ? m : "");
+		free(m);
+	}
+	return s;
+}
+
+/* remove_victim and add_victim: true on success, else false with *st set. Success moves no status
+ * (64 bytes each way, ~11 calls per candidate node). */
+static inline bool remove_victim(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				 struct sk_node_info *ni, struct sk_pod *victim, struct sk_status *st)
+{
+	if (sk_node_info_remove_pod(ni, victim) != 0) {
+		*st = sk_statusf(SK_ERROR, "no corresponding pod %s in pods of node %s", victim->name,
+				 ni->node ? ni->node->name : "");
+		return false;
+	}
 	struct sk_status s = sk_handle_run_pre_filter_remove_pod(self->handle, cs, pod, victim, ni);
-	if (s.code != SK_SUCCESS && s.code != SK_ERROR) {
-		char *m = sk_status_message(&s);
-		sk_status_reset(&s);
-		s = sk_statusf(SK_ERROR, "%s", m ? m : "");
-		free(m);
-	}
-	return s;
+	if (s.code == SK_SUCCESS)
+		return true;
+	*st = as_error(s);
+	return false;
 }
 
-static struct sk_status add_victim(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
-				   struct sk_node_info *ni, struct sk_pod *victim)
+static inline bool add_victim(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+			      struct sk_node_info *ni, struct sk_pod *victim, struct sk_status *st)
 {
-	if (sk_node_info_add_pod(ni, victim) != 0)
-		return sk_status(SK_ERROR, "adding pod to node: out of memory");
-	struct sk_status s = sk_handle_run_pre_filter_add_pod(self->handle, cs, pod, victim, ni);
-	if (s.code != SK_SUCCESS && s.code != SK_ERROR) {
-		char *m = sk_status_message(&s);
-		sk_status_reset(&s);
-		s = sk_statusf(SK_ERROR, "%s", m ? m : "");
-		free(m);
+	if (sk_node_info_add_pod(ni, victim) != 0) {
+		*st = sk_status(SK_ERROR, "adding pod to node: out of memory");
+		return false;
 	}
-	return s;
+	struct sk_status s = sk_handle_run_pre_filter_add_pod(self->handle, cs, pod, victim, ni);
+	if (s.code == SK_SUCCESS)
+		return true;
+	*st = as_error(s);
+	return false;
 }
 
-struct sk_status sk_dp_select_victims_on_node(struct sk_plugin *self, struct sk_cycle_state *cs,
-					      const struct sk_pod *pod, struct sk_node_info *ni,
-					      struct sk_pdb *const *pdbs, int npdbs, int64_t now_ns,
-					      struct sk_dp_candidate *c)
+/* sk_dp_select_victims_on_node with room for nbuf victims at buf (NULL, 0: none): the victims go
+ * there when they fit (c->victims_borrowed), else to an array of their own. */
+static struct sk_status select_victims(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
+				       struct sk_node_info *ni, struct sk_pdb *const *pdbs, int npdbs, int64_t now_ns,
+				       struct sk_dp_candidate *c, struct sk_dp_victim *buf, int nbuf)
 {
 	struct sk_status st = sk_ok();
 	struct sk_dp_victim pot_small[16], *pot = pot_small; /* a node's pods: usually a handful */
@@ -306,6 +322,7 @@ struct sk_status sk_dp_select_victims_on_node(struct sk_plugin *self, struct sk_
 	int npot = 0;
 	c->nvictims = 0;
 	c->victims = NULL;
+	c->victims_borrowed = false;
 	c->num_pdb_violations = 0;
 	if (ni->npods > 16 && !(pot = calloc((size_t)ni->npods, sizeof(*pot))))
 		return sk_status(SK_ERROR, "selecting victims: out of memory");
@@ -314,11 +331,9 @@ struct sk_status sk_dp_select_victims_on_node(struct sk_plugin *self, struct sk_
 		if (p->priority < pod->priority)
 			pot[npot++].pod = sk_pod_ref(p);
 	}
-	for (int i = 0; i < npot; i++) {
-		st = remove_victim(self, cs, pod, ni, pot[i].pod);
-		if (st.code != SK_SUCCESS)
+	for (int i = 0; i < npot; i++)
+		if (!remove_victim(self, cs, pod, ni, pot[i].pod, &st))
 			goto out;
-	}
 	if (npot == 0) {
 		st = sk_status(SK_UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_NO_VICTIMS);
 		goto out;
@@ -335,7 +350,12 @@ struct sk_status sk_dp_select_victims_on_node(struct sk_plugin *self, struct sk_
 	sort_by_importance(pot, npot);
 	if (npot > 16)
 		viol = calloc((size_t)npot, sizeof(*viol));
-	c->victims = malloc((size_t)npot * sizeof(*c->victims)); /* [0, nvictims) written below */
+	if (npot <= nbuf) { /* [0, nvictims) written below */
+		c->victims = buf;
+		c->victims_borrowed = true;
+	} else {
+		c->victims = malloc((size_t)npot * sizeof(*c->victims));
+	}
 	if (!viol || !c->victims) {
 		st = sk_status(SK_ERROR, "selecting victims: out of memory");
 		goto out;
@@ -349,16 +369,15 @@ struct sk_status sk_dp_select_victims_on_node(struct sk_plugin *self, struct sk_
 		for (int i = 0; i < npot; i++) {
 			if (viol[i] != (pass == 0))
 				continue;
-			st = add_victim(self, cs, pod, ni, pot[i].pod);
-			if (st.code != SK_SUCCESS)
+			if (!add_victim(self, cs, pod, ni, pot[i].pod, &st))
 				goto out;
 			struct sk_status fs = sk_handle_run_filter_with_nominated(self->handle, cs, pod, ni);
 			bool fits = fs.code == SK_SUCCESS;
-			sk_status_reset(&fs);
+			if (fs.owned) /* static reasons only (the usual rejection): nothing to free */
+				sk_status_reset(&fs);
 			if (fits)
 				continue;
-			st = remove_victim(self, cs, pod, ni, pot[i].pod);
-			if (st.code != SK_SUCCESS)
+			if (!remove_victim(self, cs, pod, ni, pot[i].pod, &st))
 				goto out;
 			c->victims[c->nvictims].pod = sk_pod_ref(pot[i].pod);
 			c->victims[c->nvictims].start_ns = pot[i].start_ns;
@@ -381,6 +400,14 @@ out:
 	if (st.code != SK_SUCCESS)
 		sk_dp_candidate_clear(c);
 	return st;
+}
+
+struct sk_status sk_dp_select_victims_on_node(struct sk_plugin *self, struct sk_cycle_state *cs,
+					      const struct sk_pod *pod, struct sk_node_info *ni,
+					      struct sk_pdb *const *pdbs, int npdbs, int64_t now_ns,
+					      struct sk_dp_candidate *c)
+{
+	return select_victims(self, cs, pod, ni, pdbs, npdbs, now_ns, c, NULL, 0);
 }
 
 /* ---------- choosing the node ---------- */
@@ -427,8 +454,8 @@ int sk_dp_pick_one_node(const struct sk_dp_candidate *cands, int n)
 {
 	if (n <= 0)
 		return -1;
-	int small[64];
-	int *sel = n <= 64 ? small : malloc((size_t)n * sizeof(int));
+	int small[1024]; /* the candidates of clusters up to 10,000 nodes (10%): no allocation */
+	int *sel = n <= 1024 ? small : malloc((size_t)n * sizeof(int));
 	if (!sel)
 		return 0;
 	int nsel = n;
@@ -479,7 +506,14 @@ struct dry_run {
 	int64_t now_ns;
 	struct node_result *res; /* [nres]: the nodes tried, by i (not node index); cancelled: done false */
 	int nres, res_cap;
+	/* The running batch's victims: VICTIM_SLOTS per node from vbuf, one block per batch (instead of
+	 * an array per candidate); blocks[nblocks] freed with the candidates, which borrow them. */
+	struct sk_dp_victim *vbuf;
+	void **blocks;
+	int nblocks, blocks_cap;
 };
+
+#define VICTIM_SLOTS 8
 
 static void check_node(int j, void *arg)
 {
@@ -494,8 +528,8 @@ static void check_node(int j, void *arg)
 	if (!ni || !cs) {
 		r->status = sk_status(SK_ERROR, "preemption dry run: out of memory");
 	} else {
-		r->status = sk_dp_select_victims_on_node(d->self, cs, d->pod, ni, d->pdbs, d->npdbs, d->now_ns,
-							 &r->cand);
+		r->status = select_victims(d->self, cs, d->pod, ni, d->pdbs, d->npdbs, d->now_ns, &r->cand,
+					   d->vbuf ? d->vbuf + (size_t)j * VICTIM_SLOTS : NULL, d->vbuf ? VICTIM_SLOTS : 0);
 		if (r->status.code == SK_SUCCESS && r->cand.nvictims == 0)
 			r->status = sk_statusf(SK_ERROR, "expected at least one victim pod on node \"%s\"", r->cand.node);
 	}
@@ -800,10 +834,42 @@ static int might_help_by_index(struct dp *d, const struct sk_filter_diagnosis *d
 	return matched == ncodes ? npotential : -2;
 }
 
+/* The same answer again for the diagnosis of a failing pass over every node (the scheduling loop's
+ * when nothing fits): one status for each snapshot node, in snapshot order from some node on (the
+ * pass starts at nextStartNodeIndex and wraps, pkg/scheduler/schedule_one.go). The node at
+ * snapshot position i then has status start + i (mod n): one pass of pointer compares, no slot
+ * array. Returns -2 when the diagnosis is not of that shape (then might_help_by_index). */
+static int might_help_in_order(const struct sk_filter_diagnosis *diag, const struct sk_snapshot *snap,
+			       const struct sk_node_info **potential)
+{
+	int n = snap->nnodes, start = -1;
+	if (n <= 0 || diag->n != n || !diag->nodes[0].node)
+		return -2;
+	for (int i = 0; i < n && start < 0; i++)
+		if (snap->nodes[i] == diag->nodes[0].node)
+			start = i;
+	if (start < 0)
+		return -2;
+	int npotential = 0; /* every node has its status: the absent code never applies */
+	const struct sk_node_status *st = diag->nodes;
+	for (int i = 0, k = n - start; i < n; i++, k++) {
+		if (k == n)
+			k = 0;
+		const struct sk_node_info *ni = snap->nodes[i];
+		if (st[k].node != ni || !ni->node)
+			return -2;
+		if (st[k].status.code == SK_UNSCHEDULABLE)
+			potential[npotential++] = ni;
+	}
+	return npotential;
+}
+
 static int nodes_where_preemption_might_help(struct dp *d, const struct sk_filter_diagnosis *diag,
 					     const struct sk_snapshot *snap, const struct sk_node_info **potential)
 {
-	int n = -2;
+	int n = might_help_in_order(diag, snap, potential);
+	if (n != -2)
+		return n;
 	if (pthread_mutex_trylock(&d->by_index_mu) == 0) {
 		n = might_help_by_index(d, diag, snap, potential);
 		pthread_mutex_unlock(&d->by_index_mu);
@@ -844,7 +910,14 @@ static int dry_run_preemption(struct sk_plugin *self, struct dry_run *dr, int32_
 	int nonviolating = 0, violating = 0, ccap = 0, vcap = 0, rc = 0;
 	bool stop = false;
 	struct sk_dp_candidate *cands = NULL, *viol = NULL;
-	for (int base = 0; base < npotential && !stop; base += batch) {
+	/* sized at once for where the search stops when most nodes give a candidate (want, rounded up
+	 * to a batch): the doubling from one batch was ~18 reallocations per preemptor */
+	int first = want + batch < npotential ? want + batch : npotential;
+	if (grow_doubling((void **)&dr->res, &dr->res_cap, first, npotential, sizeof(*dr->res)) != 0 ||
+	    grow_doubling((void **)&cands, &ccap, first, npotential, sizeof(*cands)) != 0 ||
+	    grow_doubling((void **)&viol, &vcap, first, npotential, sizeof(*viol)) != 0)
+		rc = -1;
+	for (int base = 0; rc == 0 && base < npotential && !stop; base += batch) {
 		int n = npotential - base < batch ? npotential - base : batch;
 		if (grow_doubling((void **)&dr->res, &dr->res_cap, base + n, npotential, sizeof(*dr->res)) != 0 ||
 		    grow_doubling((void **)&cands, &ccap, base + n, npotential, sizeof(*cands)) != 0 ||
@@ -853,6 +926,11 @@ static int dry_run_preemption(struct sk_plugin *self, struct dry_run *dr, int32_
 			break;
 		}
 		dr->base = base;
+		/* no block (out of memory): each candidate allocates its own array, as before */
+		dr->vbuf = NULL;
+		if (grow_doubling((void **)&dr->blocks, &dr->blocks_cap, dr->nblocks + 1, INT32_MAX, sizeof(void *)) == 0 &&
+		    (dr->vbuf = malloc((size_t)n * VICTIM_SLOTS * sizeof(*dr->vbuf))))
+			dr->blocks[dr->nblocks++] = dr->vbuf;
 		sk_handle_parallel_for(self->handle, n, check_node, dr); /* writes every res[base, base + n) */
 		dr->nres = base + n;
 		for (int i = base; i < base + n; i++) {
@@ -970,6 +1048,7 @@ static struct sk_status call_extenders(struct sk_plugin *self, const struct sk_p
 		struct sk_dp_candidate *c = &cands[k];
 		c->node = v[i].node;
 		c->num_pdb_violations = (int)v[i].num_pdb_violations;
+		c->victims_borrowed = false;
 		if (!(c->victims = calloc((size_t)(v[i].npods ? v[i].npods : 1), sizeof(*c->victims)))) {
 			st = prefixed(SK_ERROR, NULL);
 			break;
@@ -1000,7 +1079,8 @@ static struct sk_status dp_post_filter(struct sk_plugin *self, struct sk_cycle_s
 	const struct sk_node_info **potential = NULL;
 	struct node_result *res = NULL;
 	struct sk_dp_candidate *cands = NULL;
-	int ncands = 0, npotential = 0, nres = 0;
+	void **blocks = NULL;
+	int ncands = 0, npotential = 0, nres = 0, nblocks = 0;
 
 	struct sk_pod *pod = sk_handle_get_pod(self->handle, in);
 	if (!pod)
@@ -1049,6 +1129,8 @@ static struct sk_status dp_post_filter(struct sk_plugin *self, struct sk_cycle_s
 	ncands = dry_run_preemption(self, &dr, want, &cands);
 	res = dr.res;
 	nres = dr.nres;
+	blocks = dr.blocks;
+	nblocks = dr.nblocks;
 	if (ncands < 0) {
 		ncands = 0;
 		ret = prefixed(SK_ERROR, NULL);
@@ -1079,6 +1161,9 @@ out:
 	}
 	for (int i = 0; i < ncands; i++)
 		sk_dp_candidate_clear(&cands[i]);
+	for (int i = 0; i < nblocks; i++) /* after the candidates, which borrow them */
+		free(blocks[i]);
+	free(blocks);
 	free(cands);
 	free(res);
 	free(potential);

@@ -28,8 +28,9 @@ struct sk_dp_candidate {
 	int nvictims;
 	struct sk_dp_victim *victims;
 	int num_pdb_violations;
+	bool victims_borrowed; /* victims is in the dry run's block, not the candidate's to free */
 };
-void sk_dp_candidate_clear(struct sk_dp_candidate *c); /* unrefs victims, frees the array */
+void sk_dp_candidate_clear(struct sk_dp_candidate *c); /* unrefs victims, frees the array (unless borrowed) */
 
 /* upstream calculateNumCandidates. */
 int32_t sk_dp_num_candidates(const struct sk_default_preemption_args *a, int32_t num_nodes);

@@ -429,10 +429,10 @@ static void add_insufficient_scalar(struct sk_status *s, const char *name)
 /* fitsRequest: every failing reason, in upstream order. The status is Unschedulable, or
  * UnschedulableAndUnresolvable when some request exceeds the node's whole allocatable, since
  * preemption cannot free enough then (upstream PR 131345, v1.34). "Too many pods" alone stays
- * Unschedulable. */
-static __attribute__((noinline)) struct sk_status fits_request_reasons(const struct fit_args *a,
-									const struct sk_pod *pod,
-									const struct sk_node_info *ni)
+ * Unschedulable. True with the status in *out when the pod does not fit; false when it fits (*out
+ * then untouched, or Success). */
+static bool fits_request_scalars(const struct fit_args *a, const struct sk_pod *pod, const struct sk_node_info *ni,
+				 struct sk_status *out)
 {
 	const struct sk_resource *alloc = &ni->node->allocatable, *used = &ni->requested;
 	const struct sk_resource *req = &pod->requests;
@@ -440,8 +440,6 @@ static __attribute__((noinline)) struct sk_status fits_request_reasons(const str
 	bool unresolvable = false;
 	if ((int64_t)ni->npods + 1 > alloc->allowed_pod_number)
 		sk_status_add(&s, "Too many pods");
-	if (req->milli_cpu == 0 && req->memory == 0 && req->ephemeral_storage == 0 && req->nscalar == 0)
-		goto done;
 	if (req->milli_cpu > 0 && req->milli_cpu > alloc->milli_cpu - used->milli_cpu) {
 		sk_status_add(&s, "Insufficient cpu");
 		unresolvable |= req->milli_cpu > alloc->milli_cpu;
@@ -464,10 +462,47 @@ static __attribute__((noinline)) struct sk_status fits_request_reasons(const str
 			unresolvable |= r->value > cap;
 		}
 	}
-done:
-	if (s.nreasons)
-		s.code = unresolvable ? SK_UNSCHEDULABLE_AND_UNRESOLVABLE : SK_UNSCHEDULABLE;
-	return s;
+	if (!s.nreasons)
+		return false;
+	s.code = unresolvable ? SK_UNSCHEDULABLE_AND_UNRESOLVABLE : SK_UNSCHEDULABLE;
+	*out = s;
+	return true;
+}
+
+/* The same without extended resources, the status built in *out: the native reasons (at most four,
+ * within the inline slots) stored as sk_status_add would, without its call per reason or a status
+ * returned by value on every failing node. */
+static __attribute__((noinline)) bool fits_request_reasons(const struct fit_args *a, const struct sk_pod *pod,
+							    const struct sk_node_info *ni, struct sk_status *out)
+{
+	const struct sk_resource *req = &pod->requests;
+	if (req->nscalar > 0)
+		return fits_request_scalars(a, pod, ni, out);
+	const struct sk_resource *alloc = &ni->node->allocatable, *used = &ni->requested;
+	_Static_assert(SK_STATUS_MAX_REASONS >= 4, "the native reasons fit inline");
+	*out = sk_ok();
+	const char **r = out->reasons;
+	int nr = 0;
+	bool unresolvable = false;
+	if ((int64_t)ni->npods + 1 > alloc->allowed_pod_number)
+		r[nr++] = "Too many pods";
+	if (req->milli_cpu > 0 && req->milli_cpu > alloc->milli_cpu - used->milli_cpu) {
+		r[nr++] = "Insufficient cpu";
+		unresolvable |= req->milli_cpu > alloc->milli_cpu;
+	}
+	if (req->memory > 0 && req->memory > alloc->memory - used->memory) {
+		r[nr++] = "Insufficient memory";
+		unresolvable |= req->memory > alloc->memory;
+	}
+	if (req->ephemeral_storage > 0 && req->ephemeral_storage > alloc->ephemeral_storage - used->ephemeral_storage) {
+		r[nr++] = "Insufficient ephemeral-storage";
+		unresolvable |= req->ephemeral_storage > alloc->ephemeral_storage;
+	}
+	if (!nr)
+		return false;
+	out->nreasons = (uint8_t)nr;
+	out->code = unresolvable ? SK_UNSCHEDULABLE_AND_UNRESOLVABLE : SK_UNSCHEDULABLE;
+	return true;
 }
 
 /* The common case of fits_request: room for one more pod and for every native request, no scalar
@@ -487,9 +522,10 @@ static inline bool fits_plainly(const struct sk_pod *pod, const struct sk_node_i
 static inline struct sk_status fits_request(const struct fit_args *a, const struct sk_pod *pod,
 					    const struct sk_node_info *ni)
 {
-	if (fits_plainly(pod, ni))
+	struct sk_status s;
+	if (fits_plainly(pod, ni) || !fits_request_reasons(a, pod, ni, &s))
 		return sk_ok();
-	return fits_request_reasons(a, pod, ni);
+	return s;
 }
 
 static struct sk_status fit_filter(struct sk_plugin *self, struct sk_cycle_state *cs, const struct sk_pod *pod,
@@ -515,17 +551,14 @@ static void fit_filter_batch(struct sk_plugin *self, struct sk_cycle_state *cs, 
 	for (int i = 0; i < n; i++) {
 		if (!ok[i] || (state && nodes[i]->node && fits_plainly(state, nodes[i])))
 			continue;
-		struct sk_status s;
-		if (!state)
-			s = sk_status(SK_ERROR, "error reading \"PreFilterNodeResourcesFit\" from cycleState: not found");
-		else if (!nodes[i]->node)
-			s = sk_status(SK_ERROR, "node not found");
-		else
-			s = fits_request_reasons(a, state, nodes[i]);
-		if (s.code != SK_SUCCESS) {
-			ok[i] = 0;
-			st[i] = s;
+		if (state && nodes[i]->node) {
+			if (fits_request_reasons(a, state, nodes[i], &st[i])) /* writes st[i] only then */
+				ok[i] = 0;
+			continue;
 		}
+		ok[i] = 0;
+		st[i] = !state ? sk_status(SK_ERROR, "error reading \"PreFilterNodeResourcesFit\" from cycleState: not found")
+			       : sk_status(SK_ERROR, "node not found");
 	}
 }
 

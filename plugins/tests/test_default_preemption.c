@@ -1111,6 +1111,55 @@ static void test_potential_nodes_between_calls(void **state)
 	tenv_free(t);
 }
 
+/* A diagnosis with one status for every snapshot node, in snapshot order from some node on (the
+ * scheduling loop's failing pass starts at nextStartNodeIndex and wraps): the potential nodes are
+ * read in place, in snapshot order. With the offset at the last potential node and one candidate
+ * wanted, the nominated node is the last potential one in snapshot order, for every rotation; a
+ * full-length diagnosis of another shape (a node twice, one out of order, a clone's status) gives
+ * the answers of the general path. */
+static void test_potential_nodes_in_order(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *statuses;
+		const char *nominated;
+	} rows[] = {
+		{ "node1=UU,node2=U,node3=U,node4=UU,node5=UU", "node3" },
+		{ "node3=U,node4=UU,node5=U,node1=U,node2=UU", "node5" },
+		{ "node4=U,node5=UU,node1=U,node2=U,node3=UU", "node4" },
+		{ "node5=UU,node1=U,node2=UU,node3=UU,node4=UU", "node1" },
+		{ "node2=UU,node3=UU,node4=UU,node5=UU,node1=UU", "" },
+		{ "node1=U,node1=UU,node3=U,node4=UU,node5=UU", "node3" }, /* node1 twice: the last counts */
+		{ "node2=U,node3=UU,node5=U,node4=UU,node1=UU", "node5" }, /* out of order */
+		{ "node4=U!,node5=UU,node1=U,node2=UU,node3=UU", "node4" }, /* a clone's status, by name */
+	};
+	struct tenv *t = tenv_new(NULL, "{name: DefaultPreemption, args: {minCandidateNodesPercentage: 0, "
+					"minCandidateNodesAbsolute: 1}}",
+				  WITH_DELETE);
+	struct sk_node_info *nis[5];
+	for (int i = 0; i < 5; i++) {
+		char n[16], pn[16];
+		snprintf(n, sizeof(n), "node%d", i + 1);
+		snprintf(pn, sizeof(pn), "q%d", i + 1);
+		nis[i] = fx_node_info(mk_node(n, "32", "very", NULL), mk_pod(pn, n, MID, "large", NULL), NULL);
+	}
+	t->snap = fx_snapshot_of(nis, 5);
+	sk_dp_set_offset_fn(offset_last);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "ord%zu", i);
+		struct sk_pod *p = mk_pod(name, NULL, HIGH, "large", NULL);
+		struct pf_out o = post_filter(t, p, rows[i].statuses);
+		const char *want = rows[i].nominated;
+		if (strcmp(o.nominated, want) != 0 || o.code != (*want ? SK_SUCCESS : SK_UNSCHEDULABLE))
+			fail_msg("row %zu (%s): nominated \"%s\" code %d (%s), want \"%s\"", i, rows[i].statuses,
+				 o.nominated, o.code, o.msg, want);
+		sk_pod_unref(p);
+	}
+	sk_dp_set_offset_fn(NULL);
+	tenv_free(t);
+}
+
 /* The dry run over more nodes than one batch of the pool's parallelism: the result slots grow
  * while the search goes on; the no-candidate message counts every node tried, and a candidate
  * found in the last batch is the one nominated. */
@@ -1346,6 +1395,7 @@ int main(void)
 		cmocka_unit_test(test_candidates_for_the_record),
 		cmocka_unit_test(test_candidate_limit_and_offset),
 		cmocka_unit_test(test_potential_nodes_between_calls),
+		cmocka_unit_test(test_potential_nodes_in_order),
 		cmocka_unit_test(test_dry_run_over_many_batches),
 		cmocka_unit_test(test_pick_one_node),
 		cmocka_unit_test(test_num_candidates),

@@ -381,6 +381,18 @@ static const struct filter_case filter_cases[] = {
 	  "Insufficient example.com/a, Insufficient example.com/b, Insufficient example.com/c, Insufficient example.com/d, "
 	  "Insufficient example.com/e, Insufficient example.com/f, Insufficient example.com/g",
 	  SK_UNSCHEDULABLE_AND_UNRESOLVABLE },
+	/* the native reasons only (no extended resource): all four inline, in upstream order */
+	{ "every native reason at once", "{\"resources\":{\"requests\":{\"cpu\":\"11\",\"memory\":\"21\","
+	  "\"ephemeral-storage\":\"20\"}}}", "\"ephemeral-storage\":\"10\"", NOREQ, "1",
+	  "Too many pods, Insufficient cpu, Insufficient memory, Insufficient ephemeral-storage",
+	  SK_UNSCHEDULABLE_AND_UNRESOLVABLE },
+	{ "memory and ephemeral storage used up, cpu fits",
+	  "{\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"15\",\"ephemeral-storage\":\"6\"}}}",
+	  "\"ephemeral-storage\":\"10\"", "{\"resources\":{\"requests\":{\"memory\":\"10\",\"ephemeral-storage\":\"5\"}}}",
+	  "32", "Insufficient memory, Insufficient ephemeral-storage", SK_UNSCHEDULABLE },
+	{ "too many pods with a fitting extended resource",
+	  "{\"resources\":{\"requests\":{\"cpu\":\"1\",\"example.com/aaa\":\"1\"}}}", "\"example.com/aaa\":\"2\"",
+	  NOREQ, "1", "Too many pods", SK_UNSCHEDULABLE },
 	{ "kubernetes.io-prefixed resource is never ignored or skipped",
 	  "{\"resources\":{\"requests\":{\"kubernetes.io/something\":\"1\"}}}", NULL, NULL, "32",
 	  "Insufficient kubernetes.io/something", SK_UNSCHEDULABLE_AND_UNRESOLVABLE },

@@ -5,7 +5,8 @@
  * node's pods compares interned pointers. Two lock-free reads keep the per-node Filter call cheap:
  * the count (nobody nominated), and a bit filter over the node names nominated to (set on add,
  * cleared when the last nomination goes), which answers "nobody on this node" for most nodes
- * without the lock or the hash. */
+ * without the lock or the hash. The bit of an interned name is found by its pointer (name_bit), and
+ * the scan for a node's pods starts at its first nomination (node_slot.first) until a removal. */
 #include "scheduler/backend/nominator.h"
 
 #include <pthread.h>
@@ -15,6 +16,9 @@
 #include <string.h>
 
 #define BITS 65536
+/* The name-pointer cache (see name_bit): slots, a power of two, and the probe window. */
+#define PCACHE 32768
+#define PROBES 8
 
 struct nomination {
 	struct sk_pod *pod; /* one reference */
@@ -26,6 +30,10 @@ struct nomination {
 struct node_slot {
 	const char *node; /* interned; NULL = empty */
 	int count;
+	/* items[first] is the node's first nomination while epoch == sk_nominator.removals: items are
+	 * only appended between removals, never moved (sk_nominator_pods_for_node's scan starts there) */
+	int first;
+	uint64_t epoch;
 };
 
 struct sk_nominator {
@@ -35,7 +43,11 @@ struct sk_nominator {
 	struct nomination *items;
 	struct node_slot *slots;
 	int nslots, nused; /* nslots: a power of two (or 0) */
+	uint64_t removals; /* bumped when items move (a removal): node_slot.first goes stale */
 	_Atomic uint64_t bits[BITS / 64]; /* quick_hash of the node names nominated to */
+	/* Interned name pointer -> its quick_hash (name_bit): (pointer << 16) | hash, 0 = empty.
+	 * Written once per slot (a compare-and-swap from 0), never cleared. */
+	_Atomic uint64_t *pcache;
 };
 
 /* A cheap hash of a node name: its length and its first and last 8 bytes (fixed-size copies the
@@ -61,6 +73,59 @@ static uint32_t quick_hash(const char *s)
 	h ^= h >> 33;
 	return (uint32_t)(h % BITS);
 }
+
+/* The slot of a name pointer in the pointer cache. */
+static size_t ptr_slot(uint64_t key)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 40) & (PCACHE - 1);
+}
+
+/* quick_hash(node), found by the pointer when node is an interned name met before: the per-node
+ * check of every Filter call (the failing pass's 5,000 nodes, each dry-run Filter of preemption)
+ * was a strlen and a hash of the name each time (docs/benchmarks.md, "Preemption"). An interned
+ * string lives for the process and never changes, so its pointer keys its hash for good; any other
+ * pointer (a name the caller built, which may be freed and its address reused) is hashed every
+ * time. A pointer is cached when sk_intern returns it (it is the interned copy), in the first free
+ * slot of its probe window; a full window only means hashing, as before. name_bit below is the
+ * entry. */
+static __attribute__((noinline)) uint32_t name_bit_probe(struct sk_nominator *n, const char *node)
+{
+	uint64_t key = (uint64_t)(uintptr_t)node;
+	if (!n->pcache || key >> 48)
+		return quick_hash(node);
+	size_t i = ptr_slot(key);
+	_Atomic uint64_t *free_slot = NULL;
+	for (int k = 0; k < PROBES; k++, i = (i + 1) & (PCACHE - 1)) {
+		uint64_t e = atomic_load_explicit(&n->pcache[i], memory_order_relaxed);
+		if (e >> 16 == key)
+			return (uint32_t)(e & 0xffff);
+		if (!e) {
+			free_slot = &n->pcache[i];
+			break;
+		}
+	}
+	uint32_t h = quick_hash(node);
+	if (free_slot && sk_intern(node) == node) {
+		uint64_t zero = 0; /* lost to another thread: that slot holds some pointer's own hash */
+		atomic_compare_exchange_strong_explicit(free_slot, &zero, key << 16 | h, memory_order_relaxed,
+							memory_order_relaxed);
+	}
+	return h;
+}
+
+/* name_bit_probe with its common case inline: the pointer in its home slot. */
+static inline uint32_t name_bit(struct sk_nominator *n, const char *node)
+{
+	uint64_t key = (uint64_t)(uintptr_t)node;
+	if (n->pcache) {
+		uint64_t e = atomic_load_explicit(&n->pcache[ptr_slot(key)], memory_order_relaxed);
+		if (e >> 16 == key && key)
+			return (uint32_t)(e & 0xffff);
+	}
+	return name_bit_probe(n, node);
+}
+
+uint32_t sk_nominator_name_bit_slow(const char *node) { return quick_hash(node); }
 
 static uint64_t name_hash(const char *s)
 {
@@ -120,6 +185,8 @@ static struct node_slot *slot_get(struct sk_nominator *n, const char *node)
 		i = (i + 1) & mask;
 	n->slots[i].node = node;
 	n->slots[i].count = 0;
+	n->slots[i].first = 0;
+	n->slots[i].epoch = n->removals - 1; /* unknown */
 	n->nused++;
 	return &n->slots[i];
 }
@@ -131,6 +198,7 @@ struct sk_nominator *sk_nominator_new(void)
 		return NULL;
 	pthread_mutex_init(&n->mu, NULL);
 	atomic_init(&n->count, 0);
+	n->pcache = calloc(PCACHE, sizeof(*n->pcache)); /* NULL (ENOMEM): names are hashed each time */
 	return n;
 }
 
@@ -142,6 +210,7 @@ void sk_nominator_free(struct sk_nominator *n)
 		sk_pod_unref(n->items[i].pod);
 	free(n->items);
 	free(n->slots);
+	free((void *)n->pcache);
 	pthread_mutex_destroy(&n->mu);
 	free(n);
 }
@@ -162,6 +231,7 @@ static void remove_at_locked(struct sk_nominator *n, int i)
 	sk_pod_unref(n->items[i].pod);
 	memmove(&n->items[i], &n->items[i + 1], (size_t)(n->n - i - 1) * sizeof(n->items[0]));
 	n->n--;
+	n->removals++;
 	atomic_store(&n->count, n->n);
 	if (n->n == 0)
 		for (int w = 0; w < BITS / 64; w++)
@@ -190,9 +260,13 @@ static void add_locked(struct sk_nominator *n, struct sk_pod *pod, const char *o
 	}
 	n->items[n->n].pod = sk_pod_ref(pod);
 	n->items[n->n].node = interned;
+	if (sl->count == 0) { /* the node's only nomination: its first */
+		sl->first = n->n;
+		sl->epoch = n->removals;
+	}
 	n->n++;
 	sl->count++;
-	uint32_t h = quick_hash(interned);
+	uint32_t h = name_bit(n, interned);
 	atomic_fetch_or(&n->bits[h / 64], 1ULL << (h % 64));
 	atomic_store(&n->count, n->n);
 }
@@ -232,7 +306,7 @@ bool sk_nominator_maybe_on(struct sk_nominator *n, const char *node)
 {
 	if (atomic_load_explicit(&n->count, memory_order_relaxed) == 0)
 		return false;
-	uint32_t h = quick_hash(node);
+	uint32_t h = name_bit(n, node);
 	return (atomic_load_explicit(&n->bits[h / 64], memory_order_relaxed) & (1ULL << (h % 64))) != 0;
 }
 
@@ -242,7 +316,7 @@ int sk_nominator_pods_for_node(struct sk_nominator *n, const char *node, struct 
 	if (!sk_nominator_maybe_on(n, node))
 		return 0;
 	pthread_mutex_lock(&n->mu);
-	const struct node_slot *sl = slot_find(n, node);
+	struct node_slot *sl = slot_find(n, node);
 	int cnt = sl ? sl->count : 0;
 	if (cnt) {
 		node = sl->node; /* interned: the scan compares pointers */
@@ -251,10 +325,15 @@ int sk_nominator_pods_for_node(struct sk_nominator *n, const char *node, struct 
 			pthread_mutex_unlock(&n->mu);
 			return -1;
 		}
-		int k = 0;
-		for (int i = 0; i < n->n && k < cnt; i++)
-			if (n->items[i].node == node)
+		int k = 0, i = sl->epoch == n->removals ? sl->first : 0;
+		for (; i < n->n && k < cnt; i++)
+			if (n->items[i].node == node) {
+				if (k == 0) {
+					sl->first = i;
+					sl->epoch = n->removals;
+				}
 				(*out)[k++] = sk_pod_ref(n->items[i].pod);
+			}
 	}
 	pthread_mutex_unlock(&n->mu);
 	return cnt;

@@ -27,6 +27,9 @@ int sk_nominator_pods_for_node(struct sk_nominator *n, const char *node, struct 
  * count and the bit filter over the names nominated to). True means "maybe": the bit filter is
  * cleared only when the last nomination goes, and names can share a bit. */
 bool sk_nominator_maybe_on(struct sk_nominator *n, const char *node);
+/* For tests: the bit of the filter a name maps to, computed from its bytes (what the pointer cache
+ * of sk_nominator_maybe_on must agree with). */
+uint32_t sk_nominator_name_bit_slow(const char *node);
 /* The node pod uid is nominated to (interned), or NULL. */
 const char *sk_nominator_node_of(struct sk_nominator *n, const char *uid);
 int sk_nominator_count(struct sk_nominator *n);

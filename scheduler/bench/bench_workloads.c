@@ -20,9 +20,29 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "kube/hash.h"
 #include "scheduler/bench/cluster.h"
 #include "scheduler/bench/workloads.h"
+#include "scheduler/framework/fw_internal.h"
 #include "scheduler/framework/parallel.h"
+
+/* ---------- the preemption digest ---------- */
+
+/* Sum over the evictions of a hash of (preemptor, node, victim): equal for equal preemption
+ * decisions in any eviction order (async preemption evicts on its own threads), so two builds can
+ * be compared (printed with the attempts). The framework's preempt_victim is wrapped. */
+static uint64_t preempt_digest;
+static int (*preempt_victim_next)(void *ctx, const struct sk_pod *preemptor, const struct sk_pod *victim,
+				  const char *node_name, const char *condition_message, char **err);
+
+static int digest_preempt_victim(void *ctx, const struct sk_pod *preemptor, const struct sk_pod *victim,
+				 const char *node_name, const char *condition_message, char **err)
+{
+	uint64_t h = kube_fnv1a64(preemptor->name) * 1000003 + kube_fnv1a64(node_name ? node_name : "") * 31 +
+		     kube_fnv1a64(victim->name);
+	__atomic_fetch_add(&preempt_digest, h * 0x9e3779b97f4a7c15ULL, __ATOMIC_RELAXED);
+	return preempt_victim_next(ctx, preemptor, victim, node_name, condition_message, err);
+}
 
 static struct skb_sizes sizes_of(const struct skb_workload *w)
 {
@@ -147,6 +167,10 @@ static int run_one(const struct skb_workload *w)
 		sk_config_free(cfg);
 		return 1;
 	}
+	if (c->fw->env.preempt_victim) {
+		preempt_victim_next = c->fw->env.preempt_victim;
+		c->fw->env.preempt_victim = digest_preempt_victim;
+	}
 	double t0 = skb_now_s();
 	if (fill(c, w, &sz) != 0) {
 		skb_cluster_free(c);
@@ -168,9 +192,10 @@ static int run_one(const struct skb_workload *w)
 	       w->name, skb_part_count(w, &sz, SKB_NODES), sz.init, sz.pre, sz.measure, secs > 0 ? sz.measure / secs : 0.0,
 	       secs, cpu, p50, p99, skb_vm_hwm_kib() / 1024.0, settled ? "yes" : "NO");
 	printf("|   attempts %d: scheduled %d, unschedulable %d, errors %d; nominated %d, victims %d; churn steps %d, "
-	       "deleted %d; setup %.2f s; %d worker threads |\n",
+	       "deleted %d; setup %.2f s; %d worker threads; preemption digest %016llx, placements digest %016llx |\n",
 	       c->attempts, c->scheduled, c->unschedulable, c->errors, c->nominated, c->victims, ch.step, ch.deleted,
-	       setup, sk_pool_threads(c->pool));
+	       setup, sk_pool_threads(c->pool), (unsigned long long)__atomic_load_n(&preempt_digest, __ATOMIC_RELAXED),
+	       (unsigned long long)__atomic_load_n(&c->placements, __ATOMIC_RELAXED));
 	fflush(stdout);
 	skb_cluster_free(c);
 	sk_config_free(cfg);

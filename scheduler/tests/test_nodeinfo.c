@@ -1,5 +1,6 @@
 /* Tests for scheduler/nodeinfo.c: add/remove pod aggregates (requested, non-zero requested, used
- * ports, affinity counters, generation) and clone independence. */
+ * ports, affinity counters, generation), clone independence, clones of preemption's dry runs in
+ * sequence, and the slot a removal takes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -498,6 +499,130 @@ static void test_copy_into_table(void **state)
 	sk_node_unref(nodes[0]);
 	sk_node_unref(nodes[1]);
 }
+/* Preemption's dry run in sequence on one thread (plugins/DefaultPreemption): per candidate node a
+ * clone from the free list, every listed pod removed, some added back, one removed again, the clone
+ * freed with fewer pods than it was cloned with; the next node's clone reuses those arrays at their
+ * real sizes. Each clone must end exactly as a node info built afresh (no free list) through the
+ * same steps: the same pods in the same slots, ports, sums and counters. Rows in order: pods on the
+ * node, pods added back, extended resources (the sk_resource_add path), removal by uid. */
+static struct sk_pod *seq_pod(int row, int i, bool scalar)
+{
+	char name[32], json[256];
+	snprintf(name, sizeof name, "r%d-p%d", row, i);
+	snprintf(json, sizeof json,
+		 "[{\"resources\":{\"requests\":{\"cpu\":\"%dm\",\"memory\":\"%d\"%s}},\"ports\":[{\"hostPort\":%d}]}]",
+		 i + 1, 1000 * (i + 1), scalar ? ",\"example.com/x\":\"1\"" : "", 3000 + i);
+	return pod(name, json);
+}
+
+static void assert_same_node_info(const struct sk_node_info *a, const struct sk_node_info *b, size_t row)
+{
+	if (a->npods != b->npods || a->nused_ports != b->nused_ports)
+		fail_msg("row %zu: %d pods %d ports, want %d %d", row, a->npods, a->nused_ports, b->npods, b->nused_ports);
+	for (int i = 0; i < a->npods; i++)
+		if (a->pods[i].pod != b->pods[i].pod)
+			fail_msg("row %zu: slot %d holds %s, want %s", row, i, a->pods[i].pod->name, b->pods[i].pod->name);
+	for (int i = 0; i < a->nused_ports; i++)
+		assert_int_equal(a->used_ports[i].port, b->used_ports[i].port);
+	assert_int_equal(a->requested.milli_cpu, b->requested.milli_cpu);
+	assert_int_equal(a->requested.memory, b->requested.memory);
+	assert_int_equal(sk_resource_scalar(&a->requested, "example.com/x"),
+			 sk_resource_scalar(&b->requested, "example.com/x"));
+	assert_int_equal(a->non_zero_milli_cpu, b->non_zero_milli_cpu);
+	assert_int_equal(a->non_zero_memory, b->non_zero_memory);
+	assert_int_equal(a->npods_with_affinity, b->npods_with_affinity);
+}
+
+static void test_dry_run_sequence(void **state)
+{
+	(void)state;
+	static const struct {
+		int npods, back;
+		bool scalar, by_uid;
+	} rows[] = {
+		{ 4, 1, false, false }, { 9, 2, false, false }, { 1, 0, true, false }, { 17, 16, false, true },
+		{ 3, 3, true, false }, { 16, 1, false, false }, { 2, 2, false, true }, { 8, 8, true, false },
+		{ 33, 5, false, false }, { 5, 4, false, false }, { 0, 0, false, false }, { 7, 1, true, true },
+	};
+	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+		char json[64];
+		snprintf(json, sizeof json, "{\"metadata\":{\"name\":\"seq%zu\"}}", r);
+		struct sk_node *node = fx_node(json);
+		struct sk_node_info *src = fx_node_info(sk_node_ref(node), NULL);
+		struct sk_node_info *fresh = sk_node_info_new(node);
+		struct sk_pod *pods[40];
+		for (int i = 0; i < rows[r].npods; i++) {
+			pods[i] = seq_pod((int)r, i, rows[r].scalar);
+			assert_int_equal(sk_node_info_add_pod(src, pods[i]), 0);
+			assert_int_equal(sk_node_info_add_pod(fresh, pods[i]), 0);
+		}
+		struct sk_node_info *cl = sk_node_info_clone(src);
+		assert_non_null(cl);
+		assert_same_node_info(cl, fresh, r);
+		struct sk_node_info *both[2] = { cl, fresh };
+		for (int k = 0; k < 2; k++) {
+			for (int i = 0; i < rows[r].npods; i++) {
+				struct sk_pod *key = rows[r].by_uid ? sk_pod_with_node(pods[i], NULL) : sk_pod_ref(pods[i]);
+				assert_int_equal(sk_node_info_remove_pod(both[k], key), 0);
+				sk_pod_unref(key);
+			}
+			for (int i = 0; i < rows[r].back; i++)
+				assert_int_equal(sk_node_info_add_pod(both[k], pods[i]), 0);
+			if (rows[r].back > 1)
+				assert_int_equal(sk_node_info_remove_pod(both[k], pods[1]), 0);
+		}
+		assert_same_node_info(cl, fresh, r);
+		assert_same_node_info(src, src, r);
+		assert_int_equal(src->npods, rows[r].npods); /* the source is untouched */
+		sk_node_info_free(cl);
+		sk_node_info_free(fresh);
+		sk_node_info_free(src);
+		for (int i = 0; i < rows[r].npods; i++)
+			sk_pod_unref(pods[i]);
+		sk_node_unref(node);
+	}
+}
+
+/* Removal takes the slot of the pod with that uid and swaps the last pod into it (upstream
+ * RemovePod), whether the pod is given as the object the node holds (found by pointer on small
+ * nodes) or as another object with its uid: a table of node sizes around the pointer scan's limit
+ * (16) and slots to remove, against a model of the swap. */
+static void test_remove_slot_table(void **state)
+{
+	(void)state;
+	static const struct {
+		int npods, slot;
+		bool by_uid;
+	} rows[] = {
+		{ 1, 0, false }, { 3, 0, false }, { 3, 2, true }, { 16, 7, false }, { 16, 0, true },
+		{ 17, 3, false }, { 17, 16, false }, { 17, 8, true }, { 30, 29, false }, { 30, 1, true },
+	};
+	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+		struct sk_node_info *ni = fx_node_info(fx_node("{\"metadata\":{\"name\":\"rm\"}}"), NULL);
+		struct sk_pod *pods[32];
+		const struct sk_pod *want[32];
+		for (int i = 0; i < rows[r].npods; i++) {
+			pods[i] = seq_pod(100 + (int)r, i, false);
+			assert_int_equal(sk_node_info_add_pod(ni, pods[i]), 0);
+			want[i] = pods[i];
+		}
+		int k = rows[r].slot, n = rows[r].npods;
+		want[k] = want[n - 1];
+		struct sk_pod *key = rows[r].by_uid ? sk_pod_with_node(pods[k], NULL) : sk_pod_ref(pods[k]);
+		assert_int_equal(sk_node_info_remove_pod(ni, key), 0);
+		assert_int_equal(sk_node_info_remove_pod(ni, key), -1);
+		sk_pod_unref(key);
+		assert_int_equal(ni->npods, n - 1);
+		for (int i = 0; i < n - 1; i++)
+			if (ni->pods[i].pod != want[i])
+				fail_msg("row %zu: slot %d holds %s, want %s", r, i, ni->pods[i].pod->name, want[i]->name);
+		assert_int_equal(ni->requested.milli_cpu, n * (n + 1) / 2 - (k + 1));
+		sk_node_info_free(ni);
+		for (int i = 0; i < n; i++)
+			sk_pod_unref(pods[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -510,6 +635,8 @@ int main(void)
 		cmocka_unit_test(test_request_sums_both_paths),
 		cmocka_unit_test(test_set_node),
 		cmocka_unit_test(test_copy_into_table),
+		cmocka_unit_test(test_dry_run_sequence),
+		cmocka_unit_test(test_remove_slot_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
