@@ -26,6 +26,7 @@
 				   one sender thread must not stall the queue that long */
 #define RETRY_SLEEP_S 0.5
 #define CACHE_BUCKETS 4096     /* series index; entries expire after SERIES_EXPIRY_S */
+#define EVENT_PIPELINE_MAX 16  /* creates sent back to back on one connection (kube_request_pipelined) */
 
 /* One occurrence, in one allocation: the strings live in buf. It is small because the series
  * cache keeps the first occurrence of every series for 6 minutes (one per scheduled pod). */
@@ -398,25 +399,41 @@ static bool sender_sleep(struct kube_event_recorder *r, double seconds)
 	return false;
 }
 
-/* POSTs a new Event for p (with c's series when c has one). */
-static int create_event(struct kube_event_recorder *r, const struct pending *p, const struct cached *c,
-			char **name_out, char **ns_out)
+/* A new Event's name, namespace, path and body (the POST not yet sent). */
+struct built_event {
+	char *name, *ns, *path, *body;
+};
+
+static void built_free(struct built_event *b)
 {
+	free(b->name);
+	free(b->ns);
+	free(b->path);
+	free(b->body);
+	memset(b, 0, sizeof *b);
+}
+
+/* Builds the Event for p (with c's series when c has one). 0, or -1 (out of memory). */
+static int build_event(struct kube_event_recorder *r, const struct pending *p, const struct cached *c,
+		       struct built_event *b)
+{
+	memset(b, 0, sizeof *b);
 	const char *ns = p->ns;
 	long long nanos = (long long)(p->when * 1e9);
 	if (nanos <= r->last_name_ns)
 		nanos = r->last_name_ns + 1;
 	r->last_name_ns = nanos;
-	char *name = NULL;
-	if (asprintf(&name, "%s.%llx", p->name, nanos) < 0)
+	if (asprintf(&b->name, "%s.%llx", p->name, nanos) < 0) {
+		b->name = NULL;
 		return -1;
+	}
 	char when[40];
 	kube_time_micro(when, p->when);
 	/* The body as text, members in the order the recorder always sent them; the references are
 	 * printed into it as they were recorded, not parsed again. */
 	struct kube_jsonw w = {0};
 	kube_jsonw_raw(&w, "{\"metadata\":{\"name\":");
-	kube_jsonw_str(&w, name);
+	kube_jsonw_str(&w, b->name);
 	kube_jsonw_raw(&w, ",\"namespace\":");
 	kube_jsonw_str(&w, ns);
 	kube_jsonw_raw(&w, "},\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"eventTime\":");
@@ -444,34 +461,57 @@ static int create_event(struct kube_event_recorder *r, const struct pending *p, 
 		kube_jsonw_raw(&w, "}");
 	}
 	kube_jsonw_raw(&w, "}");
-	char *ev = kube_jsonw_finish(&w);
-	char *ns_copy = strdup(ns);
-	bool ok = ev && ns_copy;
-	char *path = ok ? events_path(ns_copy, NULL) : NULL;
-	struct kube_error e = {0};
-	int rc = -1;
-	for (int attempt = 0; path && attempt < MAX_TRIES; attempt++) {
-		rc = kube_create_text(r->client, path, ev, NULL, &e);
-		if (rc == 0 || (attempt > 0 && kube_error_is(&e, "AlreadyExists"))) {
-			rc = 0;   /* an earlier attempt reached the server after all */
-			break;
-		}
-		/* Transport errors and 5xx are worth another try; a rejected event is not. */
-		if (!e.retriable || sender_sleep(r, RETRY_SLEEP_S * (attempt + 1)))
-			break;
-	}
-	free(path);
-	free(ev);
-	if (rc) {
-		klog_warning("Unable to write event", " name=%s reason=%s code=%d err=\"%s\"", name, p->reason, e.http_code,
-			     e.message);
-		free(name);
-		free(ns_copy);
+	b->body = kube_jsonw_finish(&w);
+	b->ns = strdup(ns);
+	b->path = b->body && b->ns ? events_path(b->ns, NULL) : NULL;
+	if (!b->path) {
+		built_free(b);
 		return -1;
 	}
-	*name_out = name;
-	*ns_out = ns_copy;
-	return ns_copy ? 0 : -1;
+	return 0;
+}
+
+/* POSTs b from attempt `from` on (an attempt before it may have reached the server: then
+ * AlreadyExists means it did). 0 when the Event exists, else -1 with *e. */
+static int post_event(struct kube_event_recorder *r, const struct built_event *b, int from, struct kube_error *e)
+{
+	for (int attempt = from; attempt < MAX_TRIES; attempt++) {
+		if (attempt > 0 && sender_sleep(r, RETRY_SLEEP_S * attempt))
+			return -1;
+		if (kube_create_text(r->client, b->path, b->body, NULL, e) == 0 ||
+		    (attempt > 0 && kube_error_is(e, "AlreadyExists")))
+			return 0; /* AlreadyExists: an earlier attempt reached the server after all */
+		/* Transport errors and 5xx are worth another try; a rejected event is not. */
+		if (!e->retriable)
+			return -1;
+	}
+	return -1;
+}
+
+static void warn_unwritten(const struct built_event *b, const struct pending *p, const struct kube_error *e)
+{
+	klog_warning("Unable to write event", " name=%s reason=%s code=%d err=\"%s\"", b->name, p->reason, e->http_code,
+		     e->message);
+}
+
+/* POSTs a new Event for p (with c's series when c has one). */
+static int create_event(struct kube_event_recorder *r, const struct pending *p, const struct cached *c,
+			char **name_out, char **ns_out)
+{
+	struct built_event b;
+	if (build_event(r, p, c, &b))
+		return -1;
+	struct kube_error e = {0};
+	if (post_event(r, &b, 0, &e)) {
+		warn_unwritten(&b, p, &e);
+		built_free(&b);
+		return -1;
+	}
+	*name_out = b.name;
+	*ns_out = b.ns;
+	b.name = b.ns = NULL;
+	built_free(&b);
+	return 0;
 }
 
 static int patch_series(struct kube_event_recorder *r, struct cached *c)
@@ -513,40 +553,18 @@ static int patch_series(struct kube_event_recorder *r, struct cached *c)
 	return 0;
 }
 
-/* Handles one occurrence; takes ownership of p. */
-static void process(struct kube_event_recorder *r, struct pending *p)
+static struct cached *cache_find(struct kube_event_recorder *r, const unsigned char key[KEY_BYTES], uint32_t hash)
 {
-	unsigned char key[KEY_BYTES];
-	if (event_key(r, p, key)) {
-		count_stat(r, &r->stats.failed);
-		pending_free(p);
-		return;
-	}
-	uint32_t hash;
-	memcpy(&hash, key, sizeof(hash));
-	struct cached *c;
-	for (c = r->buckets[hash % CACHE_BUCKETS]; c; c = c->hnext)
+	for (struct cached *c = r->buckets[hash % CACHE_BUCKETS]; c; c = c->hnext)
 		if (c->hash == hash && memcmp(c->key, key, KEY_BYTES) == 0)
-			break;
-	if (c) {
-		c->count++;
-		c->last_observed = p->when;
-		pending_free(p);
-		if (c->count == 2)
-			patch_series(r, c);   /* the first repeat starts the series at once */
-		else
-			c->dirty = true;      /* later ones ride on the refresh (or a flush) */
-		return;
-	}
-	char *name = NULL, *ns = NULL;
-	c = calloc(1, sizeof(*c));
-	if (!c || create_event(r, p, NULL, &name, &ns)) {
-		free(c);
-		free(name);
-		pending_free(p);
-		count_stat(r, &r->stats.failed);
-		return;
-	}
+			return c;
+	return NULL;
+}
+
+/* The series of a created Event; takes p, name and ns. */
+static void cache_insert(struct kube_event_recorder *r, struct cached *c, struct pending *p,
+			 const unsigned char key[KEY_BYTES], uint32_t hash, char *name, char *ns)
+{
 	count_stat(r, &r->stats.created);
 	c->first = p;
 	memcpy(c->key, key, KEY_BYTES);
@@ -559,6 +577,142 @@ static void process(struct kube_event_recorder *r, struct pending *p)
 	r->cache = c;
 	c->hnext = r->buckets[hash % CACHE_BUCKETS];
 	r->buckets[hash % CACHE_BUCKETS] = c;
+}
+
+/* An occurrence of a known series; takes p. */
+static void repeat(struct kube_event_recorder *r, struct cached *c, struct pending *p)
+{
+	c->count++;
+	c->last_observed = p->when;
+	pending_free(p);
+	if (c->count == 2)
+		patch_series(r, c);   /* the first repeat starts the series at once */
+	else
+		c->dirty = true;      /* later ones ride on the refresh (or a flush) */
+}
+
+/* Handles one occurrence; takes ownership of p. */
+static void process(struct kube_event_recorder *r, struct pending *p)
+{
+	unsigned char key[KEY_BYTES];
+	if (event_key(r, p, key)) {
+		count_stat(r, &r->stats.failed);
+		pending_free(p);
+		return;
+	}
+	uint32_t hash;
+	memcpy(&hash, key, sizeof(hash));
+	struct cached *c = cache_find(r, key, hash);
+	if (c) {
+		repeat(r, c, p);
+		return;
+	}
+	char *name = NULL, *ns = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c || create_event(r, p, NULL, &name, &ns)) {
+		free(c);
+		free(name);
+		pending_free(p);
+		count_stat(r, &r->stats.failed);
+		return;
+	}
+	cache_insert(r, c, p, key, hash, name, ns);
+}
+
+/* ---------- occurrences in a pipeline ---------- */
+
+/* An occurrence of a new series, waiting to be created with the others of its batch. */
+struct fresh {
+	struct pending *p;
+	unsigned char key[KEY_BYTES];
+	uint32_t hash;
+	struct built_event b;
+	struct kube_pipelined req;
+};
+
+/* Creates the Events of f[0, n) in one pipeline (kube_request_pipelined), each as
+ * create_event would: one that failed and is worth another try goes on alone (post_event,
+ * which takes AlreadyExists as done, since the pipelined POST may have reached the server). */
+static void create_fresh(struct kube_event_recorder *r, struct fresh *f, int n)
+{
+	if (n == 0)
+		return;
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		if (build_event(r, f[i].p, NULL, &f[i].b)) {
+			pending_free(f[i].p);
+			count_stat(r, &r->stats.failed);
+			continue;
+		}
+		f[k] = f[i];
+		f[k].req = (struct kube_pipelined){ .method = "POST", .path = f[k].b.path, .body = f[k].b.body };
+		k++;
+	}
+	n = k;
+	struct kube_pipelined reqs[EVENT_PIPELINE_MAX];
+	for (int i = 0; i < n; i++)
+		reqs[i] = f[i].req;
+	kube_request_pipelined(r->client, reqs, (size_t)n);
+	if (n > 1) {
+		pthread_mutex_lock(&r->mu);
+		r->stats.pipelined += (uint64_t)n;
+		pthread_mutex_unlock(&r->mu);
+	}
+	for (int i = 0; i < n; i++) {
+		struct kube_error *e = &reqs[i].e;
+		int rc = reqs[i].result;
+		if (rc && e->retriable)
+			rc = post_event(r, &f[i].b, 1, e);
+		struct cached *c = rc ? NULL : calloc(1, sizeof(*c));
+		if (!c) {
+			if (rc)
+				warn_unwritten(&f[i].b, f[i].p, e);
+			pending_free(f[i].p);
+			count_stat(r, &r->stats.failed);
+			built_free(&f[i].b);
+			continue;
+		}
+		cache_insert(r, c, f[i].p, f[i].key, f[i].hash, f[i].b.name, f[i].b.ns);
+		f[i].b.name = f[i].b.ns = NULL;
+		built_free(&f[i].b);
+	}
+}
+
+/* Handles the occurrences ps[0, n) in order (takes them): runs of new series go in one
+ * pipeline; an occurrence of a known series, or of one earlier in the run, waits for the run. */
+static void process_batch(struct kube_event_recorder *r, struct pending **ps, int n)
+{
+	struct fresh f[EVENT_PIPELINE_MAX];
+	int nf = 0;
+	for (int i = 0; i < n; i++) {
+		struct fresh *x = &f[nf];
+		x->p = ps[i];
+		if (event_key(r, x->p, x->key)) {
+			count_stat(r, &r->stats.failed);
+			pending_free(x->p);
+			continue;
+		}
+		memcpy(&x->hash, x->key, sizeof(x->hash));
+		bool seen = cache_find(r, x->key, x->hash) != NULL;
+		for (int j = 0; j < nf && !seen; j++)
+			seen = f[j].hash == x->hash && memcmp(f[j].key, x->key, KEY_BYTES) == 0;
+		if (!seen) {
+			nf++;
+			continue;
+		}
+		struct pending *p = x->p;
+		unsigned char key[KEY_BYTES];
+		memcpy(key, x->key, KEY_BYTES);
+		uint32_t hash = x->hash;
+		create_fresh(r, f, nf);
+		nf = 0;
+		struct cached *c = cache_find(r, key, hash);
+		if (c)
+			repeat(r, c, p);
+		else
+			process(r, p); /* its run's create failed: this one starts the series */
+	}
+	create_fresh(r, f, nf);
 }
 
 /* all: PATCH every dirty series (refresh, flush). Otherwise only finish series unobserved for
@@ -589,11 +743,19 @@ static void *sender_main(void *arg)
 	pthread_mutex_lock(&r->mu);
 	for (;;) {
 		if (r->qlen > 0) {
-			struct pending *p = r->q[r->qhead];
-			r->qhead = (r->qhead + 1) % r->qcap;
-			r->qlen--;
+			/* what is queued, up to a pipeline's worth: one round trip for a burst */
+			struct pending *ps[EVENT_PIPELINE_MAX];
+			int n = 0;
+			while (r->qlen > 0 && n < EVENT_PIPELINE_MAX) {
+				ps[n++] = r->q[r->qhead];
+				r->qhead = (r->qhead + 1) % r->qcap;
+				r->qlen--;
+			}
 			pthread_mutex_unlock(&r->mu);
-			process(r, p);
+			if (n == 1)
+				process(r, ps[0]);
+			else
+				process_batch(r, ps, n);
 			pthread_mutex_lock(&r->mu);
 			continue;
 		}

@@ -48,7 +48,8 @@ void kube_event_record_related(struct kube_event_recorder *, const cJSON *regard
  * PATCHed. */
 void kube_event_recorder_flush(struct kube_event_recorder *);
 
-struct kube_event_stats { uint64_t recorded, created, patched, dropped, failed; };
+/* pipelined: creates sent with others in one pipeline (kube_request_pipelined), a burst's. */
+struct kube_event_stats { uint64_t recorded, created, patched, dropped, failed, pipelined; };
 void kube_event_recorder_stats(struct kube_event_recorder *, struct kube_event_stats *out);
 
 /* Flushes, stops the sender thread and frees. NULL is a no-op. */

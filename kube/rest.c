@@ -824,18 +824,18 @@ static int attempt_curl(struct kube_client *c, const char *url, const char *meth
 	return 0;
 }
 
-/* One attempt over the client's persistent connections (kube/rest_conn.c). The head is the
- * fixed headers, Content-Type and the credential; it is wiped after use. Returns 0 or -1 (OOM). */
-static int attempt_conn(struct kube_client *c, const char *method, const char *path, const char *query,
-			const char *body, size_t body_len, const char *content_type, const struct creds *cr,
-			struct attempt *a)
+/* The head of a request over the client's persistent connections: the fixed headers,
+ * Content-Type (when there is a body) and the credential, into stack (n bytes) or a malloc'd
+ * buffer when it does not fit. NULL on ENOMEM. The caller wipes and frees it (head_free). */
+static char *build_head(struct kube_client *c, bool has_body, const char *content_type, const struct creds *cr,
+			char *stack, size_t n, size_t *len)
 {
-	char stack[2048], *head = stack;
-	const char *ct = body ? (content_type ? content_type : "application/json") : NULL;
+	const char *ct = has_body ? (content_type ? content_type : "application/json") : NULL;
 	size_t ctl = ct ? strlen(ct) : 0, tl = cr->token ? strlen(cr->token) : 0;
 	size_t need = c->fixed_head_len + (ct ? 16 + ctl : 0) + (cr->token ? 24 + tl : 0) + 1;
-	if (need > sizeof stack && !(head = malloc(need)))
-		return -1;
+	char *head = stack;
+	if (need > n && !(head = malloc(need)))
+		return NULL;
 	char *w = head;
 	memcpy(w, c->fixed_head, c->fixed_head_len);
 	w += c->fixed_head_len;
@@ -851,22 +851,50 @@ static int attempt_conn(struct kube_client *c, const char *method, const char *p
 		memcpy(w + 22 + tl, "\r\n", 2);
 		w += 24 + tl;
 	}
-	struct kube_conn_request q = { .method = method, .path = path, .query = query, .head = head,
-				       .head_len = (size_t)(w - head), .body = body, .body_len = body_len,
-				       .timeout_s = c->timeout_s };
-	struct kube_conn_response r;
-	a->rc = kube_conn_do(c->conns, &q, &r);
-	explicit_bzero(head, (size_t)(w - head));
+	*len = (size_t)(w - head);
+	return head;
+}
+
+static void head_free(char *head, size_t len, const char *stack)
+{
+	if (!head)
+		return;
+	explicit_bzero(head, len);
 	if (head != stack)
 		free(head);
-	a->code = a->rc == CURLE_OK ? r.code : 0;
-	a->retry_after = r.retry_after;
-	a->rb.p = r.body;
-	a->rb.len = a->rb.cap = r.body_len;
-	a->before_send = a->rc != CURLE_OK &&
-			 (a->rc == CURLE_COULDNT_CONNECT || a->rc == CURLE_COULDNT_RESOLVE_HOST ||
-			  (!r.sent && a->rc != CURLE_OPERATION_TIMEDOUT));
-	snprintf(a->errbuf, sizeof a->errbuf, "%s", r.errbuf);
+}
+
+/* An answer of the persistent connections as an attempt. */
+static void attempt_from(struct attempt *a, CURLcode rc, struct kube_conn_response *r)
+{
+	a->rc = rc;
+	a->code = rc == CURLE_OK ? r->code : 0;
+	a->retry_after = r->retry_after;
+	a->rb.p = r->body;
+	a->rb.len = a->rb.cap = r->body_len;
+	a->before_send = rc != CURLE_OK &&
+			 (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+			  (!r->sent && rc != CURLE_OPERATION_TIMEDOUT));
+	snprintf(a->errbuf, sizeof a->errbuf, "%s", r->errbuf);
+}
+
+/* One attempt over the client's persistent connections (kube/rest_conn.c). The head is the
+ * fixed headers, Content-Type and the credential; it is wiped after use. Returns 0 or -1 (OOM). */
+static int attempt_conn(struct kube_client *c, const char *method, const char *path, const char *query,
+			const char *body, size_t body_len, const char *content_type, const struct creds *cr,
+			struct attempt *a)
+{
+	char stack[2048];
+	size_t hl = 0;
+	char *head = build_head(c, body != NULL, content_type, cr, stack, sizeof stack, &hl);
+	if (!head)
+		return -1;
+	struct kube_conn_request q = { .method = method, .path = path, .query = query, .head = head,
+				       .head_len = hl, .body = body, .body_len = body_len, .timeout_s = c->timeout_s };
+	struct kube_conn_response r;
+	CURLcode rc = kube_conn_do(c->conns, &q, &r);
+	head_free(head, hl, stack);
+	attempt_from(a, rc, &r);
 	return 0;
 }
 
@@ -964,6 +992,121 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
 	}
 	free(url);
 	return result;
+}
+
+/* ---------- requests in a pipeline ---------- */
+
+/* kube_request's handling of one answer, for a pipelined one: counted and observed alike; 0 when
+ * it is final (*result set), 1 when kube_request's rules would try it again (after *wait s). */
+static int pipelined_answer(struct kube_client *c, struct kube_pipelined *q, struct kube_conn_response *r,
+			    double seconds, double rl_wait, const struct creds *cr, double *wait)
+{
+	struct attempt a = { .retry_after = -1 };
+	attempt_from(&a, r->result, r);
+	struct kube_error *e = &q->e;
+	int code = a.rc == CURLE_OK ? (int)a.code : 0;
+	count_request(c, q->method, code);
+	if (c->observe)
+		c->observe(c->observe_ctx, q->method, code, seconds);
+	struct kube_request_observation ob = { .verb = q->method, .code = code, .seconds = seconds,
+					       .rate_limiter_seconds = rl_wait,
+					       .request_bytes = q->body ? strlen(q->body) : 0, .response_bytes = a.rb.len };
+	klog_info(6, "HTTP request", " verb=%s path=%s status=%d latency_ms=%.1f pipelined=true", q->method, q->path, code,
+		  seconds * 1000);
+	*wait = -1;
+	if (a.rc != CURLE_OK) {
+		transport_error(e, a.rc, a.errbuf);
+		if (e->retriable && (idempotent(q->method) || a.before_send))
+			*wait = backoff_delay(c, 0);
+	} else if (a.code >= 200 && a.code < 300) {
+		q->result = 0;
+		if (q->resp && a.rb.len > 0 && !(*q->resp = cJSON_ParseWithLength(a.rb.p, a.rb.len))) {
+			q->result = -1;
+			e->http_code = code;
+			snprintf(e->message, sizeof(e->message), "%s %s: response body is not valid JSON", q->method, q->path);
+		}
+	} else {
+		kube_error_from_response(e, code, a.rb.p, a.rb.len);
+		if (e->retriable && (idempotent(q->method) || code == 429))
+			*wait = a.retry_after >= 0 ? a.retry_after : backoff_delay(c, 0);
+		if (code == 401 && c->exec) {
+			exec_invalidate(c, cr->token); /* kube_request fetches a fresh credential */
+			*wait = 0;
+		}
+	}
+	free(a.rb.p);
+	bool again = *wait >= 0 && (c->max_retries > 0 || code == 401);
+	ob.retry = again;
+	if (c->observe_detail)
+		c->observe_detail(c->observe_detail_ctx, &ob);
+	return again ? 1 : 0;
+}
+
+void kube_request_pipelined(struct kube_client *c, struct kube_pipelined *reqs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		reqs[i].result = -1;
+		memset(&reqs[i].e, 0, sizeof reqs[i].e);
+		if (reqs[i].resp)
+			*reqs[i].resp = NULL;
+	}
+	struct creds cr;
+	bool fast = false;
+	if (n > 1 && c->conns && !c->curl_only && get_creds(c, &cr, &reqs[0].e) == 0) {
+		fast = !(cr.cert && cr.key) && !(cr.token && strpbrk(cr.token, "\r\n"));
+		if (!fast)
+			creds_free(&cr);
+	}
+	struct kube_conn_request *q = fast ? calloc(n, sizeof *q) : NULL;
+	struct kube_conn_response *r = q ? calloc(n, sizeof *r) : NULL;
+	char **heads = r ? calloc(n, sizeof *heads) : NULL;
+	double *rl = heads ? calloc(n, sizeof *rl) : NULL;
+	if (!rl) {
+		/* one by one, as kube_request sends them */
+		if (fast)
+			creds_free(&cr);
+		free(q);
+		free(r);
+		free(heads);
+		for (size_t i = 0; i < n; i++)
+			reqs[i].result = kube_request(c, reqs[i].method, reqs[i].path, reqs[i].query, reqs[i].body,
+						      reqs[i].content_type, reqs[i].resp, &reqs[i].e);
+		return;
+	}
+	size_t built = 0;
+	for (; built < n; built++) {
+		size_t hl = 0;
+		if (!(heads[built] = build_head(c, reqs[built].body != NULL, reqs[built].content_type, &cr, NULL, 0, &hl)))
+			break;
+		rl[built] = rate_limit(c);
+		q[built] = (struct kube_conn_request){ .method = reqs[built].method, .path = reqs[built].path,
+						       .query = reqs[built].query, .head = heads[built], .head_len = hl,
+						       .body = reqs[built].body,
+						       .body_len = reqs[built].body ? strlen(reqs[built].body) : 0,
+						       .timeout_s = c->timeout_s };
+	}
+	double t0 = (double)kube_mono_ns() / 1e9;
+	kube_conn_do_pipelined(c->conns, q, built, r);
+	for (size_t i = 0; i < built; i++) {
+		head_free(heads[i], q[i].head_len, NULL);
+		double wait = -1, seconds = (r[i].done > 0 ? r[i].done : (double)kube_mono_ns() / 1e9) - t0;
+		if (pipelined_answer(c, &reqs[i], &r[i], seconds, rl[i], &cr, &wait) == 1) {
+			klog_info(4, "Retrying request", " verb=%s path=%s attempt=1 code=%d wait_s=%.2f", reqs[i].method,
+				  reqs[i].path, reqs[i].e.http_code, wait);
+			if (wait > 0)
+				c->clock.sleep(c->clock.ctx, wait);
+			reqs[i].result = kube_request(c, reqs[i].method, reqs[i].path, reqs[i].query, reqs[i].body,
+						      reqs[i].content_type, reqs[i].resp, &reqs[i].e);
+		}
+	}
+	creds_free(&cr);
+	for (size_t i = built; i < n; i++) /* a head did not fit in memory: these go one by one */
+		reqs[i].result = kube_request(c, reqs[i].method, reqs[i].path, reqs[i].query, reqs[i].body,
+					      reqs[i].content_type, reqs[i].resp, &reqs[i].e);
+	free(q);
+	free(r);
+	free(heads);
+	free(rl);
 }
 
 /* ---------- wrappers ---------- */

@@ -73,6 +73,23 @@ char *kube_urlencode(const char *s);
 int kube_request(struct kube_client *, const char *method, const char *path, const char *query,
                  const char *body, const char *content_type, cJSON **resp, struct kube_error *e);
 
+/* Several requests written back to back on one persistent connection and answered in order
+ * (HTTP/1.1 pipelining): one round trip and one wake-up of each side for all of them instead of
+ * one each (the event recorder's creates). Each gets kube_request's outcome in result (0 or -1)
+ * and e, its answer in *resp when resp is set; each is counted, observed and rate limited as
+ * kube_request's. An answer kube_request would retry (a connection error before the request
+ * went out, 429, a 5xx for an idempotent verb, 401 with an exec plugin) is sent again through
+ * kube_request; a request the server may have received when the connection died is not sent
+ * again unless its verb is idempotent. Without the persistent client (libcurl only, a client
+ * certificate from an exec plugin) or for one request they go one by one through kube_request. */
+struct kube_pipelined {
+	const char *method, *path, *query, *body, *content_type; /* as kube_request's */
+	cJSON **resp;            /* NULL: the answer is dropped */
+	int result;              /* out */
+	struct kube_error e;     /* out */
+};
+void kube_request_pipelined(struct kube_client *, struct kube_pipelined *reqs, size_t n);
+
 /* Convenience wrappers taking cJSON bodies (same return convention, *out caller-owned): */
 int kube_get(struct kube_client *, const char *path, cJSON **out, struct kube_error *e);
 /* Follows limit/continue pages (limit 500) and merges items into the first page's object,

@@ -726,6 +726,8 @@ struct reader {
 	double deadline;
 	size_t total;                 /* bytes received for this answer */
 	bool trailing;                /* bytes came after the answer: the connection is not reused */
+	bool pipelined;               /* more answers follow on c: bytes after this one are theirs */
+	size_t next;                  /* pipelined: where the next answer starts in b */
 	struct kube_conn_response *r;
 	int timeout_s;
 };
@@ -863,8 +865,9 @@ static CURLcode read_head(struct reader *rd, size_t from, size_t *end)
 	}
 }
 
-/* Decodes a chunked body that starts at b[pos], in place: the data ends at b[*out]. */
-static CURLcode read_chunked(struct reader *rd, size_t pos, size_t *out_end)
+/* Decodes a chunked body that starts at b[pos], in place: the data ends at b[*out_end], the
+ * chunked encoding (trailers included) at b[*raw_end]. */
+static CURLcode read_chunked(struct reader *rd, size_t pos, size_t *out_end, size_t *raw_end)
 {
 	size_t out = pos;
 	for (;;) {
@@ -903,6 +906,7 @@ static CURLcode read_chunked(struct reader *rd, size_t pos, size_t *out_end)
 			}
 			rd->trailing = end != rd->b.len;
 			*out_end = out;
+			*raw_end = end;
 			return CURLE_OK;
 		}
 		while (rd->b.len < data + size + 2) {
@@ -948,26 +952,27 @@ static CURLcode read_answer(struct reader *rd, const char *method, bool *keep)
 	rd->r->code = h.code;
 	size_t end = body;
 	bool persistent = !h.close && (h.minor == 1 || h.keep_alive);
+	/* bytes after the answer end the connection, unless they are the next pipelined answer's */
 	if (strcmp(method, "HEAD") == 0 || h.code == 204 || h.code == 304) {
-		end = body;
-		if (rd->b.len != body)
+		end = rd->next = body;
+		if (rd->b.len != body && !rd->pipelined)
 			persistent = false;
 	} else if (h.chunked) {
-		CURLcode rc = read_chunked(rd, body, &end);
+		CURLcode rc = read_chunked(rd, body, &end, &rd->next);
 		if (rc)
 			return rc;
-		if (rd->trailing)
+		if (rd->trailing && !rd->pipelined)
 			persistent = false;
 	} else if (h.has_length) {
 		if (h.length > SIZE_MAX / 2)
 			return fail(rd->r, CURLE_OUT_OF_MEMORY, "out of memory");
-		end = body + (size_t)h.length;
+		end = rd->next = body + (size_t)h.length;
 		while (rd->b.len < end) {
 			CURLcode rc = read_more(rd, end - rd->b.len);
 			if (rc)
 				return rc;
 		}
-		if (rd->b.len != end)
+		if (rd->b.len != end && !rd->pipelined)
 			persistent = false;
 	} else {
 		/* delimited by the connection's end */
@@ -979,11 +984,11 @@ static CURLcode read_answer(struct reader *rd, const char *method, bool *keep)
 			if (rc)
 				return rc;
 		}
-		end = rd->b.len;
+		end = rd->next = rd->b.len;
 	}
 	*keep = persistent;
 	size_t blen = end - body;
-	if (blen > 0 && rd->b.cap <= READ_KEEP) {
+	if (blen > 0 && (rd->b.cap <= READ_KEEP || rd->pipelined)) {
 		/* the buffer goes back to the connection: the body is copied out at its size */
 		char *out = malloc(blen + 1);
 		if (!out)
@@ -1156,4 +1161,129 @@ CURLcode kube_conn_do(struct kube_conn_pool *p, const struct kube_conn_request *
 	explicit_bzero(req, len - q->body_len);   /* the head holds the Authorization header */
 	free(req);
 	return rc;
+}
+
+/* ---------- requests in a pipeline ---------- */
+
+/* Answers [from, n) fail with rc and msg; sent as given. */
+static void fail_rest(struct kube_conn_response *r, size_t from, size_t n, CURLcode rc, const char *msg, bool sent)
+{
+	for (size_t i = from; i < n; i++) {
+		r[i].result = fail(&r[i], rc, "%s", msg);
+		r[i].sent = sent;
+	}
+}
+
+void kube_conn_do_pipelined(struct kube_conn_pool *p, const struct kube_conn_request *q, size_t n,
+			    struct kube_conn_response *r)
+{
+	for (size_t i = 0; i < n; i++) {
+		memset(&r[i], 0, sizeof r[i]);
+		r[i].retry_after = -1;
+	}
+	if (n == 0)
+		return;
+	if (p->tls)
+		ERR_clear_error();
+	int timeout_s = q[0].timeout_s;
+	double deadline = timeout_s > 0 ? mono_now() + timeout_s : 0;
+	/* every request's bytes in one buffer, written at once; at[i] is where request i starts */
+	size_t total = 0, *at = calloc(n + 1, sizeof *at);
+	char *all = NULL;
+	if (!at)
+		goto oom;
+	for (size_t i = 0; i < n; i++) {
+		size_t len;
+		char *one = build_request(p, &q[i], &len);
+		char *grown = one ? realloc(all, total + len) : NULL;
+		if (!grown) {
+			if (one) {
+				explicit_bzero(one, len - q[i].body_len);
+				free(one);
+			}
+			goto oom;
+		}
+		all = grown;
+		memcpy(all + total, one, len);
+		explicit_bzero(one, len - q[i].body_len);
+		free(one);
+		at[i] = total;
+		total += len;
+	}
+	at[n] = total;
+	char msg[CURL_ERROR_SIZE];
+	for (int tries = 0; tries < 2; tries++) {
+		struct conn *c = tries == 0 ? conn_take_idle(p) : NULL;
+		bool reused = c != NULL;
+		CURLcode rc = CURLE_OK;
+		if (!c && !(c = conn_open(p, deadline, &r[0], &rc))) {
+			snprintf(msg, sizeof msg, "%s", r[0].errbuf);
+			fail_rest(r, 0, n, rc, msg, false);
+			break;
+		}
+		size_t wrote = 0;
+		int err = 0;
+		enum io io = conn_write(c, all, total, deadline, &wrote, &err);
+		if (io != IO_OK) {
+			conn_close(c);
+			if (io != IO_TIMEOUT && wrote == 0 && reused)
+				continue; /* the idle connection was gone: nothing was sent, send it all again */
+			if (io == IO_TIMEOUT)
+				snprintf(msg, sizeof msg, "Operation timed out after %ld milliseconds with 0 bytes received",
+					 (long)timeout_s * 1000);
+			else
+				snprintf(msg, sizeof msg, "Send failure: %s", strerror(err ? err : EPIPE));
+			fail_rest(r, 0, n, io == IO_TIMEOUT ? CURLE_OPERATION_TIMEDOUT : CURLE_SEND_ERROR, msg, false);
+			/* a request written in part or whole may have been applied: not sent again blindly */
+			for (size_t i = 0; i < n; i++)
+				r[i].sent = at[i] < wrote;
+			break;
+		}
+		struct reader rd = reader_start(c, deadline, &r[0], timeout_s);
+		bool keep = false;
+		size_t i = 0;
+		for (; i < n; i++) {
+			r[i].sent = true;
+			rd.r = &r[i];
+			rd.pipelined = i + 1 < n;
+			rd.total = rd.b.len; /* bytes already here are this answer's */
+			rd.trailing = false;
+			rd.next = 0;
+			CURLcode arc = read_answer(&rd, q[i].method, &keep);
+			if (arc != CURLE_OK) {
+				/* the rest were sent and their fate is unknown */
+				r[i].result = arc;
+				snprintf(msg, sizeof msg, "%s", r[i].errbuf);
+				fail_rest(r, i + 1, n, arc == CURLE_OPERATION_TIMEDOUT ? arc : CURLE_RECV_ERROR, msg, true);
+				break;
+			}
+			r[i].done = mono_now();
+			/* the next answer's bytes move to the front of the buffer */
+			memmove(rd.b.p, rd.b.p + rd.next, rd.b.len - rd.next);
+			rd.b.len -= rd.next;
+			if (!keep && i + 1 < n) {
+				fail_rest(r, i + 1, n, CURLE_RECV_ERROR, "Recv failure: connection closed by the server", true);
+				break;
+			}
+		}
+		rd.b.len = 0;
+		reader_end(&rd);
+		if (i == n && keep) {
+			c->uses += n;
+			conn_put_idle(p, c);
+		} else {
+			conn_close(c);
+		}
+		break;
+	}
+	explicit_bzero(all, total); /* the heads hold the Authorization header */
+	free(all);
+	free(at);
+	return;
+oom:
+	if (all)
+		explicit_bzero(all, total);
+	free(all);
+	free(at);
+	fail_rest(r, 0, n, CURLE_OUT_OF_MEMORY, "out of memory", false);
 }

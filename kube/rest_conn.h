@@ -51,6 +51,10 @@ struct kube_conn_response {
 	char *body; size_t body_len;
 	bool sent;            /* a byte of the request reached the socket (retry rules) */
 	char errbuf[CURL_ERROR_SIZE];
+	/* kube_conn_do_pipelined: this request's outcome (as kube_conn_do returns it), and when its
+	 * answer was read (kube_mono_ns seconds) */
+	CURLcode result;
+	double done;
 };
 
 /* Returns CURLE_OK with the answer in *resp (any HTTP code), or the CURLcode libcurl reports for
@@ -58,6 +62,15 @@ struct kube_conn_response {
  * the request is written and replaced; a reused connection that dies before the first answer byte
  * is replaced and the request sent again only for idempotent verbs (GET, HEAD, PUT, DELETE). */
 CURLcode kube_conn_do(struct kube_conn_pool *, const struct kube_conn_request *req, struct kube_conn_response *resp);
+
+/* n requests on one connection, written back to back and answered in order (HTTP/1.1
+ * pipelining: the server reads the next request after answering the previous one). r[i] gets
+ * request i's answer and r[i].result its CURLcode. An idle connection found closed before
+ * anything was written is replaced; otherwise nothing is sent again: when the connection dies,
+ * the requests whose answers did not arrive fail with sent set for those that reached the
+ * socket (they may have been applied). Timeout: q[0].timeout_s for the whole pipeline. */
+void kube_conn_do_pipelined(struct kube_conn_pool *, const struct kube_conn_request *q, size_t n,
+			    struct kube_conn_response *r);
 
 /* Connections opened since the pool was made (tests: keep-alive reuse). */
 unsigned long kube_conn_pool_opened(struct kube_conn_pool *);

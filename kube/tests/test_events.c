@@ -213,6 +213,52 @@ static void test_series_dedupe(void **state)
 	assert_int_equal(fake_apiserver_count(e->fs, "POST", EVENTS), 4);
 }
 
+/* A burst queued while the sender waits on the server goes out in pipelines of up to 16
+ * creates; a repeat of a series in the same burst waits for its create, then PATCHes it. */
+static void test_burst_pipelined(void **state)
+{
+	struct env *e = *state;
+	pthread_mutex_lock(&e->gate.mu);
+	e->gate.closed = true;
+	pthread_mutex_unlock(&e->gate.mu);
+	kube_event_record(e->rec, e->pod, "Normal", "Scheduled", "Binding", "first");
+	while (fake_apiserver_count(e->fs, "POST", EVENTS) < 1) /* the sender waits on this one */
+		usleep(1000);
+	cJSON *pods[20];
+	for (int i = 0; i < 20; i++) {
+		char text[256];
+		snprintf(text, sizeof text, "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"p-%d\","
+					    "\"namespace\":\"shop\",\"uid\":\"u-%d\"}}", i, i);
+		pods[i] = cJSON_Parse(text);
+	}
+	for (int k = 0; k < 40; k++)
+		kube_event_record(e->rec, pods[k % 20], "Normal", "Scheduled", "Binding", "to n%d", k % 20);
+	pthread_mutex_lock(&e->gate.mu);
+	e->gate.closed = false;
+	pthread_cond_broadcast(&e->gate.cond);
+	pthread_mutex_unlock(&e->gate.mu);
+	kube_event_recorder_flush(e->rec);
+	struct kube_event_stats st;
+	kube_event_recorder_stats(e->rec, &st);
+	/* pods 0..15 in one pipeline, 16..19 in the next run (cut by pod 0's repeat) */
+	assert_int_equal(st.pipelined, 20);
+	assert_int_equal(st.created, 21);
+	assert_int_equal(st.patched, 20);   /* each second occurrence starts its series */
+	assert_int_equal(st.failed, 0);
+	assert_int_equal(fake_apiserver_count(e->fs, "POST", EVENTS), 21);
+	assert_int_equal(fake_apiserver_count(e->fs, "PATCH", EVENTS), 20);
+	/* each create is its pod's, in the order recorded */
+	for (int i = 0; i < 20; i++) {
+		struct fake_request *r = fake_apiserver_request(e->fs, 1 + i);
+		char want[64];
+		snprintf(want, sizeof want, "\"name\":\"p-%d\"", i);
+		assert_string_equal(r->method, "POST");
+		assert_non_null(strstr(r->body, want));
+		fake_request_free(r);
+		cJSON_Delete(pods[i]);
+	}
+}
+
 /* Which fields make a repeat join the first occurrence's series (client-go's getKey: type,
  * action, reason, regarding, related; not the note). One pod per case, so cases do not meet. */
 static void test_series_key_fields(void **state)
@@ -379,6 +425,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_event_shape, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_series_dedupe, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_burst_pipelined, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_series_key_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expired_series_is_recreated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refresh_patches_counts, setup, teardown),

@@ -789,6 +789,93 @@ static void test_create_text_body(void **state)
 	fake_apiserver_stop(fs);
 }
 
+/* ---------- pipelined requests ---------- */
+
+/* Ten creates written back to back on one connection: each answered, in order, counted. Over
+ * libcurl only they go one by one and answer alike. */
+static void test_pipelined_requests(void **state)
+{
+	(void)state;
+	for (int curl = 0; curl < 2; curl++) {
+		struct fake_apiserver *fs = fake_apiserver_start(false);
+		fake_apiserver_reply(fs, "POST", "/api/v1/namespaces/a/configmaps", 0, 201, NULL, status_201);
+		struct kube_client *c = client_for(fake_apiserver_url(fs), NULL, curl);
+		struct kube_pipelined q[10];
+		char bodies[10][64];
+		cJSON *out[10];
+		for (int i = 0; i < 10; i++) {
+			snprintf(bodies[i], sizeof bodies[i], "{\"metadata\":{\"name\":\"cm-%d\"}}", i);
+			q[i] = (struct kube_pipelined){ .method = "POST", .path = "/api/v1/namespaces/a/configmaps",
+							.body = bodies[i], .resp = &out[i] };
+		}
+		kube_request_pipelined(c, q, 10);
+		for (int i = 0; i < 10; i++) {
+			if (q[i].result != 0)
+				fail_msg("%s: request %d: %s", curl ? "libcurl" : "conn", i, q[i].e.message);
+			assert_int_equal(cJSON_GetObjectItem(out[i], "code")->valueint, 201);
+			cJSON_Delete(out[i]);
+			struct fake_request *fr = fake_apiserver_request(fs, i);
+			assert_non_null(strstr(fr->body, bodies[i])); /* in order */
+			fake_request_free(fr);
+		}
+		assert_int_equal(fake_apiserver_count(fs, "POST", "/api/v1/namespaces/a/configmaps"), 10);
+		assert_int_equal(kube_client_request_count(c, "POST", 201), 10);
+		if (!curl)
+			assert_int_equal(kube_client_connections_opened(c), 1);
+		kube_client_free(c);
+		fake_apiserver_stop(fs);
+	}
+}
+
+/* A peer that writes all its answers at once: each is cut from the bytes of the one before
+ * (a length, chunks with a trailer, an empty 204); when the peer stops short, the requests it
+ * did not answer fail and a POST is not sent again. */
+static void test_pipelined_raw_answers(void **state)
+{
+	(void)state;
+	static const char three[] = "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n{\"a\":\"1\"}"
+				    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n5\r\n:\"2\"}\r\n0\r\nX-T: 1\r\n\r\n"
+				    "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n{\"a\":\"3\"}";
+	static const char two[] = "HTTP/1.1 201 Created\r\nContent-Length: 9\r\n\r\n{\"a\":\"1\"}"
+				  "HTTP/1.1 201 Created\r\nContent-Length: 9\r\n\r\n{\"a\":\"2\"}";
+	static const struct {
+		const char *name, *answer, *method;
+		int want[3];
+		const char *a[3];
+		int connections; /* the peer's */
+	} cases[] = {
+		{ "length, chunked, length", three, "GET", { 0, 0, 0 }, { "1", "2", "3" }, 1 },
+		{ "two answers for three POSTs", two, "POST", { 0, 0, -1 }, { "1", "2", NULL }, 1 },
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		struct raw_peer p;
+		raw_start(&p, cases[k].answer);
+		char url[64];
+		snprintf(url, sizeof url, "http://127.0.0.1:%d", p.port);
+		struct kube_client *c = client_for(url, NULL, false);
+		struct kube_pipelined q[3];
+		cJSON *out[3];
+		for (int i = 0; i < 3; i++)
+			q[i] = (struct kube_pipelined){ .method = cases[k].method, .path = "/api/v1/x",
+							.body = strcmp(cases[k].method, "GET") ? "{}" : NULL, .resp = &out[i] };
+		kube_request_pipelined(c, q, 3);
+		for (int i = 0; i < 3; i++) {
+			if (q[i].result != cases[k].want[i])
+				fail_msg("%s: request %d: rc %d (%s)", cases[k].name, i, q[i].result, q[i].e.message);
+			if (q[i].result == 0) {
+				assert_string_equal(cJSON_GetObjectItem(out[i], "a")->valuestring, cases[k].a[i]);
+				cJSON_Delete(out[i]);
+			} else {
+				assert_null(out[i]);
+				assert_true(strlen(q[i].e.message) > 0);
+			}
+		}
+		kube_client_free(c);
+		raw_stop(&p);
+		assert_int_equal(atomic_load(&p.requests), cases[k].connections);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -809,6 +896,8 @@ int main(void)
 		cmocka_unit_test(test_observers_and_counters),
 		cmocka_unit_test(test_proxy_env_uses_libcurl),
 		cmocka_unit_test(test_create_text_body),
+		cmocka_unit_test(test_pipelined_requests),
+		cmocka_unit_test(test_pipelined_raw_answers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
