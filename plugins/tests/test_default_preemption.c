@@ -1064,6 +1064,24 @@ static int32_t offset_last(int32_t n) { return n - 1; }
  * takes its last status; a status of a node info that is not the snapshot's (a clone) is matched
  * by name. One candidate wanted, offset at the last potential node: the nomination names the last
  * potential node in snapshot order. */
+/* node1..node5 (32 cpu), each holding one MID-priority pod named <prefix>1..5; one candidate
+ * is enough (minCandidateNodesAbsolute 1). */
+static struct tenv *five_nodes(const char *prefix)
+{
+	struct tenv *t = tenv_new(NULL, "{name: DefaultPreemption, args: {minCandidateNodesPercentage: 0, "
+					"minCandidateNodesAbsolute: 1}}",
+				  WITH_DELETE);
+	struct sk_node_info *nis[5];
+	for (int i = 0; i < 5; i++) {
+		char n[16], pn[16];
+		snprintf(n, sizeof(n), "node%d", i + 1);
+		snprintf(pn, sizeof(pn), "%s%d", prefix, i + 1);
+		nis[i] = fx_node_info(mk_node(n, "32", "very", NULL), mk_pod(pn, n, MID, "large", NULL), NULL);
+	}
+	t->snap = fx_snapshot_of(nis, 5);
+	return t;
+}
+
 static void test_potential_nodes_between_calls(void **state)
 {
 	(void)state;
@@ -1081,17 +1099,7 @@ static void test_potential_nodes_between_calls(void **state)
 		{ "node5=U", "node5" },
 		{ "", "" },
 	};
-	struct tenv *t = tenv_new(NULL, "{name: DefaultPreemption, args: {minCandidateNodesPercentage: 0, "
-					"minCandidateNodesAbsolute: 1}}",
-				  WITH_DELETE);
-	struct sk_node_info *nis[5];
-	for (int i = 0; i < 5; i++) {
-		char n[16], pn[16];
-		snprintf(n, sizeof(n), "node%d", i + 1);
-		snprintf(pn, sizeof(pn), "p%d", i + 1);
-		nis[i] = fx_node_info(mk_node(n, "32", "very", NULL), mk_pod(pn, n, MID, "large", NULL), NULL);
-	}
-	t->snap = fx_snapshot_of(nis, 5);
+	struct tenv *t = five_nodes("p");
 	sk_dp_set_offset_fn(offset_last);
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		char name[16];
@@ -1133,17 +1141,7 @@ static void test_potential_nodes_in_order(void **state)
 		{ "node2=U,node3=UU,node5=U,node4=UU,node1=UU", "node5" }, /* out of order */
 		{ "node4=U!,node5=UU,node1=U,node2=UU,node3=UU", "node4" }, /* a clone's status, by name */
 	};
-	struct tenv *t = tenv_new(NULL, "{name: DefaultPreemption, args: {minCandidateNodesPercentage: 0, "
-					"minCandidateNodesAbsolute: 1}}",
-				  WITH_DELETE);
-	struct sk_node_info *nis[5];
-	for (int i = 0; i < 5; i++) {
-		char n[16], pn[16];
-		snprintf(n, sizeof(n), "node%d", i + 1);
-		snprintf(pn, sizeof(pn), "q%d", i + 1);
-		nis[i] = fx_node_info(mk_node(n, "32", "very", NULL), mk_pod(pn, n, MID, "large", NULL), NULL);
-	}
-	t->snap = fx_snapshot_of(nis, 5);
+	struct tenv *t = five_nodes("q");
 	sk_dp_set_offset_fn(offset_last);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		char name[16];
