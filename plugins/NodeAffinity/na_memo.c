@@ -1,5 +1,5 @@
 /* NodeAffinity's Filter outcomes by node index (na_memo.h). */
-#include "plugins/NodeAffinity/na_memo.h"
+#include "na_memo.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 #include "schedkit/args.h"
 #include "schedkit/plugin.h"
 #include "schedkit/selector.h"
-#include "plugins/NodeAffinity/na_memo.h"
+#include "na_memo.h"
 
 #define ERR_REASON_POD "node(s) didn't match Pod's node affinity/selector"
 #define ERR_REASON_ENFORCED "node(s) didn't match scheduler-enforced node affinity"
